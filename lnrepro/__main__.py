@@ -1,0 +1,3 @@
+from lnrepro.cli import main
+
+raise SystemExit(main())

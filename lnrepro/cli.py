@@ -1,0 +1,171 @@
+"""The ``lnrepro`` command line: parse arguments, call the core, render, return an exit code.
+
+Only click and lnrepro.errors are imported at start-up; each command imports what it
+needs when it runs, so ``lnrepro --help`` never loads numpy, docker or git.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lnrepro import __version__
+from lnrepro.errors import ExitCode, LnreproError, NotBuiltYet, UsageError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 tests or checks failed; 2 usage error; 3 internal error; "
+    "4 bad input file; 5 environment problem (Docker, device, tool); 6 git problem; "
+    "7 timeout; 130 interrupted."
+)
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODES_HELP,
+)
+@click.version_option(__version__, "--version", "-V", prog_name="lnrepro")
+def cli() -> None:
+    """Reproduce, measure and bisect numerical bugs in accelerator kernels.
+
+    First target: tt-train's fused LayerNorm backward kernel in tt-metal, whose
+    block-based path gets gradients wrong by ~1000 for constant inputs while the
+    random-data NIGHTLY test passes. Runs on a Tenstorrent card, or anywhere on the
+    built-in numpy emulator of the kernel.
+    """
+
+
+# ---------------------------------------------------------------------- parse
+@cli.command()
+@click.argument("log", type=click.Path(path_type=Path, dir_okay=True))
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path),
+    help="The --gtest_output JSON or XML report of the same run.",
+)
+@click.option(
+    "--exit-code",
+    type=int,
+    help="The binary's exit status, to say why an unfinished test ended (139 SIGSEGV, 134 SIGABRT, 124/137 timeout).",
+)
+@click.option(
+    "--metric-pattern",
+    "metric_patterns",
+    multiple=True,
+    metavar="REGEX",
+    help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the lnrepro.gtest-run/1 JSON document instead of a table.",
+)
+@click.option("--markdown", is_flag=True, help="Print a Markdown table to paste into an issue.")
+def parse(
+    log: Path,
+    report: Path | None,
+    exit_code: int | None,
+    metric_patterns: tuple[str, ...],
+    as_json: bool,
+    markdown: bool,
+) -> int:
+    """Parse what a gtest binary printed (and its report) into typed results.
+
+    LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine).
+    Exits 0 when every test passed, 1 when any failed, crashed or timed out.
+    """
+    import json
+
+    from lnrepro.gtest.files import parse_log_file
+    from lnrepro.metrics import MetricRules, validate_pattern
+
+    for p in metric_patterns:
+        problem = validate_pattern(p)
+        if problem:
+            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see `lnrepro parse --help`")
+    rules = MetricRules(extra_patterns=metric_patterns)
+    run = parse_log_file(log, report=report, exit_code=exit_code, rules=rules)
+    if as_json:
+        click.echo(json.dumps(run.to_json(), indent=2))
+    elif markdown:
+        from lnrepro.render import gtest_run_markdown
+
+        click.echo(gtest_run_markdown(run), nl=False)
+    else:
+        from lnrepro.render import make_console, render_gtest_run
+
+        render_gtest_run(run, make_console())
+    return ExitCode.OK if run.ok else ExitCode.FAILED
+
+
+# -------------------------------------------------------------- not built yet
+@cli.command("env-check")
+def env_check() -> int:
+    """Check that this host or container can run tt-metal's tests (not built yet)."""
+    raise NotBuiltYet("`lnrepro env-check` is not built yet", "follow the env-check issue")
+
+
+@cli.command()
+def run() -> int:
+    """Build and run the BugRepro and NIGHTLY gtests, repeatedly, and report (not built yet)."""
+    raise NotBuiltYet("`lnrepro run` is not built yet", "use `lnrepro parse` on a saved log")
+
+
+@cli.command()
+def bisect() -> int:
+    """Find the commit that introduced (or fixed) the bug (not built yet)."""
+    raise NotBuiltYet(
+        "`lnrepro bisect` is not built yet",
+        "follow the bisect issue; meanwhile `lnrepro run` reproduces the bug",
+    )
+
+
+def _crash_log(exc: BaseException) -> Path | None:
+    try:
+        fd, name = tempfile.mkstemp(prefix="lnrepro-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"lnrepro {__version__}\nargv: {sys.argv!r}\n\n")
+            fh.write("".join(traceback.format_exception(exc)))
+        return Path(name)
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: maps every outcome to a documented exit code, never a traceback."""
+    try:
+        rv: Any = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="lnrepro",
+            standalone_mode=False,
+        )
+    except click.exceptions.Abort:
+        click.echo("lnrepro: interrupted", err=True)
+        return ExitCode.INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except LnreproError as exc:
+        click.echo(f"lnrepro: error: {exc.one_line()}", err=True)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("lnrepro: interrupted", err=True)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        return ExitCode.OK
+    except Exception as exc:  # noqa: BLE001 - the last line of defence, with a crash log
+        where = _crash_log(exc)
+        click.echo(
+            f"lnrepro: internal error: {type(exc).__name__}: {exc} — fix: please report it"
+            + (f" with {where}" if where else ""),
+            err=True,
+        )
+        return ExitCode.INTERNAL
+    return int(rv) if isinstance(rv, int) else 0

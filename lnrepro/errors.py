@@ -1,0 +1,85 @@
+"""One root exception; each expected failure knows its exit code and its fix.
+
+The CLI turns a :class:`LnreproError` into a single line on stderr::
+
+    lnrepro: error: <what went wrong> — fix: <what to do>
+
+and exits with :attr:`LnreproError.exit_code`.  Nothing below the CLI calls
+``sys.exit``; everything raises one of these.  The table of exit codes is
+documented in README.md ("Exit codes") and checked by a test.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Documented process exit codes of every lnrepro command."""
+
+    OK = 0
+    FAILED = 1  # what was examined is bad: tests failed, a check failed
+    USAGE = 2  # bad arguments, or a command that is not built yet
+    INTERNAL = 3  # a bug in lnrepro itself
+    INPUT = 4  # a file is missing, unreadable, empty or not what it claims
+    ENVIRONMENT = 5  # Docker, a device, a tool or a directory is missing or unusable
+    GIT = 6  # not a repository, bad ref, dirty tree
+    TIMEOUT = 7  # something ran longer than its limit
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class LnreproError(Exception):
+    """Root of every error lnrepro expects. ``fix`` says what the user should do."""
+
+    exit_code: ExitCode = ExitCode.INTERNAL
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def one_line(self) -> str:
+        text = " ".join(self.message.split())
+        if self.fix:
+            text += " — fix: " + " ".join(self.fix.split())
+        return text
+
+
+class UsageError(LnreproError):
+    exit_code = ExitCode.USAGE
+
+
+class NotBuiltYet(UsageError):
+    """A command whose issue has not landed yet: it says so instead of faking output."""
+
+
+class InputError(LnreproError):
+    """A file lnrepro was asked to read is missing, unreadable or malformed."""
+
+    exit_code = ExitCode.INPUT
+
+
+class MalformedLog(InputError):
+    """Input that holds no googletest output at all."""
+
+
+class MalformedReport(InputError):
+    """A --gtest_output JSON/XML report that cannot be read."""
+
+
+class EnvironmentProblem(LnreproError):
+    """Docker, a device, a tool or a directory lnrepro needs is missing or unusable."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class DockerUnavailable(EnvironmentProblem):
+    pass
+
+
+class GitError(LnreproError):
+    exit_code = ExitCode.GIT
+
+
+class CommandTimeout(LnreproError):
+    exit_code = ExitCode.TIMEOUT

@@ -1,0 +1,21 @@
+"""Reading googletest output: streaming console parser, JSON/XML reports, merging."""
+
+from lnrepro.gtest.model import (
+    CrashInfo,
+    Failure,
+    GtestRun,
+    Iteration,
+    Summary,
+    TestResult,
+    TestStatus,
+)
+
+__all__ = [
+    "CrashInfo",
+    "Failure",
+    "GtestRun",
+    "Iteration",
+    "Summary",
+    "TestResult",
+    "TestStatus",
+]

@@ -1,0 +1,129 @@
+"""Numbers a numerical test prints about how wrong it was, per tensor.
+
+Defaults follow tt-train's LayerNorm backward tests across versions:
+
+* ``dx FAILED: max_diff=1000, mean_diff=1004.21`` (the bug-report branch),
+* ``max_abs_diff=1.06631`` (after tt-metal PR #53215),
+* the tolerance of a failed ``xt::allclose(metal_dx_flat, dx_ref, 1.0e-3F, 5e-1F)``
+  (tensor ``dx``, ``rtol`` 1e-3, ``atol`` 0.5).
+
+The shapes of these lines change between versions, so every pattern is a field of
+:class:`MetricRules`; ``extra_patterns`` take any regex with named groups (``tensor``
+plus one group per metric).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)"
+
+DEFAULT_KEYS = (
+    "max_diff",
+    "mean_diff",
+    "max_abs_diff",
+    "mean_abs_diff",
+    "max_rel_diff",
+    "mean_rel_diff",
+    "pcc",
+)
+
+
+@dataclass(frozen=True)
+class MetricRules:
+    keys: tuple[str, ...] = DEFAULT_KEYS
+    # where the tensor's name stands on a line of key=value pairs: "dx FAILED: " or "dx: "
+    tensor_pattern: str = r"(?:^|\s)(?P<tensor>[A-Za-z_]\w*)(?:\s+FAILED)?:\s"
+    allclose_pattern: str = (
+        r"allclose\(\s*(?P<actual>[\w.:\[\]]+)\s*,\s*(?P<expected>[\w.:\[\]]+)\s*,\s*"
+        r"(?P<rtol>" + NUMBER + r")[fF]?\s*,\s*(?P<atol>" + NUMBER + r")[fF]?\s*\)"
+    )
+    # how a variable name in an allclose call maps to a tensor name: metal_dx_flat -> dx
+    strip_prefixes: tuple[str, ...] = ("metal_", "tt_", "device_")
+    strip_suffixes: tuple[str, ...] = ("_flat", "_ref", "_expected", "_actual")
+    extra_patterns: tuple[str, ...] = field(default_factory=tuple)
+
+    # --- compiled forms -------------------------------------------------
+    @cached_property
+    def _pairs(self) -> re.Pattern[str]:
+        keys = "|".join(re.escape(k) for k in sorted(self.keys, key=len, reverse=True))
+        return re.compile(r"\b(?P<key>" + keys + r")\s*[=:]\s*(?P<value>" + NUMBER + r")")
+
+    @cached_property
+    def _tensor(self) -> re.Pattern[str]:
+        return re.compile(self.tensor_pattern)
+
+    @cached_property
+    def _allclose(self) -> re.Pattern[str]:
+        return re.compile(self.allclose_pattern)
+
+    @cached_property
+    def _extra(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p) for p in self.extra_patterns)
+
+    def trigger_alternatives(self) -> list[bytes]:
+        """Regex alternatives (bytes) that find candidate lines fast in a big buffer."""
+        alts = [re.escape(k.encode()) + rb"\s*[=:]" for k in self.keys]
+        alts.append(rb"allclose\(")
+        alts.extend(b"(?:" + _unname(p).encode() + b")" for p in self.extra_patterns)
+        return alts
+
+    # --- extraction -----------------------------------------------------
+    def tensor_name(self, variable: str) -> str:
+        name = variable.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+        for p in self.strip_prefixes:
+            if name.startswith(p) and len(name) > len(p):
+                name = name[len(p) :]
+        for s in self.strip_suffixes:
+            if name.endswith(s) and len(name) > len(s):
+                name = name[: -len(s)]
+        return name
+
+    def extract(self, line: str) -> list[tuple[str, str, float]]:
+        """Every (tensor, metric, value) on one line; tensor "" when the line names none."""
+        found: list[tuple[str, str, float]] = []
+        pairs = list(self._pairs.finditer(line))
+        if pairs:
+            m = self._tensor.search(line, 0, pairs[0].start())
+            tensor = m.group("tensor") if m else ""
+            found.extend((tensor, p.group("key"), _num(p.group("value"))) for p in pairs)
+        for m in self._allclose.finditer(line):
+            tensor = self.tensor_name(m.group("actual")) or self.tensor_name(m.group("expected"))
+            found.append((tensor, "rtol", _num(m.group("rtol"))))
+            found.append((tensor, "atol", _num(m.group("atol"))))
+        for rx in self._extra:
+            for m in rx.finditer(line):
+                groups = m.groupdict()
+                tensor = groups.pop("tensor", None) or ""
+                for key, value in groups.items():
+                    if value is None:
+                        continue
+                    try:
+                        found.append((tensor, key, _num(value)))
+                    except ValueError:
+                        continue
+        return found
+
+
+def _num(text: str) -> float:
+    return float(text.rstrip("fF"))
+
+
+def _unname(pattern: str) -> str:
+    """Drop group names so several user patterns can share one alternation."""
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+def validate_pattern(pattern: str) -> str | None:
+    """Return an error text for a user pattern that cannot be used, else None."""
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        return f"not a regular expression: {exc}"
+    if "(?P=" in pattern:
+        return "back-references to named groups are not supported"
+    if not [g for g in rx.groupindex if g != "tensor"]:
+        return "needs at least one named group for a metric, e.g. (?P<max_diff>[0-9.]+)"
+    return None

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: system packages, Docker engine, virtualenv,
+# then ruff, mypy and pytest. README.md and .ci/run both call exactly this.
+# Extra arguments go to pytest (e.g. scripts/test.sh -k parse).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v g++ >/dev/null || need+=(g++)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+command -v dockerd >/dev/null || need+=(docker.io)
+[ -x /bin/busybox ] || command -v busybox >/dev/null || need+=(busybox-static)
+command -v timeout >/dev/null || need+=(coreutils)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "test.sh: installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "test.sh: missing system packages: ${need[*]} (run as root, or install them); those tests will skip" >&2
+  fi
+fi
+
+# A Docker engine for the container tests: start one if we may and none answers.
+if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "test.sh: starting dockerd"
+  nohup dockerd >/tmp/lnrepro-dockerd.log 2>&1 &
+  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null 2>&1 || { echo "test.sh: dockerd did not start; see /tmp/lnrepro-dockerd.log" >&2; tail -20 /tmp/lnrepro-dockerd.log >&2; }
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+
+echo "test.sh: ruff"
+.venv/bin/ruff check lnrepro tests scripts
+.venv/bin/ruff format --check -q lnrepro tests scripts
+echo "test.sh: mypy --strict"
+.venv/bin/mypy
+echo "test.sh: pytest"
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,78 @@
+"""Shared fixtures. Tests that need a compiler, Docker or root skip only outside CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus" / "googletest"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def need(ok: bool, reason: str) -> None:
+    """Skip outside CI; in CI a missing prerequisite is a failure, not a skip."""
+    if ok:
+        return
+    if IN_CI:
+        pytest.fail(f"CI must provide this: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _no_home_writes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets a throw-away HOME, so none can touch the real one."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "lnrepro tests")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tests@lnrepro.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "lnrepro tests")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@lnrepro.invalid")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture(scope="session")
+def gtest_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/fixtures/gtest_fixture.cpp compiled against Debian's libgtest-dev."""
+    cxx = shutil.which("g++")
+    need(cxx is not None, "g++ is not installed")
+    need(Path("/usr/include/gtest/gtest.h").exists(), "libgtest-dev is not installed")
+    out = tmp_path_factory.mktemp("gtest") / "gtest_fixture"
+    subprocess.run(
+        [
+            cxx or "g++",
+            "-std=c++17",
+            "-O0",
+            str(FIXTURES / "gtest_fixture.cpp"),
+            "-o",
+            str(out),
+            "-lgtest",
+            "-lgtest_main",
+            "-pthread",
+        ],
+        check=True,
+    )
+    return out
+
+
+def run_binary(
+    binary: Path,
+    *args: str,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+    wrap: list[str] | None = None,
+) -> tuple[int, bytes]:
+    proc = subprocess.run(
+        [*(wrap or []), str(binary), *args],
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    return proc.returncode, proc.stdout + proc.stderr
