@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT
+
 from lnrepro.cli import cli, main
 from lnrepro.errors import ExitCode
 
