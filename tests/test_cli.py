@@ -141,7 +141,9 @@ def test_parse_json_schema_and_exit_codes(tmp_path: Path) -> None:
 
 def test_table_output_renders(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
-    log.write_text("[ RUN      ] S.Bad\ndx FAILED: max_diff=1000, mean_diff=1\n[  FAILED  ] S.Bad (4 ms)\n")
+    log.write_text(
+        "[ RUN      ] S.Bad\ndx FAILED: max_diff=1000, mean_diff=1\n[  FAILED  ] S.Bad (4 ms)\n"
+    )
     r = CliRunner().invoke(cli, ["parse", str(log)], standalone_mode=False)
     assert r.return_value == ExitCode.FAILED
     assert "S.Bad" in r.output and "FAILED" in r.output and "max_diff=1000" in r.output
