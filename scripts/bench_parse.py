@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -48,8 +47,8 @@ def noise(rng: random.Random, n: int) -> list[str]:
             )
         else:
             out.append(
-                f"2025-12-16 13:55:34.231 | debug    |          Always | DPRINT enabled on device 0, "
-                f"worker core (x=0,y=0) (virtual (x=18,y=18)). (dprint_server.cpp:688)\n"
+                "2025-12-16 13:55:34.231 | debug    |          Always | DPRINT enabled on device 0, "
+                "worker core (x=0,y=0) (virtual (x=18,y=18)). (dprint_server.cpp:688)\n"
             )
     return out
 
