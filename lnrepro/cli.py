@@ -113,9 +113,159 @@ def env_check() -> int:
 
 
 @cli.command()
-def run() -> int:
-    """Build and run the BugRepro and NIGHTLY gtests, repeatedly, and report (not built yet)."""
-    raise NotBuiltYet("`lnrepro run` is not built yet", "use `lnrepro parse` on a saved log")
+@click.option(
+    "--backend",
+    type=click.Choice(["emulator", "local", "docker"]),
+    default="emulator",
+    show_default=True,
+    help="emulator: the built-in numpy model (no card); local: a gtest binary already built here; "
+    "docker: build tt-metal in a mounted container (not built yet).",
+)
+@click.option(
+    "--filter",
+    "gtest_filter",
+    default=None,
+    metavar="PATTERN",
+    help="gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests]",
+)
+@click.option(
+    "--repeat",
+    "-n",
+    type=click.IntRange(1, 100000),
+    default=1,
+    show_default=True,
+    help="Run the tests N times, each in a fresh process; shows pass rates with 95% intervals.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0.1),
+    default=1800.0,
+    show_default=True,
+    help="Seconds one attempt may run before its process group is killed (the test is TIMEOUT).",
+)
+@click.option(
+    "--defect",
+    default="shipped",
+    show_default=True,
+    help="Emulator: shipped (the kernel before PR #53215), none (fixed), or a comma list of "
+    "overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks.",
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(min=1),
+    help="Emulator: tiles per block on the block path [2].",
+)
+@click.option(
+    "--l1-max-tiles",
+    type=click.IntRange(min=0),
+    help="Emulator: widest row (in tiles) on the fits-in-L1 path [32].",
+)
+@click.option("--bf16-stats", is_flag=True, help="Emulator: store the forward's mean/rstd in bf16.")
+@click.option(
+    "--seed",
+    type=int,
+    help="Emulator: data seed of attempt 1 (attempt k uses seed+k-1). Default: random.",
+)
+@click.option(
+    "--binary",
+    type=click.Path(path_type=Path),
+    help="Local: the gtest binary, e.g. build/tt-train/tests/ttml_tests.",
+)
+@click.option(
+    "--record-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".lnrepro/runs"),
+    show_default=True,
+    help="Each run writes a new directory here (logs, reports, record.json); nothing is overwritten.",
+)
+@click.option(
+    "--metric-pattern",
+    "metric_patterns",
+    multiple=True,
+    metavar="REGEX",
+    help="Extra metric regex, as for parse.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the lnrepro.run/1 record as JSON.")
+@click.option("--markdown", is_flag=True, help="Print a Markdown summary to paste into an issue.")
+def run(
+    backend: str,
+    gtest_filter: str | None,
+    repeat: int,
+    timeout_s: float,
+    defect: str,
+    block_size: int | None,
+    l1_max_tiles: int | None,
+    bf16_stats: bool,
+    seed: int | None,
+    binary: Path | None,
+    record_dir: Path,
+    metric_patterns: tuple[str, ...],
+    as_json: bool,
+    markdown: bool,
+) -> int:
+    """Run the BugRepro and NIGHTLY gtests, repeatedly with timeouts, and report.
+
+    Each attempt runs in its own process; its console log, gtest JSON report and the parsed
+    results go into a new record directory. Exits 0 when every test passed every time, 1 when
+    any failed, crashed or timed out.
+
+    \b
+    lnrepro run                          # emulator, the kernel as shipped: 7 BugRepro tests fail
+    lnrepro run --defect none            # the fixed kernel: all pass
+    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'   # pass rates with 95% intervals
+    lnrepro run --backend local --binary build/tt-train/tests/ttml_tests
+    """
+    import json
+
+    from lnrepro.metrics import MetricRules, validate_pattern
+    from lnrepro.pipeline import DEFAULT_FILTER, Backend, EmulatorBackend, LocalBackend, run_tests
+
+    for p in metric_patterns:
+        problem = validate_pattern(p)
+        if problem:
+            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see `lnrepro run --help`")
+    chosen: Backend
+    if backend == "emulator":
+        from lnrepro.emulator.kernel import parse_defects
+
+        try:
+            parse_defects(defect)
+        except ValueError as exc:
+            raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
+        chosen = EmulatorBackend(defect, block_size, l1_max_tiles, bf16_stats, seed)
+    elif backend == "local":
+        if binary is None:
+            raise UsageError(
+                "--backend local needs --binary PATH",
+                "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests",
+            )
+        chosen = LocalBackend(binary.resolve())
+    else:
+        raise NotBuiltYet(
+            "the docker backend is not built yet",
+            "use --backend local on a host with a card, or the emulator",
+        )
+    from lnrepro.render import RichRunEvents, make_console, render_run, run_markdown
+
+    err = make_console(stderr=True)
+    with RichRunEvents(err) as events:
+        record = run_tests(
+            chosen,
+            gtest_filter=gtest_filter or DEFAULT_FILTER,
+            repeat=repeat,
+            timeout_s=timeout_s,
+            record_base=record_dir,
+            rules=MetricRules(extra_patterns=metric_patterns),
+            events=events,
+        )
+    if as_json:
+        click.echo(json.dumps(record.to_json(), indent=2))
+    elif markdown:
+        click.echo(run_markdown(record), nl=False)
+    else:
+        render_run(record, make_console())
+    return ExitCode.OK if record.ok else ExitCode.FAILED
 
 
 @cli.command()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus
+from lnrepro.pipeline import Attempt, Events, RunRecord
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,3 +115,148 @@ def gtest_run_markdown(run: GtestRun) -> str:
     lines.append(f"{len(run.iterations)} iteration(s): {totals or 'no tests'}")
     lines.extend(f"> warning: {w}" for w in run.warnings)
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ run
+
+VERDICT_STYLE = {
+    "PASS": "green",
+    "FAIL": "bold red",
+    "FLAKY": "bold yellow",
+    "CRASH": "bold magenta",
+    "SKIP": "dim",
+}
+
+
+def _short(name: str) -> str:
+    return name.split(".", 1)[1] if "." in name else name
+
+
+def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
+    if runs == 0:
+        return "-"
+    return f"{passed}/{runs} = {100 * passed / runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
+
+
+def _worst(metrics: Metrics) -> str:
+    """The diffs; for a tensor that printed none, the tolerance it exceeded."""
+    keep = ("max_diff", "max_abs_diff", "mean_diff")
+    parts = []
+    for tensor, vals in metrics.items():
+        slim = {k: v for k, v in vals.items() if k in keep}
+        if slim:
+            parts.append(fmt_metrics({tensor: slim}))
+        elif "atol" in vals:
+            parts.append(
+                f"{tensor}: not within rtol={fmt_num(vals.get('rtol', 0))} atol={fmt_num(vals['atol'])}"
+            )
+    return "; ".join(parts)
+
+
+def rerun_command(record: RunRecord) -> str:
+    b = record.backend
+    parts = ["lnrepro run", f"--backend {b['backend']}", f"--filter '{record.gtest_filter}'"]
+    if b["backend"] == "emulator":
+        parts.append(f"--defect {b['defect']}")
+        if b.get("seed") is not None:
+            parts.append(f"--seed {b['seed']}")
+    elif b["backend"] == "local":
+        parts.append(f"--binary {b['binary']}")
+    if record.repeat != 1:
+        parts.append(f"--repeat {record.repeat}")
+    return " ".join(parts)
+
+
+def render_run(record: RunRecord, console: Console) -> None:
+    from rich.table import Table
+
+    b = record.backend
+    title = f"{b['backend']}" + (f" (defect: {b['defect']})" if "defect" in b else "")
+    table = Table(title=f"lnrepro run — {title}, {record.repeat} attempt(s)", title_justify="left")
+    table.add_column("test", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("passed [95% CI]", justify="right")
+    table.add_column("worst metrics", overflow="fold")
+    for t in record.tests:
+        lo, hi = t.interval
+        v = t.verdict.value
+        table.add_row(
+            _short(t.name),
+            f"[{VERDICT_STYLE[v]}]{v}[/]",
+            _rate(t.passed, t.runs, lo, hi),
+            _worst(t.worst),
+        )
+    console.print(table)
+    for a in record.attempts:
+        for w in a.run.warnings:
+            console.print(f"[yellow]attempt {a.index}:[/] {w}")
+    console.print(f"record: {record.record_dir}/record.json   rerun: {rerun_command(record)}")
+
+
+def run_markdown(record: RunRecord) -> str:
+    b = record.backend
+    desc = ", ".join(f"{k}={v}" for k, v in b.items() if v is not None)
+    lines = [
+        f"**lnrepro run** — {desc}; filter `{record.gtest_filter}`; {record.repeat} attempt(s)",
+        "",
+        "| test | verdict | passed (95% CI) | worst metrics |",
+        "|---|---|---|---|",
+    ]
+    for t in record.tests:
+        lo, hi = t.interval
+        lines.append(
+            f"| `{md_escape(_short(t.name))}` | **{t.verdict.value}** | {_rate(t.passed, t.runs, lo, hi)} | "
+            f"{md_escape(_worst(t.worst))} |"
+        )
+    lines += ["", f"Reproduce: `{rerun_command(record)}`"]
+    return "\n".join(lines) + "\n"
+
+
+class RichRunEvents(Events):
+    """Live progress for `lnrepro run` on stderr: one bar over attempts, the running test named."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=console, transient=True,
+        )  # fmt: skip
+        self.task: Any = None
+        self.attempt = (0, 0)
+        self.done_tests = 0
+
+    def __enter__(self) -> RichRunEvents:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
+        self.attempt = (index, total)
+        if self.task is None:
+            self.task = self.progress.add_task("starting", total=total)
+        self.progress.update(self.task, description=f"attempt {index}/{total}: starting")
+
+    def test_started(self, name: str) -> None:
+        i, n = self.attempt
+        self.progress.update(self.task, description=f"attempt {i}/{n}: {_short(name)}")
+
+    def test_finished(self, result: TestResult) -> None:
+        style = STATUS_STYLE[result.status]
+        self.progress.console.print(
+            f"  [{style}]{result.status.value:<8}[/] {_short(result.name)}"
+            + (f"  {fmt_metrics(result.metrics)}" if result.metrics else ""),
+            highlight=False,
+        )
+
+    def attempt_finished(self, attempt: Attempt) -> None:
+        self.progress.advance(self.task)

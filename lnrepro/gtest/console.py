@@ -25,7 +25,7 @@ Rules that keep it honest on real, noisy logs:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
 from lnrepro.gtest.model import (
@@ -101,8 +101,16 @@ def _where(result: TestResult, where: str | None) -> None:
 class ConsoleParser:
     """Feed bytes as they arrive; call :meth:`close` once; read :attr:`run`."""
 
-    def __init__(self, rules: MetricRules | None = None) -> None:
+    def __init__(
+        self,
+        rules: MetricRules | None = None,
+        *,
+        on_test_start: Callable[[str], None] | None = None,
+        on_test_end: Callable[[TestResult], None] | None = None,
+    ) -> None:
         self.rules = rules or MetricRules()
+        self._on_start = on_test_start
+        self._on_end = on_test_end
         # one pass per literal-led pattern beats one alternation by 10x (see bench_parse.py)
         self._triggers = [re.compile(p) for p in _STRUCTURAL + self.rules.trigger_patterns()]
         self.run = GtestRun()
@@ -345,6 +353,8 @@ class ConsoleParser:
         if self._pending_failures:
             self._flush_pending(at_end=False)
         self._current = TestResult(name=name, status=TestStatus.CRASHED, iteration=it.index)
+        if self._on_start is not None:
+            self._on_start(name)
         for tensor, key, value in self._pending_metrics:
             self._current.add_metric(tensor, key, value)
         self._pending_metrics.clear()
@@ -362,8 +372,8 @@ class ConsoleParser:
         }[tag]
         cur.duration_ms = _ms(r.group("ms"))
         _where(cur, r.group("where"))
-        self._iteration().tests.append(cur)
         self._current = None
+        self._record(cur)
         return True
 
     def _failed_outside(self, rest: str) -> None:
@@ -401,7 +411,7 @@ class ConsoleParser:
         for tensor, key, value in self._pending_metrics:
             res.add_metric(tensor, key, value)
         self._pending_metrics.clear()
-        it.tests.append(res)
+        self._record(res)
 
     def _banner(self, rest: str) -> None:
         it = self._iteration()
@@ -481,14 +491,19 @@ class ConsoleParser:
             it.global_failures.extend(self._pending_failures)
         self._pending_failures = []
 
+    def _record(self, result: TestResult) -> None:
+        self._iteration().tests.append(result)
+        if self._on_end is not None:
+            self._on_end(result)
+
     def _finish_unfinished(self, status: TestStatus, crash: CrashInfo) -> None:
         cur = self._current
         assert cur is not None
         self._end_capture()
         cur.status = status
         cur.crash = crash
-        self._iteration().tests.append(cur)
         self._current = None
+        self._record(cur)
 
 
 def parse_bytes(

@@ -1,0 +1,3 @@
+from lnrepro.emulator.gtest_main import main
+
+raise SystemExit(main())

@@ -1,0 +1,436 @@
+"""``ttml_tests`` in all but language: the kernel emulator behind googletest's command line.
+
+Accepts the gtest flags that matter (``--gtest_filter``, ``--gtest_list_tests``,
+``--gtest_repeat``, ``--gtest_random_seed``, ``--gtest_shuffle``, ``--gtest_output``,
+``--gtest_brief``, ``--gtest_color``, ``--gtest_print_time``) and the model's own
+(``--emu_defect``, ``--emu_block_size``, ``--emu_l1_max_tiles``, ``--emu_bf16_stats``,
+``--emu_seed``; also from ``LNREPRO_EMU_DEFECT`` etc.). Console output, JSON/XML reports and
+the exit status follow googletest 1.12 (the version Debian ships), so any gtest tooling reads
+them as it would the real binary's. Data is random per run unless ``--emu_seed`` is given; the
+seed used is printed so any run can be repeated.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import random
+import secrets
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+from xml.sax.saxutils import escape, quoteattr
+
+from lnrepro.emulator.catalogue import (
+    CASES,
+    SUITE,
+    Case,
+    IterationOutcome,
+    describe,
+    failure_text,
+    run_iteration,
+)
+from lnrepro.emulator.kernel import (
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_L1_MAX_TILES,
+    KernelConfig,
+    defects_label,
+    parse_defects,
+)
+
+GREEN, RED, YELLOW, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[0;33m", "\x1b[m"
+
+USAGE = f"""\
+lnrepro emulator of tt-train's ttml_tests (LayerNorm backward only).
+
+googletest flags:
+  --gtest_list_tests            list the tests instead of running them
+  --gtest_filter=POS[-NEG]      ':'-separated wildcard patterns (* and ?)
+  --gtest_repeat=N              run the tests N times (-1: forever)
+  --gtest_shuffle               shuffle test order each iteration
+  --gtest_random_seed=N         seed for --gtest_shuffle (0: from the clock)
+  --gtest_output=json:PATH|xml:PATH   write a report (rewritten each iteration)
+  --gtest_brief=1               print only failures
+  --gtest_color=yes|no|auto     colour the markers
+  --gtest_print_time=0|1        print each test's time (default 1)
+
+emulator flags (or env LNREPRO_EMU_DEFECT, _BLOCK_SIZE, _L1_MAX_TILES, _BF16_STATS, _SEED):
+  --emu_defect=D                shipped (default), none, or a comma list of
+                                overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks
+  --emu_block_size=N            tiles per block on the block path (default {DEFAULT_BLOCK_SIZE})
+  --emu_l1_max_tiles=N          rows of up to N tiles take the fits-in-L1 path (default {DEFAULT_L1_MAX_TILES})
+  --emu_bf16_stats=0|1          store the forward's mean/rstd in bf16 (default 0)
+  --emu_seed=N                  data seed (default: random, printed)
+  --emu_dump=PATH               append what the model computed, as JSON lines
+"""
+
+
+class FlagError(Exception):
+    pass
+
+
+@dataclass
+class Options:
+    list_tests: bool = False
+    gtest_filter: str = "*"
+    repeat: int = 1
+    shuffle: bool = False
+    random_seed: int = 0
+    output: str | None = None
+    brief: bool = False
+    color: str = "auto"
+    print_time: bool = True
+    kernel: KernelConfig = field(default_factory=KernelConfig)
+    seed: int | None = None
+    dump: str | None = None  # JSON lines of what the model computed, for round-trip tests
+
+
+def _bool(value: str) -> bool:
+    return value.lower() not in ("0", "f", "false", "no", "n")
+
+
+def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
+    opts = Options()
+    model: dict[str, str] = {
+        k[len("LNREPRO_EMU_") :].lower(): v for k, v in env.items() if k.startswith("LNREPRO_EMU_")
+    }
+    for arg in argv:
+        if arg in ("-h", "--help", "-?", "/?"):
+            raise FlagError("help")
+        if not arg.startswith("--gtest_") and not arg.startswith("--emu_"):
+            continue  # gtest leaves unknown arguments to the program; so do we
+        name, has_value, value = arg[2:].partition("=")
+        try:
+            if name == "gtest_list_tests":
+                opts.list_tests = not has_value or _bool(value)
+            elif name == "gtest_filter":
+                opts.gtest_filter = value
+            elif name == "gtest_repeat":
+                opts.repeat = int(value)
+            elif name == "gtest_shuffle":
+                opts.shuffle = not has_value or _bool(value)
+            elif name == "gtest_random_seed":
+                opts.random_seed = int(value)
+            elif name == "gtest_output":
+                opts.output = value
+            elif name == "gtest_brief":
+                opts.brief = not has_value or _bool(value)
+            elif name == "gtest_color":
+                opts.color = value.lower()
+            elif name == "gtest_print_time":
+                opts.print_time = not has_value or _bool(value)
+            elif name == "emu_dump":
+                opts.dump = value
+            elif name.startswith("emu_"):
+                model[name[4:]] = value
+            # other --gtest_ flags are accepted and ignored, as a binary that does not use them
+        except ValueError:
+            raise FlagError(f"bad value for --{name}: {value!r}") from None
+    try:
+        opts.kernel = KernelConfig(
+            defects=parse_defects(model.get("defect", "shipped")),
+            block_size=int(model.get("block_size", DEFAULT_BLOCK_SIZE)),
+            l1_max_tiles=int(model.get("l1_max_tiles", DEFAULT_L1_MAX_TILES)),
+            bf16_stats=_bool(model.get("bf16_stats", "0")),
+        )
+        if "seed" in model:
+            opts.seed = int(model["seed"])
+    except ValueError as exc:
+        raise FlagError(str(exc)) from None
+    if opts.kernel.block_size < 1 or opts.kernel.l1_max_tiles < 0:
+        raise FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
+    return opts
+
+
+def _matches(name: str, patterns: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns.split(":") if p)
+
+
+def select(cases: Sequence[Case], gtest_filter: str) -> list[Case]:
+    """googletest's filter: ``POSITIVE[-NEGATIVE]``, each ':'-separated wildcards."""
+    pos, _, neg = gtest_filter.partition("-")
+    pos = pos or "*"
+    return [
+        c for c in cases if _matches(c.full_name, pos) and not (neg and _matches(c.full_name, neg))
+    ]
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@dataclass
+class Result:
+    case: Case
+    failures: list[tuple[str, int, str]]  # (file, line, message)
+    ms: int
+    timestamp: float
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+class Printer:
+    def __init__(self, out: TextIO, color: bool, brief: bool, print_time: bool) -> None:
+        self.out, self.color, self.brief, self.print_time = out, color, brief, print_time
+
+    def marker(self, tag: str, text: str, colour: str = GREEN, always: bool = False) -> None:
+        if self.brief and not always:
+            return
+        if self.color:
+            self.out.write(f"{colour}{tag} {RESET}{text}\n")
+        else:
+            self.out.write(f"{tag} {text}\n")
+
+    def line(self, text: str, always: bool = False) -> None:
+        if always or not self.brief:
+            self.out.write(text + "\n")
+
+    def time(self, ms: int) -> str:
+        return f" ({ms} ms)" if self.print_time else ""
+
+
+def logger(printer: Printer, text: str) -> None:
+    # shaped like tt-metal's logger lines, which a real run prints around every test
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    printer.out.write(f"{stamp} | info     |        Emulator | {text} (gtest_main.py:0)\n")
+
+
+def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -> None:
+    if not opts.dump:
+        return
+    rec = {
+        "iteration": iteration,
+        "test": case.full_name,
+        "ok": outcome.ok,
+        "tensors": {
+            t.tensor: {"ok": t.ok, "max_diff": t.max_diff, "mean_diff": t.mean_diff}
+            for t in outcome.tensors
+        },
+    }
+    with Path(opts.dump).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec) + "\n")
+
+
+def run_case(
+    case: Case, opts: Options, rng: random.Random, printer: Printer, iteration: int
+) -> Result:
+    import numpy as np
+
+    start = time.time()
+    t0 = time.perf_counter()
+    np_rng = np.random.default_rng(rng.getrandbits(64))
+    logger(
+        printer,
+        f"layernorm_bw {describe(case, opts.kernel)} defects={defects_label(opts.kernel.defects)}",
+    )
+    failures: list[tuple[str, int, str]] = []
+    for _ in range(case.iterations):
+        outcome = run_iteration(case, opts.kernel, np_rng)
+        dump(opts, iteration, case, outcome)
+        for t in outcome.tensors:
+            if t.ok:
+                continue
+            text = failure_text(case, t)
+            for ln in text[:-4]:  # the test's own stdout, before the assertion
+                printer.out.write(ln + "\n")
+            header, *message = text[-4:]
+            printer.out.write("\n".join(text[-4:]) + "\n")
+            file, _, rest = header.rpartition(": Failure")[0].rpartition(":")
+            failures.append((file, int(rest), "\n".join(message)))
+    ms = int((time.perf_counter() - t0) * 1000)
+    return Result(case, failures, ms, start)
+
+
+def iso(ts: float) -> str:
+    return (
+        datetime.fromtimestamp(ts).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}"
+    )
+
+
+def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
+    kind, _, path_text = spec.partition(":")
+    path = Path(path_text or f"test_detail.{kind}")
+    if path_text.endswith("/") or path.is_dir():
+        path = path / f"ttml_tests.{kind}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    failed = sum(not r.passed for r in results)
+    if kind == "json":
+        doc = {
+            "tests": len(results),
+            "failures": failed,
+            "disabled": 0,
+            "errors": 0,
+            "timestamp": iso(started) + "Z",
+            "time": f"{total_ms / 1000:.3f}s",
+            "name": "AllTests",
+            "testsuites": [
+                {
+                    "name": SUITE,
+                    "tests": len(results),
+                    "failures": failed,
+                    "disabled": 0,
+                    "errors": 0,
+                    "timestamp": iso(started) + "Z",
+                    "time": f"{total_ms / 1000:.3f}s",
+                    "testsuite": [
+                        {
+                            "name": r.case.name,
+                            "file": "tt-train/tests/ops/layernorm_bw_fused_op_test.cpp",
+                            "line": r.case.line,
+                            "status": "RUN",
+                            "result": "COMPLETED",
+                            "timestamp": iso(r.timestamp) + "Z",
+                            "time": f"{r.ms / 1000:.3f}s",
+                            "classname": SUITE,
+                            **(
+                                {
+                                    "failures": [
+                                        {"failure": f"{f}:{ln}\n{m}", "type": ""}
+                                        for f, ln, m in r.failures
+                                    ]
+                                }
+                                if r.failures
+                                else {}
+                            ),
+                        }
+                        for r in results
+                    ],
+                }
+            ],
+        }
+        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    elif kind == "xml":
+        out = ['<?xml version="1.0" encoding="UTF-8"?>']
+        out.append(
+            f'<testsuites tests="{len(results)}" failures="{failed}" disabled="0" errors="0" '
+            f'time="{total_ms / 1000:.3f}" timestamp="{iso(started)}" name="AllTests">'
+        )
+        out.append(
+            f'  <testsuite name="{SUITE}" tests="{len(results)}" failures="{failed}" disabled="0" '
+            f'skipped="0" errors="0" time="{total_ms / 1000:.3f}" timestamp="{iso(started)}">'
+        )
+        for r in results:
+            attrs = (
+                f'name="{r.case.name}" file="tt-train/tests/ops/layernorm_bw_fused_op_test.cpp" '
+                f'line="{r.case.line}" status="run" result="completed" time="{r.ms / 1000:.3f}" '
+                f'timestamp="{iso(r.timestamp)}" classname="{SUITE}"'
+            )
+            if not r.failures:
+                out.append(f"    <testcase {attrs} />")
+                continue
+            out.append(f"    <testcase {attrs}>")
+            for f, ln, m in r.failures:
+                text = f"{f}:{ln}\n{m}"
+                out.append(
+                    f'      <failure message={quoteattr(text)} type=""><![CDATA[{escape(text)}]]></failure>'
+                )
+            out.append("    </testcase>")
+        out.append("  </testsuite>")
+        out.append("</testsuites>")
+        path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    else:
+        raise FlagError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
+
+
+def run(opts: Options, out: TextIO) -> int:
+    cases = select(CASES, opts.gtest_filter)
+    if opts.list_tests:
+        if cases:
+            out.write(f"{SUITE}.\n")
+            for c in cases:
+                out.write(f"  {c.name}\n")
+        return 0
+    color = opts.color in ("yes", "true", "t", "1") or (
+        opts.color == "auto" and out.isatty() and os.environ.get("TERM", "dumb") != "dumb"
+    )
+    printer = Printer(out, color, opts.brief, opts.print_time)
+    data_seed = opts.seed if opts.seed is not None else secrets.randbits(32)
+    rng = random.Random(data_seed)
+    any_failed = False
+    iteration = 0
+    while opts.repeat < 0 or iteration < opts.repeat:
+        iteration += 1
+        if opts.repeat != 1:
+            out.write(f"\nRepeating all tests (iteration {iteration}) . . .\n\n")
+        if opts.gtest_filter != "*":
+            out.write(f"Note: Google Test filter = {opts.gtest_filter}\n")
+        order = list(cases)
+        if opts.shuffle:
+            shuffle_seed = opts.random_seed or (int(time.time() * 1000) % 99999 + 1)
+            shuffle_seed = shuffle_seed + iteration - 1
+            out.write(f"Note: Randomizing tests' orders with a seed of {shuffle_seed} .\n")
+            random.Random(shuffle_seed).shuffle(order)
+        logger(
+            printer, f"lnrepro emulator: data seed {data_seed} (rerun with --emu_seed={data_seed})"
+        )
+        suites = 1 if order else 0
+        printer.marker(
+            "[==========]",
+            f"Running {plural(len(order), 'test')} from {plural(suites, 'test suite')}.",
+        )
+        printer.marker("[----------]", "Global test environment set-up.")
+        started = time.time()
+        t0 = time.perf_counter()
+        results: list[Result] = []
+        if order:
+            printer.marker("[----------]", f"{plural(len(order), 'test')} from {SUITE}")
+            for case in order:
+                printer.marker("[ RUN      ]", case.full_name)
+                out.flush()
+                r = run_case(case, opts, rng, printer, iteration)
+                results.append(r)
+                if r.passed:
+                    printer.marker("[       OK ]", case.full_name + printer.time(r.ms))
+                else:
+                    printer.marker(
+                        "[  FAILED  ]", case.full_name + printer.time(r.ms), RED, always=True
+                    )
+                out.flush()
+            total = int((time.perf_counter() - t0) * 1000)
+            printer.marker(
+                "[----------]", f"{plural(len(order), 'test')} from {SUITE} ({total} ms total)"
+            )
+            printer.line("")
+        total = int((time.perf_counter() - t0) * 1000)
+        printer.marker("[----------]", "Global test environment tear-down")
+        ran = f"{plural(len(order), 'test')} from {plural(suites, 'test suite')} ran."
+        printer.marker(
+            "[==========]", ran + (f" ({total} ms total)" if opts.print_time else ""), always=True
+        )
+        passed = [r for r in results if r.passed]
+        failed = [r for r in results if not r.passed]
+        printer.marker("[  PASSED  ]", f"{plural(len(passed), 'test')}.", always=True)
+        if failed and not opts.brief:
+            printer.marker("[  FAILED  ]", f"{plural(len(failed), 'test')}, listed below:", RED)
+            for r in failed:
+                printer.marker("[  FAILED  ]", r.case.full_name, RED)
+            out.write(f"\n{len(failed)} FAILED {'TEST' if len(failed) == 1 else 'TESTS'}\n")
+        any_failed = any_failed or bool(failed)
+        if opts.output:
+            write_report(opts.output, results, started, total)
+        out.flush()
+    return 1 if any_failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = parse_args(args, dict(os.environ))
+        return run(opts, sys.stdout)
+    except FlagError as exc:
+        if str(exc) == "help":
+            sys.stdout.write(USAGE)
+            return 0
+        sys.stderr.write(f"lnrepro-emulator: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130

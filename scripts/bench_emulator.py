@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Time one iteration of the NIGHTLY shape (3*273 rows x 8462 features) in the emulator.
+
+Measures, on one core (numpy's elementwise work is single-threaded), the median of N runs of
+each stage a test iteration does: make bf16 inputs, float64 reference, kernel model,
+three allclose comparisons — and the whole iteration. Target (issue #3): well under a second.
+
+    python scripts/bench_emulator.py [--runs 5] [--defect shipped]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from lnrepro.emulator.catalogue import BY_NAME, make_inputs, run_iteration
+from lnrepro.emulator.kernel import KernelConfig, compare, kernel, parse_defects, reference
+
+
+def timed(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--defect", default="shipped")
+    args = ap.parse_args()
+    case = BY_NAME["LayerNormBackwardOpTest.NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"]
+    cfg = KernelConfig(defects=parse_defects(args.defect))
+    rng = np.random.default_rng(0)
+    x, dy, g = make_inputs(case, rng)
+    ref, got = reference(x, dy, g), kernel(x, dy, g, cfg)
+    stages = {
+        "make_inputs (bf16)": lambda: make_inputs(case, rng),
+        "reference (float64)": lambda: reference(x, dy, g),
+        "kernel model": lambda: kernel(x, dy, g, cfg),
+        "3 x allclose": lambda: [
+            compare(n, getattr(got, n), getattr(ref, n), 1e-3, 0.5)
+            for n in ("dx", "dgamma", "dbeta")
+        ],
+        "whole iteration": lambda: run_iteration(case, cfg, rng),
+    }
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpu(s), Python {platform.python_version()}, numpy {np.__version__}"
+    )
+    print(
+        f"shape: {case.rows} rows x {case.features} features ({case.rows * case.features / 1e6:.1f} M elements), "
+        f"defect={args.defect}, median of {args.runs}"
+    )
+    for name, fn in stages.items():
+        print(f"  {name:<22} {timed(fn, args.runs) * 1000:8.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

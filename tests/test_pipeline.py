@@ -1,0 +1,153 @@
+"""lnrepro run's core, for real: emulator and real gtest binaries, timeouts, records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lnrepro.errors import EnvironmentProblem, ExitCode
+from lnrepro.gtest.model import TestResult, TestStatus
+from lnrepro.pipeline import EmulatorBackend, Events, LocalBackend, Verdict, run_tests
+
+SMALL = "*OneTile:*Deterministic_2048Features"
+
+
+class Recorder(Events):
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
+        self.log.append(f"attempt {index}/{total}")
+
+    def test_started(self, name: str) -> None:
+        self.log.append(f"start {name}")
+
+    def test_finished(self, result: TestResult) -> None:
+        self.log.append(f"end {result.name} {result.status.value}")
+
+
+def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
+    ev = Recorder()
+    rec = run_tests(
+        EmulatorBackend(seed=5), gtest_filter=SMALL, repeat=3, record_base=tmp_path, events=ev
+    )
+    by = {t.name.split(".")[1]: t for t in rec.tests}
+    one, det = by["MetalLayerNormBw_OneTile"], by["BugRepro_Deterministic_2048Features"]
+    assert det.verdict is Verdict.FAIL and det.runs == 3 and det.passed == 0
+    assert det.worst["dx"]["max_diff"] == 1000.0
+    assert one.verdict is Verdict.PASS and one.interval[0] > 0.29 and one.interval[1] == 1.0
+    assert not rec.ok
+    assert (
+        ev.log[0] == "attempt 1/3"
+        and "start LayerNormBackwardOpTest.MetalLayerNormBw_OneTile" in ev.log
+    )
+    files = sorted(p.name for p in rec.record_dir.iterdir())
+    assert files == ["attempt-1.json", "attempt-1.log", "attempt-2.json", "attempt-2.log", "attempt-3.json",
+                     "attempt-3.log", "record.json"]  # fmt: skip
+    doc = json.loads((rec.record_dir / "record.json").read_text())
+    assert doc["schema"] == "lnrepro.run/1" and doc["backend"]["defect"] == "shipped"
+    assert [a["argv"][-1] for a in doc["attempts"]] == [
+        "--emu_seed=5",
+        "--emu_seed=6",
+        "--emu_seed=7",
+    ]
+    # a second run never touches the first record
+    rec2 = run_tests(
+        EmulatorBackend(defect="none", seed=5), gtest_filter=SMALL, record_base=tmp_path
+    )
+    assert rec2.record_dir != rec.record_dir and rec2.ok
+    assert json.loads((rec.record_dir / "record.json").read_text()) == doc
+
+
+def test_real_gtest_binary_timeout_and_crash(tmp_path: Path, gtest_binary: Path) -> None:
+    rec = run_tests(
+        LocalBackend(gtest_binary), gtest_filter="Crash.Hang", timeout_s=1.5, record_base=tmp_path
+    )
+    [t] = rec.tests
+    assert t.verdict is Verdict.CRASH and t.statuses == {"TIMEOUT": 1}
+    assert rec.attempts[0].timed_out and rec.attempts[0].exit_code == 124
+    assert "hanging" in (rec.record_dir / "attempt-1.log").read_text()
+    rec = run_tests(
+        LocalBackend(gtest_binary), gtest_filter="Crash.Segfault", repeat=2, record_base=tmp_path
+    )
+    [t] = rec.tests
+    assert t.statuses == {"CRASHED": 2}
+    assert rec.attempts[0].run.tests[0].crash.signal == "SIGSEGV"  # type: ignore[union-attr]
+
+
+def test_real_gtest_binary_mixed_results(tmp_path: Path, gtest_binary: Path) -> None:
+    rec = run_tests(
+        LocalBackend(gtest_binary), gtest_filter="Basic.*:Numbers/*", record_base=tmp_path
+    )
+    by = {t.name: t for t in rec.tests}
+    assert by["Basic.Passes"].verdict is Verdict.PASS
+    assert by["Basic.PrintsMetrics"].worst["dx"]["max_diff"] == 1000.0
+    assert by["Basic.Skips"].verdict is Verdict.SKIP
+    assert by["Basic.DISABLED_NeverRuns"].verdict is Verdict.SKIP
+
+
+def test_no_gtest_output_and_no_match_are_environment_errors(tmp_path: Path) -> None:
+    with pytest.raises(EnvironmentProblem, match="no googletest output"):
+        run_tests(LocalBackend(Path("/bin/true")), record_base=tmp_path)
+    with pytest.raises(EnvironmentProblem, match="no test matched"):
+        run_tests(EmulatorBackend(), gtest_filter="Nothing.*", record_base=tmp_path)
+    with pytest.raises(EnvironmentProblem, match="no test binary"):
+        run_tests(LocalBackend(tmp_path / "missing"), record_base=tmp_path)
+
+
+def lnrepro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lnrepro", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+def test_cli_run_reproduces_the_seed_table(tmp_path: Path) -> None:
+    """The README's first command: BugRepro fails near 1000, NIGHTLY passes; --defect none passes."""
+    p = lnrepro("run", "--json", "--seed", "1", cwd=tmp_path)
+    assert p.returncode == ExitCode.FAILED, p.stderr
+    doc = json.loads(p.stdout)
+    verdicts = {t["name"].split(".")[1]: t for t in doc["tests"]}
+    assert verdicts["NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"]["verdict"] == "PASS"
+    det = [v for k, v in verdicts.items() if k.startswith("BugRepro_Deterministic_")]
+    assert len(det) == 5 and all(v["verdict"] == "FAIL" for v in det)
+    assert all(950 <= v["worst_metrics"]["dx"]["max_diff"] <= 1000 for v in det)
+    tight = [v for k, v in verdicts.items() if k.startswith("BugRepro_TightTolerance_")]
+    assert len(tight) == 2 and all(v["verdict"] == "FAIL" for v in tight)
+    assert (tmp_path / ".lnrepro" / "runs").is_dir()
+    p = lnrepro("run", "--defect", "none", "--markdown", cwd=tmp_path)
+    assert p.returncode == ExitCode.OK, p.stderr
+    assert p.stdout.count("**PASS**") == 8 and "Reproduce: `lnrepro run" in p.stdout
+
+
+def test_cli_run_usage_errors(tmp_path: Path) -> None:
+    p = lnrepro("run", "--defect", "typo", cwd=tmp_path)
+    assert p.returncode == ExitCode.USAGE and "unknown defect" in p.stderr
+    p = lnrepro("run", "--backend", "local", cwd=tmp_path)
+    assert p.returncode == ExitCode.USAGE and "--binary" in p.stderr
+    p = lnrepro("run", "--backend", "docker", cwd=tmp_path)
+    assert p.returncode == ExitCode.USAGE and "not built yet" in p.stderr
+    p = lnrepro("run", "--filter", "Nope.*", cwd=tmp_path)
+    assert (
+        p.returncode == ExitCode.ENVIRONMENT
+        and "no test matched" in p.stderr
+        and "Traceback" not in p.stderr
+    )
+
+
+def test_status_enum_is_stable() -> None:
+    assert [s.value for s in TestStatus] == [
+        "PASSED",
+        "FAILED",
+        "SKIPPED",
+        "DISABLED",
+        "CRASHED",
+        "TIMEOUT",
+    ]
