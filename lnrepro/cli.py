@@ -105,13 +105,83 @@ def parse(
     return ExitCode.OK if run.ok else ExitCode.FAILED
 
 
-# -------------------------------------------------------------- not built yet
+# ------------------------------------------------------------------ env-check
 @cli.command("env-check")
-def env_check() -> int:
-    """Check that this host or container can run tt-metal's tests (not built yet)."""
-    raise NotBuiltYet("`lnrepro env-check` is not built yet", "follow the env-check issue")
+@click.option(
+    "--sysroot",
+    type=click.Path(path_type=Path),
+    help="Judge DIR as if it were / (its proc/, sys/, dev/).",
+)
+@click.option(
+    "--container",
+    "in_container",
+    is_flag=True,
+    help="Also start lnrepro's container (same mounts, devices, user, env as run) and judge it from inside.",
+)
+@click.option(
+    "--image", default=None, help="Image for --container. [default: tt-metal's dev image]"
+)
+@click.option(
+    "--mount-dev",
+    is_flag=True,
+    help="With --container: also mount the host's /dev (-v /dev:/dev), as seed 001 did.",
+)
+@click.option(
+    "--tt-metal",
+    "tt_metal",
+    type=click.Path(path_type=Path),
+    envvar="TT_METAL_HOME",
+    help="The tt-metal checkout. [default: $TT_METAL_HOME]",
+)
+@click.option(
+    "--min-driver", default=None, help="Oldest acceptable tt-kmd version. [default: 1.33]"
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {checks: [{id, status, detail, remedy}], summary} as JSON.",
+)
+def env_check(
+    sysroot: Path | None,
+    in_container: bool,
+    image: str | None,
+    mount_dev: bool,
+    tt_metal: Path | None,
+    min_driver: str | None,
+    as_json: bool,
+) -> int:
+    """Check that this host (or container) can run tt-metal's tests; say how to fix what cannot.
+
+    Checks (stable ids): docker, device, driver, hugepages-count, hugepages-mount, iommu,
+    sysfs, arch, tt-metal-home, submodules, lfs, disk, tt-smi. Exits 0 when nothing failed,
+    1 when something did, 2 on usage errors.
+    """
+    import json
+
+    from lnrepro import envcheck
+
+    if sysroot is not None and in_container:
+        raise UsageError("--sysroot and --container do not go together", "pick one")
+    home = tt_metal.resolve() if tt_metal is not None else None
+    if sysroot is not None:
+        report = envcheck.check_sysroot(sysroot, home, min_driver)
+    elif in_container:
+        from lnrepro.container import DEFAULT_IMAGE
+
+        report = envcheck.check_container(image or DEFAULT_IMAGE, home, min_driver, mount_dev)
+    else:
+        report = envcheck.check_host(home, min_driver)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        from lnrepro.render import make_console, render_env
+
+        render_env(report, make_console())
+    return ExitCode.FAILED if report.failed else ExitCode.OK
 
 
+# -------------------------------------------------------------- not built yet
 @cli.command()
 @click.option(
     "--backend",

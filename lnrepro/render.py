@@ -260,3 +260,44 @@ class RichRunEvents(Events):
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
+
+
+# ------------------------------------------------------------------ env-check
+ENV_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+def render_env(report: Any, console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"lnrepro env-check ({report.mode})", title_justify="left")
+    table.add_column("status")
+    table.add_column("check")
+    if report.container is not None:
+        table.add_column("container")
+    table.add_column("detail", overflow="fold")
+    table.add_column("fix", overflow="fold")
+    inside = {r.id: r for r in (report.container or [])}
+    for r in report.results:
+        s = r.status.value
+        row = [f"[{ENV_STYLE[s]}]{s.upper()}[/]", r.id]
+        detail, remedy = r.detail, r.remedy
+        if report.container is not None:
+            c = inside[r.id]
+            row.append(f"[{ENV_STYLE[c.status.value]}]{c.status.value.upper()}[/]")
+            if c.status != r.status and c.status.value != "skip":
+                detail = f"host: {r.detail}\ncontainer: {c.detail}"
+                remedy = c.remedy or r.remedy
+        table.add_row(*row, detail, remedy)
+    console.print(table)
+    diffs = report.differences() if report.container is not None else []
+    if report.container is not None:
+        console.print(f"container: {report.container_command}")
+        for h, c in diffs:
+            if c.status.value == "skip":
+                continue
+            console.print(
+                f"[bold]differs[/] {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
+                + (f" — fix: {c.remedy}" if c.remedy else "")
+            )
+    verdict = "[bold red]not ready[/]" if report.failed else "[green]ready[/]"
+    console.print(f"verdict: {verdict}")

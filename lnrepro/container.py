@@ -1,0 +1,192 @@
+"""The one door for Docker, and the pure builders of how lnrepro starts a container.
+
+:func:`tt_metal_spec` is *the* container lnrepro uses for tt-metal (``env-check --container``
+now, the docker backend of ``run`` and ``bisect`` later): every Tenstorrent device node, the
+host's sysfs read-write (seed 001: tests fail without it), the 1 GiB hugetlbfs mount, the
+checkout at the same path, the invoking user's uid:gid, and TT_METAL_HOME / ARCH_NAME /
+PYTHONPATH — the set tt-metal's own scripts use, plus ``/sys``. Never ``--privileged`` unless
+asked. The builders are pure: tests check them without a daemon.
+
+The SDK is driven as its authors advise: ``detach=True``, then ``wait`` and ``logs``, and the
+container removed in every case (timeout and Ctrl-C included); ``containers.run`` without
+detach would lose a failing command's stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lnrepro.errors import CommandTimeout, DockerUnavailable, EnvironmentProblem
+
+DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
+HUGEPAGE_MOUNT = "/dev/hugepages-1G"
+
+
+@dataclass(frozen=True)
+class Volume:
+    host: str
+    container: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str
+    devices: tuple[str, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    user: str | None = None
+    environment: tuple[tuple[str, str], ...] = ()
+    workdir: str | None = None
+    privileged: bool = False
+
+    def docker_argv(self, command: Sequence[str]) -> list[str]:
+        """The equivalent ``docker run`` command line, for people to read and rerun."""
+        argv = ["docker", "run", "--rm"]
+        for d in self.devices:
+            argv += ["--device", f"{d}:{d}"]
+        for v in self.volumes:
+            argv += ["-v", f"{v.host}:{v.container}" + (":ro" if v.read_only else "")]
+        if self.user:
+            argv += ["-u", self.user]
+        for k, val in self.environment:
+            argv += ["-e", f"{k}={val}"]
+        if self.workdir:
+            argv += ["-w", self.workdir]
+        if self.privileged:
+            argv.append("--privileged")
+        return [*argv, self.image, *command]
+
+    def shell_line(self, command: Sequence[str]) -> str:
+        return shlex.join(self.docker_argv(command))
+
+    def sdk_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``client.containers.run`` / ``create``."""
+        kw: dict[str, Any] = {
+            "devices": [f"{d}:{d}:rwm" for d in self.devices],
+            "volumes": {
+                v.host: {"bind": v.container, "mode": "ro" if v.read_only else "rw"}
+                for v in self.volumes
+            },
+            "environment": dict(self.environment),
+            "privileged": self.privileged,
+        }
+        if self.user:
+            kw["user"] = self.user
+        if self.workdir:
+            kw["working_dir"] = self.workdir
+        return kw
+
+
+def invoking_user() -> str:
+    """uid:gid of the person running lnrepro (under sudo, the one who called sudo)."""
+    uid = os.environ.get("SUDO_UID") or str(os.getuid())
+    gid = os.environ.get("SUDO_GID") or str(os.getgid())
+    return f"{uid}:{gid}"
+
+
+def tt_metal_spec(
+    image: str,
+    *,
+    device_nodes: Sequence[str],
+    hugepage_mount: bool,
+    tt_metal: Path | None = None,
+    arch_name: str | None = None,
+    user: str | None = None,
+    mount_dev: bool = False,
+    privileged: bool = False,
+) -> ContainerSpec:
+    devices = tuple(f"/dev/tenstorrent/{n}" for n in device_nodes)
+    volumes = [Volume("/sys", "/sys")]
+    if hugepage_mount:
+        volumes.append(Volume(HUGEPAGE_MOUNT, HUGEPAGE_MOUNT))
+    if mount_dev:  # seed 001's full set: -v /dev:/dev as well
+        volumes.append(Volume("/dev", "/dev"))
+    env: list[tuple[str, str]] = []
+    workdir = None
+    if tt_metal is not None:
+        home = str(tt_metal)
+        volumes.append(Volume(home, home))
+        env += [("TT_METAL_HOME", home), ("PYTHONPATH", home)]
+        workdir = home
+    if arch_name:
+        env.append(("ARCH_NAME", arch_name))
+    return ContainerSpec(
+        image, devices, tuple(volumes), user or invoking_user(), tuple(env), workdir, privileged
+    )
+
+
+def minimal_spec(image: str, device_nodes: Sequence[str], user: str | None = None) -> ContainerSpec:
+    """Seed 001's failing set-up: ``--device`` and nothing else."""
+    return ContainerSpec(
+        image, tuple(f"/dev/tenstorrent/{n}" for n in device_nodes), (), user or invoking_user()
+    )
+
+
+# ------------------------------------------------------------------ the door
+def client() -> Any:
+    """A connected Docker client, or a one-line error that says how to get one."""
+    from docker.client import from_env
+    from docker.errors import DockerException
+
+    try:
+        c = from_env(timeout=10)
+        c.ping()
+        return c
+    except DockerException as exc:
+        text = str(exc)
+        if "Permission denied" in text or "PermissionError" in text:
+            raise DockerUnavailable(
+                "permission denied on the Docker socket",
+                "add yourself to the docker group (sudo usermod -aG docker $USER) and log in again",
+            ) from None
+        raise DockerUnavailable(
+            "no Docker engine answers ("
+            + (text.split("(")[-1].rstrip(")") if "(" in text else text)[:120]
+            + ")",
+            "start it: sudo systemctl start docker (or run dockerd), or set DOCKER_HOST",
+        ) from None
+
+
+def engine_status() -> tuple[bool, str, str]:
+    """(ok, detail, remedy) for env-check's docker check."""
+    try:
+        c = client()
+        v = c.version()
+    except DockerUnavailable as exc:
+        return False, exc.message, exc.fix or ""
+    return True, f"Docker {v.get('Version', '?')} (API {v.get('ApiVersion', '?')}) reachable", ""
+
+
+def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) -> tuple[int, str]:
+    """Run ``command`` in a fresh container; return (exit status, stdout+stderr). Always removes it."""
+    import requests
+    from docker.errors import APIError, ImageNotFound
+
+    c = client()
+    try:
+        c.images.get(spec.image)
+    except ImageNotFound:
+        raise EnvironmentProblem(
+            f"image {spec.image} is not on this machine",
+            f"docker pull {spec.image}, or pass --image",
+        ) from None
+    container = c.containers.run(spec.image, list(command), detach=True, **spec.sdk_kwargs())
+    try:
+        try:
+            status = container.wait(timeout=timeout)
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            raise CommandTimeout(
+                f"the container did not finish within {timeout:g} s",
+                "check the image's shell; rerun with a longer timeout",
+            ) from None
+        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+        return int(status.get("StatusCode", -1)), output
+    finally:
+        with contextlib.suppress(APIError):
+            container.remove(force=True)

@@ -1,0 +1,166 @@
+"""env-check: is this host (or a sysroot, or lnrepro's container) fit to run tt-metal?"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lnrepro.envcheck.checks import CHECKS, Context, Result, Status, evaluate
+from lnrepro.envcheck.facts import Facts, collect, parse_probe, probe_script
+
+__all__ = [
+    "CHECKS",
+    "Context",
+    "EnvReport",
+    "Result",
+    "Status",
+    "check_container",
+    "check_host",
+    "check_sysroot",
+]
+
+
+@dataclass
+class EnvReport:
+    mode: str
+    results: list[Result]
+    container: list[Result] | None = None  # --container: the inside view, by the same checks
+    container_command: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        sides = [self.results, *([self.container] if self.container else [])]
+        return any(r.status is Status.FAIL for side in sides for r in side)
+
+    def differences(self) -> list[tuple[Result, Result]]:
+        """Checks whose verdict inside the container differs from the host's."""
+        if not self.container:
+            return []
+        inside = {r.id: r for r in self.container}
+        judged_inside = {c.id for c in CHECKS if c.scope == "facts"}
+        return [
+            (h, inside[h.id])
+            for h in self.results
+            if h.id in judged_inside and inside[h.id].status != h.status
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        def summary(rs: list[Result]) -> dict[str, int]:
+            return {s.value: sum(r.status is s for r in rs) for s in Status}
+
+        doc: dict[str, Any] = {
+            "schema": "lnrepro.env-check/1",
+            "mode": self.mode,
+            "ok": not self.failed,
+            "checks": [r.to_json() for r in self.results],
+            "summary": summary(self.results),
+        }
+        if self.container is not None:
+            doc["container"] = {
+                "command": self.container_command,
+                "checks": [r.to_json() for r in self.container],
+                "summary": summary(self.container),
+                "differences": [
+                    {
+                        "id": h.id,
+                        "host": h.status.value,
+                        "container": c.status.value,
+                        "detail": c.detail,
+                        "remedy": c.remedy,
+                    }
+                    for h, c in self.differences()
+                ],
+            }
+        return doc
+
+
+def _env_for_probe(tt_metal: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "ARCH_NAME", "LANG", "LC_ALL")}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    if tt_metal is not None:
+        env["TT_METAL_HOME"] = str(tt_metal)
+    return env
+
+
+def _context(mode: str, tt_metal: Path | None, min_driver: str | None) -> Context:
+    from lnrepro.container import engine_status
+
+    ctx = Context(mode=mode, tt_metal=tt_metal, arch_name=os.environ.get("ARCH_NAME") or None)
+    if min_driver:
+        ctx.min_driver = min_driver
+    if mode != "sysroot":
+        ctx.docker = engine_status
+    return ctx
+
+
+def check_host(tt_metal: Path | None = None, min_driver: str | None = None) -> EnvReport:
+    facts = collect(None, _env_for_probe(tt_metal))
+    return EnvReport("host", evaluate(facts, _context("host", tt_metal, min_driver)))
+
+
+def check_sysroot(
+    root: Path, tt_metal: Path | None = None, min_driver: str | None = None
+) -> EnvReport:
+    from lnrepro.errors import InputError
+
+    if not root.is_dir():
+        raise InputError(
+            f"--sysroot {root} is not a directory",
+            "pass a directory laid out like / (proc/, sys/, dev/)",
+        )
+    facts = collect(root.resolve(), _env_for_probe(tt_metal))
+    return EnvReport("sysroot", evaluate(facts, _context("sysroot", tt_metal, min_driver)))
+
+
+def container_facts(spec: Any, timeout: float = 120.0) -> Facts:
+    """Run the probe inside a container started from ``spec`` and parse what it saw."""
+    from lnrepro import container
+    from lnrepro.errors import EnvironmentProblem
+
+    code, out = container.run(spec, ["sh", "-c", probe_script(), "probe", ""], timeout=timeout)
+    facts = parse_probe(out)
+    if not facts.probed:
+        raise EnvironmentProblem(
+            f"the probe did not run in {spec.image} (exit {code}): {out.strip()[:160]}",
+            "use an image with a POSIX /bin/sh",
+        )
+    return facts
+
+
+def check_container(
+    image: str,
+    tt_metal: Path | None = None,
+    min_driver: str | None = None,
+    mount_dev: bool = False,
+    spec: Any = None,
+) -> EnvReport:
+    """The host, and the inside of the container lnrepro would start, judged by the same checks."""
+    from lnrepro import container
+
+    host_facts = collect(None, _env_for_probe(tt_metal))
+    ctx = _context("host", tt_metal, min_driver)
+    report = EnvReport("container", evaluate(host_facts, ctx))
+    if spec is None:
+        spec = container.tt_metal_spec(
+            image,
+            device_nodes=[d.name for d in host_facts.devices if d.kind == "c"],
+            hugepage_mount=Path(container.HUGEPAGE_MOUNT).is_dir(),
+            tt_metal=tt_metal,
+            arch_name=ctx.arch_name,
+            mount_dev=mount_dev,
+        )
+    report.container_command = spec.shell_line(["sh", "-c", "<probe>"])
+    inside = container_facts(spec)
+    cctx = Context(mode="container", tt_metal=tt_metal, min_driver=ctx.min_driver)
+    in_results = {r.id: r for r in evaluate(inside, cctx, scope="facts")}
+    host_only = {c.id for c in CHECKS if c.scope == "host"}
+    report.container = [
+        in_results[r.id]
+        if r.id not in host_only
+        else Result(r.id, Status.SKIP, "judged on the host")
+        for r in report.results
+    ]
+    return report

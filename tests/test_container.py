@@ -1,0 +1,62 @@
+"""The pure builders of lnrepro's container: checked without a daemon."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lnrepro.container import HUGEPAGE_MOUNT, Volume, invoking_user, minimal_spec, tt_metal_spec
+
+
+def test_tt_metal_spec_has_the_working_set() -> None:
+    spec = tt_metal_spec("img", device_nodes=["0", "1"], hugepage_mount=True, tt_metal=Path("/src/tt-metal"),
+                         arch_name="wormhole_b0", user="1000:1000")  # fmt: skip
+    argv = spec.docker_argv(["true"])
+    assert argv[:3] == ["docker", "run", "--rm"]
+    assert argv[3:5] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
+    assert "/sys:/sys" in argv and f"{HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT}" in argv
+    assert "/src/tt-metal:/src/tt-metal" in argv  # the checkout at the same path
+    assert argv[argv.index("-u") : argv.index("-u") + 2] == ["-u", "1000:1000"]
+    assert "TT_METAL_HOME=/src/tt-metal" in argv and "ARCH_NAME=wormhole_b0" in argv
+    assert "PYTHONPATH=/src/tt-metal" in argv
+    assert "--privileged" not in argv and "/dev:/dev" not in argv
+    kw = spec.sdk_kwargs()
+    assert kw["devices"] == [
+        "/dev/tenstorrent/0:/dev/tenstorrent/0:rwm",
+        "/dev/tenstorrent/1:/dev/tenstorrent/1:rwm",
+    ]
+    assert kw["volumes"]["/sys"] == {"bind": "/sys", "mode": "rw"} and kw["privileged"] is False
+    assert kw["user"] == "1000:1000" and kw["working_dir"] == "/src/tt-metal"
+
+
+def test_options() -> None:
+    spec = tt_metal_spec(
+        "img", device_nodes=[], hugepage_mount=False, mount_dev=True, privileged=True
+    )
+    assert Volume("/dev", "/dev") in spec.volumes and spec.privileged
+    assert all(v.container != HUGEPAGE_MOUNT for v in spec.volumes)
+    assert "'sh' '-c'" not in spec.shell_line(["sh", "-c", "echo a b"])  # shlex-quoted, not by hand
+    assert spec.shell_line(["sh", "-c", "echo a b"]).endswith("img sh -c 'echo a b'")
+
+
+def test_minimal_spec_is_seed_001s_failing_setup() -> None:
+    spec = minimal_spec("img", ["0"], user="5:5")
+    assert spec.docker_argv([]) == [
+        "docker",
+        "run",
+        "--rm",
+        "--device",
+        "/dev/tenstorrent/0:/dev/tenstorrent/0",
+        "-u",
+        "5:5",
+        "img",
+    ]
+
+
+def test_invoking_user_prefers_sudo_caller(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    monkeypatch.delenv("SUDO_GID", raising=False)
+    assert invoking_user() == f"{os.getuid()}:{os.getgid()}"
+    monkeypatch.setenv("SUDO_UID", "1234")
+    monkeypatch.setenv("SUDO_GID", "99")
+    assert invoking_user() == "1234:99"
