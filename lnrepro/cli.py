@@ -41,6 +41,28 @@ def cli() -> None:
     """
 
 
+def metric_pattern_option(f: Any) -> Any:
+    """--metric-pattern, shared by every command that parses gtest output."""
+    return click.option(
+        "--metric-pattern",
+        "metric_patterns",
+        multiple=True,
+        metavar="REGEX",
+        help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
+    )(f)
+
+
+def metric_rules(patterns: tuple[str, ...]) -> Any:
+    """MetricRules with the user's extra patterns, or a usage error naming the bad one."""
+    from lnrepro.metrics import MetricRules, validate_pattern
+
+    for p in patterns:
+        problem = validate_pattern(p)
+        if problem:
+            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
+    return MetricRules(extra_patterns=patterns)
+
+
 # ---------------------------------------------------------------------- parse
 @cli.command()
 @click.argument("log", type=click.Path(path_type=Path, dir_okay=True))
@@ -54,13 +76,7 @@ def cli() -> None:
     type=int,
     help="The binary's exit status, to say why an unfinished test ended (139 SIGSEGV, 134 SIGABRT, 124/137 timeout).",
 )
-@click.option(
-    "--metric-pattern",
-    "metric_patterns",
-    multiple=True,
-    metavar="REGEX",
-    help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
-)
+@metric_pattern_option
 @click.option(
     "--json",
     "as_json",
@@ -84,14 +100,10 @@ def parse(
     import json
 
     from lnrepro.gtest.files import parse_log_file
-    from lnrepro.metrics import MetricRules, validate_pattern
 
-    for p in metric_patterns:
-        problem = validate_pattern(p)
-        if problem:
-            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see `lnrepro parse --help`")
-    rules = MetricRules(extra_patterns=metric_patterns)
-    run = parse_log_file(log, report=report, exit_code=exit_code, rules=rules)
+    run = parse_log_file(
+        log, report=report, exit_code=exit_code, rules=metric_rules(metric_patterns)
+    )
     if as_json:
         click.echo(json.dumps(run.to_json(), indent=2))
     elif markdown:
@@ -249,13 +261,7 @@ def env_check(
     show_default=True,
     help="Each run writes a new directory here (logs, reports, record.json); nothing is overwritten.",
 )
-@click.option(
-    "--metric-pattern",
-    "metric_patterns",
-    multiple=True,
-    metavar="REGEX",
-    help="Extra metric regex, as for parse.",
-)
+@metric_pattern_option
 @click.option("--json", "as_json", is_flag=True, help="Print the lnrepro.run/1 record as JSON.")
 @click.option("--markdown", is_flag=True, help="Print a Markdown summary to paste into an issue.")
 def run(
@@ -288,13 +294,9 @@ def run(
     """
     import json
 
-    from lnrepro.metrics import MetricRules, validate_pattern
     from lnrepro.pipeline import DEFAULT_FILTER, Backend, EmulatorBackend, LocalBackend, run_tests
 
-    for p in metric_patterns:
-        problem = validate_pattern(p)
-        if problem:
-            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see `lnrepro run --help`")
+    rules = metric_rules(metric_patterns)  # a bad pattern is a usage error before anything runs
     chosen: Backend
     if backend == "emulator":
         from lnrepro.emulator.kernel import parse_defects
@@ -326,7 +328,7 @@ def run(
             repeat=repeat,
             timeout_s=timeout_s,
             record_base=record_dir,
-            rules=MetricRules(extra_patterns=metric_patterns),
+            rules=rules,
             events=events,
         )
     if as_json:

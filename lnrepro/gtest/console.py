@@ -25,6 +25,7 @@ Rules that keep it honest on real, noisy logs:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
@@ -125,6 +126,7 @@ class ConsoleParser:
         self._capture_header: tuple[str | None, int | None, str] | None = None
         self._capture_chars = 0
         self._linewise = 0  # > 0: read lines one by one (the tail of a closing summary)
+        self._texts: dict[str, str] = {}
 
     # ------------------------------------------------------------------ input
     def feed(self, data: bytes) -> None:
@@ -352,7 +354,9 @@ class ConsoleParser:
             it = self._new_iteration("a new test program started")
         if self._pending_failures:
             self._flush_pending(at_end=False)
-        self._current = TestResult(name=name, status=TestStatus.CRASHED, iteration=it.index)
+        self._current = TestResult(
+            name=sys.intern(name), status=TestStatus.CRASHED, iteration=it.index
+        )
         if self._on_start is not None:
             self._on_start(name)
         for tensor, key, value in self._pending_metrics:
@@ -402,7 +406,7 @@ class ConsoleParser:
         if r is None or not r.group("name") or "." not in r.group("name"):
             return
         it = self._iteration()
-        res = TestResult(name=r.group("name"), status=status, iteration=it.index)
+        res = TestResult(name=sys.intern(r.group("name")), status=status, iteration=it.index)
         res.duration_ms = _ms(r.group("ms"))
         _where(res, r.group("where"))
         if status is TestStatus.FAILED:
@@ -467,7 +471,10 @@ class ConsoleParser:
         while lines and not lines[-1].strip():
             lines.pop()
         file, line, kind = self._capture_header
-        message = "\n".join(lines)
+        # repeated iterations print the same failure text: keep one copy of each
+        text = "\n".join(lines)
+        message = self._texts.setdefault(text, text)
+        file = None if file is None else sys.intern(file)
         self._capture = None
         self._capture_header = None
         if kind == "Skipped":

@@ -28,7 +28,7 @@ class TestStatus(str, Enum):
         return self in (TestStatus.FAILED, TestStatus.CRASHED, TestStatus.TIMEOUT)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Failure:
     """One ``file:line: Failure`` block (or a report's failure element)."""
 
@@ -42,7 +42,7 @@ class Failure:
         return {"file": self.file, "line": self.line, "message": self.message}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CrashInfo:
     """Why a test that started never finished."""
 
@@ -54,7 +54,7 @@ class CrashInfo:
         return {"exit_code": self.exit_code, "signal": self.signal, "reason": self.reason}
 
 
-@dataclass
+@dataclass(slots=True)
 class TestResult:
     __test__ = False
 
