@@ -11,6 +11,7 @@ command -v g++ >/dev/null || need+=(g++)
 command -v dockerd >/dev/null || need+=(docker.io)
 [ -x /bin/busybox ] || command -v busybox >/dev/null || need+=(busybox-static)
 command -v timeout >/dev/null || need+=(coreutils)
+command -v git >/dev/null || need+=(git)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "test.sh: installing ${need[*]}"
