@@ -47,15 +47,3 @@ def new_record_dir(base: Path, prefix: str) -> Path:
         except FileExistsError:
             continue
     raise InputError(f"cannot find a free record name under {base}", "clean up old records")
-
-
-def read_input(path: Path) -> bytes:
-    """Read a whole (small) input file, mapping OS errors to one-line errors."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}", "check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a file", "pass a file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "check permissions") from None

@@ -144,17 +144,7 @@ class Attempt:
             "seconds": round(self.seconds, 3),
             "log": self.log,
             "warnings": self.run.warnings,
-            "tests": [
-                {
-                    "name": t.name,
-                    "status": t.status.value,
-                    "duration_ms": t.duration_ms,
-                    "metrics": t.metrics,
-                    "crash": t.crash.to_json() if t.crash else None,
-                    "failures": len(t.failures),
-                }
-                for t in self.run.tests
-            ],
+            "tests": [t.to_json() for t in self.run.tests],  # the lnrepro.gtest-run/1 test entries
         }
 
 

@@ -25,7 +25,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lnrepro.emulator.kernel import F32, KernelConfig, bf16, compare, kernel, reference, tiles
+from lnrepro.emulator.kernel import (
+    F32,
+    Comparison,
+    KernelConfig,
+    bf16,
+    compare,
+    kernel,
+    reference,
+    tiles,
+)
 
 SUITE = "LayerNormBackwardOpTest"
 TEST_FILE = "tt-train/tests/ops/layernorm_bw_fused_op_test.cpp"
@@ -171,16 +180,8 @@ BY_NAME = {c.full_name: c for c in CASES}
 
 
 @dataclass(frozen=True)
-class TensorOutcome:
-    tensor: str
-    ok: bool
-    max_diff: float
-    mean_diff: float
-
-
-@dataclass(frozen=True)
 class IterationOutcome:
-    tensors: tuple[TensorOutcome, ...]
+    tensors: tuple[Comparison, ...]
 
     @property
     def ok(self) -> bool:
@@ -206,11 +207,9 @@ def run_iteration(case: Case, cfg: KernelConfig, rng: np.random.Generator) -> It
     x, dy, gamma = make_inputs(case, rng)
     ref = reference(x, dy, gamma)
     got = kernel(x, dy, gamma, cfg)
-    outcomes = []
-    for name in TENSORS:
-        c = compare(name, getattr(got, name), getattr(ref, name), case.rtol, case.atol)
-        outcomes.append(TensorOutcome(name, c.ok, c.max_diff, c.mean_diff))
-    return IterationOutcome(tuple(outcomes))
+    return IterationOutcome(
+        tuple(compare(n, getattr(got, n), getattr(ref, n), case.rtol, case.atol) for n in TENSORS)
+    )
 
 
 def describe(case: Case, cfg: KernelConfig) -> str:
@@ -223,7 +222,7 @@ def describe(case: Case, cfg: KernelConfig) -> str:
 Printer = Callable[[str], None]
 
 
-def failure_text(case: Case, t: TensorOutcome) -> list[str]:
+def failure_text(case: Case, t: Comparison) -> list[str]:
     """What the real test prints for one failed tensor, line by line."""
     lines = []
     if case.deterministic:

@@ -43,7 +43,7 @@ from lnrepro.emulator.kernel import (
     parse_defects,
 )
 
-GREEN, RED, YELLOW, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[0;33m", "\x1b[m"
+GREEN, RED, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[m"
 
 USAGE = f"""\
 lnrepro emulator of tt-train's ttml_tests (LayerNorm backward only).

@@ -96,9 +96,14 @@ def _context(mode: str, tt_metal: Path | None, min_driver: str | None) -> Contex
     return ctx
 
 
-def check_host(tt_metal: Path | None = None, min_driver: str | None = None) -> EnvReport:
+def _host(tt_metal: Path | None, min_driver: str | None) -> tuple[Facts, Context, list[Result]]:
     facts = collect(None, _env_for_probe(tt_metal))
-    return EnvReport("host", evaluate(facts, _context("host", tt_metal, min_driver)))
+    ctx = _context("host", tt_metal, min_driver)
+    return facts, ctx, evaluate(facts, ctx)
+
+
+def check_host(tt_metal: Path | None = None, min_driver: str | None = None) -> EnvReport:
+    return EnvReport("host", _host(tt_metal, min_driver)[2])
 
 
 def check_sysroot(
@@ -140,9 +145,8 @@ def check_container(
     """The host, and the inside of the container lnrepro would start, judged by the same checks."""
     from lnrepro import container
 
-    host_facts = collect(None, _env_for_probe(tt_metal))
-    ctx = _context("host", tt_metal, min_driver)
-    report = EnvReport("container", evaluate(host_facts, ctx))
+    host_facts, ctx, host_results = _host(tt_metal, min_driver)
+    report = EnvReport("container", host_results)
     if spec is None:
         spec = container.tt_metal_spec(
             image,

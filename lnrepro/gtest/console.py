@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable
-from typing import BinaryIO
 
 from lnrepro.gtest.model import (
     CrashInfo,
@@ -43,7 +42,6 @@ from lnrepro.metrics import MetricRules
 MAX_CAPTURE_LINES = 40
 MAX_CAPTURE_CHARS = 8192
 MAX_LINE_BYTES = 1 << 20  # longer lines keep only their tail
-CHUNK_BYTES = 1 << 22
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b")
 
@@ -155,10 +153,6 @@ class ConsoleParser:
         if len(partial) > MAX_LINE_BYTES:  # an endless line: only its tail can matter
             partial = partial[-MAX_LINE_BYTES // 2 :]
         self._buf = partial
-
-    def feed_stream(self, stream: BinaryIO, chunk_size: int = CHUNK_BYTES) -> None:
-        while chunk := stream.read(chunk_size):
-            self.feed(chunk)
 
     def close(self, exit_code: int | None = None) -> GtestRun:
         if self._closed:
