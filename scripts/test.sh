@@ -12,6 +12,9 @@ command -v dockerd >/dev/null || need+=(docker.io)
 [ -x /bin/busybox ] || command -v busybox >/dev/null || need+=(busybox-static)
 command -v timeout >/dev/null || need+=(coreutils)
 command -v git >/dev/null || need+=(git)
+command -v cmake >/dev/null || need+=(cmake)      # the tt-metal look-alike builds with CMake,
+command -v ninja >/dev/null || need+=(ninja-build) # Ninja
+command -v ccache >/dev/null || need+=(ccache)     # and, when asked, ccache
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "test.sh: installing ${need[*]}"

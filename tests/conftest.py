@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,63 @@ def run_binary(
         env={**os.environ, **(env or {})},
     )
     return proc.returncode, proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------ the tt-metal look-alike
+def need_toolchain() -> None:
+    for tool in ("g++", "cmake", "git"):
+        need(shutil.which(tool) is not None, f"{tool} is not installed")
+    need(Path("/usr/include/gtest/gtest.h").exists(), "libgtest-dev is not installed")
+
+
+@pytest.fixture(scope="session")
+def lookalike(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One look-alike checkout (default spec) per test session; tests must not modify it."""
+    need(shutil.which("git") is not None, "git is not installed")
+    from tests.lookalike import generate
+
+    return generate(tmp_path_factory.mktemp("lookalike") / "tt-metal")
+
+
+def worktree(truth: Any, where: Path, rev: str, pick: str | None = None) -> Path:
+    """A worktree of the look-alike at ``rev`` (plus ``pick`` applied, uncommitted), submodules in."""
+    repo = truth.path
+    subprocess.run(
+        ["git", "-C", repo, "worktree", "add", "-q", "--detach", str(where), rev], check=True
+    )
+    if pick:
+        subprocess.run(["git", "-C", str(where), "cherry-pick", "--no-commit", pick], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(where),
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "--init",
+            "-q",
+        ],
+        check=True,
+    )
+    return where
+
+
+@pytest.fixture(scope="session")
+def lookalike_builds(lookalike: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Built worktrees: ``good`` (the culprit's parent) and ``bad`` (the culprit), both with the
+    BugRepro tests picked, and ``main`` (no BugRepro tests). Built once per session."""
+    need_toolchain()
+    from tests.lookalike import build
+
+    base = tmp_path_factory.mktemp("lookalike-builds")
+    trees = {
+        "good": worktree(lookalike, base / "good", lookalike.culprit_parent, lookalike.bugrepro),
+        "bad": worktree(lookalike, base / "bad", lookalike.culprit, lookalike.bugrepro),
+        "main": worktree(lookalike, base / "main", lookalike.main),
+    }
+    for name, tree in trees.items():
+        res = build(tree)
+        assert res.ok, f"look-alike build of {name} failed:\n{res.output[-3000:]}"
+    return trees

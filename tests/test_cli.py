@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
 
 from lnrepro.cli import cli, main
 from lnrepro.errors import ExitCode
+from tests.conftest import ROOT
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 

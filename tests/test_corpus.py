@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
 
 from lnrepro.gtest.console import parse_bytes, parse_chunks
 from lnrepro.gtest.model import TestStatus
 from lnrepro.gtest.report import read_json, read_report, read_xml
+from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus folder {CORPUS} is absent")
 

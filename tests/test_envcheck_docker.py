@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import need
 
 from lnrepro import container
 from lnrepro.envcheck import container_facts
 from lnrepro.envcheck.checks import Context, Status, evaluate
+from tests.conftest import need
 
 pytestmark = pytest.mark.docker
 

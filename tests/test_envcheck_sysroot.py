@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import sysroots as S
 
 from lnrepro.envcheck import check_sysroot
 from lnrepro.envcheck.checks import CHECK_IDS, Status
 from lnrepro.envcheck.facts import parse_probe
+from tests import sysroots as S
 
 
 def statuses(host: S.Host, tmp: Path, **kw: object) -> dict[str, Status]:

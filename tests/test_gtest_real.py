@@ -8,11 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import need, run_binary
 
 from lnrepro.gtest.console import parse_bytes, parse_chunks
 from lnrepro.gtest.model import TestStatus
 from lnrepro.gtest.report import merge, read_report
+from tests.conftest import need, run_binary
 
 pytestmark = pytest.mark.compiler
 

@@ -1,0 +1,31 @@
+"""The tt-metal look-alike: lnrepro's test bed for everything that builds and bisects tt-metal.
+
+``generate(DIR, Spec(...))`` writes a real C++ checkout with a real git history and returns its
+ground truth; ``build(...)`` runs its ``build_metal.sh``. ``python -m tests.lookalike DIR``
+does the same from a shell, for demos and benchmarks. Never shipped in the lnrepro package.
+"""
+
+from tests.lookalike.build import BuildResult, build, device_env, run_tests
+from tests.lookalike.generator import (
+    BUGREPRO_BRANCH,
+    KERNEL,
+    TEST_FILE,
+    GroundTruth,
+    Spec,
+    generate,
+    load_truth,
+)
+
+__all__ = [
+    "BUGREPRO_BRANCH",
+    "KERNEL",
+    "TEST_FILE",
+    "BuildResult",
+    "GroundTruth",
+    "Spec",
+    "build",
+    "device_env",
+    "generate",
+    "load_truth",
+    "run_tests",
+]
