@@ -184,6 +184,16 @@ def test_culprit_parent_passes_culprit_fails_like_the_reports(
         # constant inputs: rstd = 1000 and an extra mean(dy*gamma) = 1 in every element
         assert results[name].metrics["dx"]["max_diff"] == 1000.0, name
     assert "dx mismatch with deterministic inputs (features=8192)" in out
+    # and the CLI reads the log as it reads the emulator's
+    log = tmp_path / "bad.log"
+    log.write_text(out)
+    cli = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "parse", str(log), "--exit-code", "1", "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert cli.returncode == 1
+    doc = json.loads(cli.stdout)
+    assert doc["totals"]["FAILED"] == 7 and doc["totals"]["PASSED"] == 5
     assert "Value of: xt::allclose(metal_dx_flat, dx_ref, 1.0e-2F, 1.0e-2F)" in out
 
 
