@@ -6,7 +6,12 @@ needs when it runs, so ``lnrepro --help`` never loads numpy, docker or git.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import math
 import os
+import re
+import signal
 import sys
 import tempfile
 import traceback
@@ -17,13 +22,33 @@ from typing import Any
 import click
 
 from lnrepro import __version__
-from lnrepro.errors import ExitCode, LnreproError, NotBuiltYet, UsageError
+from lnrepro.errors import (
+    DiskFull,
+    EnvironmentProblem,
+    ExitCode,
+    LnreproError,
+    NotBuiltYet,
+    Terminated,
+    UsageError,
+)
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 tests or checks failed; 2 usage error; 3 internal error; "
-    "4 bad input file; 5 environment problem (Docker, device, tool); 6 git problem; "
-    "7 timeout; 130 interrupted."
+    "4 bad input file; 5 environment problem (Docker, device, tool, disk) or nothing ran; "
+    "6 git problem; 7 timeout; 130 interrupted (Ctrl-C); 143/129 terminated (SIGTERM/SIGHUP)."
 )
+# a docker image reference: [host[:port]/]path[:tag][@digest], lower-case path components
+_IMAGE_REF = re.compile(
+    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+)
+_VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
+
+
+def _exclusive(**flags: object) -> None:
+    given = [f"--{k.replace('_', '-')}" for k, v in flags.items() if v]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)} do not go together", "pick one")
 
 
 @click.group(
@@ -64,8 +89,8 @@ def metric_rules(patterns: tuple[str, ...]) -> Any:
 
 
 # ---------------------------------------------------------------------- parse
-@cli.command()
-@click.argument("log", type=click.Path(path_type=Path, dir_okay=True))
+@cli.command(short_help="Parse a gtest log (and its report) into typed results.")
+@click.argument("log", metavar="LOG|-")
 @click.option(
     "--report",
     type=click.Path(path_type=Path),
@@ -85,7 +110,7 @@ def metric_rules(patterns: tuple[str, ...]) -> Any:
 )
 @click.option("--markdown", is_flag=True, help="Print a Markdown table to paste into an issue.")
 def parse(
-    log: Path,
+    log: str,
     report: Path | None,
     exit_code: int | None,
     metric_patterns: tuple[str, ...],
@@ -94,16 +119,22 @@ def parse(
 ) -> int:
     """Parse what a gtest binary printed (and its report) into typed results.
 
-    LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine).
-    Exits 0 when every test passed, 1 when any failed, crashed or timed out.
+    LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine), or
+    - for standard input (`ttml_tests 2>&1 | lnrepro parse -`). Exits 0 when every test
+    passed, 1 when any failed, crashed or timed out.
     """
     import json
 
-    from lnrepro.gtest.files import parse_log_file
+    from lnrepro.gtest.files import parse_log_file, parse_log_stream
 
-    run = parse_log_file(
-        log, report=report, exit_code=exit_code, rules=metric_rules(metric_patterns)
-    )
+    _exclusive(json=as_json, markdown=markdown)
+    rules = metric_rules(metric_patterns)
+    if log == "-":
+        run = parse_log_stream(
+            sys.stdin.buffer, "standard input", report=report, exit_code=exit_code, rules=rules
+        )
+    else:
+        run = parse_log_file(Path(log), report=report, exit_code=exit_code, rules=rules)
     if as_json:
         click.echo(json.dumps(run.to_json(), indent=2))
     elif markdown:
@@ -118,20 +149,27 @@ def parse(
 
 
 # ------------------------------------------------------------------ env-check
-@cli.command("env-check")
+@cli.command("env-check", short_help="Check this host (or container) can run tt-metal's tests.")
 @click.option(
     "--sysroot",
     type=click.Path(path_type=Path),
+    metavar="DIR",
     help="Judge DIR as if it were / (its proc/, sys/, dev/).",
 )
 @click.option(
     "--container",
     "in_container",
     is_flag=True,
-    help="Also start lnrepro's container (same mounts, devices, user, env as run) and judge it from inside.",
+    help="Also start lnrepro's container (same mounts, devices, user, env as run) and judge it "
+    "from inside. Needs the image on this machine: tt-metal's dev image is several GB "
+    "(docker pull it once), or pass --image with any local image that has /bin/sh.",
 )
 @click.option(
-    "--image", default=None, help="Image for --container. [default: tt-metal's dev image]"
+    "--image",
+    default=None,
+    metavar="IMAGE",
+    help="Image for --container. [default: "
+    "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
 )
 @click.option(
     "--mount-dev",
@@ -173,8 +211,20 @@ def env_check(
 
     from lnrepro import envcheck
 
-    if sysroot is not None and in_container:
-        raise UsageError("--sysroot and --container do not go together", "pick one")
+    _exclusive(sysroot=sysroot is not None, container=in_container)
+    if not in_container and (image is not None or mount_dev):
+        raise UsageError(
+            ("--image" if image is not None else "--mount-dev") + " only applies with --container",
+            "add --container, or drop the option",
+        )
+    if image is not None and not _IMAGE_REF.match(image):
+        raise UsageError(
+            f"--image {image!r} is not a valid image name", "use a name like repo/name:tag"
+        )
+    if min_driver is not None and not _VERSION.match(min_driver):
+        raise UsageError(
+            f"--min-driver {min_driver!r} is not a version", "give a version like 1.33 or 2.0.0"
+        )
     home = tt_metal.resolve() if tt_metal is not None else None
     if sysroot is not None:
         report = envcheck.check_sysroot(sysroot, home, min_driver)
@@ -193,8 +243,14 @@ def env_check(
     return ExitCode.FAILED if report.failed else ExitCode.OK
 
 
-# -------------------------------------------------------------- not built yet
-@cli.command()
+def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
+    if not math.isfinite(value):
+        raise click.BadParameter("must be a finite number of seconds")
+    return value
+
+
+# ------------------------------------------------------------------------ run
+@cli.command(short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report.")
 @click.option(
     "--backend",
     type=click.Choice(["emulator", "local", "docker"]),
@@ -224,6 +280,7 @@ def env_check(
     type=click.FloatRange(min=0.1),
     default=1800.0,
     show_default=True,
+    callback=_finite_timeout,
     help="Seconds one attempt may run before its process group is killed (the test is TIMEOUT).",
 )
 @click.option(
@@ -262,6 +319,9 @@ def env_check(
     help="Each run writes a new directory here (logs, reports, record.json); nothing is overwritten.",
 )
 @metric_pattern_option
+@click.option(
+    "--list", "list_tests", is_flag=True, help="List the tests the backend has, then exit."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the lnrepro.run/1 record as JSON.")
 @click.option("--markdown", is_flag=True, help="Print a Markdown summary to paste into an issue.")
 def run(
@@ -277,6 +337,7 @@ def run(
     binary: Path | None,
     record_dir: Path,
     metric_patterns: tuple[str, ...],
+    list_tests: bool,
     as_json: bool,
     markdown: bool,
 ) -> int:
@@ -293,18 +354,37 @@ def run(
     lnrepro run --backend local --binary build/tt-train/tests/ttml_tests
     """
     import json
+    import secrets
 
-    from lnrepro.pipeline import DEFAULT_FILTER, Backend, EmulatorBackend, LocalBackend, run_tests
+    from lnrepro.pipeline import (
+        DEFAULT_FILTER,
+        Backend,
+        EmulatorBackend,
+        LocalBackend,
+        run_tests,
+    )
+    from lnrepro.pipeline import (
+        list_tests as list_backend_tests,
+    )
 
+    _exclusive(json=as_json, markdown=markdown)
     rules = metric_rules(metric_patterns)  # a bad pattern is a usage error before anything runs
+    if gtest_filter is not None and not gtest_filter.strip():
+        raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
     chosen: Backend
     if backend == "emulator":
         from lnrepro.emulator.kernel import parse_defects
 
+        if binary is not None:
+            raise UsageError("--binary only applies with --backend local", "add --backend local")
+        if not defect.strip():
+            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
         try:
             parse_defects(defect)
         except ValueError as exc:
             raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
+        if seed is None:  # random data, but recorded, so the rerun line repeats it
+            seed = secrets.randbelow(2**31)
         chosen = EmulatorBackend(defect, block_size, l1_max_tiles, bf16_stats, seed)
     elif backend == "local":
         if binary is None:
@@ -318,6 +398,9 @@ def run(
             "the docker backend is not built yet",
             "use --backend local on a host with a card, or the emulator",
         )
+    if list_tests:
+        click.echo(list_backend_tests(chosen, gtest_filter or "*"), nl=False)
+        return ExitCode.OK
     from lnrepro.render import RichRunEvents, make_console, render_run, run_markdown
 
     err = make_console(stderr=True)
@@ -340,7 +423,7 @@ def run(
     return ExitCode.OK if record.ok else ExitCode.FAILED
 
 
-@cli.command()
+@cli.command(short_help="Find the commit that introduced (or fixed) the bug (not built yet).")
 def bisect() -> int:
     """Find the commit that introduced (or fixed) the bug (not built yet)."""
     raise NotBuiltYet(
@@ -360,9 +443,24 @@ def _crash_log(exc: BaseException) -> Path | None:
         return None
 
 
+def _on_signal(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: maps every outcome to a documented exit code, never a traceback."""
+    from lnrepro import proc
+
+    proc.become_subreaper()  # nothing a test binary starts may outlive lnrepro
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
     try:
+        try:
+            Path.cwd()
+        except FileNotFoundError:
+            raise EnvironmentProblem(
+                "the current directory no longer exists", "cd to an existing directory"
+            ) from None
         rv: Any = cli.main(
             args=list(argv) if argv is not None else None,
             prog_name="lnrepro",
@@ -375,19 +473,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except LnreproError as exc:
-        click.echo(f"lnrepro: error: {exc.one_line()}", err=True)
-        return int(exc.exit_code)
+        return _error(exc)
     except KeyboardInterrupt:
         click.echo("lnrepro: interrupted", err=True)
         return ExitCode.INTERRUPTED
+    except Terminated as exc:
+        click.echo(f"lnrepro: terminated by {signal.Signals(exc.signum).name}", err=True)
+        return 128 + exc.signum
     except BrokenPipeError:
         return ExitCode.OK
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            return _error(DiskFull("no space left writing output", "free space where it goes"))
+        return _internal(exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence, with a crash log
-        where = _crash_log(exc)
-        click.echo(
-            f"lnrepro: internal error: {type(exc).__name__}: {exc} — fix: please report it"
-            + (f" with {where}" if where else ""),
-            err=True,
-        )
-        return ExitCode.INTERNAL
+        return _internal(exc)
     return int(rv) if isinstance(rv, int) else 0
+
+
+def _error(exc: LnreproError) -> int:
+    with contextlib.suppress(OSError):
+        click.echo(f"lnrepro: error: {exc.one_line()}", err=True)
+    return int(exc.exit_code)
+
+
+def _internal(exc: BaseException) -> int:
+    where = _crash_log(exc)
+    click.echo(
+        f"lnrepro: internal error: {type(exc).__name__}: {exc} — fix: please report it"
+        + (f" with {where}" if where else ""),
+        err=True,
+    )
+    return ExitCode.INTERNAL

@@ -22,10 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lnrepro.errors import CommandTimeout, DockerUnavailable, EnvironmentProblem
+from lnrepro.errors import (
+    CommandTimeout,
+    DockerUnavailable,
+    EnvironmentProblem,
+    InputError,
+    UsageError,
+)
 
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
+LABEL = "io.lnrepro"  # every container lnrepro starts carries it: findable, removable
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class ContainerSpec:
             },
             "environment": dict(self.environment),
             "privileged": self.privileged,
+            "labels": {LABEL: "1"},
         }
         if self.user:
             kw["user"] = self.user
@@ -163,27 +171,58 @@ def engine_status() -> tuple[bool, str, str]:
     return True, f"Docker {v.get('Version', '?')} (API {v.get('ApiVersion', '?')}) reachable", ""
 
 
+def missing_bind_sources(spec: ContainerSpec) -> list[str]:
+    """Host paths the spec would bind that do not exist (Docker would create them as root)."""
+    return [v.host for v in spec.volumes if not Path(v.host).exists()]
+
+
 def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) -> tuple[int, str]:
-    """Run ``command`` in a fresh container; return (exit status, stdout+stderr). Always removes it."""
+    """Run ``command`` in a fresh container; return (exit status, stdout+stderr).
+
+    Changes nothing on the host before it is sure it can: a missing bind source is refused
+    (Docker would create it, as root). The container is removed in every case — a failed
+    start, a timeout, Ctrl-C and SIGTERM included.
+    """
     import requests
     from docker.errors import APIError, ImageNotFound
 
+    missing = missing_bind_sources(spec)
+    if missing:
+        raise InputError(
+            f"{missing[0]} does not exist, so it cannot be mounted into the container",
+            "create it or pass an existing path (nothing was started)",
+        )
     c = client()
     try:
         c.images.get(spec.image)
     except ImageNotFound:
         raise EnvironmentProblem(
             f"image {spec.image} is not on this machine",
-            f"docker pull {spec.image}, or pass --image",
+            f"docker pull {spec.image}, or pass --image with a local image",
         ) from None
-    container = c.containers.run(spec.image, list(command), detach=True, **spec.sdk_kwargs())
+    except APIError as exc:
+        raise UsageError(
+            f"{spec.image!r} is not a usable image name: {exc.explanation or exc}",
+            "pass --image with a name like repo/name:tag",
+        ) from None
+    container = c.containers.create(spec.image, list(command), **spec.sdk_kwargs())
     try:
+        try:
+            container.start()
+        except APIError as exc:
+            text = str(exc.explanation or exc)
+            hint = (
+                f"use an image that has {command[0]}"
+                if "executable file not found" in text or "no such file" in text
+                else "check the image and the Docker engine's log"
+            )
+            raise EnvironmentProblem(f"the container did not start: {text[:200]}", hint) from None
         try:
             status = container.wait(timeout=timeout)
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             raise CommandTimeout(
                 f"the container did not finish within {timeout:g} s",
-                "check the image's shell; rerun with a longer timeout",
+                "check that the image starts quickly and the engine is not overloaded",
             ) from None
         output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
         return int(status.get("StatusCode", -1)), output

@@ -83,3 +83,33 @@ class GitError(LnreproError):
 
 class CommandTimeout(LnreproError):
     exit_code = ExitCode.TIMEOUT
+
+
+class DiskFull(EnvironmentProblem):
+    """No space left where lnrepro writes (records, logs, its own output)."""
+
+
+# Expected outcomes of running tests: each its own type, so that a caller (bisect) can map
+# them to "skip" by type, never by message text. Exit 5: nothing was examined.
+class OutcomeError(LnreproError):
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class NoTestsMatched(OutcomeError):
+    """The filter matched no test in the binary (e.g. BugRepro tests absent from a commit)."""
+
+
+class NoGtestOutput(OutcomeError):
+    """The test command ran but printed nothing googletest prints."""
+
+
+class BuildFailed(OutcomeError):
+    """Building the code under test failed."""
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C (kill children, keep records), exit 128+N."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -12,13 +12,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from lnrepro.errors import InputError
+from lnrepro.errors import EnvironmentProblem
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file and a rename; the result has the permissions ``open`` gives."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; records are as readable as logs
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -34,7 +42,7 @@ def new_record_dir(base: Path, prefix: str) -> Path:
     try:
         base.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(
+        raise EnvironmentProblem(
             f"cannot create record directory {base}: {exc.strerror}",
             "pass --record-dir with a writable directory",
         ) from None
@@ -46,4 +54,9 @@ def new_record_dir(base: Path, prefix: str) -> Path:
             return candidate
         except FileExistsError:
             continue
-    raise InputError(f"cannot find a free record name under {base}", "clean up old records")
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"cannot create a record directory under {base}: {exc.strerror}",
+                f"make {base} writable (and free space there), or pass --record-dir",
+            ) from None
+    raise EnvironmentProblem(f"cannot find a free record name under {base}", "clean up old records")

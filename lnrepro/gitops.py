@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lnrepro.errors import GitError
 
@@ -30,6 +31,17 @@ def _repo(path: Path):  # type: ignore[no-untyped-def]
         ) from None
 
 
+def _command_error(path: Path, exc: Any) -> GitError:
+    """A failed git command as a one-line GitError with the fix git's own message implies."""
+    stderr = " ".join(str(getattr(exc, "stderr", "") or exc).split())
+    if "dubious ownership" in stderr:
+        return GitError(
+            f"git refuses {path}: it belongs to another user (dubious ownership)",
+            f"git config --global --add safe.directory {path}",
+        )
+    return GitError(f"git failed in {path}: {stderr[:200]}", "run the same git command by hand")
+
+
 def is_work_tree(path: Path) -> bool:
     try:
         _repo(path)
@@ -45,9 +57,7 @@ def submodules(path: Path) -> list[SubmoduleState]:
     try:
         out = _repo(path).git.submodule("status", "--recursive")
     except git.GitCommandError as exc:
-        raise GitError(
-            f"git submodule status failed: {exc.stderr.strip()}", "run it by hand in the checkout"
-        ) from None
+        raise _command_error(path, exc) from None
     states = {" ": "ok", "-": "uninitialised", "+": "wrong commit", "U": "conflict"}
     result = []
     for line in out.splitlines():
@@ -73,11 +83,15 @@ def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:
             for sm in repo.submodules
             if Path(sm.abspath, ".git").exists()
         ]
+    import git
+
     for root, prefix in roots:
         try:
             names = _repo(root).git.ls_files("-z").split("\0")
         except GitError:
             continue
+        except git.GitCommandError as exc:
+            raise _command_error(root, exc) from None
         for name in names:
             if not name:
                 continue

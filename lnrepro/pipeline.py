@@ -15,6 +15,10 @@ Each attempt is its own process, so a crash or hang in attempt 3 costs attempt 3
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import shlex
+import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,7 +27,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lnrepro import proc
-from lnrepro.errors import EnvironmentProblem
+from lnrepro.errors import (
+    DiskFull,
+    EnvironmentProblem,
+    LnreproError,
+    MalformedReport,
+    NoGtestOutput,
+    NoTestsMatched,
+    Terminated,
+)
 from lnrepro.fsio import atomic_write_text, new_record_dir
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, add_metric
@@ -51,6 +63,9 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]: ...
     def build(self, events: Events) -> None: ...
     def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]: ...
+    def rerun_args(self) -> list[str]:
+        """The ``lnrepro run`` options that select this backend exactly as configured."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,18 @@ class EmulatorBackend:
 
     def build(self, events: Events) -> None:
         return None  # nothing to build
+
+    def rerun_args(self) -> list[str]:
+        args = ["--backend", "emulator", "--defect", self.defect]
+        if self.block_size is not None:
+            args += ["--block-size", str(self.block_size)]
+        if self.l1_max_tiles is not None:
+            args += ["--l1-max-tiles", str(self.l1_max_tiles)]
+        if self.bf16_stats:
+            args.append("--bf16-stats")
+        if self.seed is not None:
+            args += ["--seed", str(self.seed)]
+        return args
 
     def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
         argv = [
@@ -113,6 +140,9 @@ class LocalBackend:
             "extra_args": list(self.extra_args),
         }
 
+    def rerun_args(self) -> list[str]:
+        return ["--backend", "local", "--binary", str(self.binary)]
+
     def build(self, events: Events) -> None:
         if not self.binary.is_file():
             raise EnvironmentProblem(
@@ -134,6 +164,8 @@ class Attempt:
     seconds: float
     log: str  # file name inside the record directory
     run: GtestRun
+    leftovers: int = 0  # processes the binary left in its group, killed when it exited
+    escaped: int = 0  # processes that left its group (setsid) and outlived it, killed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +175,8 @@ class Attempt:
             "timed_out": self.timed_out,
             "seconds": round(self.seconds, 3),
             "log": self.log,
+            "leftover_processes_killed": self.leftovers,
+            "escaped_processes_killed": self.escaped,
             "warnings": self.run.warnings,
             "tests": [t.to_json() for t in self.run.tests],  # the lnrepro.gtest-run/1 test entries
         }
@@ -215,6 +249,13 @@ def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
     return list(by.values())
 
 
+class RunState(str, Enum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, SIGHUP
+    ABORTED = "aborted"  # an error ended it; ``stop_reason`` says which
+
+
 @dataclass
 class RunRecord:
     backend: dict[str, Any]
@@ -223,6 +264,13 @@ class RunRecord:
     timeout_s: float | None
     record_dir: Path
     attempts: list[Attempt] = field(default_factory=list)
+    state: RunState = RunState.RUNNING
+    stop_reason: str | None = None
+    rerun: list[str] = field(default_factory=list)  # argv that repeats this run
+
+    @property
+    def rerun_line(self) -> str:
+        return shlex.join(self.rerun)
 
     @property
     def tests(self) -> list[TestAggregate]:
@@ -235,6 +283,9 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": "lnrepro.run/1",
+            "state": self.state.value,
+            "stop_reason": self.stop_reason,
+            "rerun": self.rerun,
             "backend": self.backend,
             "filter": self.gtest_filter,
             "repeat": self.repeat,
@@ -244,6 +295,29 @@ class RunRecord:
             "tests": [t.to_json() for t in self.tests],
             "attempts": [a.to_json() for a in self.attempts],
         }
+
+
+def list_tests(backend: Backend, gtest_filter: str = "*", timeout_s: float = 300.0) -> str:
+    """What ``--gtest_list_tests`` prints for the backend's binary (built first if need be)."""
+    import os
+
+    backend.build(Events())
+    argv = [
+        a
+        for a in backend.command(gtest_filter, Path(os.devnull), 1)
+        if not a.startswith("--gtest_output=")
+    ]
+    code, out = proc.capture([*argv, "--gtest_list_tests"], timeout=timeout_s)
+    if code != 0:
+        raise NoGtestOutput(
+            f"listing the tests failed (exit {code}): {out.strip()[-200:]}",
+            "run the command by hand: " + shlex.join(argv),
+        )
+    return out
+
+
+def _disk_full(path: Path) -> DiskFull:
+    return DiskFull(f"no space left on the device writing {path}", f"free space at {path.parent}")
 
 
 def run_attempt(
@@ -263,19 +337,47 @@ def run_attempt(
     parser = ConsoleParser(
         rules, on_test_start=events.test_started, on_test_end=events.test_finished
     )
-    with log_path.open("wb") as log:
+    try:
+        with log_path.open("wb") as log:
 
-        def sink(data: bytes) -> None:
-            log.write(data)
-            parser.feed(data)
+            def sink(data: bytes) -> None:
+                log.write(data)
+                parser.feed(data)
 
-        res = proc.stream(argv, sink, timeout=timeout_s)
+            res = proc.stream(argv, sink, timeout=timeout_s)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise _disk_full(log_path) from None
+        raise EnvironmentProblem(
+            f"cannot write {log_path}: {exc.strerror}", "check the record directory"
+        ) from None
     run = parser.close(res.exit_code)
     if res.timed_out:
         run.warnings.append(f"attempt {index} killed after the {timeout_s:g} s timeout")
+    if res.leftovers:
+        run.warnings.append(
+            f"the test binary left {res.leftovers} process(es) running in its group; killed"
+        )
+    if res.escaped:
+        run.warnings.append(
+            f"{res.escaped} process(es) escaped the test binary's group (setsid) and were killed"
+        )
     if report.is_file() and not res.timed_out:
-        run = merge(run, read_report(report))
-    return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name, run)
+        try:
+            run = merge(run, read_report(report))
+        except MalformedReport as exc:  # this attempt's problem: its console output stands
+            run.warnings.append(f"report ignored: {exc.message}")
+    return Attempt(
+        index,
+        argv,
+        res.exit_code,
+        res.timed_out,
+        res.seconds,
+        log_path.name,
+        run,
+        res.leftovers,
+        res.escaped,
+    )
 
 
 def run_tests(
@@ -288,39 +390,81 @@ def run_tests(
     rules: MetricRules | None = None,
     events: Events | None = None,
 ) -> RunRecord:
-    """Build, then run the filtered tests ``repeat`` times; write and return the record."""
+    """Build, then run the filtered tests ``repeat`` times; write and return the record.
+
+    The record is written after every attempt, so a run that ends early (Ctrl-C, a signal, a
+    full disk, an error) keeps every finished attempt and says why it stopped. A run that fails
+    before its first attempt leaves no directory behind.
+    """
     events = events or Events()
     rules = rules or MetricRules()
     backend.build(events)
     record = RunRecord(
         backend.describe(), gtest_filter, repeat, timeout_s, new_record_dir(record_base, "run")
     )
-    for i in range(1, repeat + 1):
-        attempt = run_attempt(
-            backend, i, repeat, gtest_filter, record.record_dir, timeout_s, rules, events
-        )
-        record.attempts.append(attempt)
-        events.attempt_finished(attempt)
-        if not attempt.run.saw_gtest_output and not attempt.timed_out:
-            write_record(record)
-            raise EnvironmentProblem(
-                f"the test command printed no googletest output (exit {attempt.exit_code}); "
-                f"see {record.record_dir / attempt.log}",
-                "run the command by hand: " + " ".join(attempt.argv),
+    record.rerun = ["lnrepro", "run", *backend.rerun_args(), "--filter", gtest_filter]
+    if repeat != 1:
+        record.rerun += ["--repeat", str(repeat)]
+    if timeout_s != DEFAULT_TIMEOUT_S:
+        record.rerun += ["--timeout", f"{timeout_s:g}" if timeout_s is not None else "0"]
+    try:
+        for i in range(1, repeat + 1):
+            attempt = run_attempt(
+                backend, i, repeat, gtest_filter, record.record_dir, timeout_s, rules, events
             )
-    if not any(a.run.tests for a in record.attempts):
-        write_record(record)
-        raise EnvironmentProblem(
-            f"no test matched the filter {gtest_filter!r}",
-            "list the tests with --gtest_list_tests and fix --filter",
-        )
+            record.attempts.append(attempt)
+            write_record(record)
+            events.attempt_finished(attempt)
+            if not attempt.run.saw_gtest_output and not attempt.timed_out:
+                raise NoGtestOutput(
+                    f"the test command printed no googletest output (exit {attempt.exit_code}); "
+                    f"see {record.record_dir / attempt.log}",
+                    "run the command by hand: " + shlex.join(attempt.argv),
+                )
+        if not any(a.run.tests for a in record.attempts):
+            raise NoTestsMatched(
+                f"no test matched the filter {gtest_filter!r}",
+                "see which tests exist with `lnrepro run --list` and fix --filter",
+            )
+    except BaseException as exc:
+        _stop(record, exc)
+        raise
+    record.state = RunState.COMPLETE
     write_record(record)
     return record
+
+
+def _stop(record: RunRecord, exc: BaseException) -> None:
+    """Write why the run ended; remove its directory if no attempt finished."""
+    if not record.attempts:
+        shutil.rmtree(record.record_dir, ignore_errors=True)
+        return
+    if isinstance(exc, KeyboardInterrupt):
+        record.state, record.stop_reason = RunState.INTERRUPTED, "interrupted (Ctrl-C)"
+    elif isinstance(exc, Terminated):
+        import signal
+
+        name = signal.Signals(exc.signum).name
+        record.state, record.stop_reason = RunState.INTERRUPTED, f"interrupted ({name})"
+    elif isinstance(exc, LnreproError):
+        record.state, record.stop_reason = RunState.ABORTED, exc.one_line()
+    else:
+        record.state, record.stop_reason = RunState.ABORTED, f"{type(exc).__name__}: {exc}"
+    # on a full disk the attempts' own files are all that can be kept
+    with contextlib.suppress(LnreproError):
+        write_record(record)
 
 
 def write_record(record: RunRecord) -> Path:
     import json
 
     path = record.record_dir / "record.json"
-    atomic_write_text(path, json.dumps(record.to_json(), indent=2) + "\n")
+    try:
+        atomic_write_text(path, json.dumps(record.to_json(), indent=2) + "\n")
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise _disk_full(path) from None
+        raise EnvironmentProblem(
+            f"cannot write {path}: {exc.strerror}", "check the record directory"
+        ) from None
     return path

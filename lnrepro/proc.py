@@ -1,11 +1,18 @@
 """The one door for running processes: argument lists only, timeouts, no shell.
 
-Every child runs in its own session so that a timeout or Ctrl-C kills the whole
-process group (a gtest binary's helpers included), never just the parent.
+Every child runs in its own session so that a timeout, Ctrl-C or SIGTERM kills the whole
+process group (a gtest binary's helpers included), never just the parent. When the child
+itself exits, whatever it left running in its group is killed too, and output stops being
+awaited once nothing of the group is left (a leftover holding the pipe open cannot make a
+finished attempt look hung). A process that escaped the group with ``setsid`` is caught by
+:func:`become_subreaper`: orphans re-parent to lnrepro, which kills them after the attempt.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import os
 import selectors
 import signal
@@ -18,6 +25,10 @@ from pathlib import Path
 from lnrepro.errors import EnvironmentProblem
 
 KILL_GRACE_S = 5.0
+POLL_S = 0.2  # how often a quiet child's exit is noticed
+DRAIN_S = 1.0  # after the group is gone, how long to read what is left in the pipe
+_PR_SET_CHILD_SUBREAPER = 36
+_subreaper = False
 
 
 @dataclass(frozen=True)
@@ -26,23 +37,122 @@ class ProcResult:
     exit_code: int  # shell convention: 128+N for a signal (timeout(1) style 124 on our timeout)
     timed_out: bool
     seconds: float
+    leftovers: int = 0  # processes of the child's group still running when it exited: killed
+    escaped: int = 0  # processes that left the group (setsid) and outlived the child: killed
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux), so none can outlive it."""
+    global _subreaper
+    if _subreaper:
+        return True
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
 
 
 def _shell_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _proc_stat(pid: str) -> tuple[str, int, int] | None:
+    """(state, ppid, pgrp) of a process from /proc, or None if it is gone."""
+    try:
+        stat = Path("/proc", pid, "stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[0], int(fields[1]), int(fields[2])
+
+
+def _pids(match: Callable[[int, int], bool], zombies: bool = False) -> list[int]:
+    """Processes whose (ppid, pgrp) match; zombies (dead, awaiting a wait) only if asked."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            st = _proc_stat(entry.name)
+            if st is not None and (zombies or st[0] != "Z") and match(st[1], st[2]):
+                out.append(int(entry.name))
+    return out
+
+
+def _kill_group(pgid: int, proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM to the group, then SIGKILL after the grace period."""
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
         try:
-            os.killpg(proc.pid, sig)
+            os.killpg(pgid, sig)
         except ProcessLookupError:
             return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
+        if proc is None or wait is None:
             continue
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _pids(lambda _pp, pg: pg == pgid):
+                return
+            time.sleep(0.05)
+
+
+def _kill_leftovers(pgid: int) -> int:
+    """Kill what the exited child left in its group; return how many there were."""
+    members = _pids(lambda _pp, pg: pg == pgid)
+    if members:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    return len(members)
+
+
+def _kill_escaped() -> int:
+    """As a subreaper: kill and reap the orphans re-parented to us (they escaped their group)."""
+    if not _subreaper:
+        return 0
+    me = os.getpid()
+    alive = _pids(lambda pp, _pg: pp == me)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in _pids(lambda pp, _pg: pp == me, zombies=True):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    return len(alive)
+
+
+def _start(
+    argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None
+) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(  # noqa: S603 - argv list, never a shell
+            list(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        if cwd is not None and not cwd.is_dir():
+            raise EnvironmentProblem(
+                f"cannot run {argv[0]!r}: the directory {cwd} does not exist", "check the path"
+            ) from None
+        raise EnvironmentProblem(
+            f"cannot run {argv[0]!r}: no such program", "install it or check PATH"
+        ) from None
+    except PermissionError:
+        raise EnvironmentProblem(
+            f"cannot run {argv[0]!r}: permission denied", "check the file's execute bit"
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ENOEXEC:
+            raise EnvironmentProblem(
+                f"cannot run {argv[0]!r}: not an executable this machine can run",
+                "pass a compiled binary or a script with a #! line",
+            ) from None
+        raise EnvironmentProblem(
+            f"cannot run {argv[0]!r}: {exc.strerror}", "check the program and its directory"
+        ) from None
 
 
 def stream(
@@ -55,63 +165,69 @@ def stream(
 ) -> ProcResult:
     """Run ``argv`` with stdout+stderr merged, handing output to ``on_output`` as it comes.
 
-    On timeout the process group gets SIGTERM, then SIGKILL; the result says
-    ``timed_out`` and ``exit_code`` is 124, as with timeout(1).
+    On timeout the process group gets SIGTERM, then SIGKILL; the result says ``timed_out`` and
+    ``exit_code`` is 124, as with timeout(1). On any exception (Ctrl-C, SIGTERM) the group is
+    killed before it propagates. The exit code is always the child's own.
     """
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(  # noqa: S603 - argv list, never a shell
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise EnvironmentProblem(
-            f"cannot run {argv[0]!r}: no such program", "install it or check PATH"
-        ) from None
-    except PermissionError:
-        raise EnvironmentProblem(
-            f"cannot run {argv[0]!r}: permission denied", "check the file's execute bit"
-        ) from None
+    proc = _start(argv, env, cwd)
+    pgid = proc.pid  # start_new_session: the child leads its own group
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     sel = selectors.DefaultSelector()
     sel.register(fd, selectors.EVENT_READ)
     deadline = None if timeout is None else start + timeout
-    timed_out = False
+    timed_out = eof = False
+    leftovers = 0
     try:
         while True:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
                 timed_out = True
                 break
-            if not sel.select(timeout=left):
-                continue
+            wait = POLL_S if deadline is None else min(POLL_S, deadline - now)
+            if sel.select(timeout=wait):
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    eof = True
+                    break
+                on_output(data)
+            elif proc.poll() is not None:
+                break  # the child is done; a leftover may still hold the pipe open
+        if timed_out:
+            _kill_group(pgid, proc)
+        elif not eof or proc.poll() is not None:
+            pass
+        else:  # the pipe closed but the child runs on: wait for it within the timeout
+            try:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                proc.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(pgid, proc)
+        if not timed_out and proc.poll() is not None:
+            leftovers = _kill_leftovers(pgid)
+        # what the group still wrote, for a moment: never wait on a pipe held by an escapee
+        drain_until = time.monotonic() + DRAIN_S
+        while not eof and time.monotonic() < drain_until:
+            if not sel.select(timeout=max(0.0, drain_until - time.monotonic())):
+                break
             data = os.read(fd, 1 << 16)
             if not data:
                 break
             on_output(data)
     except BaseException:
-        _kill_group(proc)
+        _kill_group(pgid, proc)
+        proc.wait()
+        _kill_escaped()
         raise
     finally:
         sel.close()
-    if timed_out:
-        _kill_group(proc)
-        # drain what the dying process still wrote
-        try:
-            while data := os.read(fd, 1 << 16):
-                on_output(data)
-        except OSError:
-            pass
-    proc.stdout.close()
+        proc.stdout.close()
     rc = proc.wait()
+    escaped = _kill_escaped()
     code = 124 if timed_out else _shell_code(rc)
-    return ProcResult(tuple(argv), code, timed_out, time.monotonic() - start)
+    return ProcResult(tuple(argv), code, timed_out, time.monotonic() - start, leftovers, escaped)
 
 
 def capture(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus
@@ -50,6 +51,22 @@ def why(t: TestResult) -> str:
     return ""
 
 
+def esc(text: object) -> str:
+    """Text from logs, reports, paths and test names is data: never rich markup."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def md_code(text: str) -> str:
+    """An inline Markdown code span that holds any text (backticks included)."""
+    text = text.replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def make_console(stderr: bool = False) -> Console:
     from rich.console import Console
 
@@ -75,11 +92,11 @@ def render_gtest_run(run: GtestRun, console: Console) -> None:
             + (f" <{t.type_param}>" if t.type_param else "")
         )
         row = [
-            name,
+            esc(name),
             f"[{STATUS_STYLE[t.status]}]{t.status.value}[/]",
             "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms",
-            fmt_metrics(t.metrics),
-            why(t),
+            esc(fmt_metrics(t.metrics)),
+            esc(why(t)),
         ]
         table.add_row(*([str(t.iteration)] if multi else []), *row)
     console.print(table)
@@ -87,15 +104,17 @@ def render_gtest_run(run: GtestRun, console: Console) -> None:
         for f in it.global_failures:
             console.print(
                 f"[red]failure outside any test[/] (iteration {it.index}): "
-                f"{f.file or 'unknown file'}:{f.line or '?'}: {_first_line(f.message)}"
+                + esc(f"{f.file or 'unknown file'}:{f.line or '?'}: {_first_line(f.message)}")
             )
         for suite, fs in it.suite_failures.items():
-            console.print(f"[red]suite set-up/tear-down failed[/]: {suite} ({len(fs)} failure(s))")
+            console.print(
+                f"[red]suite set-up/tear-down failed[/]: {esc(suite)} ({len(fs)} failure(s))"
+            )
     totals = {k: v for k, v in run.totals().items() if v}
     summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
     console.print(f"{len(run.iterations)} iteration(s): {summary}")
     for w in run.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
+        console.print(f"[yellow]warning:[/] {esc(w)}")
 
 
 def md_escape(text: str) -> str:
@@ -107,7 +126,7 @@ def gtest_run_markdown(run: GtestRun) -> str:
     for t in run.tests:
         ms = "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms"
         lines.append(
-            f"| {t.iteration} | `{md_escape(t.name)}` | **{t.status.value}** | {ms} | "
+            f"| {t.iteration} | {md_escape(md_code(t.name))} | **{t.status.value}** | {ms} | "
             f"{md_escape(fmt_metrics(t.metrics))} | {md_escape(why(t))} |"
         )
     totals = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v)
@@ -153,26 +172,14 @@ def _worst(metrics: Metrics) -> str:
     return "; ".join(parts)
 
 
-def rerun_command(record: RunRecord) -> str:
-    b = record.backend
-    parts = ["lnrepro run", f"--backend {b['backend']}", f"--filter '{record.gtest_filter}'"]
-    if b["backend"] == "emulator":
-        parts.append(f"--defect {b['defect']}")
-        if b.get("seed") is not None:
-            parts.append(f"--seed {b['seed']}")
-    elif b["backend"] == "local":
-        parts.append(f"--binary {b['binary']}")
-    if record.repeat != 1:
-        parts.append(f"--repeat {record.repeat}")
-    return " ".join(parts)
-
-
 def render_run(record: RunRecord, console: Console) -> None:
     from rich.table import Table
 
     b = record.backend
     title = f"{b['backend']}" + (f" (defect: {b['defect']})" if "defect" in b else "")
-    table = Table(title=f"lnrepro run — {title}, {record.repeat} attempt(s)", title_justify="left")
+    table = Table(
+        title=f"lnrepro run — {esc(title)}, {record.repeat} attempt(s)", title_justify="left"
+    )
     table.add_column("test", overflow="fold")
     table.add_column("verdict")
     table.add_column("passed [95% CI]", justify="right")
@@ -181,23 +188,25 @@ def render_run(record: RunRecord, console: Console) -> None:
         lo, hi = t.interval
         v = t.verdict.value
         table.add_row(
-            _short(t.name),
+            esc(_short(t.name)),
             f"[{VERDICT_STYLE[v]}]{v}[/]",
             _rate(t.passed, t.runs, lo, hi),
-            _worst(t.worst),
+            esc(_worst(t.worst)),
         )
     console.print(table)
     for a in record.attempts:
         for w in a.run.warnings:
-            console.print(f"[yellow]attempt {a.index}:[/] {w}")
-    console.print(f"record: {record.record_dir}/record.json   rerun: {rerun_command(record)}")
+            console.print(f"[yellow]attempt {a.index}:[/] {esc(w)}")
+    console.print(f"record: {esc(record.record_dir / 'record.json')}")
+    console.print(f"rerun:  {esc(record.rerun_line)}")
 
 
 def run_markdown(record: RunRecord) -> str:
     b = record.backend
     desc = ", ".join(f"{k}={v}" for k, v in b.items() if v is not None)
     lines = [
-        f"**lnrepro run** — {desc}; filter `{record.gtest_filter}`; {record.repeat} attempt(s)",
+        f"**lnrepro run** — {md_escape(desc)}; filter {md_escape(md_code(record.gtest_filter))}; "
+        f"{record.repeat} attempt(s)",
         "",
         "| test | verdict | passed (95% CI) | worst metrics |",
         "|---|---|---|---|",
@@ -205,10 +214,11 @@ def run_markdown(record: RunRecord) -> str:
     for t in record.tests:
         lo, hi = t.interval
         lines.append(
-            f"| `{md_escape(_short(t.name))}` | **{t.verdict.value}** | {_rate(t.passed, t.runs, lo, hi)} | "
+            f"| {md_escape(md_code(_short(t.name)))} | **{t.verdict.value}** | "
+            f"{_rate(t.passed, t.runs, lo, hi)} | "
             f"{md_escape(_worst(t.worst))} |"
         )
-    lines += ["", f"Reproduce: `{rerun_command(record)}`"]
+    lines += ["", f"Reproduce: {md_code(record.rerun_line)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -248,13 +258,13 @@ class RichRunEvents(Events):
 
     def test_started(self, name: str) -> None:
         i, n = self.attempt
-        self.progress.update(self.task, description=f"attempt {i}/{n}: {_short(name)}")
+        self.progress.update(self.task, description=f"attempt {i}/{n}: {esc(_short(name))}")
 
     def test_finished(self, result: TestResult) -> None:
         style = STATUS_STYLE[result.status]
         self.progress.console.print(
-            f"  [{style}]{result.status.value:<8}[/] {_short(result.name)}"
-            + (f"  {fmt_metrics(result.metrics)}" if result.metrics else ""),
+            f"  [{style}]{result.status.value:<8}[/] {esc(_short(result.name))}"
+            + (f"  {esc(fmt_metrics(result.metrics))}" if result.metrics else ""),
             highlight=False,
         )
 
@@ -287,17 +297,17 @@ def render_env(report: Any, console: Console) -> None:
             if c.status != r.status and c.status.value != "skip":
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
                 remedy = c.remedy or r.remedy
-        table.add_row(*row, detail, remedy)
+        table.add_row(*row, esc(detail), esc(remedy))
     console.print(table)
     diffs = report.differences() if report.container is not None else []
     if report.container is not None:
-        console.print(f"container: {report.container_command}")
+        console.print(f"container: {esc(report.container_command)}")
         for h, c in diffs:
             if c.status.value == "skip":
                 continue
             console.print(
-                f"[bold]differs[/] {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
-                + (f" — fix: {c.remedy}" if c.remedy else "")
+                f"[bold]differs[/] {h.id}: host {h.status.value}, container {c.status.value} — "
+                + esc(c.detail + (f" — fix: {c.remedy}" if c.remedy else ""))
             )
     verdict = "[bold red]not ready[/]" if report.failed else "[green]ready[/]"
     console.print(f"verdict: {verdict}")

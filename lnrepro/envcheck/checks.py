@@ -317,7 +317,7 @@ def check_tt_metal_home(f: Facts, ctx: Context) -> Result:
             "export TT_METAL_HOME=/path/to/tt-metal or pass --tt-metal PATH (the emulator needs none)",
         )
     where = "in the container" if ctx.mode == "container" else ""
-    if ".git" not in f.home_entries and not f.home_entries:
+    if "." not in f.home_entries:
         return Result(
             i,
             Status.FAIL,

@@ -66,6 +66,7 @@ fact iommu_groups "$n"
 fact env_arch_name "${ARCH_NAME:-}"
 fact env_tt_metal_home "${TT_METAL_HOME:-}"
 if [ -n "${TT_METAL_HOME:-}" ]; then
+  [ -d "$TT_METAL_HOME" ] && fact home_entry "."
   for f in build_metal.sh tt-train tt_metal .git; do
     [ -e "$TT_METAL_HOME/$f" ] && fact home_entry "$f"
   done

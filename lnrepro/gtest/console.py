@@ -57,6 +57,8 @@ SUMMARY_TAIL_LINES = 8  # lines read one by one after the last marker of a closi
 _MARKER = re.compile(
     r"^\[ *(?P<tag>RUN|OK|FAILED|SKIPPED|DISABLED|PASSED|=+|-+) *\] ?(?P<rest>.*)$"
 )
+# gtest's own RUN line, glued after other output that lacked a newline (or after bad bytes)
+_RUN_GLUED = re.compile(r"\[ RUN      \] (?P<rest>\S+)$")
 _END_ANYWHERE = re.compile(r"\[ *(?P<tag>OK|FAILED|SKIPPED) *\] (?P<rest>.*)$")
 _RESULT = re.compile(
     r"^(?P<name>\S+?)(?:, where (?P<where>.*?))?(?: \((?P<ms>\d+|\?) ms\))?$"  # "?": normalised golden files
@@ -125,6 +127,8 @@ class ConsoleParser:
         self._capture_chars = 0
         self._linewise = 0  # > 0: read lines one by one (the tail of a closing summary)
         self._texts: dict[str, str] = {}
+        self._runs_seen: dict[int, int] = {}  # iteration -> RUN markers, to check gtest's count
+        self._glued = 0
 
     # ------------------------------------------------------------------ input
     def feed(self, data: bytes) -> None:
@@ -167,6 +171,17 @@ class ConsoleParser:
             status, crash = describe_exit(exit_code)
             self._finish_unfinished(status, crash)
         self._flush_pending(at_end=True)
+        if self._glued:
+            self.run.warnings.append(
+                f"{self._glued} [ RUN ] marker(s) were glued to other output; recovered"
+            )
+        for it in self.run.iterations:
+            seen = self._runs_seen.get(it.index, 0)
+            if it.summary.ran is not None and seen and seen != it.summary.ran:
+                self.run.warnings.append(
+                    f"iteration {it.index}: googletest says {it.summary.ran} test(s) ran, "
+                    f"but the log shows {seen}: some output is garbled or missing"
+                )
         if not self.run.saw_gtest_output:
             self.run.warnings.append("no googletest output found")
         elif self.run.iterations and not self.run.iterations[-1].finished:
@@ -256,6 +271,13 @@ class ConsoleParser:
         if self._current is not None:
             e = _END_ANYWHERE.search(text)
             if e is not None and self._end_marker(e.group("tag"), e.group("rest")):
+                return
+        if self._current is None and "[ RUN " in text:
+            g = _RUN_GLUED.search(text)
+            if g is not None:
+                self.run.saw_gtest_output = True
+                self._glued += 1
+                self._run_marker(g.group("rest"))
                 return
         h = _FAILURE_HEADER.match(text) if text.endswith(("Failure", "Skipped")) else None
         if h is not None:
@@ -351,6 +373,7 @@ class ConsoleParser:
         self._current = TestResult(
             name=sys.intern(name), status=TestStatus.CRASHED, iteration=it.index
         )
+        self._runs_seen[it.index] = self._runs_seen.get(it.index, 0) + 1
         if self._on_start is not None:
             self._on_start(name)
         for tensor, key, value in self._pending_metrics:

@@ -161,10 +161,17 @@ def read_report(path: Path) -> Report:
         ) from None
     text = data.decode("utf-8", "replace")
     head = text.lstrip()[:1]
-    if head == "{" or path.suffix.lower() == ".json":
-        return read_json(text)
-    if head == "<" or path.suffix.lower() == ".xml":
-        return read_xml(text)
+    try:
+        if head == "{" or path.suffix.lower() == ".json":
+            return read_json(text)
+        if head == "<" or path.suffix.lower() == ".xml":
+            return read_xml(text)
+    except (RecursionError, TypeError, AttributeError, ValueError) as exc:
+        # nested beyond reason, or fields of the wrong type ("failures": 5, "testsuite": 7)
+        raise MalformedReport(
+            f"{path} is not shaped like a googletest report ({type(exc).__name__})",
+            "pass the file googletest wrote with --gtest_output=json:PATH or xml:PATH",
+        ) from None
     raise MalformedReport(
         f"{path} is neither a JSON nor an XML googletest report",
         "pass the file written by --gtest_output=json:PATH or xml:PATH",
