@@ -469,6 +469,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("lnrepro: interrupted", err=True)
         return ExitCode.INTERRUPTED
+    except click.UsageError as exc:  # one line, like every other error
+        cmd = exc.ctx.command_path if exc.ctx is not None else "lnrepro"
+        return _error(UsageError(exc.format_message(), f"see `{cmd} --help`"))
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

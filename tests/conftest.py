@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +139,32 @@ def lookalike_builds(lookalike: Any, tmp_path_factory: pytest.TempPathFactory) -
         res = build(tree)
         assert res.ok, f"look-alike build of {name} failed:\n{res.output[-3000:]}"
     return trees
+
+
+# ------------------------------------------------------------------ Docker
+def docker_ok() -> bool:
+    return (
+        shutil.which("docker") is not None
+        and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    )
+
+
+@pytest.fixture(scope="session")
+def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
+    bb = shutil.which("busybox") or "/bin/busybox"
+    need(Path(bb).exists(), "busybox-static is not installed")
+    root = tmp_path_factory.mktemp("bbroot")
+    (root / "bin").mkdir()
+    shutil.copy(bb, root / "bin" / "busybox")
+    for applet in ("sh", "id", "cat", "ls", "true"):
+        (root / "bin" / applet).symlink_to("busybox")
+    (root / "tmp").mkdir()
+    name = f"lnrepro-test-busybox:{uuid.uuid4().hex[:8]}"
+    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+    subprocess.run(
+        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
+    )
+    tar.wait()
+    yield name
+    subprocess.run(["docker", "rmi", "-f", name], capture_output=True)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,37 +14,9 @@ import pytest
 from lnrepro import container
 from lnrepro.envcheck import container_facts
 from lnrepro.envcheck.checks import Context, Status, evaluate
-from tests.conftest import need
+from tests.conftest import docker_ok, need
 
 pytestmark = pytest.mark.docker
-
-
-def docker_ok() -> bool:
-    return (
-        shutil.which("docker") is not None
-        and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
-    )
-
-
-@pytest.fixture(scope="session")
-def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
-    bb = shutil.which("busybox") or "/bin/busybox"
-    need(Path(bb).exists(), "busybox-static is not installed")
-    root = tmp_path_factory.mktemp("bbroot")
-    (root / "bin").mkdir()
-    shutil.copy(bb, root / "bin" / "busybox")
-    for applet in ("sh", "id", "cat", "ls", "true"):
-        (root / "bin" / applet).symlink_to("busybox")
-    (root / "tmp").mkdir()
-    name = f"lnrepro-test-busybox:{uuid.uuid4().hex[:8]}"
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
-    )
-    tar.wait()
-    yield name
-    subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
 
 def judge(spec: container.ContainerSpec) -> dict[str, Status]:
