@@ -25,7 +25,9 @@ class ExitCode(IntEnum):
     ENVIRONMENT = 5  # Docker, a device, a tool or a directory is missing or unusable
     GIT = 6  # not a repository, bad ref, dirty tree
     TIMEOUT = 7  # something ran longer than its limit
-    INTERRUPTED = 130  # Ctrl-C
+    HANGUP = 129  # SIGHUP: the terminal went away (128 + 1)
+    INTERRUPTED = 130  # Ctrl-C (128 + 2)
+    TERMINATED = 143  # SIGTERM (128 + 15)
 
 
 class LnreproError(Exception):

@@ -80,27 +80,32 @@ def _pids(match: Callable[[int, int], bool], zombies: bool = False) -> list[int]
 
 
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes] | None) -> None:
-    """SIGTERM to the group, then SIGKILL after the grace period."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+    """SIGTERM to the group, then SIGKILL after the grace period; return once it is gone."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 2.0)):
         try:
             os.killpg(pgid, sig)
         except ProcessLookupError:
             return
-        if proc is None or wait is None:
-            continue
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not _pids(lambda _pp, pg: pg == pgid):
+            if (proc is None or proc.poll() is not None) and not _pids(lambda _pp, pg: pg == pgid):
                 return
-            time.sleep(0.05)
+            time.sleep(0.02)
 
 
 def _kill_leftovers(pgid: int) -> int:
-    """Kill what the exited child left in its group; return how many there were."""
+    """Kill what the exited child left in its group; return how many there were.
+
+    SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone, so that
+    "the attempt is over" means nothing of it still runs.
+    """
     members = _pids(lambda _pp, pg: pg == pgid)
     if members:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+        deadline = time.monotonic() + 2.0
+        while _pids(lambda _pp, pg: pg == pgid) and time.monotonic() < deadline:
+            time.sleep(0.01)
     return len(members)
 
 

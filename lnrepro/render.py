@@ -10,6 +10,7 @@ from lnrepro.pipeline import Attempt, Events, RunRecord
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 STATUS_STYLE = {
     TestStatus.PASSED: "green",
@@ -51,11 +52,22 @@ def why(t: TestResult) -> str:
     return ""
 
 
-def esc(text: object) -> str:
-    """Text from logs, reports, paths and test names is data: never rich markup."""
-    from rich.markup import escape
+def esc(text: object) -> Text:
+    """Text from logs, reports, paths and test names is data: a rich Text, never markup.
 
-    return escape(str(text))
+    (``rich.markup.escape`` is not enough: it leaves ``\\[`` alone, and the markup parser then
+    eats the backslash.)
+    """
+    from rich.text import Text
+
+    return Text(str(text))
+
+
+def styled(*parts: str | tuple[str, str] | Text) -> Text:
+    """A line of our own styled words and data: ``(text, style)`` tuples style, strings are data."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
 
 
 def md_code(text: str) -> str:
@@ -91,7 +103,7 @@ def render_gtest_run(run: GtestRun, console: Console) -> None:
             + (f" [{t.param}]" if t.param else "")
             + (f" <{t.type_param}>" if t.type_param else "")
         )
-        row = [
+        row: list[Text | str] = [
             esc(name),
             f"[{STATUS_STYLE[t.status]}]{t.status.value}[/]",
             "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms",
@@ -103,18 +115,23 @@ def render_gtest_run(run: GtestRun, console: Console) -> None:
     for it in run.iterations:
         for f in it.global_failures:
             console.print(
-                f"[red]failure outside any test[/] (iteration {it.index}): "
-                + esc(f"{f.file or 'unknown file'}:{f.line or '?'}: {_first_line(f.message)}")
+                styled(
+                    ("failure outside any test", "red"),
+                    f" (iteration {it.index}): ",
+                    f"{f.file or 'unknown file'}:{f.line or '?'}: {_first_line(f.message)}",
+                )
             )
         for suite, fs in it.suite_failures.items():
             console.print(
-                f"[red]suite set-up/tear-down failed[/]: {esc(suite)} ({len(fs)} failure(s))"
+                styled(
+                    ("suite set-up/tear-down failed", "red"), f": {suite} ({len(fs)} failure(s))"
+                )
             )
     totals = {k: v for k, v in run.totals().items() if v}
     summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
     console.print(f"{len(run.iterations)} iteration(s): {summary}")
     for w in run.warnings:
-        console.print(f"[yellow]warning:[/] {esc(w)}")
+        console.print(styled(("warning:", "yellow"), " ", w))
 
 
 def md_escape(text: str) -> str:
@@ -178,7 +195,7 @@ def render_run(record: RunRecord, console: Console) -> None:
     b = record.backend
     title = f"{b['backend']}" + (f" (defect: {b['defect']})" if "defect" in b else "")
     table = Table(
-        title=f"lnrepro run — {esc(title)}, {record.repeat} attempt(s)", title_justify="left"
+        title=esc(f"lnrepro run — {title}, {record.repeat} attempt(s)"), title_justify="left"
     )
     table.add_column("test", overflow="fold")
     table.add_column("verdict")
@@ -196,9 +213,9 @@ def render_run(record: RunRecord, console: Console) -> None:
     console.print(table)
     for a in record.attempts:
         for w in a.run.warnings:
-            console.print(f"[yellow]attempt {a.index}:[/] {esc(w)}")
-    console.print(f"record: {esc(record.record_dir / 'record.json')}")
-    console.print(f"rerun:  {esc(record.rerun_line)}")
+            console.print(styled((f"attempt {a.index}:", "yellow"), " ", w))
+    console.print(esc(f"record: {record.record_dir / 'record.json'}"))
+    console.print(esc(f"rerun:  {record.rerun_line}"))
 
 
 def run_markdown(record: RunRecord) -> str:
@@ -236,7 +253,7 @@ class RichRunEvents(Events):
         )
 
         self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), console=console, transient=True,
         )  # fmt: skip
         self.task: Any = None
@@ -258,13 +275,17 @@ class RichRunEvents(Events):
 
     def test_started(self, name: str) -> None:
         i, n = self.attempt
-        self.progress.update(self.task, description=f"attempt {i}/{n}: {esc(_short(name))}")
+        self.progress.update(self.task, description=f"attempt {i}/{n}: {_short(name)}")
 
     def test_finished(self, result: TestResult) -> None:
         style = STATUS_STYLE[result.status]
         self.progress.console.print(
-            f"  [{style}]{result.status.value:<8}[/] {esc(_short(result.name))}"
-            + (f"  {esc(fmt_metrics(result.metrics))}" if result.metrics else ""),
+            styled(
+                "  ",
+                (f"{result.status.value:<8}", style),
+                f" {_short(result.name)}",
+                f"  {fmt_metrics(result.metrics)}" if result.metrics else "",
+            ),
             highlight=False,
         )
 
@@ -301,13 +322,16 @@ def render_env(report: Any, console: Console) -> None:
     console.print(table)
     diffs = report.differences() if report.container is not None else []
     if report.container is not None:
-        console.print(f"container: {esc(report.container_command)}")
+        console.print(esc(f"container: {report.container_command}"))
         for h, c in diffs:
             if c.status.value == "skip":
                 continue
             console.print(
-                f"[bold]differs[/] {h.id}: host {h.status.value}, container {c.status.value} — "
-                + esc(c.detail + (f" — fix: {c.remedy}" if c.remedy else ""))
+                styled(
+                    ("differs", "bold"),
+                    f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
+                    + (f" — fix: {c.remedy}" if c.remedy else ""),
+                )
             )
     verdict = "[bold red]not ready[/]" if report.failed else "[green]ready[/]"
     console.print(f"verdict: {verdict}")

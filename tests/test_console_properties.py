@@ -72,3 +72,22 @@ def test_chunking_never_changes_the_result(
 @given(st.binary(max_size=2000))
 def test_arbitrary_bytes(data: bytes) -> None:
     parse_bytes(data, exit_code=139).to_json()
+
+
+def test_glued_run_marker_is_recovered_and_count_mismatch_warned() -> None:
+    from lnrepro.gtest.console import parse_bytes
+
+    log = (
+        b"[==========] Running 3 tests from 1 test suite.\n"
+        b"[ RUN      ] S.A\n[       OK ] S.A (0 ms)\n"
+        b"chatter[ RUN      ] S.B\n[       OK ] S.B (0 ms)\n"
+        b"\xff\xfe[ RUN      ] S.C\n[       OK ] S.C (0 ms)\n"
+        b"[==========] 3 tests from 1 test suite ran. (0 ms total)\n[  PASSED  ] 3 tests.\n"
+    )
+    run = parse_bytes(log, exit_code=0)
+    assert [t.name for t in run.tests] == ["S.A", "S.B", "S.C"]
+    assert any("glued" in w for w in run.warnings)
+    short = parse_bytes(
+        log.replace(b"3 tests from 1 test suite ran", b"4 tests from 1 test suite ran")
+    )
+    assert any("googletest says 4 test(s) ran, but the log shows 3" in w for w in short.warnings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -42,6 +43,8 @@ def test_container_runs_as_the_invoking_user(busybox_image: str) -> None:
 
 
 def test_cli_container_mode(busybox_image: str) -> None:
+    label = ["docker", "ps", "-aq", "--filter", f"label={container.LABEL}"]
+    before = set(subprocess.run(label, capture_output=True, text=True).stdout.split())
     p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--container", "--image", busybox_image, "--json"],
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     doc = json.loads(p.stdout)
@@ -53,8 +56,8 @@ def test_cli_container_mode(busybox_image: str) -> None:
     inside = {c["id"]: c for c in doc["container"]["checks"]}
     assert inside["sysfs"]["status"] == "ok" and inside["docker"]["detail"] == "judged on the host"
     assert p.returncode == (1 if not doc["ok"] else 0)
-    before = subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True).stdout
-    assert before.strip() == "", "every container lnrepro started was removed"
+    left = set(subprocess.run(label, capture_output=True, text=True).stdout.split())
+    assert left <= before, "every container lnrepro started was removed"
 
 
 def test_missing_image_is_a_one_line_error() -> None:
@@ -89,13 +92,13 @@ def good_host() -> Iterator[None]:
         )
         mounted = True
         yield
-    finally:
+    finally:  # each step on its own: one failing must not leave the others behind
         if mounted:
             subprocess.run(["umount", str(mnt)], check=False)
-        mnt.rmdir()
-        node.unlink()
-        dev_dir.rmdir()
-        nr.write_text(old + "\n")
+        for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir, lambda: nr.write_text(old + "\n")):
+            with contextlib.suppress(OSError):
+                undo()
+        assert not dev_dir.exists() and not mnt.exists()
 
 
 def test_good_host_made_real(good_host: None, busybox_image: str) -> None:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -215,3 +216,23 @@ def test_this_machine_is_judged_truthfully() -> None:
         assert by["driver"]["status"] == "skip"
     assert all(c["detail"] for c in doc["checks"])
     assert all(c["remedy"] for c in doc["checks"] if c["status"] == "fail")
+
+
+def test_device_must_be_readable_and_writable_and_driver_minimum_is_inclusive() -> None:
+    from lnrepro.envcheck.checks import Context, check_device, check_driver
+    from lnrepro.envcheck.facts import parse_probe
+
+    def facts(r: str, w: str, version: str = "1.33") -> Any:
+        lines = {
+            "probe": "1", "dev_dir": "1", "sys_dir": "1", "module_loaded": "1",
+            "module_version": version, "dev": f"0 c {r} {w}", "pci": "0000:01:00.0 0x401e",
+            "pci_total": "4",
+        }  # fmt: skip
+        return parse_probe("".join(f"{k}\t{v}\n" for k, v in lines.items()))
+
+    ctx = Context(mode="host")
+    assert check_device(facts("1", "1"), ctx).status is Status.OK
+    for r, w in (("1", "0"), ("0", "1"), ("0", "0")):
+        assert check_device(facts(r, w), ctx).status is Status.FAIL, (r, w)
+    assert check_driver(facts("1", "1", "1.33"), ctx).status is Status.OK  # exactly the minimum
+    assert check_driver(facts("1", "1", "1.32.9"), ctx).status is Status.FAIL

@@ -48,3 +48,16 @@ def test_configurable_keys_and_patterns() -> None:
 )
 def test_validate_pattern(pattern: str, ok: bool) -> None:
     assert (validate_pattern(pattern) is None) is ok
+
+
+def test_a_metric_reported_twice_keeps_its_worst_value() -> None:
+    from lnrepro.gtest.model import add_metric
+
+    m: dict[str, dict[str, float]] = {}
+    add_metric(m, "dx", "max_diff", 3.0)
+    add_metric(m, "dx", "max_diff", 1000.0)
+    add_metric(m, "dx", "max_diff", 7.0)
+    assert m == {"dx": {"max_diff": 1000.0}}
+    add_metric(m, "dx", "max_diff", float("nan"))
+    add_metric(m, "dx", "max_diff", 5000.0)
+    assert m["dx"]["max_diff"] != m["dx"]["max_diff"]  # NaN is the worst and stays

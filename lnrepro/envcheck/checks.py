@@ -393,6 +393,8 @@ def check_lfs(f: Facts, ctx: Context) -> Result:
 
 def check_disk(f: Facts, ctx: Context) -> Result:
     i = "disk"
+    if ctx.mode == "sysroot" and not (ctx.tt_metal and ctx.tt_metal.exists()):
+        return Result(i, Status.SKIP, "not measured for --sysroot (it describes another machine)")
     path = ctx.tt_metal if ctx.tt_metal and ctx.tt_metal.exists() else ctx.disk_path
     try:
         free = shutil.disk_usage(path).free / 2**30

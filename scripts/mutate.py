@@ -1,0 +1,171 @@
+"""Plant known mutants in a copy of the project and show that the test suite kills each one.
+
+Every mutant is one textual change to lnrepro's code: a bug a test is supposed to catch (the
+list started from the mutants that survived an outside review). For each, the project is copied
+to a temporary directory, the change applied, and the tests named for it run with ``CI=true``
+(so missing tools fail instead of skipping) and a per-test time limit (a hang counts as killed).
+
+    python scripts/mutate.py [--only ID ...] [--list]
+
+Prints a Markdown table and exits 1 if any mutant survived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    why: str
+
+
+MUTANTS = (
+    Mutant("proc-kill-not-killpg", "lnrepro/proc.py", "os.killpg(pgid, sig)", "os.kill(pgid, sig)",
+           ("tests/test_proc.py",), "a timeout kills the shell but not its children"),
+    Mutant("proc-no-sigkill", "lnrepro/proc.py",
+           "((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 2.0))", "((signal.SIGTERM, KILL_GRACE_S),)",
+           ("tests/test_proc.py",), "a child ignoring SIGTERM outlives its timeout"),
+    Mutant("proc-no-new-session", "lnrepro/proc.py", "start_new_session=True", "start_new_session=False",
+           ("tests/test_proc.py",), "children share lnrepro's group: nothing can be killed as a group"),
+    Mutant("proc-leftovers-kept", "lnrepro/proc.py", "leftovers = _kill_leftovers(pgid)", "leftovers = 0",
+           ("tests/test_proc.py",), "a binary's background helpers keep running after it exits"),
+    Mutant("proc-no-subreaper", "lnrepro/cli.py", "    proc.become_subreaper()", "    pass",
+           ("tests/test_faults.py::test_what_the_binary_leaves_behind_is_killed",),
+           "a setsid escapee outlives lnrepro"),
+    Mutant("metric-keeps-smallest", "lnrepro/gtest/model.py", "value > old or value != value",
+           "value < old or value != value", ("tests/test_metrics.py",), "worst metric is the best one"),
+    Mutant("metric-drops-nan", "lnrepro/gtest/model.py", "value > old or value != value", "value > old",
+           ("tests/test_metrics.py",), "a NaN metric is replaced by a number"),
+    Mutant("double-subtract-block-only", "lnrepro/emulator/kernel.py",
+           "if Defect.DOUBLE_SUBTRACT in cfg.defects:",
+           "if Defect.DOUBLE_SUBTRACT in cfg.defects and not cfg.fits_in_l1(features):",
+           ("tests/test_emulator_kernel.py",), "the double subtraction only on the block path"),
+    Mutant("device-readable-or-writable", "lnrepro/envcheck/checks.py", "not (d.readable and d.writable)",
+           "not (d.readable or d.writable)", ("tests/test_envcheck_sysroot.py",),
+           "a device node you can only read passes"),
+    Mutant("driver-minimum-exclusive", "lnrepro/envcheck/checks.py",
+           "if _version(f.module_version) < _version(ctx.min_driver):",
+           "if _version(f.module_version) <= _version(ctx.min_driver):",
+           ("tests/test_envcheck_sysroot.py",), "a driver exactly at the minimum fails"),
+    Mutant("render-reads-markup", "lnrepro/render.py", "    return Text(str(text))",
+           "    return Text.from_markup(str(text))",
+           ("tests/test_render.py", "tests/test_faults.py::test_hostile_names_and_messages_render_as_written"),
+           "test names and messages are read as rich markup"),
+    Mutant("record-only-at-the-end", "lnrepro/pipeline.py",
+           "            record.attempts.append(attempt)\n            write_record(record)",
+           "            record.attempts.append(attempt)",
+           ("tests/test_faults.py::test_kill_9_after_an_attempt_keeps_the_finished_attempt",),
+           "kill -9 after attempt 1 loses it"),
+    Mutant("glued-run-marker-dropped", "lnrepro/gtest/console.py",
+           'if self._current is None and "[ RUN " in text:', "if False:",
+           ("tests/test_console_properties.py",), "a test glued to other output vanishes"),
+    Mutant("bind-source-not-checked", "lnrepro/container.py", "    if missing:\n", "    if False:\n",
+           ("tests/test_faults.py::test_missing_bind_source_is_refused_before_anything_starts",),
+           "docker creates a missing checkout path on the host as root"),
+    Mutant("rerun-drops-bf16-stats", "lnrepro/pipeline.py", '            args.append("--bf16-stats")',
+           "            pass", ("tests/test_faults.py::test_the_rerun_line_reproduces_the_run",),
+           "the printed rerun line runs a different model"),
+    Mutant("container-not-removed", "lnrepro/container.py", "            container.remove(force=True)",
+           "            pass", ("tests/test_faults.py::test_image_without_a_shell_leaves_no_container",),
+           "a container that failed to start stays behind"),
+)  # fmt: skip
+
+
+def copy_project(dest: Path) -> None:
+    files = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for f in files:
+        src = ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+
+
+def run_mutant(m: Mutant, work: Path) -> tuple[str, float, str]:
+    copy = work / m.id
+    copy_project(copy)
+    target = copy / m.file
+    text = target.read_text()
+    if text.count(m.old) != 1:
+        return "NOT PLANTED", 0.0, f"{m.old!r} occurs {text.count(m.old)} times in {m.file}"
+    target.write_text(text.replace(m.old, m.new))
+    env = {**os.environ, "CI": "true", "PYTHONPATH": str(copy)}
+    start = time.monotonic()
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--timeout", "120",
+         *m.tests],
+        cwd=copy, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    secs = time.monotonic() - start
+    # a mutant may leave what lnrepro would have removed: clear it before the next one runs
+    if shutil.which("docker"):
+        ids = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", "label=io.lnrepro"], capture_output=True, text=True
+        ).stdout.split()
+        if ids:
+            subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, check=False)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import lnrepro; print(lnrepro.__file__)"],
+        cwd=copy, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if not probe.stdout.startswith(str(copy)):
+        return "ERROR", secs, f"tests imported lnrepro from {probe.stdout.strip()}, not the copy"
+    last = (res.stdout.strip().splitlines() or ["?"])[-1]
+    if res.returncode == 0:
+        return "SURVIVED", secs, last
+    if res.returncode in (1, 2) or "Timeout" in res.stdout:
+        return "killed", secs, last
+    return "ERROR", secs, last
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--only", nargs="*", default=None, help="mutant ids to run")
+    ap.add_argument("--list", action="store_true")
+    ns = ap.parse_args()
+    chosen = [m for m in MUTANTS if ns.only is None or m.id in ns.only]
+    if ns.list:
+        for m in chosen:
+            print(f"{m.id}: {m.why} ({m.file})")
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="lnrepro-mutants-"))
+    print("| mutant | what it breaks | tests | result | s |")
+    print("| --- | --- | --- | --- | ---: |")
+    bad = 0
+    try:
+        for m in chosen:
+            result, secs, detail = run_mutant(m, work)
+            bad += result != "killed"
+            shown = result if result == "killed" else f"**{result}** ({detail})"
+            print(
+                f"| `{m.id}` | {m.why} | {', '.join(t.split('::')[-1] for t in m.tests)} | {shown} | {secs:.0f} |",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{len(chosen) - bad} of {len(chosen)} mutants killed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
