@@ -7,12 +7,22 @@ renamed into place.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import time
 from pathlib import Path
 
-from lnrepro.errors import EnvironmentProblem
+from lnrepro.errors import DiskFull, EnvironmentProblem
+
+
+def write_error(path: Path, exc: OSError) -> EnvironmentProblem:
+    """A failed write as the one-line error it is: a full disk, or an unusable directory."""
+    if exc.errno == errno.ENOSPC:
+        return DiskFull(
+            f"no space left on the device writing {path}", f"free space at {path.parent}"
+        )
+    return EnvironmentProblem(f"cannot write {path}: {exc.strerror}", "check the record directory")
 
 
 def _umask() -> int:

@@ -16,7 +16,6 @@ Each attempt is its own process, so a crash or hang in attempt 3 costs attempt 3
 from __future__ import annotations
 
 import contextlib
-import errno
 import shlex
 import shutil
 import sys
@@ -28,7 +27,6 @@ from typing import Any, Protocol
 
 from lnrepro import proc
 from lnrepro.errors import (
-    DiskFull,
     EnvironmentProblem,
     LnreproError,
     MalformedReport,
@@ -36,7 +34,7 @@ from lnrepro.errors import (
     NoTestsMatched,
     Terminated,
 )
-from lnrepro.fsio import atomic_write_text, new_record_dir
+from lnrepro.fsio import atomic_write_text, new_record_dir, write_error
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, add_metric
 from lnrepro.gtest.report import merge, read_report
@@ -316,10 +314,6 @@ def list_tests(backend: Backend, gtest_filter: str = "*", timeout_s: float = 300
     return out
 
 
-def _disk_full(path: Path) -> DiskFull:
-    return DiskFull(f"no space left on the device writing {path}", f"free space at {path.parent}")
-
-
 def run_attempt(
     backend: Backend,
     index: int,
@@ -346,11 +340,7 @@ def run_attempt(
 
             res = proc.stream(argv, sink, timeout=timeout_s)
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise _disk_full(log_path) from None
-        raise EnvironmentProblem(
-            f"cannot write {log_path}: {exc.strerror}", "check the record directory"
-        ) from None
+        raise write_error(log_path, exc) from None
     run = parser.close(res.exit_code)
     if res.timed_out:
         run.warnings.append(f"attempt {index} killed after the {timeout_s:g} s timeout")
@@ -462,9 +452,5 @@ def write_record(record: RunRecord) -> Path:
     try:
         atomic_write_text(path, json.dumps(record.to_json(), indent=2) + "\n")
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise _disk_full(path) from None
-        raise EnvironmentProblem(
-            f"cannot write {path}: {exc.strerror}", "check the record directory"
-        ) from None
+        raise write_error(path, exc) from None
     return path

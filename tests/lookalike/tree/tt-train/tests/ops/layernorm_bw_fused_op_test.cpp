@@ -51,6 +51,22 @@ std::string value_of(const std::string& expr, const std::string& note = "") {
     return "Value of: " + expr + "\n  Actual: false\nExpected: true" + (note.empty() ? "" : "\n" + note);
 }
 
+struct Inputs {
+    std::vector<float> x, dy, gamma;
+};
+
+// The tests' random data: x, dy ~ U(-1, 1), gamma ~ U(0, 1), from a copy of the context's generator.
+Inputs random_inputs(std::uint32_t rows, std::uint32_t features) {
+    auto rng = ttml::autograd::ctx().get_generator();
+    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
+    Inputs in{std::vector<float>(static_cast<std::size_t>(rows) * features), {}, std::vector<float>(features)};
+    in.dy.resize(in.x.size());
+    for (auto& v : in.x) v = sym(rng);
+    for (auto& v : in.dy) v = sym(rng);
+    for (auto& v : in.gamma) v = pos(rng);
+    return in;
+}
+
 const char* kOtherFailure =
     "Value of: device.is_healthy()\n  Actual: false\nExpected: true\nRead from device 0 timed out";
 
@@ -60,14 +76,9 @@ void CompareKernelVsXArray(std::uint32_t batch, std::uint32_t seq, std::uint32_t
     const std::uint32_t rows = batch * seq * heads;
     std::vector<Failure> failures;
     for (std::uint32_t iter = 0; iter < num_iterations; ++iter) {
-        auto rng = ttml::autograd::ctx().get_generator();
-        std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
-        std::vector<float> x(static_cast<std::size_t>(rows) * features), dy(x.size()), gamma(features);
-        for (auto& v : x) v = sym(rng);
-        for (auto& v : dy) v = sym(rng);
-        for (auto& v : gamma) v = pos(rng);
-        const auto metal = ttml::metal::layernorm_bw(x, dy, gamma, rows, features);
-        const auto ref = ttml::test::reference(x, dy, gamma, rows, features);
+        const auto in = random_inputs(rows, features);  // the same data every iteration
+        const auto metal = ttml::metal::layernorm_bw(in.x, in.dy, in.gamma, rows, features);
+        const auto ref = ttml::test::reference(in.x, in.dy, in.gamma, rows, features);
         const auto& metal_dx_flat = metal.dx;
         const auto& metal_dgamma_flat = metal.dgamma;
         const auto& metal_dbeta_flat = metal.dbeta;
@@ -151,14 +162,9 @@ void CompareKernelVsXArrayTightTolerance(std::uint32_t batch, std::uint32_t seq,
                                          std::uint32_t features) {
     const auto flake = lookalike::flake::decide(current_test());
     const std::uint32_t rows = batch * seq * heads;
-    auto rng = ttml::autograd::ctx().get_generator();
-    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
-    std::vector<float> x(static_cast<std::size_t>(rows) * features), dy(x.size()), gamma(features);
-    for (auto& v : x) v = sym(rng);
-    for (auto& v : dy) v = sym(rng);
-    for (auto& v : gamma) v = pos(rng);
-    const auto metal = ttml::metal::layernorm_bw(x, dy, gamma, rows, features);
-    const auto ref = ttml::test::reference(x, dy, gamma, rows, features);
+    const auto in = random_inputs(rows, features);
+    const auto metal = ttml::metal::layernorm_bw(in.x, in.dy, in.gamma, rows, features);
+    const auto ref = ttml::test::reference(in.x, in.dy, in.gamma, rows, features);
     const auto& metal_dx_flat = metal.dx;
     const auto& dx_ref = ref.dx;
     std::vector<Failure> failures;
