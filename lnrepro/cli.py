@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from lnrepro import __version__
+from lnrepro.cliopts import backend_options
 from lnrepro.errors import (
     DiskFull,
     EnvironmentProblem,
@@ -251,14 +252,7 @@ def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
 
 # ------------------------------------------------------------------------ run
 @cli.command(short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report.")
-@click.option(
-    "--backend",
-    type=click.Choice(["emulator", "local", "docker"]),
-    default="emulator",
-    show_default=True,
-    help="emulator: the built-in numpy model (no card); local: a gtest binary already built here; "
-    "docker: build tt-metal in a mounted container (not built yet).",
-)
+@backend_options
 @click.option(
     "--filter",
     "gtest_filter",
@@ -284,34 +278,6 @@ def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
     help="Seconds one attempt may run before its process group is killed (the test is TIMEOUT).",
 )
 @click.option(
-    "--defect",
-    default="shipped",
-    show_default=True,
-    help="Emulator: shipped (the kernel before PR #53215), none (fixed), or a comma list of "
-    "overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks.",
-)
-@click.option(
-    "--block-size",
-    type=click.IntRange(min=1),
-    help="Emulator: tiles per block on the block path [2].",
-)
-@click.option(
-    "--l1-max-tiles",
-    type=click.IntRange(min=0),
-    help="Emulator: widest row (in tiles) on the fits-in-L1 path [32].",
-)
-@click.option("--bf16-stats", is_flag=True, help="Emulator: store the forward's mean/rstd in bf16.")
-@click.option(
-    "--seed",
-    type=int,
-    help="Emulator: data seed of attempt 1 (attempt k uses seed+k-1). Default: random.",
-)
-@click.option(
-    "--binary",
-    type=click.Path(path_type=Path),
-    help="Local: the gtest binary, e.g. build/tt-train/tests/ttml_tests.",
-)
-@click.option(
     "--record-dir",
     type=click.Path(path_type=Path),
     default=Path(".lnrepro/runs"),
@@ -322,105 +288,128 @@ def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
 @click.option(
     "--list", "list_tests", is_flag=True, help="List the tests the backend has, then exit."
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (the docker run line, build and test commands) and run nothing.",
+)
+@click.option(
+    "--bisect-exit-code",
+    is_flag=True,
+    help="Exit as `git bisect run` expects: 0 good (PASS), 1 bad, 125 skip (build failed, "
+    "environment error, no test ran).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the lnrepro.run/1 record as JSON.")
 @click.option("--markdown", is_flag=True, help="Print a Markdown summary to paste into an issue.")
 def run(
-    backend: str,
+    backend_opts: Any,
     gtest_filter: str | None,
     repeat: int,
     timeout_s: float,
-    defect: str,
-    block_size: int | None,
-    l1_max_tiles: int | None,
-    bf16_stats: bool,
-    seed: int | None,
-    binary: Path | None,
     record_dir: Path,
     metric_patterns: tuple[str, ...],
     list_tests: bool,
+    dry_run: bool,
+    bisect_exit_code: bool,
     as_json: bool,
     markdown: bool,
 ) -> int:
     """Run the BugRepro and NIGHTLY gtests, repeatedly with timeouts, and report.
 
-    Each attempt runs in its own process; its console log, gtest JSON report and the parsed
-    results go into a new record directory. Exits 0 when every test passed every time, 1 when
-    any failed, crashed or timed out.
+    Builds the code under test first when there is any (--tt-metal: in lnrepro's container by
+    default). Each attempt runs in its own process (or container); its console log, gtest JSON
+    report and the parsed results go into a new record directory. Exits 0 when every test
+    passed every time, 1 when any failed, crashed or hung, 5 when nothing about the kernel
+    could be learned (build failed, environment error, no test matched).
 
     \b
     lnrepro run                          # emulator, the kernel as shipped: 7 BugRepro tests fail
     lnrepro run --defect none            # the fixed kernel: all pass
     lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'   # pass rates with 95% intervals
-    lnrepro run --backend local --binary build/tt-train/tests/ttml_tests
+    lnrepro run --tt-metal ~/tt-metal    # build in the container, run the tests there
+    lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
     """
     import json
-    import secrets
 
-    from lnrepro.pipeline import (
-        DEFAULT_FILTER,
-        Backend,
-        EmulatorBackend,
-        LocalBackend,
-        run_tests,
-    )
-    from lnrepro.pipeline import (
-        list_tests as list_backend_tests,
-    )
+    from lnrepro.backends.factory import make_backend
+    from lnrepro.errors import OutcomeError
+    from lnrepro.pipeline import DEFAULT_FILTER, run_tests
+    from lnrepro.pipeline import list_tests as list_backend_tests
+    from lnrepro.record import Verdict
 
     _exclusive(json=as_json, markdown=markdown)
+    _exclusive(list=list_tests, dry_run=dry_run)
     rules = metric_rules(metric_patterns)  # a bad pattern is a usage error before anything runs
     if gtest_filter is not None and not gtest_filter.strip():
         raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
-    chosen: Backend
-    if backend == "emulator":
-        from lnrepro.emulator.kernel import parse_defects
-
-        if binary is not None:
-            raise UsageError("--binary only applies with --backend local", "add --backend local")
-        if not defect.strip():
-            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
-        try:
-            parse_defects(defect)
-        except ValueError as exc:
-            raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
-        if seed is None:  # random data, but recorded, so the rerun line repeats it
-            seed = secrets.randbelow(2**31)
-        chosen = EmulatorBackend(defect, block_size, l1_max_tiles, bf16_stats, seed)
-    elif backend == "local":
-        if binary is None:
-            raise UsageError(
-                "--backend local needs --binary PATH",
-                "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests",
-            )
-        chosen = LocalBackend(binary.resolve())
-    else:
-        raise NotBuiltYet(
-            "the docker backend is not built yet",
-            "use --backend local on a host with a card, or the emulator",
-        )
+    chosen = make_backend(backend_opts)
+    flt = gtest_filter or DEFAULT_FILTER
+    if dry_run:
+        plan = _plan(chosen, flt, record_dir)
+        click.echo(json.dumps(plan, indent=2) if as_json else _plan_text(plan), nl=not as_json)
+        return ExitCode.OK
     if list_tests:
-        click.echo(list_backend_tests(chosen, gtest_filter or "*"), nl=False)
+        click.echo(list_backend_tests(chosen, record_dir, gtest_filter or "*"), nl=False)
         return ExitCode.OK
     from lnrepro.render import RichRunEvents, make_console, render_run, run_markdown
 
     err = make_console(stderr=True)
-    with RichRunEvents(err) as events:
-        record = run_tests(
-            chosen,
-            gtest_filter=gtest_filter or DEFAULT_FILTER,
-            repeat=repeat,
-            timeout_s=timeout_s,
-            record_base=record_dir,
-            rules=rules,
-            events=events,
-        )
+    try:
+        with RichRunEvents(err) as events:
+            record = run_tests(
+                chosen,
+                gtest_filter=flt,
+                repeat=repeat,
+                timeout_s=timeout_s,
+                record_base=record_dir,
+                rules=rules,
+                events=events,
+            )
+    except OutcomeError as exc:
+        if bisect_exit_code:  # git bisect run: 125 = cannot test this commit
+            click.echo(f"lnrepro: skip: {exc.one_line()}", err=True)
+            return 125
+        raise
     if as_json:
         click.echo(json.dumps(record.to_json(), indent=2))
     elif markdown:
         click.echo(run_markdown(record), nl=False)
     else:
         render_run(record, make_console())
+    if bisect_exit_code:
+        v = record.verdict
+        return 0 if v is Verdict.PASS else 125 if not v.about_the_kernel else 1
+    if record.verdict is Verdict.ENV_ERROR:
+        return ExitCode.ENVIRONMENT
     return ExitCode.OK if record.ok else ExitCode.FAILED
+
+
+def _plan(backend: Any, gtest_filter: str, record_dir: Path) -> dict[str, Any]:
+    """What ``run`` would do, as data: nothing is started, nothing written."""
+    where = (record_dir / "run-<id>").absolute()
+    plan: dict[str, Any] = {"backend": backend.describe(), "filter": gtest_filter}
+    if hasattr(backend, "build_plan"):
+        plan["build"] = backend.build_plan(where)
+        runner = backend.runner
+        plan["test"] = runner.shell_line(
+            backend.command(gtest_filter, where / "attempt-1.json", 1),
+            cwd=backend.checkout,
+            env=backend.test_env(where),
+            mounts=(backend.checkout, where),
+        )
+    else:
+        import shlex
+
+        plan["build"] = []
+        plan["test"] = shlex.join(backend.command(gtest_filter, where / "attempt-1.json", 1))
+    return plan
+
+
+def _plan_text(plan: dict[str, Any]) -> str:
+    lines = [f"# backend: {plan['backend'].get('backend')}", "# build:"]
+    lines += [f"  {c}" for c in plan["build"]] or ["  (nothing to build)"]
+    lines += ["# each attempt:", f"  {plan['test']}"]
+    return "\n".join(lines)
 
 
 @cli.command(short_help="Find the commit that introduced (or fixed) the bug (not built yet).")

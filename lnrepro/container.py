@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from lnrepro.errors import (
     InputError,
     UsageError,
 )
+from lnrepro.proc import ProcResult
 
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
@@ -51,6 +53,7 @@ class ContainerSpec:
     environment: tuple[tuple[str, str], ...] = ()
     workdir: str | None = None
     privileged: bool = False
+    group_add: tuple[str, ...] = ()  # e.g. the group that owns /dev/tenstorrent/*
 
     def docker_argv(self, command: Sequence[str]) -> list[str]:
         """The equivalent ``docker run`` command line, for people to read and rerun."""
@@ -61,6 +64,8 @@ class ContainerSpec:
             argv += ["-v", f"{v.host}:{v.container}" + (":ro" if v.read_only else "")]
         if self.user:
             argv += ["-u", self.user]
+        for g in self.group_add:
+            argv += ["--group-add", g]
         for k, val in self.environment:
             argv += ["-e", f"{k}={val}"]
         if self.workdir:
@@ -88,6 +93,8 @@ class ContainerSpec:
             kw["user"] = self.user
         if self.workdir:
             kw["working_dir"] = self.workdir
+        if self.group_add:
+            kw["group_add"] = list(self.group_add)
         return kw
 
 
@@ -136,6 +143,54 @@ def minimal_spec(image: str, device_nodes: Sequence[str], user: str | None = Non
     )
 
 
+MOUNT_SETS = ("full", "seed-broken")
+HUGEPAGE_DIRS = (HUGEPAGE_MOUNT, "/dev/hugepages")
+
+
+def run_spec(
+    image: str,
+    *,
+    checkout: Path,
+    workdir: Path,
+    device_nodes: Sequence[str],
+    hugepage_dirs: Sequence[str],
+    extra_mounts: Sequence[Path] = (),
+    env: Sequence[tuple[str, str]] = (),
+    device_group: str | None = None,
+    mount_set: str = "full",
+    user: str | None = None,
+    privileged: bool = False,
+) -> ContainerSpec:
+    """The container ``run`` and ``bisect`` build and test in.
+
+    ``full`` is seed 001's working set: every device node, the host's ``/dev`` and ``/sys``, the
+    hugepage mounts that exist; ``seed-broken`` is its failing one, ``--device`` only. Both
+    mount the checkout (and the record and ccache directories) at the same path, run as the
+    invoking user plus the device's group, and pass the environment; never ``--privileged``
+    unless asked.
+    """
+    if mount_set not in MOUNT_SETS:
+        raise ValueError(f"mount set {mount_set!r}")
+    devices = tuple(f"/dev/tenstorrent/{n}" for n in device_nodes)
+    volumes: list[Volume] = []
+    if mount_set == "full":
+        volumes += [Volume("/dev", "/dev"), Volume("/sys", "/sys")]
+        volumes += [Volume(d, d) for d in hugepage_dirs]
+    for p in (checkout, *extra_mounts):
+        if not any(Path(v.host) == p for v in volumes):
+            volumes.append(Volume(str(p), str(p)))
+    return ContainerSpec(
+        image,
+        devices,
+        tuple(volumes),
+        user or invoking_user(),
+        tuple(env),
+        str(workdir),
+        privileged,
+        (device_group,) if device_group else (),
+    )
+
+
 # ------------------------------------------------------------------ the door
 def client() -> Any:
     """A connected Docker client, or a one-line error that says how to get one."""
@@ -176,14 +231,8 @@ def missing_bind_sources(spec: ContainerSpec) -> list[str]:
     return [v.host for v in spec.volumes if not Path(v.host).exists()]
 
 
-def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) -> tuple[int, str]:
-    """Run ``command`` in a fresh container; return (exit status, stdout+stderr).
-
-    Changes nothing on the host before it is sure it can: a missing bind source is refused
-    (Docker would create it, as root). The container is removed in every case — a failed
-    start, a timeout, Ctrl-C and SIGTERM included.
-    """
-    import requests
+def _prepared(spec: ContainerSpec) -> Any:
+    """A client with the spec's image present and every bind source existing, or an error."""
     from docker.errors import APIError, ImageNotFound
 
     missing = missing_bind_sources(spec)
@@ -205,7 +254,30 @@ def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) 
             f"{spec.image!r} is not a usable image name: {exc.explanation or exc}",
             "pass --image with a name like repo/name:tag",
         ) from None
+    return c
+
+
+def stream(
+    spec: ContainerSpec,
+    command: Sequence[str],
+    on_output: Callable[[bytes], None],
+    *,
+    timeout: float | None,
+) -> ProcResult:
+    """Run ``command`` in a fresh container, streaming its output; like :func:`proc.stream`.
+
+    Detached, logs followed in a thread, ``wait`` with the timeout (then killed: exit 124). The
+    container is removed in every case — a failed start, a timeout, Ctrl-C and SIGTERM included.
+    """
+    import threading
+
+    import requests
+    from docker.errors import APIError
+
+    c = _prepared(spec)
+    begin = time.monotonic()
     container = c.containers.create(spec.image, list(command), **spec.sdk_kwargs())
+    reader: threading.Thread | None = None
     try:
         try:
             container.start()
@@ -217,15 +289,42 @@ def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) 
                 else "check the image and the Docker engine's log"
             )
             raise EnvironmentProblem(f"the container did not start: {text[:200]}", hint) from None
+
+        def pump() -> None:
+            with contextlib.suppress(APIError, requests.exceptions.RequestException):
+                for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                    on_output(chunk)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        timed_out = False
         try:
             status = container.wait(timeout=timeout)
+            code = int(status.get("StatusCode", -1))
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            raise CommandTimeout(
-                f"the container did not finish within {timeout:g} s",
-                "check that the image starts quickly and the engine is not overloaded",
-            ) from None
-        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-        return int(status.get("StatusCode", -1)), output
+            timed_out, code = True, 124
+            with contextlib.suppress(APIError):
+                container.kill()
+        reader.join(timeout=10)
+        return ProcResult(tuple(command), code, timed_out, time.monotonic() - begin)
     finally:
         with contextlib.suppress(APIError):
             container.remove(force=True)
+        if reader is not None:
+            reader.join(timeout=5)
+
+
+def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) -> tuple[int, str]:
+    """Run ``command`` in a fresh container; return (exit status, stdout+stderr).
+
+    Changes nothing on the host before it is sure it can: a missing bind source is refused
+    (Docker would create it, as root). The container is always removed.
+    """
+    chunks: list[bytes] = []
+    res = stream(spec, command, chunks.append, timeout=timeout)
+    if res.timed_out:
+        raise CommandTimeout(
+            f"the container did not finish within {timeout:g} s",
+            "check that the image starts quickly and the engine is not overloaded",
+        )
+    return res.exit_code, b"".join(chunks).decode("utf-8", "replace")

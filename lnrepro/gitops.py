@@ -1,4 +1,9 @@
-"""The one door for git: everything lnrepro asks of a repository goes through here (GitPython)."""
+"""The one door for git: everything lnrepro asks of a repository goes through here.
+
+Commands run through :mod:`lnrepro.proc` (a timeout, the whole process group killed on
+timeout, Ctrl-C or SIGTERM) — GitPython's defaults have neither; GitPython is used for reading
+repository structure. ``GIT_TERMINAL_PROMPT=0`` so a credential prompt can never hang a run.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +34,39 @@ def _repo(path: Path):  # type: ignore[no-untyped-def]
         raise GitError(
             f"{path} is not a git work tree", "pass the root of a tt-metal clone"
         ) from None
+
+
+GIT_TIMEOUT_S = 600.0
+
+
+def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
+    """``git -C repo ARGS``; its stdout+stderr, or a one-line GitError (timeouts included)."""
+    import os
+
+    from lnrepro import proc
+
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    code, out = proc.capture(["git", "-C", str(repo), *args], timeout=timeout, env=env)
+    if code == 124:
+        raise GitError(
+            f"git {args[0] if args else ''} in {repo} did not finish within {timeout:g} s",
+            "check the repository (a lock file, a network remote) and retry",
+        )
+    if code != 0:
+        raise _command_error(repo, out)
+    return out
+
+
+def head(repo: Path) -> dict[str, Any]:
+    """The checkout's commit, ``git describe``, branch and whether it has uncommitted changes."""
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    try:
+        describe = git(repo, "describe", "--tags", "--always", "--dirty").strip()
+    except GitError:
+        describe = sha[:12]
+    branch = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no").strip())
+    return {"commit": sha, "describe": describe, "branch": branch, "dirty": dirty}
 
 
 def _command_error(path: Path, exc: Any) -> GitError:

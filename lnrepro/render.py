@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from lnrepro.events import Events
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus
-from lnrepro.pipeline import Attempt, Events, RunRecord
+from lnrepro.record import Attempt, RunRecord
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -160,6 +161,10 @@ VERDICT_STYLE = {
     "FAIL": "bold red",
     "FLAKY": "bold yellow",
     "CRASH": "bold magenta",
+    "HANG": "bold magenta",
+    "ENV_ERROR": "bold cyan",
+    "NOT_RUN": "dim",
+    "BUILD_FAILED": "bold cyan",
     "SKIP": "dim",
 }
 
@@ -211,6 +216,20 @@ def render_run(record: RunRecord, console: Console) -> None:
             esc(_worst(t.worst)),
         )
     console.print(table)
+    if record.build is not None:
+        b = record.build
+        console.print(
+            styled(
+                ("build:", "bold"),
+                f" {b.get('profile')} "
+                + (f"ok in {b.get('seconds', 0):.0f} s" if b.get("ok") else "FAILED")
+                + f" (log: {record.record_dir / str(b.get('log', 'build.log'))})",
+            )
+        )
+        for line in b.get("tail") or []:
+            console.print(esc(f"  {line}"))
+    v = record.verdict.value
+    console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE[v])))
     for a in record.attempts:
         for w in a.run.warnings:
             console.print(styled((f"attempt {a.index}:", "yellow"), " ", w))
@@ -235,7 +254,12 @@ def run_markdown(record: RunRecord) -> str:
             f"{_rate(t.passed, t.runs, lo, hi)} | "
             f"{md_escape(_worst(t.worst))} |"
         )
-    lines += ["", f"Reproduce: {md_code(record.rerun_line)}"]
+    lines += [
+        "",
+        f"Verdict: **{record.verdict.value}**",
+        "",
+        f"Reproduce: {md_code(record.rerun_line)}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -257,6 +281,7 @@ class RichRunEvents(Events):
             TimeElapsedColumn(), console=console, transient=True,
         )  # fmt: skip
         self.task: Any = None
+        self.build_task: Any = None
         self.attempt = (0, 0)
         self.done_tests = 0
 
@@ -266,6 +291,26 @@ class RichRunEvents(Events):
 
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
+
+    def build_started(self, what: str) -> None:
+        self.build_task = self.progress.add_task(f"building: {what}", total=None)
+
+    def build_output(self, data: bytes) -> None:
+        line = data.rstrip().rsplit(b"\n", 1)[-1].decode("utf-8", "replace")[:100]
+        if line and self.build_task is not None:
+            self.progress.update(self.build_task, description=f"building: {line}")
+
+    def build_finished(self, ok: bool, seconds: float) -> None:
+        if self.build_task is not None:
+            self.progress.remove_task(self.build_task)
+            self.build_task = None
+        self.progress.console.print(
+            styled(
+                ("  build ", "bold"),
+                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                f" in {seconds:.0f} s",
+            )
+        )
 
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
         self.attempt = (index, total)

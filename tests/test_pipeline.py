@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from lnrepro.backends.binary import BinaryBackend
+from lnrepro.backends.emulator import EmulatorBackend
 from lnrepro.errors import EnvironmentProblem, ExitCode, NoGtestOutput, NoTestsMatched
+from lnrepro.events import Events
 from lnrepro.gtest.model import TestResult, TestStatus
-from lnrepro.pipeline import EmulatorBackend, Events, LocalBackend, Verdict, run_tests
+from lnrepro.pipeline import run_tests
+from lnrepro.record import Verdict
 
 SMALL = "*OneTile:*Deterministic_2048Features"
 
@@ -66,14 +71,14 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
 
 def test_real_gtest_binary_timeout_and_crash(tmp_path: Path, gtest_binary: Path) -> None:
     rec = run_tests(
-        LocalBackend(gtest_binary), gtest_filter="Crash.Hang", timeout_s=1.5, record_base=tmp_path
+        BinaryBackend(gtest_binary), gtest_filter="Crash.Hang", timeout_s=1.5, record_base=tmp_path
     )
     [t] = rec.tests
-    assert t.verdict is Verdict.CRASH and t.statuses == {"TIMEOUT": 1}
+    assert t.verdict is Verdict.HANG and t.statuses == {"TIMEOUT": 1}
     assert rec.attempts[0].timed_out and rec.attempts[0].exit_code == 124
     assert "hanging" in (rec.record_dir / "attempt-1.log").read_text()
     rec = run_tests(
-        LocalBackend(gtest_binary), gtest_filter="Crash.Segfault", repeat=2, record_base=tmp_path
+        BinaryBackend(gtest_binary), gtest_filter="Crash.Segfault", repeat=2, record_base=tmp_path
     )
     [t] = rec.tests
     assert t.statuses == {"CRASHED": 2}
@@ -82,7 +87,7 @@ def test_real_gtest_binary_timeout_and_crash(tmp_path: Path, gtest_binary: Path)
 
 def test_real_gtest_binary_mixed_results(tmp_path: Path, gtest_binary: Path) -> None:
     rec = run_tests(
-        LocalBackend(gtest_binary), gtest_filter="Basic.*:Numbers/*", record_base=tmp_path
+        BinaryBackend(gtest_binary), gtest_filter="Basic.*:Numbers/*", record_base=tmp_path
     )
     by = {t.name: t for t in rec.tests}
     assert by["Basic.Passes"].verdict is Verdict.PASS
@@ -93,7 +98,7 @@ def test_real_gtest_binary_mixed_results(tmp_path: Path, gtest_binary: Path) -> 
 
 def test_expected_outcomes_have_their_own_types_and_records(tmp_path: Path) -> None:
     with pytest.raises(NoGtestOutput, match="no googletest output"):
-        run_tests(LocalBackend(Path("/bin/true")), record_base=tmp_path / "a")
+        run_tests(BinaryBackend(Path("/bin/true")), record_base=tmp_path / "a")
     (run_dir,) = (tmp_path / "a").iterdir()
     doc = json.loads((run_dir / "record.json").read_text())
     assert doc["state"] == "aborted" and "no googletest output" in doc["stop_reason"]
@@ -101,20 +106,23 @@ def test_expected_outcomes_have_their_own_types_and_records(tmp_path: Path) -> N
     with pytest.raises(NoTestsMatched, match="no test matched"):
         run_tests(EmulatorBackend(), gtest_filter="Nothing.*", record_base=tmp_path / "b")
     with pytest.raises(EnvironmentProblem, match="no test binary"):
-        run_tests(LocalBackend(tmp_path / "missing"), record_base=tmp_path / "c")
+        run_tests(BinaryBackend(tmp_path / "missing"), record_base=tmp_path / "c")
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
     # none of them is an EnvironmentProblem: a bisect maps them to skip by type
     assert not issubclass(NoGtestOutput, EnvironmentProblem)
     assert not issubclass(NoTestsMatched, EnvironmentProblem)
 
 
-def lnrepro(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def lnrepro(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lnrepro", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=600,
+        env=env,
     )
 
 
@@ -135,7 +143,8 @@ def test_cli_run_reproduces_the_seed_table(tmp_path: Path) -> None:
     assert (tmp_path / ".lnrepro" / "runs").is_dir()
     p = lnrepro("run", "--defect", "none", "--markdown", cwd=tmp_path)
     assert p.returncode == ExitCode.OK, p.stderr
-    assert p.stdout.count("**PASS**") == 8 and "Reproduce: `lnrepro run" in p.stdout
+    assert p.stdout.count("| **PASS** |") == 8 and "Reproduce: `lnrepro run" in p.stdout
+    assert "Verdict: **PASS**" in p.stdout
 
 
 def test_cli_run_usage_errors(tmp_path: Path) -> None:
@@ -143,8 +152,15 @@ def test_cli_run_usage_errors(tmp_path: Path) -> None:
     assert p.returncode == ExitCode.USAGE and "unknown defect" in p.stderr
     p = lnrepro("run", "--backend", "local", cwd=tmp_path)
     assert p.returncode == ExitCode.USAGE and "--binary" in p.stderr
-    p = lnrepro("run", "--backend", "docker", cwd=tmp_path)
-    assert p.returncode == ExitCode.USAGE and "not built yet" in p.stderr
+    p = lnrepro(
+        "run", "--backend", "tt-metal", cwd=tmp_path, env={**os.environ, "TT_METAL_HOME": ""}
+    )
+    assert p.returncode == ExitCode.USAGE and "--tt-metal DIR or set TT_METAL_HOME" in p.stderr
+    p = lnrepro("run", "--runner", "local", cwd=tmp_path)
+    assert (
+        p.returncode == ExitCode.USAGE
+        and "--runner only applies with --backend tt-metal" in p.stderr
+    )
     p = lnrepro("run", "--filter", "Nope.*", cwd=tmp_path)
     assert (
         p.returncode == ExitCode.ENVIRONMENT

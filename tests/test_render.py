@@ -13,7 +13,7 @@ from rich.console import Console
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.gtest.model import Failure, GtestRun, Iteration, TestResult, TestStatus
-from lnrepro.pipeline import Attempt, RunRecord
+from lnrepro.record import Attempt, RunRecord
 from lnrepro.render import (
     gtest_run_markdown,
     md_code,
@@ -75,7 +75,7 @@ def test_run_renderers(name: str, message: str, path: str) -> None:
     render_run(rec, c)
     out = buf.getvalue()
     assert name in out and path in out
-    assert table_rows(run_markdown(rec), "**FAIL**") == [5]
+    assert table_rows(run_markdown(rec), "| **FAIL** |") == [5]
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,147 @@
+"""The ``docker`` runner: every command in a fresh container of lnrepro's (see container.run_spec).
+
+A container per command — each build step and each test attempt — so a hang or crash takes
+nothing else with it, and the timeout is the container's. The checkout, the run's record
+directory and a persistent ccache directory are mounted at the same path, so paths in logs and
+reports mean the same inside and out; files are written as the invoking user.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lnrepro import container, proc
+from lnrepro.errors import EnvironmentProblem
+
+CCACHE_DIR = Path("~/.cache/lnrepro/ccache")
+
+
+def _host_devices() -> tuple[tuple[str, ...], str | None]:
+    """Names of /dev/tenstorrent/* character devices, and the group that owns them."""
+    root = Path("/dev/tenstorrent")
+    names: list[str] = []
+    group = None
+    try:
+        for p in sorted(root.iterdir(), key=lambda p: (len(p.name), p.name)):
+            st = p.stat()
+            if stat.S_ISCHR(st.st_mode):
+                names.append(p.name)
+                group = str(st.st_gid)
+    except OSError:
+        pass
+    return tuple(names), group
+
+
+@dataclass(frozen=True)
+class DockerRunner:
+    image: str
+    mount_set: str = "full"
+    devices: tuple[str, ...] = ()
+    device_group: str | None = None
+    hugepage_dirs: tuple[str, ...] = ()
+    ccache_dir: Path = field(default_factory=lambda: CCACHE_DIR.expanduser())
+    warnings: tuple[str, ...] = ()
+    name: str = "docker"
+
+    @classmethod
+    def for_host(
+        cls, *, image: str | None, mount_set: str = "full", require_device: bool = False
+    ) -> DockerRunner:
+        """The runner for this host: its devices and hugepage mounts, as they are now."""
+        if mount_set not in container.MOUNT_SETS:
+            raise EnvironmentProblem(
+                f"unknown mount set {mount_set!r}", f"use one of {', '.join(container.MOUNT_SETS)}"
+            )
+        devices, group = _host_devices()
+        warnings = []
+        if not devices:
+            if require_device:
+                raise EnvironmentProblem(
+                    "no /dev/tenstorrent device on this host",
+                    "install the card and tt-kmd (lnrepro env-check says what is missing), "
+                    "or drop --require-device",
+                )
+            warnings.append(
+                "no /dev/tenstorrent device: the container starts without a card "
+                "(builds work; tests will fail for the environment)"
+            )
+        huge = tuple(d for d in container.HUGEPAGE_DIRS if Path(d).is_dir())
+        return cls(
+            image or container.DEFAULT_IMAGE,
+            mount_set,
+            devices,
+            group,
+            huge,
+            warnings=tuple(warnings),
+        )
+
+    def spec(
+        self, *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+    ) -> container.ContainerSpec:
+        env = {**env, "CCACHE_DIR": str(self.ccache_dir)}
+        return container.run_spec(
+            self.image,
+            checkout=mounts[0] if mounts else cwd,
+            workdir=cwd,
+            device_nodes=self.devices,
+            hugepage_dirs=self.hugepage_dirs,
+            extra_mounts=(*mounts[1:], self.ccache_dir),
+            env=tuple(env.items()),
+            device_group=self.device_group,
+            mount_set=self.mount_set,
+        )
+
+    def run(
+        self,
+        argv: list[str],
+        on_output: Callable[[bytes], None],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        timeout: float | None,
+    ) -> proc.ProcResult:
+        self.ccache_dir.mkdir(parents=True, exist_ok=True)
+        for w in self.warnings:
+            on_output(f"lnrepro: warning: {w}\n".encode())
+        return container.stream(
+            self.spec(cwd=cwd, env=env, mounts=mounts), argv, on_output, timeout=timeout
+        )
+
+    def shell_line(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+    ) -> str:
+        return self.spec(cwd=cwd, env=env, mounts=mounts).shell_line(argv)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "runner": self.name,
+            "image": self.image,
+            "image_id": _image_id(self.image),
+            "mount_set": self.mount_set,
+            "devices": [f"/dev/tenstorrent/{d}" for d in self.devices],
+            "hugepage_mounts": list(self.hugepage_dirs),
+            "user": container.invoking_user(),
+            "ccache_dir": str(self.ccache_dir),
+            "warnings": list(self.warnings),
+        }
+
+
+def _image_id(image: str) -> str | None:
+    """The image's id when the engine answers and has it; None otherwise (never an error)."""
+    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+        return None
+    try:
+        from docker.errors import DockerException
+
+        try:
+            return str(container.client().images.get(image).id)
+        except DockerException:
+            return None
+    except Exception:  # noqa: BLE001 - a fingerprint field; the run itself reports real errors
+        return None

@@ -1,0 +1,137 @@
+"""The backend options shared by every command that runs tests (``run`` now, ``bisect`` next).
+
+:func:`backend_options` adds them to a click command and hands the command one
+:class:`~lnrepro.backends.factory.BackendOptions`; :func:`lnrepro.backends.factory.make_backend`
+turns that into a backend. The command itself never looks at them one by one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+_NAMES = (
+    "backend", "defect", "block_size", "l1_max_tiles", "bf16_stats", "seed", "binary", "tt_metal",
+    "runner", "profile", "image", "mount_set", "env", "require_device", "reset_cmd", "watcher",
+)  # fmt: skip
+
+_OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--backend",
+        type=click.Choice(["emulator", "local", "tt-metal"]),
+        default=None,
+        help="emulator: the built-in numpy model (no card); local: a gtest binary already built "
+        "here; tt-metal: build a checkout and run its tests. [default: tt-metal with --tt-metal, "
+        "else emulator]",
+    ),
+    click.option(
+        "--defect",
+        default="shipped",
+        show_default=True,
+        help="Emulator: shipped (the kernel before PR #53215), none (fixed), or a comma list of "
+        "overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks.",
+    ),
+    click.option(
+        "--block-size",
+        type=click.IntRange(min=1),
+        help="Emulator: tiles per block on the block path [2].",
+    ),
+    click.option(
+        "--l1-max-tiles",
+        type=click.IntRange(min=0),
+        help="Emulator: widest row (in tiles) on the fits-in-L1 path [32].",
+    ),
+    click.option(
+        "--bf16-stats", is_flag=True, help="Emulator: store the forward's mean/rstd in bf16."
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        help="Emulator: data seed of attempt 1 (attempt k uses seed+k-1). Default: random, recorded.",
+    ),
+    click.option(
+        "--binary",
+        type=click.Path(path_type=Path),
+        help="Local: the gtest binary, e.g. build/tt-train/tests/ttml_tests.",
+    ),
+    click.option(
+        "--tt-metal",
+        "tt_metal",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        help="A tt-metal checkout to build and test (selects --backend tt-metal). "
+        "[default with --backend tt-metal: $TT_METAL_HOME]",
+    ),
+    click.option(
+        "--runner",
+        type=click.Choice(["docker", "local"]),
+        default="docker",
+        show_default=True,
+        help="tt-metal: build and test in lnrepro's container, or on this host (or inside a container already).",
+    ),
+    click.option(
+        "--profile",
+        metavar="NAME",
+        help="tt-metal: build profile: in-tree (./build_metal.sh) or standalone (tt-train's CMake), "
+        "or one from lnrepro.toml. [default: in-tree]",
+    ),
+    click.option(
+        "--image",
+        metavar="IMAGE",
+        help="tt-metal with --runner docker: the image to build and test in. "
+        "[default: ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
+    ),
+    click.option(
+        "--mount-set",
+        type=click.Choice(["full", "seed-broken"]),
+        default="full",
+        show_default=True,
+        help="tt-metal with --runner docker: full is seed 001's working set (devices, /dev, /sys, "
+        "hugepages); seed-broken is --device only, to show the difference.",
+    ),
+    click.option(
+        "--env", multiple=True, metavar="KEY=VALUE", help="tt-metal: extra environment. Repeatable."
+    ),
+    click.option(
+        "--require-device",
+        is_flag=True,
+        help="tt-metal: fail at once when this host has no /dev/tenstorrent device.",
+    ),
+    click.option(
+        "--reset-cmd",
+        metavar="CMD",
+        help="tt-metal: run on the host before every attempt, e.g. 'tt-smi -r 0'.",
+    ),
+    click.option(
+        "--watcher",
+        type=click.IntRange(min=1),
+        metavar="SECONDS",
+        help="tt-metal: set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt.",
+    ),
+]
+
+
+def backend_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the backend options; the command receives them as ``backend_opts``."""
+    from click.core import ParameterSource
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from lnrepro.backends.factory import BackendOptions
+
+        ctx = click.get_current_context()
+        given = {
+            n for n in _NAMES if ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)
+        }
+        values = {n: kwargs.pop(n) for n in _NAMES}
+        values["env"] = tuple(values["env"])
+        kwargs["backend_opts"] = BackendOptions(**values, given=given)
+        return f(*args, **kwargs)
+
+    for option in reversed(_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
