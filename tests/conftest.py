@@ -168,3 +168,65 @@ def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tar.wait()
     yield name
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
+
+
+TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache")
+
+
+@pytest.fixture(scope="session")
+def toolchain_image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Debian bookworm image with the look-alike's toolchain, made here (debootstrap, no registry).
+
+    Named by its package list and reused while it exists, so a machine builds it once.
+    """
+    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
+    need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
+    need(os.geteuid() == 0, "debootstrap needs root")
+    import hashlib
+
+    tag = "bookworm-v1:" + ",".join(TOOLCHAIN_PACKAGES)
+    name = "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
+    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
+        return name
+    root = tmp_path_factory.mktemp("toolchain") / "rootfs"
+    subprocess.run(
+        ["debootstrap", "--variant=minbase", "--include=" + ",".join(TOOLCHAIN_PACKAGES),
+         "bookworm", str(root), "http://deb.debian.org/debian"],
+        check=True, capture_output=True, timeout=1500,
+    )  # fmt: skip
+    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+    subprocess.run(
+        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
+    )
+    tar.wait()
+    subprocess.run(["rm", "-rf", str(root)], check=False)
+    return name
+
+
+@pytest.fixture
+def fake_card_host() -> Iterator[None]:
+    """This machine made to look like a card host for real: a character device node at
+    /dev/tenstorrent/0 (/dev/null's numbers) and a hugetlbfs mount at /dev/hugepages-1G."""
+    import contextlib
+
+    need(os.geteuid() == 0, "needs root (mknod, mount)")
+    dev_dir, node, mnt = (
+        Path("/dev/tenstorrent"),
+        Path("/dev/tenstorrent/0"),
+        Path("/dev/hugepages-1G"),
+    )
+    need(not dev_dir.exists() and not mnt.exists(), "a real card setup is present; not touching it")
+    dev_dir.mkdir()
+    mounted = False
+    try:
+        subprocess.run(["mknod", "-m", "666", str(node), "c", "1", "3"], check=True)
+        mnt.mkdir()
+        subprocess.run(["mount", "-t", "hugetlbfs", "nodev", str(mnt)], check=True)
+        mounted = True
+        yield
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mnt)], check=False)
+        for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir):
+            with contextlib.suppress(OSError):
+                undo()

@@ -107,6 +107,10 @@ class DockerRunner:
         timeout: float | None,
     ) -> proc.ProcResult:
         self.ccache_dir.mkdir(parents=True, exist_ok=True)
+        uid, gid = (int(x) for x in container.invoking_user().split(":"))
+        if os.geteuid() == 0 and uid != 0:  # under sudo: lnrepro's own directories are the user's
+            for d in (*mounts[1:], self.ccache_dir):
+                os.chown(d, uid, gid)
         for w in self.warnings:
             on_output(f"lnrepro: warning: {w}\n".encode())
         return container.stream(
