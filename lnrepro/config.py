@@ -13,6 +13,7 @@ A configuration file may change them or add others::
 
     [tool.lnrepro]
     profile = "standalone"
+    base_image = "my-registry/tt-metal-dev:2025-12"   # lnrepro's image is built on it
 
     [tool.lnrepro.profiles.release]
     build = [["./build_metal.sh", "--release", "--build-tt-train", "--build-tests"]]
@@ -67,7 +68,8 @@ DEFAULT_PROFILE = "in-tree"
 class Config:
     profile: str = DEFAULT_PROFILE
     profiles: dict[str, BuildProfile] = field(default_factory=lambda: dict(PROFILES))
-    image: str | None = None
+    image: str | None = None  # a ready image for --runner docker
+    base_image: str | None = None  # or: build lnrepro's image (docker/Dockerfile) on this base
     env: dict[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it came from
 
@@ -129,8 +131,11 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
         raise bad("env must be a table of strings")
     profile = table.get("profile", DEFAULT_PROFILE)
     image = table.get("image")
-    if not isinstance(profile, str) or (image is not None and not isinstance(image, str)):
-        raise bad("profile and image must be strings")
-    cfg = Config(profile, profiles, image, dict(env), str(path))
+    base = table.get("base_image")
+    if not isinstance(profile, str) or not all(
+        v is None or isinstance(v, str) for v in (image, base)
+    ):
+        raise bad("profile, image and base_image must be strings")
+    cfg = Config(profile, profiles, image, base, dict(env), str(path))
     cfg.get_profile(None)  # the default must exist
     return cfg

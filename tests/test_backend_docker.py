@@ -31,13 +31,13 @@ def containers() -> set[str]:
 
 
 def docker_run(
-    tree: Path, tmp: Path, image: str, *extra: str, env: dict[str, str] | None = None
+    tree: Path, tmp: Path, image: str | None, *extra: str, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any], str]:
     tmp.mkdir(parents=True, exist_ok=True)
     before = containers()
     p = subprocess.run(
-        [*LNREPRO, "run", "--tt-metal", str(tree), "--image", image, "--record-dir", str(tmp / "runs"),
-         "--json", *extra],
+        [*LNREPRO, "run", "--tt-metal", str(tree), *(["--image", image] if image else []),
+         "--record-dir", str(tmp / "runs"), "--json", *extra],
         capture_output=True, text=True, cwd=tmp, env={**os.environ, **(env or {})}, timeout=900,
     )  # fmt: skip
     assert "Traceback" not in p.stderr, p.stderr
@@ -146,3 +146,29 @@ def test_dry_run_has_seed_001s_working_mount_set(
         assert part in line, (part, line)
     assert "--privileged" not in line
     assert line.endswith("./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache")
+
+
+def test_lnrepro_builds_its_image_from_the_dockerfile_on_a_base(
+    lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None, tmp_path: Path
+) -> None:
+    (tmp_path / "lnrepro.toml").write_text(f'base_image = "{toolchain_image}"\n')
+    tree = lookalike_builds["good"]
+    code, doc, _ = docker_run(tree, tmp_path, None, "--filter", "*OneTile")
+    assert code == 0, doc.get("build")
+    fp = doc["fingerprint"]
+    assert fp["image"].startswith("lnrepro-build:") and fp["base_image"] == toolchain_image
+    built = subprocess.run(["docker", "image", "inspect", fp["image"], "--format",
+                            '{{index .Config.Labels "io.lnrepro.image"}}'],
+                           capture_output=True, text=True)  # fmt: skip
+    assert built.stdout.strip() == "build"
+    # without the base on this machine: one line, and what to do
+    (tmp_path / "lnrepro.toml").write_text('base_image = "lnrepro-absent-base:0"\n')
+    p = subprocess.run([*LNREPRO, "run", "--tt-metal", str(tree), "--record-dir", str(tmp_path / "x")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)  # fmt: skip
+    assert p.returncode == 5 and "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert (
+        "lnrepro-absent-base:0 is not on this machine" in last
+        and "docker pull" in last
+        and "--image" in last
+    )

@@ -17,6 +17,7 @@ from typing import Any
 
 from lnrepro import container, proc
 from lnrepro.errors import EnvironmentProblem
+from lnrepro.events import Events
 
 CCACHE_DIR = Path("~/.cache/lnrepro/ccache")
 
@@ -39,20 +40,30 @@ def _host_devices() -> tuple[tuple[str, ...], str | None]:
 
 @dataclass(frozen=True)
 class DockerRunner:
-    image: str
+    image: str  # a ready image, or the tag lnrepro's image on ``base`` gets
     mount_set: str = "full"
     devices: tuple[str, ...] = ()
     device_group: str | None = None
     hugepage_dirs: tuple[str, ...] = ()
     ccache_dir: Path = field(default_factory=lambda: CCACHE_DIR.expanduser())
     warnings: tuple[str, ...] = ()
+    base: str | None = None  # build lnrepro's image (docker/Dockerfile) on this base first
     name: str = "docker"
 
     @classmethod
     def for_host(
-        cls, *, image: str | None, mount_set: str = "full", require_device: bool = False
+        cls,
+        *,
+        image: str | None,
+        base: str | None = None,
+        mount_set: str = "full",
+        require_device: bool = False,
     ) -> DockerRunner:
-        """The runner for this host: its devices and hugepage mounts, as they are now."""
+        """The runner for this host: its devices and hugepage mounts, as they are now.
+
+        ``image`` is used as it is; without it lnrepro's image is built on ``base`` (tt-metal's
+        dev image by default) the first time a command runs.
+        """
         if mount_set not in container.MOUNT_SETS:
             raise EnvironmentProblem(
                 f"unknown mount set {mount_set!r}", f"use one of {', '.join(container.MOUNT_SETS)}"
@@ -71,14 +82,14 @@ class DockerRunner:
                 "(builds work; tests will fail for the environment)"
             )
         huge = tuple(d for d in container.HUGEPAGE_DIRS if Path(d).is_dir())
-        return cls(
-            image or container.DEFAULT_IMAGE,
-            mount_set,
-            devices,
-            group,
-            huge,
-            warnings=tuple(warnings),
-        )
+        if image is None:
+            from lnrepro.images import build_tag
+
+            base = base or container.DEFAULT_IMAGE
+            image = build_tag(base)
+        else:
+            base = None
+        return cls(image, mount_set, devices, group, huge, warnings=tuple(warnings), base=base)
 
     def spec(
         self, *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
@@ -106,6 +117,10 @@ class DockerRunner:
         mounts: tuple[Path, ...],
         timeout: float | None,
     ) -> proc.ProcResult:
+        if self.base is not None:
+            from lnrepro.images import ensure_build_image
+
+            ensure_build_image(self.base, _OutputEvents(on_output))
         self.ccache_dir.mkdir(parents=True, exist_ok=True)
         uid, gid = (int(x) for x in container.invoking_user().split(":"))
         if os.geteuid() == 0 and uid != 0:  # under sudo: lnrepro's own directories are the user's
@@ -126,6 +141,7 @@ class DockerRunner:
         return {
             "runner": self.name,
             "image": self.image,
+            "base_image": self.base,
             "image_id": _image_id(self.image),
             "mount_set": self.mount_set,
             "devices": [f"/dev/tenstorrent/{d}" for d in self.devices],
@@ -134,6 +150,19 @@ class DockerRunner:
             "ccache_dir": str(self.ccache_dir),
             "warnings": list(self.warnings),
         }
+
+
+class _OutputEvents(Events):
+    """Image-build progress into the log of the command that needed the image."""
+
+    def __init__(self, on_output: Callable[[bytes], None]) -> None:
+        self.on_output = on_output
+
+    def build_started(self, what: str) -> None:
+        self.on_output(f"lnrepro: building {what}\n".encode())
+
+    def build_output(self, data: bytes) -> None:
+        self.on_output(data)
 
 
 def _image_id(image: str) -> str | None:

@@ -133,6 +133,7 @@ def _tt_metal(opts: BackendOptions) -> Backend:
 
         runner = DockerRunner.for_host(
             image=opts.image or cfg.image,
+            base=cfg.base_image,
             mount_set=opts.mount_set,
             require_device=opts.require_device,
         )
