@@ -343,6 +343,8 @@ def run(
     if gtest_filter is not None and not gtest_filter.strip():
         raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
     chosen = make_backend(backend_opts)
+    for w in chosen.describe().get("warnings") or []:
+        click.echo(f"lnrepro: warning: {w}", err=True)
     flt = gtest_filter or DEFAULT_FILTER
     if dry_run:
         plan = _plan(chosen, flt, record_dir)

@@ -90,12 +90,7 @@ def is_work_tree(path: Path) -> bool:
 
 def submodules(path: Path) -> list[SubmoduleState]:
     """``git submodule status --recursive``, typed."""
-    import git
-
-    try:
-        out = _repo(path).git.submodule("status", "--recursive")
-    except git.GitCommandError as exc:
-        raise _command_error(path, exc) from None
+    out = git(path, "submodule", "status", "--recursive")
     states = {" ": "ok", "-": "uninitialised", "+": "wrong commit", "U": "conflict"}
     result = []
     for line in out.splitlines():
@@ -121,15 +116,10 @@ def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:
             for sm in repo.submodules
             if Path(sm.abspath, ".git").exists()
         ]
-    import git
-
     for root, prefix in roots:
-        try:
-            names = _repo(root).git.ls_files("-z").split("\0")
-        except GitError:
+        if not is_work_tree(root):
             continue
-        except git.GitCommandError as exc:
-            raise _command_error(root, exc) from None
+        names = git(root, "ls-files", "-z").split("\0")
         for name in names:
             if not name:
                 continue

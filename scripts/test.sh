@@ -15,6 +15,7 @@ command -v git >/dev/null || need+=(git)
 command -v cmake >/dev/null || need+=(cmake)      # the tt-metal look-alike builds with CMake,
 command -v ninja >/dev/null || need+=(ninja-build) # Ninja
 command -v ccache >/dev/null || need+=(ccache)     # and, when asked, ccache
+command -v debootstrap >/dev/null || need+=(debootstrap)  # the container tests' toolchain image
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "test.sh: installing ${need[*]}"

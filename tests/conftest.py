@@ -170,37 +170,16 @@ def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
 
-TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache")
-
-
 @pytest.fixture(scope="session")
-def toolchain_image(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A Debian bookworm image with the look-alike's toolchain, made here (debootstrap, no registry).
-
-    Named by its package list and reused while it exists, so a machine builds it once.
-    """
+def toolchain_image() -> str:
+    """A Debian bookworm image with the look-alike's toolchain, made here (debootstrap, no
+    registry), named by its package list and reused while it exists: a machine builds it once."""
     need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
     need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
     need(os.geteuid() == 0, "debootstrap needs root")
-    import hashlib
+    from tests.lookalike import ensure_toolchain_image
 
-    tag = "bookworm-v1:" + ",".join(TOOLCHAIN_PACKAGES)
-    name = "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
-    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
-        return name
-    root = tmp_path_factory.mktemp("toolchain") / "rootfs"
-    subprocess.run(
-        ["debootstrap", "--variant=minbase", "--include=" + ",".join(TOOLCHAIN_PACKAGES),
-         "bookworm", str(root), "http://deb.debian.org/debian"],
-        check=True, capture_output=True, timeout=1500,
-    )  # fmt: skip
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
-    )
-    tar.wait()
-    subprocess.run(["rm", "-rf", str(root)], check=False)
-    return name
+    return ensure_toolchain_image()
 
 
 @pytest.fixture

@@ -5,7 +5,13 @@ ground truth; ``build(...)`` runs its ``build_metal.sh``. ``python -m tests.look
 does the same from a shell, for demos and benchmarks. Never shipped in the lnrepro package.
 """
 
-from tests.lookalike.build import BuildResult, build, device_env, run_tests
+from tests.lookalike.build import (
+    BuildResult,
+    build,
+    device_env,
+    ensure_toolchain_image,
+    run_tests,
+)
 from tests.lookalike.generator import (
     BUGREPRO_BRANCH,
     KERNEL,
@@ -25,6 +31,7 @@ __all__ = [
     "Spec",
     "build",
     "device_env",
+    "ensure_toolchain_image",
     "generate",
     "load_truth",
     "run_tests",

@@ -84,3 +84,40 @@ def run_tests(
     )
     code = 128 - res.returncode if res.returncode < 0 else res.returncode  # as a shell reports it
     return code, (res.stdout + res.stderr).decode(errors="replace")
+
+
+TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache")
+
+
+def toolchain_image_name() -> str:
+    import hashlib
+
+    tag = "bookworm-v1:" + ",".join(TOOLCHAIN_PACKAGES)
+    return "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
+
+
+def ensure_toolchain_image() -> str:
+    """A Debian bookworm image with the look-alike's toolchain (debootstrap + docker import, as
+    root, no registry); reused while an image of that name exists."""
+    import shutil
+    import tempfile
+
+    name = toolchain_image_name()
+    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
+        return name
+    work = Path(tempfile.mkdtemp(prefix="lnrepro-toolchain-"))
+    try:
+        root = work / "rootfs"
+        subprocess.run(
+            ["debootstrap", "--variant=minbase", "--include=" + ",".join(TOOLCHAIN_PACKAGES),
+             "bookworm", str(root), "http://deb.debian.org/debian"],
+            check=True, capture_output=True, timeout=1500,
+        )  # fmt: skip
+        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+        subprocess.run(
+            ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
+        )
+        tar.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return name
