@@ -28,7 +28,6 @@ from lnrepro.errors import (
     EnvironmentProblem,
     ExitCode,
     LnreproError,
-    NotBuiltYet,
     Terminated,
     UsageError,
 )
@@ -414,13 +413,198 @@ def _plan_text(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@cli.command(short_help="Find the commit that introduced (or fixed) the bug (not built yet).")
-def bisect() -> int:
-    """Find the commit that introduced (or fixed) the bug (not built yet)."""
-    raise NotBuiltYet(
-        "`lnrepro bisect` is not built yet",
-        "follow the bisect issue; meanwhile `lnrepro run` reproduces the bug",
-    )
+@cli.command(short_help="Find the commit that introduced (or fixed) the bug.")
+@click.option(
+    "--good",
+    "goods",
+    multiple=True,
+    metavar="REV",
+    help="A commit where the tests pass. Repeatable.",
+)
+@click.option("--bad", metavar="REV", help="A commit where the tests fail.")
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(),
+    show_default=True,
+    help="The repository (its checkout is never touched: lnrepro works in its own worktree).",
+)
+@click.option(
+    "--command",
+    "command",
+    metavar="CMD",
+    help="Decide each commit by running CMD at the worktree's root, as `git bisect run` does: "
+    "exit 0 good, 125 skip, 1-127 bad. Without it: build and run the gtests (the run options).",
+)
+@backend_options
+@click.option(
+    "--filter", "gtest_filter", default=None, metavar="PATTERN", help="gtest filter (as for run)."
+)
+@click.option(
+    "--repeat",
+    "-n",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Attempts per commit.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0.1),
+    default=1800.0,
+    show_default=True,
+    callback=_finite_timeout,
+    help="Seconds one test attempt (or --command) may run.",
+)
+@click.option(
+    "--metric", metavar="NAME", help="Judge by a metric instead of pass/fail, e.g. max_diff."
+)
+@click.option("--threshold", type=float, help="With --metric: bad when the worst value exceeds it.")
+@click.option(
+    "--on-crash",
+    type=click.Choice(["bad", "skip"]),
+    default="bad",
+    show_default=True,
+    help="A crashed test (or a command killed by a signal) counts as this.",
+)
+@click.option(
+    "--on-hang",
+    type=click.Choice(["bad", "skip"]),
+    default="skip",
+    show_default=True,
+    help="A hung test (or a command past --timeout) counts as this.",
+)
+@click.option(
+    "--pick",
+    "picks",
+    multiple=True,
+    metavar="COMMIT",
+    help="Cherry-pick onto every tested commit (e.g. the BugRepro tests' 16165972af). Repeatable.",
+)
+@click.option(
+    "--patch",
+    "patches",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Apply onto every tested commit. Repeatable.",
+)
+@click.option(
+    "--find-fix",
+    is_flag=True,
+    help="Find the commit that fixed the bug: --bad is older, --good newer.",
+)
+@click.option(
+    "--first-parent", is_flag=True, help="Follow only first parents (merges as units), as git does."
+)
+@click.option(
+    "--no-confirm",
+    is_flag=True,
+    help="Do not test the endpoints first or re-test the culprit after.",
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue the bisect whose state is in the repository."
+)
+@click.option("--log", "show_log", is_flag=True, help="Show the steps of the last bisect and exit.")
+@click.option(
+    "--record-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".lnrepro/runs"),
+    show_default=True,
+    help="Where the test runs of each step are recorded.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result (first_bad, last_good, steps) as JSON.",
+)
+@click.argument("paths", nargs=-1, metavar="[-- PATHS]")
+def bisect(
+    goods: tuple[str, ...],
+    bad: str | None,
+    repo: Path,
+    command: str | None,
+    backend_opts: Any,
+    gtest_filter: str | None,
+    repeat: int,
+    timeout_s: float,
+    metric: str | None,
+    threshold: float | None,
+    on_crash: str,
+    on_hang: str,
+    picks: tuple[str, ...],
+    patches: tuple[Path, ...],
+    find_fix: bool,
+    first_parent: bool,
+    no_confirm: bool,
+    resume: bool,
+    show_log: bool,
+    record_dir: Path,
+    as_json: bool,
+    paths: tuple[str, ...],
+) -> int:
+    """Find the commit that introduced (or, with --find-fix, fixed) the bug.
+
+    Works in a worktree of its own (your checkout, branch and uncommitted work are never
+    touched), picks the BugRepro tests onto old commits, skips commits that do not build or
+    cannot be tested, writes its state after every step (--resume continues after a crash or
+    Ctrl-C), and names the first bad commit with the evidence.
+
+    \b
+    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --tt-metal . --runner local
+    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'      # like git bisect run
+    lnrepro bisect --resume        # after Ctrl-C, kill -9, a reboot
+    lnrepro bisect --log           # the steps so far
+    """
+    import json
+    import shlex
+
+    from lnrepro.bisect import session
+    from lnrepro.bisect.oracle import CommandOracle, Oracle, RunOracle
+    from lnrepro.pipeline import DEFAULT_FILTER
+
+    repo = repo.resolve()
+    if show_log:
+        doc = session.load_state(repo)
+        if as_json:
+            click.echo(json.dumps(doc, indent=2))
+        else:
+            from lnrepro.render import make_console, render_bisect
+
+            render_bisect(doc.get("result"), doc["steps"], make_console())
+        return ExitCode.OK
+    if metric is not None and threshold is None:
+        raise UsageError("--metric needs --threshold", "e.g. --metric max_diff --threshold 1.0")
+
+    def make_oracle(desc: dict[str, Any] | None) -> Oracle:
+        cmd = desc.get("command") if desc else command
+        if cmd:
+            if not shlex.split(cmd):
+                raise UsageError("--command is empty", "give the command to run at each commit")
+            return CommandOracle(tuple(shlex.split(cmd)), timeout_s, on_crash, on_hang)
+        return RunOracle(backend_opts, gtest_filter or DEFAULT_FILTER, repeat, timeout_s,
+                         record_dir.resolve(), metric, threshold, on_crash, on_hang)  # fmt: skip
+
+    with session.lock(repo):
+        if resume:
+            b = session.resume(repo, make_oracle)
+        else:
+            if not goods or not bad:
+                raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
+            plan = session.Plan(repo, list(goods), bad, find_fix, first_parent, tuple(paths),
+                                list(picks), [str(p.resolve()) for p in patches], not no_confirm)  # fmt: skip
+            b = session.build(plan, make_oracle(None))
+            b.save()
+        from lnrepro.render import RichBisectEvents, make_console, render_bisect
+
+        with RichBisectEvents(make_console(stderr=True)) as events:
+            result = b.run(events)
+    if as_json:
+        click.echo(json.dumps({**result, "steps_taken": b.steps}, indent=2))
+    else:
+        render_bisect(result, b.steps, make_console())
+    return ExitCode.OK if result.get("first_bad") else ExitCode.FAILED
 
 
 def _crash_log(exc: BaseException) -> Path | None:

@@ -109,6 +109,12 @@ class BuildFailed(OutcomeError):
     """Building the code under test failed."""
 
 
+class EndpointsDoNotSeparate(LnreproError):
+    """A bisect's good endpoint fails or its bad endpoint passes: there is nothing to find."""
+
+    exit_code = ExitCode.FAILED
+
+
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind like Ctrl-C (kill children, keep records), exit 128+N."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from lnrepro.gtest.model import TestResult
     from lnrepro.record import Attempt
 
@@ -20,3 +22,13 @@ class Events:
     def test_finished(self, result: TestResult) -> None: ...
     def attempt_finished(self, attempt: Attempt) -> None: ...
     def warning(self, text: str) -> None: ...
+
+
+class BisectEvents:
+    """A bisect's progress: the search started, a step started, a step has its verdict."""
+
+    def started(self, candidates: int, steps_left: int) -> None: ...
+    def step_started(
+        self, kind: str, info: dict[str, Any], candidates: int, steps_left: int
+    ) -> None: ...
+    def step_finished(self, kind: str, info: dict[str, Any], evidence: Any) -> None: ...

@@ -135,3 +135,97 @@ def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:
             if len(found) >= limit:
                 return found
     return found
+
+
+# ------------------------------------------------------------------ bisect support
+def common_dir(repo: Path) -> Path:
+    """The repository's shared .git directory (the same for every worktree)."""
+    out = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    return Path(out)
+
+
+def resolve(repo: Path, rev: str) -> str:
+    """The full sha of ``rev``, or a GitError that names the bad ref."""
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except GitError:
+        raise GitError(
+            f"{rev!r} is not a commit in {repo}", "check the ref (git log --oneline), or fetch it"
+        ) from None
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    from lnrepro import proc
+
+    code, _ = proc.capture(
+        ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer], timeout=GIT_TIMEOUT_S
+    )
+    return code == 0
+
+
+def rev_list_parents(
+    repo: Path, tip: str, bottoms: list[str], *, first_parent: bool, paths: tuple[str, ...] = ()
+) -> list[str]:
+    """``git rev-list --parents --reverse --topo-order TIP ^BOTTOM…``: oldest first."""
+    args = ["rev-list", "--parents", "--reverse", "--topo-order"]
+    if first_parent:
+        args.append("--first-parent")
+    args += [tip, *(f"^{b}" for b in bottoms)]
+    if paths:
+        args += ["--", *paths]
+    return git(repo, *args).splitlines()
+
+
+def commit_info(repo: Path, sha: str) -> dict[str, Any]:
+    import re
+
+    out = git(repo, "show", "-s", "--format=%H%x00%s%x00%an <%ae>%x00%aI", sha)
+    full, subject, author, date = ([*out.rstrip("\n").split("\x00"), "", "", "", ""])[:4]
+    pr = re.findall(r"#(\d+)", subject)
+    return {
+        "sha": full,
+        "subject": subject,
+        "author": author,
+        "date": date,
+        "pr": int(pr[-1]) if pr else None,
+    }
+
+
+def ensure_worktree(repo: Path, where: Path) -> Path:
+    """A detached worktree of ``repo`` at ``where``, made once and reused (builds stay warm)."""
+    if (where / ".git").exists():
+        return where
+    where.parent.mkdir(parents=True, exist_ok=True)
+    git(repo, "worktree", "prune")
+    git(repo, "worktree", "add", "--detach", "--force", str(where), "HEAD")
+    return where
+
+
+def checkout_clean(worktree: Path, sha: str) -> None:
+    """``sha`` in the worktree, tracked files exactly as committed (untracked build trees stay)."""
+    git(worktree, "reset", "--hard", "--quiet")
+    git(worktree, "checkout", "--detach", "--force", "--quiet", sha)
+    if (worktree / ".gitmodules").is_file():
+        git(worktree, "submodule", "sync", "--recursive", "--quiet")
+        git(worktree, "submodule", "update", "--init", "--recursive", "--force", "--quiet")
+
+
+def apply_pick(worktree: Path, sha: str) -> str | None:
+    """Cherry-pick ``sha`` uncommitted; None on success, else why it does not apply (undone)."""
+    try:
+        git(worktree, "cherry-pick", "--no-commit", sha)
+        return None
+    except GitError as exc:
+        git(worktree, "reset", "--hard", "--quiet")
+        with contextlib.suppress(GitError):
+            git(worktree, "cherry-pick", "--quit")
+        return f"--pick {sha[:12]} does not apply: {exc.message[:160]}"
+
+
+def apply_patch(worktree: Path, patch: Path) -> str | None:
+    try:
+        git(worktree, "apply", "--index", str(patch))
+        return None
+    except GitError as exc:
+        git(worktree, "reset", "--hard", "--quiet")
+        return f"--patch {patch.name} does not apply: {exc.message[:160]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.events import Events
+from lnrepro.events import BisectEvents, Events
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus
 from lnrepro.record import Attempt, RunRecord
 
@@ -380,3 +380,82 @@ def render_env(report: Any, console: Console) -> None:
             )
     verdict = "[bold red]not ready[/]" if report.failed else "[green]ready[/]"
     console.print(f"verdict: {verdict}")
+
+
+# ------------------------------------------------------------------ bisect
+MARK_STYLE = {"good": "green", "bad": "bold red", "skip": "yellow"}
+
+
+def render_bisect(
+    result: dict[str, Any] | None, steps: list[dict[str, Any]], console: Console
+) -> None:
+    from rich.table import Table
+
+    table = Table(title="lnrepro bisect — steps", title_justify="left")
+    for col in ("#", "kind", "commit", "subject", "mark", "why", "s"):
+        table.add_column(col, overflow="fold")
+    for i, st in enumerate(steps, 1):
+        m = str(st.get("mark"))
+        table.add_row(
+            str(i), str(st.get("kind")), esc(str(st.get("sha", ""))[:12]), esc(st.get("subject", "")),
+            styled((m, MARK_STYLE.get(m, ""))), esc(st.get("reason", "")), f"{st.get('seconds', 0):.1f}",
+        )  # fmt: skip
+    console.print(table)
+    if not result:
+        console.print(esc("no result yet: lnrepro bisect --resume continues"))
+        return
+    if result.get("first_bad"):
+        c = result["commit"]
+        console.print(
+            styled((f"{result['kind']}: ", "bold"), (c["sha"], "bold red"), f"  {c['subject']}")
+        )
+        console.print(
+            esc(
+                f"  author {c['author']}, {c['date']}" + (f", PR #{c['pr']}" if c.get("pr") else "")
+            )
+        )
+        if result.get("last_good"):
+            console.print(esc(f"  last good: {result['last_good']}"))
+        console.print(esc(f"  {result['steps']} step(s) after {result['endpoint_checks']} endpoint check(s)"
+                          + ("; culprit and parent re-tested: consistent" if result.get("confirmed") else "")))  # fmt: skip
+    else:
+        console.print(
+            styled(("no single first bad commit: ", "bold yellow"), result.get("reason", ""))
+        )
+        for c in result.get("candidates", []):
+            console.print(esc(f"  candidate {c['sha']}  {c['subject']}"))
+
+
+class RichBisectEvents(BisectEvents):
+    """One line per step on stderr, with the candidates left and the steps to go."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __enter__(self) -> RichBisectEvents:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def started(self, candidates: int, steps_left: int) -> None:
+        self.console.print(esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
+
+    def step_started(
+        self, kind: str, info: dict[str, Any], candidates: int, steps_left: int
+    ) -> None:
+        self.console.print(
+            esc(
+                f"  {kind} {info['sha'][:12]} {info['subject'][:60]} ({candidates} left, ~{steps_left} steps)"
+            )
+        )
+
+    def step_finished(self, kind: str, info: dict[str, Any], evidence: Any) -> None:
+        m = evidence.mark.value
+        self.console.print(
+            styled(
+                "    -> ",
+                (m, MARK_STYLE.get(m, "")),
+                f" ({evidence.reason}, {evidence.seconds:.1f} s)",
+            )
+        )

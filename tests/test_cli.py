@@ -58,10 +58,11 @@ def test_version() -> None:
     assert p.returncode == 0 and re.search(r"\d+\.\d+\.\d+", p.stdout)
 
 
-def test_bisect_says_not_built_and_exits_2() -> None:
-    p = run("bisect")
+def test_bisect_without_endpoints_is_a_usage_error(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    p = run("bisect", "--repo", str(tmp_path), "--command", "true")
     assert p.returncode == 2
-    assert "not built yet" in p.stderr and "Traceback" not in p.stderr
+    assert "needs --good and --bad" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize(

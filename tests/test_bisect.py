@@ -1,0 +1,217 @@
+"""`lnrepro bisect` on look-alike histories, for real: the right culprit, the user's checkout
+untouched, skips, picks, --find-fix, kill -9 and --resume, the lock, and the full build+test oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import need_toolchain
+from tests.lookalike import KERNEL, TEST_FILE, GroundTruth, Spec, device_env, generate
+
+LNREPRO = [sys.executable, "-m", "lnrepro"]
+# the look-alike's UMD submodule comes from a local path: git refuses that transport by default
+GIT_FILE_OK = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.file.allow",
+    "GIT_CONFIG_VALUE_0": "always",
+}
+HAS_FIX = f"grep -q 'zero_dst_reg(dest, kMeanDyGamma);' {KERNEL}"  # exit 0 = the fixed kernel
+
+
+def bisect(
+    repo: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LNREPRO, "bisect", "--repo", str(repo), *args], capture_output=True, text=True,
+                          env={**os.environ, **GIT_FILE_OK, **(env or {})}, timeout=timeout, cwd=repo)  # fmt: skip
+
+
+def git(repo: str | Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> GroundTruth:
+    return generate(tmp_path / "tt-metal", Spec(commits=120, tus=1))
+
+
+def result(p: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert "Traceback" not in p.stderr, p.stderr
+    return json.loads(p.stdout)  # type: ignore[no-any-return]
+
+
+def test_finds_the_culprit_on_a_merged_branch_and_leaves_the_checkout_alone(
+    history: GroundTruth,
+) -> None:
+    repo = Path(history.path)
+    (repo / "README.md").write_text("my uncommitted work\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    git(repo, "checkout", "-q", "-b", "my-branch")
+    git(repo, "stash", "list")
+    before = (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"),
+              git(repo, "rev-parse", "--abbrev-ref", "HEAD"), git(repo, "stash", "list"))  # fmt: skip
+    p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX, "--json")
+    assert p.returncode == 0, p.stderr
+    r = result(p)
+    assert r["first_bad"] == history.culprit and history.culprit not in history.first_parent
+    assert r["last_good"] == history.culprit_parent and r["confirmed"] is True
+    assert r["commit"]["subject"].startswith("[tt-train] LayerNorm backward")
+    assert r["endpoint_checks"] == 2 and r["steps"] <= 9  # git-like: ~log2 of the candidates
+    after = (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"),
+             git(repo, "rev-parse", "--abbrev-ref", "HEAD"), git(repo, "stash", "list"))  # fmt: skip
+    assert after == before
+    assert (repo / "README.md").read_text() == "my uncommitted work\n"
+    assert (repo / "notes.txt").read_text() == "untracked\n"
+    assert not (repo / ".git" / "lnrepro" / "bisect.lock").exists()
+    assert "locked" not in git(repo, "worktree", "list", "--porcelain")
+
+
+def test_unbuildable_commits_are_skipped_and_tests_picked_onto_old_commits(
+    history: GroundTruth,
+) -> None:
+    repo = history.path
+    check = (f"sh -c \"grep -q 'retries=' tt_metal/impl/device.cpp && exit 125; "
+             f"grep -q BugRepro_ {TEST_FILE} || exit 125; {HAS_FIX}\"")  # fmt: skip
+    p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", check, "--json")
+    assert p.returncode == 1 and "endpoint" in p.stderr  # no BugRepro tests: nothing can be tested
+    p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", check,
+               "--pick", history.bugrepro, "--json")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert result(p)["first_bad"] == history.culprit
+
+
+def test_unbuildable_stretch_around_the_culprit_gives_the_candidates(tmp_path: Path) -> None:
+    t = generate(tmp_path / "x", Spec(commits=60, tus=1, culprit_on_branch=False, unbuildable=(0.5, 0.7),
+                                      culprit_at=0.6, bugrepro_at=0.8, fix_at=None))  # fmt: skip
+    check = f"sh -c \"grep -q 'retries=' tt_metal/impl/device.cpp && exit 125; {HAS_FIX}\""
+    fp = t.first_parent
+    p = bisect(t.path, "--good", fp[10], "--bad", fp[-1], "--command", check, "--json")
+    r = result(p)
+    assert p.returncode == 1 and r["first_bad"] is None
+    shas = [c["sha"] for c in r["candidates"]]
+    assert t.culprit in shas and set(shas) <= set(t.unbuildable) | {
+        fp[fp.index(t.unbuildable[-1]) + 1]
+    }
+
+
+def test_find_fix(history: GroundTruth) -> None:
+    assert history.fix is not None
+    p = bisect(
+        history.path,
+        "--find-fix",
+        "--bad",
+        history.bad,
+        "--good",
+        history.main,
+        "--command",
+        HAS_FIX,
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    r = result(p)
+    assert r["first_bad"] == history.fix and r["kind"] == "first fixed commit"
+
+
+def test_kill_9_then_resume_repeats_no_step(history: GroundTruth) -> None:
+    slow = f'sh -c "sleep 0.4; {HAS_FIX}"'
+    repo = Path(history.path)
+    state = repo / ".git" / "lnrepro" / "bisect.json"
+    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), "--good", history.good, "--bad", history.bad,
+                             "--command", slow], env={**os.environ, **GIT_FILE_OK},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if state.exists() and len(json.loads(state.read_text())["steps"]) >= 4:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = json.loads(state.read_text())["steps"]
+    assert len(before) >= 4 and json.loads(state.read_text())["result"] is None
+    # a second bisect meanwhile? the dead owner's lock is taken over, a live one refuses (below)
+    p = bisect(repo, "--resume", "--json")
+    assert p.returncode == 0, p.stderr
+    r = result(p)
+    assert r["first_bad"] == history.culprit
+    steps = r["steps_taken"]
+    assert steps[: len(before)] == before  # nothing finished was lost or redone
+    keys = [(s["kind"], s["sha"]) for s in steps]
+    assert len(keys) == len(set(keys))
+    log = bisect(repo, "--log")
+    assert log.returncode == 0 and history.culprit in log.stdout
+
+
+def test_one_bisect_per_repository(history: GroundTruth) -> None:
+    slow = f'sh -c "sleep 2; {HAS_FIX}"'
+    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", history.path, "--good", history.good, "--bad",
+                             history.bad, "--command", slow], env={**os.environ, **GIT_FILE_OK},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        lock = Path(history.path) / ".git" / "lnrepro" / "bisect.lock"
+        deadline = time.monotonic() + 30
+        while not lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p = bisect(history.path, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX)
+        assert (
+            p.returncode == 2
+            and "another lnrepro bisect" in p.stderr
+            and len(p.stderr.strip().splitlines()) == 1
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    assert not lock.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["--good", "nope", "--bad", "HEAD", "--command", "true"], 6, "'nope' is not a commit"),
+        (["--bad", "HEAD", "--command", "true"], 2, "needs --good and --bad"),
+        (["--resume"], 4, "no bisect to resume"),
+    ],
+)
+def test_bisect_errors_are_one_line(
+    history: GroundTruth, args: list[str], code: int, needle: str
+) -> None:
+    p = bisect(history.path, *args)
+    assert p.returncode == code and needle in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_good_after_bad_is_a_git_error(history: GroundTruth) -> None:
+    p = bisect(history.path, "--good", history.bad, "--bad", history.good, "--command", "true")
+    assert p.returncode == 6 and "is not an ancestor" in p.stderr
+
+
+def test_build_and_test_oracle_on_the_real_lookalike(
+    lookalike: GroundTruth, tmp_path: Path
+) -> None:
+    """The pipeline as the oracle: every step builds the worktree (incrementally) and runs the
+    BugRepro test picked onto it; the unbuildable commits are BUILD_FAILED, hence skipped."""
+    need_toolchain()
+    env = device_env(tmp_path, Path(lookalike.path))
+    env.pop("TT_METAL_HOME")
+    fp = lookalike.first_parent
+    good = fp[fp.index(lookalike.culprit_merge) - 8]  # a short range keeps the builds few
+    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
+               "--runner", "local", "--filter", "*Deterministic_2048Features", "--record-dir",
+               str(tmp_path / "runs"), "--json", env=env, timeout=900)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = result(p)
+    assert r["first_bad"] == lookalike.culprit
+    runs = [s for s in r["steps_taken"] if s.get("verdict")]
+    assert runs and all(Path(s["record"]).is_dir() for s in runs)
+    culprit_step = next(s for s in runs if s["sha"] == lookalike.culprit)
+    assert culprit_step["verdict"] == "FAIL"
