@@ -202,12 +202,21 @@ def ensure_worktree(repo: Path, where: Path) -> Path:
 
 
 def checkout_clean(worktree: Path, sha: str) -> None:
-    """``sha`` in the worktree, tracked files exactly as committed (untracked build trees stay)."""
-    git(worktree, "reset", "--hard", "--quiet")
+    """``sha`` in the worktree, tracked files exactly as committed (untracked build trees stay).
+
+    The same two commands a person runs — ``checkout --force`` (which also throws away the last
+    step's picks and patches) and ``submodule update`` — plus ``submodule sync`` only when
+    ``.gitmodules`` changed: on a 50,000-file tree every extra git command costs an index read.
+    """
+    modules = worktree / ".gitmodules"
+    before = modules.read_bytes() if modules.is_file() else None
     git(worktree, "checkout", "--detach", "--force", "--quiet", sha)
-    if (worktree / ".gitmodules").is_file():
+    after = modules.read_bytes() if modules.is_file() else None
+    if after is None:
+        return
+    if after != before:
         git(worktree, "submodule", "sync", "--recursive", "--quiet")
-        git(worktree, "submodule", "update", "--init", "--recursive", "--force", "--quiet")
+    git(worktree, "submodule", "update", "--init", "--recursive", "--quiet")
 
 
 def apply_pick(worktree: Path, sha: str) -> str | None:

@@ -133,6 +133,7 @@ class Bisect:
         worktree = gitops.ensure_worktree(repo, state_dir(repo) / "worktree")
         start = time.monotonic()
         gitops.checkout_clean(worktree, sha)
+        checkout_s = time.monotonic() - start
         problem = None
         for pick in self.plan.picks:
             problem = problem or gitops.apply_pick(worktree, pick)
@@ -145,7 +146,8 @@ class Bisect:
             evidence = self.oracle.evaluate(worktree)
         mark = self._mark(evidence)
         self.steps.append({"kind": kind, "sha": sha, "subject": info["subject"],
-                           "prepare_s": round(prep, 3), **evidence.to_json(),
+                           "prepare_s": round(prep, 3), "checkout_s": round(checkout_s, 3),
+                           **evidence.to_json(),
                            "oracle_mark": evidence.mark.value, "mark": mark.value})  # fmt: skip
         if kind != "confirm":
             self.search.record(sha, mark)
