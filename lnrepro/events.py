@@ -24,8 +24,9 @@ class Events:
     def warning(self, text: str) -> None: ...
 
 
-class BisectEvents:
-    """A bisect's progress: the search started, a step started, a step has its verdict."""
+class BisectEvents(Events):
+    """A bisect's progress: the search started, a step started, a step has its verdict; and,
+    inherited from :class:`Events`, the build and attempts of a step's run."""
 
     def started(self, candidates: int, steps_left: int) -> None: ...
     def step_started(

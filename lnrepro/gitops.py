@@ -201,7 +201,7 @@ def ensure_worktree(repo: Path, where: Path) -> Path:
     return where
 
 
-def checkout_clean(worktree: Path, sha: str) -> None:
+def checkout_clean(worktree: Path, sha: str) -> str | None:
     """``sha`` in the worktree, tracked files exactly as committed (untracked build trees stay).
 
     The same two commands a person runs — ``checkout --force`` (which also throws away the last
@@ -212,11 +212,33 @@ def checkout_clean(worktree: Path, sha: str) -> None:
     before = modules.read_bytes() if modules.is_file() else None
     git(worktree, "checkout", "--detach", "--force", "--quiet", sha)
     after = modules.read_bytes() if modules.is_file() else None
-    if after is None:
-        return
-    if after != before:
-        git(worktree, "submodule", "sync", "--recursive", "--quiet")
-    git(worktree, "submodule", "update", "--init", "--recursive", "--quiet")
+    if after is not None:
+        if after != before:
+            git(worktree, "submodule", "sync", "--recursive", "--quiet")
+        git(worktree, "submodule", "update", "--init", "--recursive", "--quiet")
+    return pull_lfs(worktree)  # a note when LFS files had to stay pointers
+
+
+def uses_lfs(worktree: Path) -> bool:
+    attrs = worktree / ".gitattributes"
+    try:
+        return "filter=lfs" in attrs.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def pull_lfs(worktree: Path) -> str | None:
+    """``git lfs pull`` (and in submodules) when the checkout uses LFS; why not, when it cannot."""
+    import shutil
+
+    if not uses_lfs(worktree):
+        return None
+    if shutil.which("git-lfs") is None:
+        return "the checkout uses git-LFS but git-lfs is not installed: LFS files stay pointers"
+    git(worktree, "lfs", "pull")
+    if (worktree / ".gitmodules").is_file():
+        git(worktree, "submodule", "foreach", "--recursive", "git lfs pull")
+    return None
 
 
 def apply_pick(worktree: Path, sha: str) -> str | None:

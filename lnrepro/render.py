@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from lnrepro.events import BisectEvents, Events
-from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus
+from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus, add_metric
 from lnrepro.record import Attempt, RunRecord
 
 if TYPE_CHECKING:
@@ -398,7 +398,7 @@ def render_bisect(
         m = str(st.get("mark"))
         table.add_row(
             str(i), str(st.get("kind")), esc(str(st.get("sha", ""))[:12]), esc(st.get("subject", "")),
-            styled((m, MARK_STYLE.get(m, ""))), esc(st.get("reason", "")), f"{st.get('seconds', 0):.1f}",
+            styled((m, MARK_STYLE.get(m, ""))), esc(_evidence(st)), f"{st.get('seconds', 0):.1f}",
         )  # fmt: skip
     console.print(table)
     if not result:
@@ -426,6 +426,23 @@ def render_bisect(
             console.print(esc(f"  candidate {c['sha']}  {c['subject']}"))
 
 
+def _evidence(step: dict[str, Any]) -> str:
+    """Why a step got its mark: the reason, and for a test run its passes and worst metrics."""
+    tests = step.get("tests")
+    if not tests:
+        return str(step.get("reason", ""))
+    runs = sum(t["runs"] for t in tests.values())
+    passed = sum(t["passed"] for t in tests.values())
+    worst: Metrics = {}
+    for t in tests.values():
+        for tensor, vals in t["worst"].items():
+            for k, v in vals.items():
+                add_metric(worst, tensor, k, v)
+    return f"{step.get('reason', '')}: {passed}/{runs} passed" + (
+        f"; {_worst(worst)}" if worst else ""
+    )
+
+
 class RichBisectEvents(BisectEvents):
     """One line per step on stderr, with the candidates left and the steps to go."""
 
@@ -449,6 +466,15 @@ class RichBisectEvents(BisectEvents):
                 f"  {kind} {info['sha'][:12]} {info['subject'][:60]} ({candidates} left, ~{steps_left} steps)"
             )
         )
+
+    def build_started(self, what: str) -> None:
+        self.console.print(esc(f"    building ({what})"))
+
+    def build_finished(self, ok: bool, seconds: float) -> None:
+        self.console.print(esc(f"    build {'ok' if ok else 'FAILED'} in {seconds:.0f} s"))
+
+    def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
+        self.console.print(esc(f"    testing: attempt {index}/{total}"))
 
     def step_finished(self, kind: str, info: dict[str, Any], evidence: Any) -> None:
         m = evidence.mark.value

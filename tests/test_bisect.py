@@ -123,7 +123,8 @@ def test_find_fix(history: GroundTruth) -> None:
     assert r["first_bad"] == history.fix and r["kind"] == "first fixed commit"
 
 
-def test_kill_9_then_resume_repeats_no_step(history: GroundTruth) -> None:
+@pytest.mark.parametrize("after", [1, 3, 6])
+def test_kill_9_then_resume_repeats_no_step(history: GroundTruth, after: int) -> None:
     slow = f'sh -c "sleep 0.4; {HAS_FIX}"'
     repo = Path(history.path)
     state = repo / ".git" / "lnrepro" / "bisect.json"
@@ -132,13 +133,13 @@ def test_kill_9_then_resume_repeats_no_step(history: GroundTruth) -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if state.exists() and len(json.loads(state.read_text())["steps"]) >= 4:
+        if state.exists() and len(json.loads(state.read_text())["steps"]) >= after:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     before = json.loads(state.read_text())["steps"]
-    assert len(before) >= 4 and json.loads(state.read_text())["result"] is None
+    assert len(before) >= after and json.loads(state.read_text())["result"] is None
     # a second bisect meanwhile? the dead owner's lock is taken over, a live one refuses (below)
     p = bisect(repo, "--resume", "--json")
     assert p.returncode == 0, p.stderr
@@ -150,6 +151,32 @@ def test_kill_9_then_resume_repeats_no_step(history: GroundTruth) -> None:
     assert len(keys) == len(set(keys))
     log = bisect(repo, "--log")
     assert log.returncode == 0 and history.culprit in log.stdout
+
+
+def test_first_parent_names_the_merge_and_paths_limit_the_search(history: GroundTruth) -> None:
+    p = bisect(history.path, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX,
+               "--first-parent", "--json")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert result(p)["first_bad"] == history.culprit_merge  # merges as units, as git does
+    p = bisect(history.path, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX,
+               "--json", "--", "tt-train/")  # fmt: skip
+    r = result(p)
+    assert p.returncode == 0 and r["first_bad"] == history.culprit
+    assert r["steps"] <= 3  # only the few commits that touch tt-train/ are candidates
+
+
+def test_lfs_pointers_are_pulled_or_said_to_stay(tmp_path: Path) -> None:
+    import shutil
+
+    t = generate(tmp_path / "x", Spec(commits=40, tus=1, lfs_pointers=2))
+    p = bisect(t.path, "--good", t.good, "--bad", t.bad, "--command", HAS_FIX, "--json")
+    r = result(p)
+    assert p.returncode == 0 and r["first_bad"] == t.culprit
+    notes = {s["note"] for s in r["steps_taken"]}
+    if shutil.which("git-lfs") is None:
+        assert notes == {
+            "the checkout uses git-LFS but git-lfs is not installed: LFS files stay pointers"
+        }
 
 
 def test_one_bisect_per_repository(history: GroundTruth) -> None:
@@ -215,3 +242,32 @@ def test_build_and_test_oracle_on_the_real_lookalike(
     assert runs and all(Path(s["record"]).is_dir() for s in runs)
     culprit_step = next(s for s in runs if s["sha"] == lookalike.culprit)
     assert culprit_step["verdict"] == "FAIL"
+
+
+@pytest.mark.docker
+def test_build_and_test_oracle_in_the_container(
+    lookalike: GroundTruth, toolchain_image: str, fake_card_host: None, tmp_path: Path
+) -> None:
+    """The same bisect with every build and test in lnrepro's container, over the unbuildable
+    stretch (BUILD_FAILED, skipped) and old commits without the BugRepro tests (picked)."""
+    from lnrepro.container import LABEL
+
+    def containers() -> set[str]:
+        out = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
+        )
+        return set(out.stdout.split())
+
+    before = containers()
+    fp = lookalike.first_parent
+    stretch = [fp.index(u) for u in lookalike.unbuildable if u in fp]
+    good = fp[min(stretch) - 2]  # before the stretch that does not build; the culprit is after it
+    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
+               "--runner", "docker", "--image", toolchain_image, "--filter", "*Deterministic_2048Features",
+               "--record-dir", str(tmp_path / "runs"), "--json", timeout=1500)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = result(p)
+    assert r["first_bad"] == lookalike.culprit
+    verdicts = {s["sha"]: s.get("verdict") for s in r["steps_taken"]}
+    assert all(v == "BUILD_FAILED" for sha, v in verdicts.items() if sha in lookalike.unbuildable)
+    assert containers() <= before

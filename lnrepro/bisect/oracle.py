@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from lnrepro import proc
 from lnrepro.bisect.core import Mark
 from lnrepro.errors import OutcomeError
+from lnrepro.events import Events
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Evidence:
 
 class Oracle(Protocol):
     def describe(self) -> dict[str, Any]: ...
-    def evaluate(self, worktree: Path) -> Evidence: ...
+    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence: ...
 
 
 def _policy(name: str) -> Mark:
@@ -59,7 +60,7 @@ class CommandOracle:
         return {"oracle": "command", "command": shlex.join(self.argv), "timeout_s": self.timeout_s,
                 "on_crash": self.on_crash, "on_hang": self.on_hang}  # fmt: skip
 
-    def evaluate(self, worktree: Path) -> Evidence:
+    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence:
         tail: list[bytes] = []
 
         def keep(data: bytes) -> None:
@@ -105,7 +106,7 @@ class RunOracle:
                 "on_crash": self.on_crash, "on_hang": self.on_hang,
                 "runner": self.backend_opts.runner, "profile": self.backend_opts.profile}  # fmt: skip
 
-    def evaluate(self, worktree: Path) -> Evidence:
+    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence:
         from lnrepro.backends.factory import make_backend
         from lnrepro.pipeline import run_tests
         from lnrepro.record import Verdict
@@ -114,7 +115,8 @@ class RunOracle:
         backend = make_backend(replace(self.backend_opts, tt_metal=worktree, backend="tt-metal"))
         try:
             rec = run_tests(backend, gtest_filter=self.gtest_filter, repeat=self.repeat,
-                            timeout_s=self.timeout_s, record_base=self.record_base)  # fmt: skip
+                            timeout_s=self.timeout_s, record_base=self.record_base,
+                            events=events)  # fmt: skip
         except OutcomeError as exc:
             return Evidence(
                 Mark.SKIP, exc.one_line(), {"verdict": type(exc).__name__}, time.monotonic() - start

@@ -132,7 +132,7 @@ class Bisect:
         events.step_started(kind, info, cands, self.search.steps_left())
         worktree = gitops.ensure_worktree(repo, state_dir(repo) / "worktree")
         start = time.monotonic()
-        gitops.checkout_clean(worktree, sha)
+        note = gitops.checkout_clean(worktree, sha)
         checkout_s = time.monotonic() - start
         problem = None
         for pick in self.plan.picks:
@@ -143,10 +143,10 @@ class Bisect:
         if problem:
             evidence = Evidence(Mark.SKIP, problem)
         else:
-            evidence = self.oracle.evaluate(worktree)
+            evidence = self.oracle.evaluate(worktree, events)
         mark = self._mark(evidence)
         self.steps.append({"kind": kind, "sha": sha, "subject": info["subject"],
-                           "prepare_s": round(prep, 3), "checkout_s": round(checkout_s, 3),
+                           "prepare_s": round(prep, 3), "checkout_s": round(checkout_s, 3), "note": note,
                            **evidence.to_json(),
                            "oracle_mark": evidence.mark.value, "mark": mark.value})  # fmt: skip
         if kind != "confirm":
@@ -230,6 +230,14 @@ def build(plan: Plan, oracle: Oracle) -> Bisect:
                 f"{b[:12]} is not an ancestor of {tip[:12]}",
                 "the older commit must come first: swap --good/--bad, or use --find-fix",
             )
+    if plan.paths:  # path-limited, as git: the search's top is the newest commit touching PATHS
+        top = gitops.git(repo, "rev-list", "-1", tip, "--", *plan.paths).strip()
+        if not top or any(gitops.is_ancestor(repo, top, b) for b in bottoms):
+            raise UsageError(
+                f"no commit between the endpoints touches {' '.join(plan.paths)}",
+                "widen the paths, or drop them",
+            )
+        tip = top
     lines = gitops.rev_list_parents(
         repo, tip, bottoms, first_parent=plan.first_parent, paths=plan.paths
     )
