@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import math
 import os
 import re
 import signal
@@ -22,7 +21,7 @@ from typing import Any
 import click
 
 from lnrepro import __version__
-from lnrepro.cliopts import backend_options
+from lnrepro.cliopts import backend_options, run_options
 from lnrepro.errors import (
     DiskFull,
     EnvironmentProblem,
@@ -243,46 +242,10 @@ def env_check(
     return ExitCode.FAILED if report.failed else ExitCode.OK
 
 
-def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
-    if not math.isfinite(value):
-        raise click.BadParameter("must be a finite number of seconds")
-    return value
-
-
 # ------------------------------------------------------------------------ run
 @cli.command(short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report.")
 @backend_options
-@click.option(
-    "--filter",
-    "gtest_filter",
-    default=None,
-    metavar="PATTERN",
-    help="gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests]",
-)
-@click.option(
-    "--repeat",
-    "-n",
-    type=click.IntRange(1, 100000),
-    default=1,
-    show_default=True,
-    help="Run the tests N times, each in a fresh process; shows pass rates with 95% intervals.",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0.1),
-    default=1800.0,
-    show_default=True,
-    callback=_finite_timeout,
-    help="Seconds one attempt may run before its process group is killed (the test is TIMEOUT).",
-)
-@click.option(
-    "--record-dir",
-    type=click.Path(path_type=Path),
-    default=Path(".lnrepro/runs"),
-    show_default=True,
-    help="Each run writes a new directory here (logs, reports, record.json); nothing is overwritten.",
-)
+@run_options
 @metric_pattern_option
 @click.option(
     "--list", "list_tests", is_flag=True, help="List the tests the backend has, then exit."
@@ -437,26 +400,7 @@ def _plan_text(plan: dict[str, Any]) -> str:
     "exit 0 good, 125 skip, 1-127 bad. Without it: build and run the gtests (the run options).",
 )
 @backend_options
-@click.option(
-    "--filter", "gtest_filter", default=None, metavar="PATTERN", help="gtest filter (as for run)."
-)
-@click.option(
-    "--repeat",
-    "-n",
-    type=click.IntRange(1, 1000),
-    default=1,
-    show_default=True,
-    help="Attempts per commit.",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0.1),
-    default=1800.0,
-    show_default=True,
-    callback=_finite_timeout,
-    help="Seconds one test attempt (or --command) may run.",
-)
+@run_options
 @click.option(
     "--metric", metavar="NAME", help="Judge by a metric instead of pass/fail, e.g. max_diff."
 )
@@ -506,13 +450,6 @@ def _plan_text(plan: dict[str, Any]) -> str:
     "--resume", is_flag=True, help="Continue the bisect whose state is in the repository."
 )
 @click.option("--log", "show_log", is_flag=True, help="Show the steps of the last bisect and exit.")
-@click.option(
-    "--record-dir",
-    type=click.Path(path_type=Path),
-    default=Path(".lnrepro/runs"),
-    show_default=True,
-    help="Where the test runs of each step are recorded.",
-)
 @click.option(
     "--json",
     "as_json",

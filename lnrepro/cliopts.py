@@ -135,3 +135,56 @@ def backend_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_OPTIONS):
         wrapper = option(wrapper)
     return wrapper
+
+
+def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
+    import math
+
+    if not math.isfinite(value):
+        raise click.BadParameter("must be a finite number of seconds")
+    return value
+
+
+_RUN_OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--filter",
+        "gtest_filter",
+        default=None,
+        metavar="PATTERN",
+        help="gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests]",
+    ),
+    click.option(
+        "--repeat",
+        "-n",
+        type=click.IntRange(1, 100000),
+        default=1,
+        show_default=True,
+        help="Run the tests N times (per commit, when bisecting), each in a fresh process; "
+        "pass rates come with 95% intervals.",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(min=0.1),
+        default=1800.0,
+        show_default=True,
+        callback=_finite_timeout,
+        help="Seconds one attempt (or a bisect's --command) may run before its process group is "
+        "killed.",
+    ),
+    click.option(
+        "--record-dir",
+        type=click.Path(path_type=Path),
+        default=Path(".lnrepro/runs"),
+        show_default=True,
+        help="Each run writes a new directory here (logs, reports, record.json); nothing is "
+        "overwritten.",
+    ),
+]
+
+
+def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """How the tests run: --filter, --repeat, --timeout, --record-dir (run and bisect alike)."""
+    for option in reversed(_RUN_OPTIONS):
+        f = option(f)
+    return f
