@@ -351,22 +351,11 @@ def run(
 def _plan(backend: Any, gtest_filter: str, record_dir: Path) -> dict[str, Any]:
     """What ``run`` would do, as data: nothing is started, nothing written."""
     where = (record_dir / "run-<id>").absolute()
-    plan: dict[str, Any] = {"backend": backend.describe(), "filter": gtest_filter}
-    if hasattr(backend, "build_plan"):
-        plan["build"] = backend.build_plan(where)
-        runner = backend.runner
-        plan["test"] = runner.shell_line(
-            backend.command(gtest_filter, where / "attempt-1.json", 1),
-            cwd=backend.checkout,
-            env=backend.test_env(where),
-            mounts=(backend.checkout, where),
-        )
-    else:
-        import shlex
-
-        plan["build"] = []
-        plan["test"] = shlex.join(backend.command(gtest_filter, where / "attempt-1.json", 1))
-    return plan
+    return {
+        "backend": backend.describe(),
+        "filter": gtest_filter,
+        **backend.plan(gtest_filter, where),
+    }
 
 
 def _plan_text(plan: dict[str, Any]) -> str:

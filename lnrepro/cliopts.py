@@ -87,11 +87,11 @@ _OPTIONS: list[Callable[[Any], Any]] = [
     ),
     click.option(
         "--mount-set",
-        type=click.Choice(["full", "seed-broken"]),
+        type=click.Choice(["full", "tt-metal", "seed-broken"]),
         default="full",
         show_default=True,
         help="tt-metal with --runner docker: full is seed 001's working set (devices, /dev, /sys, "
-        "hugepages); seed-broken is --device only, to show the difference.",
+        "hugepages); tt-metal is tt-metal's scripts' set (no /dev); seed-broken is --device only.",
     ),
     click.option(
         "--env", multiple=True, metavar="KEY=VALUE", help="tt-metal: extra environment. Repeatable."

@@ -1,7 +1,7 @@
 """The one door for Docker, and the pure builders of how lnrepro starts a container.
 
-:func:`tt_metal_spec` is *the* container lnrepro uses for tt-metal (``env-check --container``
-now, the docker backend of ``run`` and ``bisect`` later): every Tenstorrent device node, the
+:func:`run_spec` is *the* container lnrepro uses for tt-metal (``env-check --container``, the
+docker runner of ``run`` and ``bisect``): every Tenstorrent device node, the
 host's sysfs read-write (seed 001: tests fail without it), the 1 GiB hugetlbfs mount, the
 checkout at the same path, the invoking user's uid:gid, and TT_METAL_HOME / ARCH_NAME /
 PYTHONPATH — the set tt-metal's own scripts use, plus ``/sys``. Never ``--privileged`` unless
@@ -105,55 +105,17 @@ def invoking_user() -> str:
     return f"{uid}:{gid}"
 
 
-def tt_metal_spec(
-    image: str,
-    *,
-    device_nodes: Sequence[str],
-    hugepage_mount: bool,
-    tt_metal: Path | None = None,
-    arch_name: str | None = None,
-    user: str | None = None,
-    mount_dev: bool = False,
-    privileged: bool = False,
-) -> ContainerSpec:
-    devices = tuple(f"/dev/tenstorrent/{n}" for n in device_nodes)
-    volumes = [Volume("/sys", "/sys")]
-    if hugepage_mount:
-        volumes.append(Volume(HUGEPAGE_MOUNT, HUGEPAGE_MOUNT))
-    if mount_dev:  # seed 001's full set: -v /dev:/dev as well
-        volumes.append(Volume("/dev", "/dev"))
-    env: list[tuple[str, str]] = []
-    workdir = None
-    if tt_metal is not None:
-        home = str(tt_metal)
-        volumes.append(Volume(home, home))
-        env += [("TT_METAL_HOME", home), ("PYTHONPATH", home)]
-        workdir = home
-    if arch_name:
-        env.append(("ARCH_NAME", arch_name))
-    return ContainerSpec(
-        image, devices, tuple(volumes), user or invoking_user(), tuple(env), workdir, privileged
-    )
-
-
-def minimal_spec(image: str, device_nodes: Sequence[str], user: str | None = None) -> ContainerSpec:
-    """Seed 001's failing set-up: ``--device`` and nothing else."""
-    return ContainerSpec(
-        image, tuple(f"/dev/tenstorrent/{n}" for n in device_nodes), (), user or invoking_user()
-    )
-
-
-MOUNT_SETS = ("full", "seed-broken")
+MOUNT_SETS = ("full", "tt-metal", "seed-broken")
 HUGEPAGE_DIRS = (HUGEPAGE_MOUNT, "/dev/hugepages")
 
 
 def run_spec(
     image: str,
     *,
-    checkout: Path,
-    workdir: Path,
     device_nodes: Sequence[str],
     hugepage_dirs: Sequence[str],
+    checkout: Path | None = None,
+    workdir: Path | None = None,
     extra_mounts: Sequence[Path] = (),
     env: Sequence[tuple[str, str]] = (),
     device_group: str | None = None,
@@ -161,11 +123,16 @@ def run_spec(
     user: str | None = None,
     privileged: bool = False,
 ) -> ContainerSpec:
-    """The container ``run`` and ``bisect`` build and test in.
+    """*The* container lnrepro starts for tt-metal: ``run``, ``bisect`` and ``env-check --container``.
 
-    ``full`` is seed 001's working set: every device node, the host's ``/dev`` and ``/sys``, the
-    hugepage mounts that exist; ``seed-broken`` is its failing one, ``--device`` only. Both
-    mount the checkout (and the record and ccache directories) at the same path, run as the
+    Mount sets, by name:
+
+    ``full``         seed 001's working set: every ``/dev/tenstorrent/N`` as a device, the host's
+                     ``/dev`` and ``/sys``, the hugepage mounts that exist;
+    ``tt-metal``     the set tt-metal's own scripts use: the same without ``-v /dev:/dev``;
+    ``seed-broken``  seed 001's failing set: ``--device`` only.
+
+    All of them mount the checkout (and any extra directories) at the same path, run as the
     invoking user plus the device's group, and pass the environment; never ``--privileged``
     unless asked.
     """
@@ -174,9 +141,11 @@ def run_spec(
     devices = tuple(f"/dev/tenstorrent/{n}" for n in device_nodes)
     volumes: list[Volume] = []
     if mount_set == "full":
-        volumes += [Volume("/dev", "/dev"), Volume("/sys", "/sys")]
+        volumes.append(Volume("/dev", "/dev"))
+    if mount_set in ("full", "tt-metal"):
+        volumes.append(Volume("/sys", "/sys"))
         volumes += [Volume(d, d) for d in hugepage_dirs]
-    for p in (checkout, *extra_mounts):
+    for p in (*((checkout,) if checkout else ()), *extra_mounts):
         if not any(Path(v.host) == p for v in volumes):
             volumes.append(Volume(str(p), str(p)))
     return ContainerSpec(
@@ -185,7 +154,7 @@ def run_spec(
         tuple(volumes),
         user or invoking_user(),
         tuple(env),
-        str(workdir),
+        str(workdir) if workdir else (str(checkout) if checkout else None),
         privileged,
         (device_group,) if device_group else (),
     )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lnrepro.container import HUGEPAGE_MOUNT, Volume, invoking_user, minimal_spec, tt_metal_spec
+from lnrepro.container import HUGEPAGE_MOUNT, Volume, invoking_user, run_spec
 
 
-def test_tt_metal_spec_has_the_working_set() -> None:
-    spec = tt_metal_spec("img", device_nodes=["0", "1"], hugepage_mount=True, tt_metal=Path("/src/tt-metal"),
-                         arch_name="wormhole_b0", user="1000:1000")  # fmt: skip
+def test_tt_metal_mount_set() -> None:
+    spec = run_spec("img", device_nodes=["0", "1"], hugepage_dirs=[HUGEPAGE_MOUNT], checkout=Path("/src/tt-metal"),
+                    env=[("TT_METAL_HOME", "/src/tt-metal"), ("PYTHONPATH", "/src/tt-metal"),
+                         ("ARCH_NAME", "wormhole_b0")], user="1000:1000", mount_set="tt-metal")  # fmt: skip
     argv = spec.docker_argv(["true"])
     assert argv[:3] == ["docker", "run", "--rm"]
     assert argv[3:5] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
@@ -29,18 +30,22 @@ def test_tt_metal_spec_has_the_working_set() -> None:
     assert kw["user"] == "1000:1000" and kw["working_dir"] == "/src/tt-metal"
 
 
-def test_options() -> None:
-    spec = tt_metal_spec(
-        "img", device_nodes=[], hugepage_mount=False, mount_dev=True, privileged=True
-    )
-    assert Volume("/dev", "/dev") in spec.volumes and spec.privileged
+def test_full_set_and_options() -> None:
+    spec = run_spec("img", device_nodes=[], hugepage_dirs=[], privileged=True)
+    assert spec.volumes[:2] == (Volume("/dev", "/dev"), Volume("/sys", "/sys")) and spec.privileged
     assert all(v.container != HUGEPAGE_MOUNT for v in spec.volumes)
     assert "'sh' '-c'" not in spec.shell_line(["sh", "-c", "echo a b"])  # shlex-quoted, not by hand
     assert spec.shell_line(["sh", "-c", "echo a b"]).endswith("img sh -c 'echo a b'")
 
 
-def test_minimal_spec_is_seed_001s_failing_setup() -> None:
-    spec = minimal_spec("img", ["0"], user="5:5")
+def test_seed_broken_is_seed_001s_failing_setup() -> None:
+    spec = run_spec(
+        "img",
+        device_nodes=["0"],
+        hugepage_dirs=[HUGEPAGE_MOUNT],
+        user="5:5",
+        mount_set="seed-broken",
+    )
     assert spec.docker_argv([]) == [
         "docker",
         "run",

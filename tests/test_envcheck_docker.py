@@ -26,8 +26,12 @@ def judge(spec: container.ContainerSpec) -> dict[str, Status]:
 
 
 def test_lnrepro_container_vs_seed_001_device_only(busybox_image: str) -> None:
-    good = container.tt_metal_spec(busybox_image, device_nodes=[], hugepage_mount=False)
-    bad = container.minimal_spec(busybox_image, [])
+    good = container.run_spec(
+        busybox_image, device_nodes=[], hugepage_dirs=[], mount_set="tt-metal"
+    )
+    bad = container.run_spec(
+        busybox_image, device_nodes=[], hugepage_dirs=[], mount_set="seed-broken"
+    )
     g, b = judge(good), judge(bad)
     assert g["sysfs"] is Status.OK
     assert b["sysfs"] is Status.FAIL  # docker's own read-only sysfs: the seed's trap
@@ -109,8 +113,10 @@ def test_good_host_made_real(good_host: None, busybox_image: str) -> None:
     assert "/dev/tenstorrent/0" in host["device"].detail
     # no Tenstorrent PCI function backs the node: env-check says so instead of passing
     assert host["device"].status is Status.FAIL and "0 Tenstorrent PCI" in host["device"].detail
-    good = container.tt_metal_spec(busybox_image, device_nodes=["0"], hugepage_mount=True)
-    bad = container.minimal_spec(busybox_image, ["0"])
+    good = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
+                              mount_set="tt-metal")  # fmt: skip
+    bad = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
+                             mount_set="seed-broken")  # fmt: skip
     g, b = container_facts(good), container_facts(bad)
     assert [d.name for d in g.devices] == ["0"] and g.devices[0].kind == "c"
     assert [d.name for d in b.devices] == ["0"]

@@ -60,3 +60,7 @@ class Backend(Protocol):
     def fingerprint(self) -> dict[str, Any]:
         """The environment the results depend on (commit, image, host, driver…)."""
         ...
+
+    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
+        """What a run would do, as lines a person could type: ``build`` commands and ``test``."""
+        ...

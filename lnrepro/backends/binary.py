@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,3 +54,9 @@ class BinaryBackend:
 
     def fingerprint(self) -> dict[str, Any]:
         return host_fingerprint()
+
+    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
+        return {
+            "build": [],
+            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
+        }

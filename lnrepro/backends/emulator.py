@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,3 +80,9 @@ class EmulatorBackend:
 
     def fingerprint(self) -> dict[str, Any]:
         return host_fingerprint()
+
+    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
+        return {
+            "build": [],
+            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
+        }

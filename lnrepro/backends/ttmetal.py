@@ -143,14 +143,17 @@ class TtMetalBackend:
         return (self.checkout, record_dir)
 
     # ------------------------------------------------------------------ build
-    def build_plan(self, record_dir: Path) -> list[str]:
+    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
         env = self.test_env(record_dir)
-        return [
-            self.runner.shell_line(
-                list(cmd), cwd=self.checkout, env=env, mounts=self._mounts(record_dir)
-            )
-            for cmd in self.profile.build
-        ]
+        mounts = self._mounts(record_dir)
+
+        def line(argv: list[str]) -> str:
+            return self.runner.shell_line(argv, cwd=self.checkout, env=env, mounts=mounts)
+
+        return {
+            "build": [line(list(c)) for c in self.profile.build],
+            "test": line(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
+        }
 
     def build(self, record_dir: Path, events: Events) -> dict[str, Any] | None:
         log_path = record_dir / "build.log"

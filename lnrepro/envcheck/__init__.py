@@ -148,13 +148,16 @@ def check_container(
     host_facts, ctx, host_results = _host(tt_metal, min_driver)
     report = EnvReport("container", host_results)
     if spec is None:
-        spec = container.tt_metal_spec(
+        env = [("TT_METAL_HOME", str(tt_metal)), ("PYTHONPATH", str(tt_metal))] if tt_metal else []
+        if ctx.arch_name:
+            env.append(("ARCH_NAME", ctx.arch_name))
+        spec = container.run_spec(
             image,
             device_nodes=[d.name for d in host_facts.devices if d.kind == "c"],
-            hugepage_mount=Path(container.HUGEPAGE_MOUNT).is_dir(),
-            tt_metal=tt_metal,
-            arch_name=ctx.arch_name,
-            mount_dev=mount_dev,
+            hugepage_dirs=[d for d in container.HUGEPAGE_DIRS if Path(d).is_dir()],
+            checkout=tt_metal,
+            env=env,
+            mount_set="full" if mount_dev else "tt-metal",
         )
     report.container_command = spec.shell_line(["sh", "-c", "<probe>"])
     inside = container_facts(spec)
