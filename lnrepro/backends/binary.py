@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lnrepro import proc
-from lnrepro.backends.host import host_fingerprint
+from lnrepro.backends.host import LocalProcess
 from lnrepro.errors import EnvironmentProblem
 from lnrepro.events import Events
 
 
 @dataclass(frozen=True)
-class BinaryBackend:
+class BinaryBackend(LocalProcess):
     binary: Path
     extra_args: tuple[str, ...] = ()
     name: str = "local"
@@ -41,22 +38,3 @@ class BinaryBackend:
     def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
         return [str(self.binary), f"--gtest_filter={gtest_filter}", f"--gtest_output=json:{report}",
                 "--gtest_color=no", *self.extra_args]  # fmt: skip
-
-    def execute(
-        self,
-        gtest_filter: str,
-        report: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-    ) -> proc.ProcResult:
-        return proc.stream(self.command(gtest_filter, report, attempt), on_output, timeout=timeout)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return host_fingerprint()
-
-    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
-        return {
-            "build": [],
-            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
-        }

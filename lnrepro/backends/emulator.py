@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lnrepro import proc
-from lnrepro.backends.host import host_fingerprint
+from lnrepro.backends.host import LocalProcess
 from lnrepro.events import Events
 
 
 @dataclass(frozen=True)
-class EmulatorBackend:
+class EmulatorBackend(LocalProcess):
     defect: str = "shipped"
     block_size: int | None = None
     l1_max_tiles: int | None = None
@@ -67,22 +64,3 @@ class EmulatorBackend:
         if self.seed is not None:
             argv.append(f"--emu_seed={self.seed + attempt - 1}")
         return argv
-
-    def execute(
-        self,
-        gtest_filter: str,
-        report: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-    ) -> proc.ProcResult:
-        return proc.stream(self.command(gtest_filter, report, attempt), on_output, timeout=timeout)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return host_fingerprint()
-
-    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
-        return {
-            "build": [],
-            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
-        }

@@ -1,11 +1,15 @@
-"""What a run's results depend on, read from this machine (no process is started)."""
+"""What the backends that run a local process share: the host's fingerprint, execute, plan."""
 
 from __future__ import annotations
 
 import os
 import platform
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from lnrepro import proc
 
 
 def _first_line(path: str) -> str | None:
@@ -32,3 +36,30 @@ def host_fingerprint() -> dict[str, Any]:
         "devices": [f"/dev/tenstorrent/{d}" for d in devices],
         "arch_name": os.environ.get("ARCH_NAME"),
     }
+
+
+class LocalProcess:
+    """For a backend whose test command runs here as is: ``execute``, ``plan``, ``fingerprint``
+    in terms of its ``command``."""
+
+    def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
+        raise NotImplementedError
+
+    def execute(
+        self,
+        gtest_filter: str,
+        report: Path,
+        attempt: int,
+        on_output: Callable[[bytes], None],
+        timeout: float | None,
+    ) -> proc.ProcResult:
+        return proc.stream(self.command(gtest_filter, report, attempt), on_output, timeout=timeout)
+
+    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
+        return {
+            "build": [],
+            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
+        }
+
+    def fingerprint(self) -> dict[str, Any]:
+        return host_fingerprint()
