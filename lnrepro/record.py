@@ -214,9 +214,11 @@ class RunRecord:
 
     @property
     def verdict(self) -> Verdict:
+        return self._verdict(self.tests)
+
+    def _verdict(self, tests: list[TestAggregate]) -> Verdict:
         if self.build is not None and not self.build.get("ok", True):
             return Verdict.BUILD_FAILED
-        tests = self.tests
         if any(a.env_error for a in self.attempts) or any(
             t.verdict is Verdict.ENV_ERROR for t in tests
         ):
@@ -231,11 +233,13 @@ class RunRecord:
         return self.verdict is Verdict.PASS
 
     def to_json(self) -> dict[str, Any]:
+        tests = self.tests  # aggregated once per write, not once per field
+        verdict = self._verdict(tests)
         return {
             "schema": SCHEMA,
             "state": self.state.value,
             "stop_reason": self.stop_reason,
-            "verdict": self.verdict.value,
+            "verdict": verdict.value,
             "rerun": self.rerun,
             "backend": self.backend,
             "build": self.build,
@@ -244,8 +248,8 @@ class RunRecord:
             "repeat": self.repeat,
             "timeout_s": self.timeout_s,
             "record_dir": str(self.record_dir),
-            "ok": self.ok,
-            "tests": [t.to_json() for t in self.tests],
+            "ok": verdict is Verdict.PASS,
+            "tests": [t.to_json() for t in tests],
             "attempts": [a.to_json() for a in self.attempts],
         }
 

@@ -142,7 +142,6 @@ class DockerRunner:
             "runner": self.name,
             "image": self.image,
             "base_image": self.base,
-            "image_id": _image_id(self.image),
             "mount_set": self.mount_set,
             "devices": [f"/dev/tenstorrent/{d}" for d in self.devices],
             "hugepage_mounts": list(self.hugepage_dirs),
@@ -150,6 +149,10 @@ class DockerRunner:
             "ccache_dir": str(self.ccache_dir),
             "warnings": list(self.warnings),
         }
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Beyond describe(), the image id: the engine is asked once per run."""
+        return {"image_id": _image_id(self.image)}
 
 
 class _OutputEvents(Events):

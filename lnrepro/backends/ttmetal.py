@@ -57,6 +57,10 @@ class Runner(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What the results depend on beyond describe() (e.g. the image's id)."""
+        ...
+
 
 @dataclass(frozen=True)
 class LocalRunner:
@@ -84,6 +88,9 @@ class LocalRunner:
 
     def describe(self) -> dict[str, Any]:
         return {"runner": self.name}
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {}
 
 
 @dataclass(frozen=True)
@@ -224,6 +231,7 @@ class TtMetalBackend:
         fp = host_fingerprint()
         fp["runner"] = self.runner.name
         fp.update({k: v for k, v in self.runner.describe().items() if k != "runner"})
+        fp.update(self.runner.fingerprint())
         fp["build_profile"] = self.profile.name
         try:
             fp.update(gitops.head(self.checkout))
