@@ -396,10 +396,11 @@ def _plan_text(plan: dict[str, Any]) -> str:
 @click.option("--threshold", type=float, help="With --metric: bad when the worst value exceeds it.")
 @click.option(
     "--on-crash",
-    type=click.Choice(["bad", "skip"]),
-    default="bad",
+    type=click.Choice(["match", "bad", "skip"]),
+    default="match",
     show_default=True,
-    help="A crashed test (or a command killed by a signal) counts as this.",
+    help="A crashed test (or a command killed by a signal): bad only when the buggy endpoint "
+    "crashed too (match), always bad, or never (skip, as noise).",
 )
 @click.option(
     "--on-hang",
@@ -407,6 +408,40 @@ def _plan_text(plan: dict[str, Any]) -> str:
     default="skip",
     show_default=True,
     help="A hung test (or a command past --timeout) counts as this.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 0.9999),
+    help="Bisect a flaky bug: a Bayesian search that re-runs and learns the fail rates, stopping "
+    "when one commit is the culprit with this probability (e.g. 0.95).",
+)
+@click.option(
+    "--fail-rates",
+    metavar="BAD,GOOD",
+    help="With --confidence: the fail rates of buggy and clean commits when known (e.g. 0.7,0.05); "
+    "default: learned from the runs.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Test this many commits at once, each in its own worktree and container.",
+)
+@click.option(
+    "--docker-context",
+    "contexts",
+    multiple=True,
+    metavar="NAME",
+    help="With --jobs: run job i on Docker context i (round robin), e.g. one per card host.",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="N",
+    help="With --jobs: bind job i to /dev/tenstorrent/N (one --device per job). "
+    "[default: one host device per job when there are enough]",
 )
 @click.option(
     "--pick",
@@ -459,6 +494,11 @@ def bisect(
     threshold: float | None,
     on_crash: str,
     on_hang: str,
+    confidence: float | None,
+    fail_rates: str | None,
+    jobs: int,
+    contexts: tuple[str, ...],
+    devices: tuple[str, ...],
     picks: tuple[str, ...],
     patches: tuple[Path, ...],
     find_fix: bool,
@@ -487,6 +527,7 @@ def bisect(
     import shlex
 
     from lnrepro.bisect import session
+    from lnrepro.bisect.evidence import Policy
     from lnrepro.bisect.oracle import CommandOracle, Oracle, RunOracle
     from lnrepro.pipeline import DEFAULT_FILTER
 
@@ -502,25 +543,44 @@ def bisect(
         return ExitCode.OK
     if metric is not None and threshold is None:
         raise UsageError("--metric needs --threshold", "e.g. --metric max_diff --threshold 1.0")
+    rates = _fail_rates(fail_rates, confidence)
+    if confidence is not None and click.get_current_context().get_parameter_source(
+        "repeat"
+    ) not in (None, click.core.ParameterSource.DEFAULT):
+        raise UsageError(
+            "--repeat and --confidence are two ways to handle flakiness",
+            "use one: --confidence decides how often to re-run each commit",
+        )
 
-    def make_oracle(desc: dict[str, Any] | None) -> Oracle:
+    def make_oracles(desc: dict[str, Any] | None, plan: session.Plan) -> list[Oracle]:
         cmd = desc.get("command") if desc else command
         if cmd:
             if not shlex.split(cmd):
                 raise UsageError("--command is empty", "give the command to run at each commit")
-            return CommandOracle(tuple(shlex.split(cmd)), timeout_s, on_crash, on_hang)
-        return RunOracle(backend_opts, gtest_filter or DEFAULT_FILTER, repeat, timeout_s,
-                         record_dir.resolve(), metric, threshold, on_crash, on_hang)  # fmt: skip
+            return [CommandOracle(tuple(shlex.split(cmd)), timeout_s, repeat)] * plan.jobs
+        return [
+            RunOracle(
+                opts,
+                gtest_filter or DEFAULT_FILTER,
+                repeat,
+                timeout_s,
+                record_dir.resolve(),
+                plan.policy.metric,
+            )
+            for opts in _job_backends(backend_opts, plan.jobs, contexts, devices)
+        ]
 
     with session.lock(repo):
         if resume:
-            b = session.resume(repo, make_oracle)
+            b = session.resume(repo, make_oracles)
         else:
             if not goods or not bad:
                 raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
+            policy = Policy(on_crash, on_hang, metric, threshold)
             plan = session.Plan(repo, list(goods), bad, find_fix, first_parent, tuple(paths),
-                                list(picks), [str(p.resolve()) for p in patches], not no_confirm)  # fmt: skip
-            b = session.build(plan, make_oracle(None))
+                                list(picks), [str(p.resolve()) for p in patches], not no_confirm,
+                                confidence, rates, jobs, policy)  # fmt: skip
+            b = session.build(plan, make_oracles(None, plan))
             b.save()
         from lnrepro.render import RichBisectEvents, make_console, render_bisect
 
@@ -531,6 +591,57 @@ def bisect(
     else:
         render_bisect(result, b.steps, make_console())
     return ExitCode.OK if result.get("first_bad") else ExitCode.FAILED
+
+
+def _fail_rates(text: str | None, confidence: float | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    if confidence is None:
+        raise UsageError("--fail-rates only applies with --confidence", "add --confidence 0.95")
+    try:
+        bad_rate, good_rate = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--fail-rates {text!r} is not BAD,GOOD", "e.g. --fail-rates 0.7,0.05"
+        ) from None
+    if not 0 <= good_rate < bad_rate <= 1:
+        raise UsageError(
+            f"--fail-rates {text}: need 0 <= GOOD < BAD <= 1",
+            "the buggy commits' rate first, e.g. 0.7,0.05",
+        )
+    return bad_rate, good_rate
+
+
+def _job_backends(
+    opts: Any, jobs: int, contexts: tuple[str, ...], devices: tuple[str, ...]
+) -> list[Any]:
+    """One set of backend options per job: its own Docker engine and its own device."""
+    from dataclasses import replace
+
+    from lnrepro.container import context_host
+
+    if (contexts or devices) and opts.runner != "docker":
+        raise UsageError("--docker-context and --device need --runner docker", "drop them")
+    hosts = [context_host(c) for c in contexts]
+    if devices and len(devices) < jobs:
+        raise UsageError(f"--jobs {jobs} needs {jobs} --device options, got {len(devices)}",
+                         "give one device per job, or fewer --jobs")  # fmt: skip
+    if not devices and not contexts and jobs > 1 and opts.runner == "docker":
+        from lnrepro.backends.docker import host_devices
+
+        found = host_devices()[0]
+        if 0 < len(found) < jobs:
+            raise UsageError(f"--jobs {jobs} needs {jobs} devices; this host has {len(found)}",
+                             f"use --jobs {len(found)}, or add hosts with --docker-context")  # fmt: skip
+        devices = found[:jobs] if found else ()
+    return [
+        replace(
+            opts,
+            docker_host=hosts[i % len(hosts)] if hosts else None,
+            devices=(devices[i],) if devices else None,
+        )
+        for i in range(jobs)
+    ]
 
 
 def _crash_log(exc: BaseException) -> Path | None:

@@ -161,13 +161,14 @@ def run_spec(
 
 
 # ------------------------------------------------------------------ the door
-def client() -> Any:
-    """A connected Docker client, or a one-line error that says how to get one."""
-    from docker.client import from_env
+def client(host: str | None = None) -> Any:
+    """A connected Docker client (``host``: another engine, e.g. a context's), or a one-line
+    error that says how to get one."""
+    from docker.client import DockerClient, from_env
     from docker.errors import DockerException
 
     try:
-        c = from_env(timeout=10)
+        c = DockerClient(base_url=host, timeout=10) if host else from_env(timeout=10)
         c.ping()
         return c
     except DockerException as exc:
@@ -200,7 +201,44 @@ def missing_bind_sources(spec: ContainerSpec) -> list[str]:
     return [v.host for v in spec.volumes if not Path(v.host).exists()]
 
 
-def _prepared(spec: ContainerSpec) -> Any:
+def context_host(name: str) -> str:
+    """The engine address of a Docker context (``docker context create``), read from its
+    metadata as the docker CLI writes it; ``default`` is $DOCKER_HOST or the local socket."""
+    import hashlib
+    import json
+
+    if name == "default":
+        return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    conf = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker")
+    meta = conf / "contexts" / "meta" / hashlib.sha256(name.encode()).hexdigest() / "meta.json"
+    try:
+        host = json.loads(meta.read_text())["Endpoints"]["docker"]["Host"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise UsageError(
+            f"no Docker context named {name!r} (looked in {meta.parent.parent})",
+            f"create it: docker context create {name} --docker host=ssh://USER@HOST",
+        ) from None
+    return str(host)
+
+
+_live_containers: dict[str, Any] = {}  # started and not yet removed (any thread)
+
+
+def remove_all_live() -> int:
+    """Remove every container lnrepro is running now, in any thread (a stopped --jobs bisect)."""
+    items = list(_live_containers.items())
+    if not items:
+        return 0
+    from docker.errors import DockerException
+
+    for cid, c in items:
+        with contextlib.suppress(DockerException, Exception):
+            c.remove(force=True)
+        _live_containers.pop(cid, None)
+    return len(items)
+
+
+def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
     """A client with the spec's image present and every bind source existing, or an error."""
     from docker.errors import APIError, ImageNotFound
 
@@ -210,7 +248,7 @@ def _prepared(spec: ContainerSpec) -> Any:
             f"{missing[0]} does not exist, so it cannot be mounted into the container",
             "create it or pass an existing path (nothing was started)",
         )
-    c = client()
+    c = client(host)
     try:
         c.images.get(spec.image)
     except ImageNotFound:
@@ -232,6 +270,7 @@ def stream(
     on_output: Callable[[bytes], None],
     *,
     timeout: float | None,
+    host: str | None = None,
 ) -> ProcResult:
     """Run ``command`` in a fresh container, streaming its output; like :func:`proc.stream`.
 
@@ -243,9 +282,10 @@ def stream(
     import requests
     from docker.errors import APIError
 
-    c = _prepared(spec)
+    c = _prepared(spec, host)
     begin = time.monotonic()
     container = c.containers.create(spec.image, list(command), **spec.sdk_kwargs())
+    _live_containers[container.id] = container
     reader: threading.Thread | None = None
     try:
         try:
@@ -279,6 +319,7 @@ def stream(
     finally:
         with contextlib.suppress(APIError):
             container.remove(force=True)
+        _live_containers.pop(container.id, None)
         if reader is not None:
             reader.join(timeout=5)
 

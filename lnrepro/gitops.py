@@ -208,6 +208,7 @@ def checkout_clean(worktree: Path, sha: str) -> str | None:
     step's picks and patches) and ``submodule update`` — plus ``submodule sync`` only when
     ``.gitmodules`` changed: on a 50,000-file tree every extra git command costs an index read.
     """
+    _clear_stale_index_lock(worktree)
     modules = worktree / ".gitmodules"
     before = modules.read_bytes() if modules.is_file() else None
     git(worktree, "checkout", "--detach", "--force", "--quiet", sha)
@@ -217,6 +218,21 @@ def checkout_clean(worktree: Path, sha: str) -> str | None:
             git(worktree, "submodule", "sync", "--recursive", "--quiet")
         git(worktree, "submodule", "update", "--init", "--recursive", "--quiet")
     return pull_lfs(worktree)  # a note when LFS files had to stay pointers
+
+
+def _clear_stale_index_lock(worktree: Path) -> None:
+    """A git command killed mid-way (a stopped ``bisect --jobs`` action) leaves ``index.lock``.
+
+    lnrepro's worktrees are its own and the bisect lock is held, so no one else's git can be
+    using it: the lock is stale and would fail every later checkout.
+    """
+    dotgit = worktree / ".git"
+    try:
+        text = dotgit.read_text() if dotgit.is_file() else ""
+    except OSError:
+        return
+    if text.startswith("gitdir:"):
+        (Path(text.split(":", 1)[1].strip()) / "index.lock").unlink(missing_ok=True)
 
 
 def uses_lfs(worktree: Path) -> bool:

@@ -21,7 +21,9 @@ def build_tag(base: str, dockerfile: Path = DOCKERFILE) -> str:
     return "lnrepro-build:" + hashlib.sha256(text + b"\0" + base.encode()).hexdigest()[:12]
 
 
-def ensure_build_image(base: str, events: Events, dockerfile: Path = DOCKERFILE) -> str:
+def ensure_build_image(
+    base: str, events: Events, dockerfile: Path = DOCKERFILE, host: str | None = None
+) -> str:
     """The tag of lnrepro's image on ``base``, building it if it is not there yet."""
     from docker.errors import APIError, BuildError, ImageNotFound
 
@@ -33,7 +35,7 @@ def ensure_build_image(base: str, events: Events, dockerfile: Path = DOCKERFILE)
             "pass --image with a ready image that has the tt-metal toolchain",
         )
     tag = build_tag(base, dockerfile)
-    client = container.client()
+    client = container.client(host)
     try:
         client.images.get(tag)
         return tag

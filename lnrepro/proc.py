@@ -17,6 +17,7 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ POLL_S = 0.2  # how often a quiet child's exit is noticed
 DRAIN_S = 1.0  # after the group is gone, how long to read what is left in the pipe
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper = False
+_live: dict[int, subprocess.Popen[bytes]] = {}  # children being streamed now (any thread)
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -114,13 +117,17 @@ def _kill_escaped() -> int:
     if not _subreaper:
         return 0
     me = os.getpid()
-    alive = _pids(lambda pp, _pg: pp == me)
-    for pid in alive:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    for pid in _pids(lambda pp, _pg: pp == me, zombies=True):
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+    # under the lock: no other thread can start a child between the scan and the kill, and
+    # another thread's child (bisect --jobs) is not an escapee
+    with _live_lock:
+        ours = set(_live)
+        alive = _pids(lambda pp, pg: pp == me and pg not in ours)
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in _pids(lambda pp, pg: pp == me and pg not in ours, zombies=True):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
     return len(alive)
 
 
@@ -175,8 +182,10 @@ def stream(
     killed before it propagates. The exit code is always the child's own.
     """
     start = time.monotonic()
-    proc = _start(argv, env, cwd)
-    pgid = proc.pid  # start_new_session: the child leads its own group
+    with _live_lock:
+        proc = _start(argv, env, cwd)
+        pgid = proc.pid  # start_new_session: the child leads its own group
+        _live[pgid] = proc
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     sel = selectors.DefaultSelector()
@@ -224,15 +233,28 @@ def stream(
     except BaseException:
         _kill_group(pgid, proc)
         proc.wait()
+        with _live_lock:
+            _live.pop(pgid, None)
         _kill_escaped()
         raise
     finally:
         sel.close()
         proc.stdout.close()
     rc = proc.wait()
+    with _live_lock:
+        _live.pop(pgid, None)
     escaped = _kill_escaped()
     code = 124 if timed_out else _shell_code(rc)
     return ProcResult(tuple(argv), code, timed_out, time.monotonic() - start, leftovers, escaped)
+
+
+def kill_all() -> int:
+    """Kill every process group being streamed, in any thread (a stopped ``bisect --jobs``)."""
+    with _live_lock:
+        groups = list(_live.items())
+    for pgid, p in groups:
+        _kill_group(pgid, p)
+    return len(groups)
 
 
 def capture(

@@ -404,6 +404,8 @@ def render_bisect(
     if not result:
         console.print(esc("no result yet: lnrepro bisect --resume continues"))
         return
+    if result.get("search") == "bayesian":
+        _render_posterior(result, console)
     if result.get("first_bad"):
         c = result["commit"]
         console.print(
@@ -416,8 +418,12 @@ def render_bisect(
         )
         if result.get("last_good"):
             console.print(esc(f"  last good: {result['last_good']}"))
-        console.print(esc(f"  {result['steps']} step(s) after {result['endpoint_checks']} endpoint check(s)"
-                          + ("; culprit and parent re-tested: consistent" if result.get("confirmed") else "")))  # fmt: skip
+        if result.get("search") == "bayesian":
+            console.print(esc(f"  confidence {result['confidence']:.4f} after {result['runs']} run(s) on "
+                              f"{result['builds']} build(s) ({result['noisy_runs']} noisy run(s) set aside)"))  # fmt: skip
+        else:
+            console.print(esc(f"  {result['steps']} step(s) after {result['endpoint_checks']} endpoint check(s)"
+                              + ("; culprit and parent re-tested: consistent" if result.get("confirmed") else "")))  # fmt: skip
     else:
         console.print(
             styled(("no single first bad commit: ", "bold yellow"), result.get("reason", ""))
@@ -426,11 +432,28 @@ def render_bisect(
             console.print(esc(f"  candidate {c['sha']}  {c['subject']}"))
 
 
+def _render_posterior(result: dict[str, Any], console: Console) -> None:
+    from rich.table import Table
+
+    rates = result.get("rates") or {}
+    table = Table(
+        title=f"posterior (fail rate learned: buggy {rates.get('bad', 0):.2f}, clean {rates.get('good', 0):.2f})",
+        title_justify="left",
+    )
+    for col in ("commit", "subject", "P(first bad)"):
+        table.add_column(col, overflow="fold")
+    for p in result.get("posterior", []):
+        table.add_row(esc(p["sha"][:12]), esc(p.get("subject", "")), f"{p['p']:.4f}")
+    console.print(table)
+
+
 def _evidence(step: dict[str, Any]) -> str:
     """Why a step got its mark: the reason, and for a test run its passes and worst metrics."""
     tests = step.get("tests")
+    outs = [o for o, _ in step.get("outcomes", [])]
+    counts = ", ".join(f"{outs.count(k)} {k}" for k in ("fail", "pass", "noise") if outs.count(k))
     if not tests:
-        return str(step.get("reason", ""))
+        return str(step.get("reason", "")) + (f" [{counts}]" if len(outs) > 1 else "")
     runs = sum(t["runs"] for t in tests.values())
     passed = sum(t["passed"] for t in tests.values())
     worst: Metrics = {}
@@ -476,12 +499,13 @@ class RichBisectEvents(BisectEvents):
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
         self.console.print(esc(f"    testing: attempt {index}/{total}"))
 
-    def step_finished(self, kind: str, info: dict[str, Any], evidence: Any) -> None:
-        m = evidence.mark.value
+    def step_finished(
+        self, kind: str, info: dict[str, Any], mark: str, reason: str, seconds: float
+    ) -> None:
         self.console.print(
             styled(
-                "    -> ",
-                (m, MARK_STYLE.get(m, "")),
-                f" ({evidence.reason}, {evidence.seconds:.1f} s)",
+                f"    {info['sha'][:12]} -> ",
+                (mark, MARK_STYLE.get(mark, "")),
+                f" ({reason}, {seconds:.1f} s)",
             )
         )

@@ -9,9 +9,16 @@ In one run:
    checkout, submodules, the BugRepro pick) against raw `git checkout` + `git submodule update`
    of the same commits (target <= 1.2x);
 3. build per step: the incremental builds of a real build+test bisect (`--runner local`) against
-   one clean build, which tt-metal's tt_bisect.sh does at every step (`rm -rf build*`).
+   one clean build, which tt-metal's tt_bisect.sh does at every step (`rm -rf build*`);
+4. noise (``--only noise``): lnrepro's search engines, driven in-process on the same histories'
+   commit graphs by a seeded simulated test — buggy commits fail 70% of runs, clean ones 5%,
+   and optionally 10% of runs hit an infrastructure error — against ``git bisect``'s policy
+   (one run, trusted), a tt_bisect.sh-style policy (3 tries, any pass is good) and
+   git-bayesect's entropy rule (the same posterior, the next run chosen by expected entropy,
+   cost-blind). Costs: a 30-minute build, a 1-minute run, a 72-second rebuild of a commit
+   built before (warm ccache, ~4% of a build as bench_run.py measured).
 
-    python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150]
+    python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150] [--trials 200]
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -133,6 +142,230 @@ def builds(work: Path, tus: int) -> tuple[list[float], float]:
     return per_step, res.seconds
 
 
+# ---------------------------------------------------------------------------------- noise
+BUILD_S, REBUILD_S, RUN_S = 1800.0, 72.0, 60.0
+Q_BAD, Q_GOOD = 0.7, 0.05
+
+
+def graphs(work: Path, n: int) -> list[tuple[Any, str, str]]:
+    """The commit graphs (and endpoints) of the look-alike histories the other parts use."""
+    from lnrepro.bisect.core import graph_from_rev_list
+
+    out = []
+    for i in range(n):
+        t = generate(
+            work / f"g{i}" / "tt-metal",
+            Spec(seed=100 + i, commits=200, tus=1, culprit_on_branch=i % 4 != 3),
+        )
+        lines = git(
+            Path(t.path), "rev-list", "--parents", "--reverse", "--topo-order", t.bad, f"^{t.good}"
+        ).splitlines()
+        out.append((graph_from_rev_list([t.good, *lines]), t.bad, t.good))
+        shutil.rmtree(work / f"g{i}", ignore_errors=True)
+    return out
+
+
+class Sim:
+    """A seeded test of one trial: which commits are buggy, and what each run shows."""
+
+    def __init__(self, graph: Any, culprit: str, seed: int, infra: float) -> None:
+        import random
+
+        self.graph, self.rng, self.infra = graph, random.Random(seed), infra
+        self.bit = graph.bit(culprit)
+
+    def buggy(self, sha: str) -> bool:
+        return bool(self.graph.ancestors(sha) & self.bit)
+
+    def run(self, sha: str) -> str:
+        """fail | pass | infra."""
+        if self.rng.random() < self.infra:
+            return "infra"
+        return "fail" if self.rng.random() < (Q_BAD if self.buggy(sha) else Q_GOOD) else "pass"
+
+
+@dataclass
+class Trial:
+    right: bool
+    runs: int
+    builds: int
+    rebuilds: int = 0
+    wall_s: float = 0.0
+    rounds: int = 0
+    stated: float = 1.0
+
+
+def trial_git(sim: Sim, graph: Any, tip: str, good: str, tries: int, any_pass_good: bool) -> Trial:
+    """git bisect run (tries=1: one run, trusted) or tt_bisect.sh-style (3 tries, any pass good).
+    An infrastructure error is a non-zero exit: to both, a failure."""
+    from lnrepro.bisect.core import Mark, Search
+
+    s = Search(graph, tip, [good])
+    runs = builds = 0
+    while (c := s.next()) is not None:
+        builds += 1
+        failed = True
+        for _ in range(tries):
+            runs += 1
+            if sim.run(c) == "pass":
+                failed = False
+                if any_pass_good:
+                    break
+        s.record(c, Mark.BAD if failed else Mark.GOOD)
+    wall = builds * BUILD_S + runs * RUN_S
+    return Trial(s.first_bad() is not None and sim.buggy(s.first_bad() or "") and _parents_clean(sim, graph, s.first_bad()),
+                 runs, builds, 0, wall, builds)  # fmt: skip
+
+
+def _parents_clean(sim: Sim, graph: Any, sha: str | None) -> bool:
+    return (
+        sha is not None
+        and sim.buggy(sha)
+        and not any(sim.buggy(p) for p in graph.parents.get(sha, ()) if p in graph)
+    )
+
+
+def trial_bayes(
+    sim: Sim, graph: Any, tip: str, good: str, confidence: float, rule: str, jobs: int
+) -> Trial:
+    from lnrepro.bisect.bayes import BayesSearch, Costs
+    from lnrepro.bisect.evidence import RunOutcome
+
+    b = BayesSearch(
+        graph, tip, [good], confidence, costs=Costs(BUILD_S, REBUILD_S, RUN_S), rule=rule
+    )
+    outcome = {"fail": RunOutcome.FAIL, "pass": RunOutcome.PASS, "infra": RunOutcome.NOISE}
+    # asynchronous jobs, as the session runs them: an idle job picks at once; time jumps to the
+    # next job to finish
+    now, running, rounds = 0.0, {}, 0  # job -> (finish time, action)
+    while True:
+        for job in range(jobs):
+            if job not in running and (
+                a := b.next_for(job, {j: x.sha for j, (_, x) in running.items()})
+            ):
+                cost = {"none": 0.0, "rebuild": REBUILD_S, "build": BUILD_S}[a.build] + RUN_S
+                running[job] = (now + cost, a)
+                rounds += 1
+        if not running:
+            break
+        job = min(running, key=lambda j: running[j][0])
+        now, a = running.pop(job)
+        b.observe(a, [(outcome[sim.run(a.sha)], "")])
+        if b.done:
+            break
+    wall = now
+    r = b.result()
+    return Trial(_parents_clean(sim, graph, r["first_bad"]), b.runs + b.noise, b.builds, b.rebuilds, wall, rounds,
+                 r["confidence"])  # fmt: skip
+
+
+def noise(work: Path, n_hist: int, trials: int) -> dict[str, Any]:
+    import random
+
+    gs = graphs(work, n_hist)
+    plans = []
+    for t in range(trials):
+        graph, tip, good = gs[t % len(gs)]
+        cands = Search_candidates(graph, tip, good)
+        plans.append((graph, tip, good, random.Random(t).choice(cands), 10_000 + t))
+    res: dict[str, Any] = {"histories": len(gs), "trials": trials,
+                           "candidates": statistics.mean(len(Search_candidates(g, tp, gd)) for g, tp, gd in gs)}  # fmt: skip
+    clean = [trial_git(Sim(g, c, seed, 0.0), g, tp, gd, 1, False) for g, tp, gd, c, seed in plans]
+    res["deterministic_steps"] = statistics.mean(
+        trial_git(Sim_det(g, c), g, tp, gd, 1, False).runs
+        for g, tp, gd, c, _ in plans[: len(gs) * 4]
+    )
+    for infra in (0.0, 0.1):
+        key = f"infra={infra:g}"
+        rows: dict[str, list[Trial]] = {}
+        started = time.monotonic()
+        rows["git bisect run (1 run, trusted)"] = clean if infra == 0 else [
+            trial_git(Sim(g, c, seed, infra), g, tp, gd, 1, False) for g, tp, gd, c, seed in plans]  # fmt: skip
+        rows["tt_bisect.sh-style (3 tries, any pass good)"] = [
+            trial_git(Sim(g, c, seed, infra), g, tp, gd, 3, True) for g, tp, gd, c, seed in plans]  # fmt: skip
+        rows["git-bayesect entropy rule, 0.95"] = [
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "entropy", 1) for g, tp, gd, c, seed in plans]  # fmt: skip
+        rows["lnrepro --confidence 0.95"] = [
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 1) for g, tp, gd, c, seed in plans]  # fmt: skip
+        rows["lnrepro --confidence 0.95 --jobs 4"] = [
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 4) for g, tp, gd, c, seed in plans]  # fmt: skip
+        res[key] = {"rows": rows, "seconds": time.monotonic() - started}
+    calib = {}
+    for conf in (0.8, 0.9, 0.95, 0.99):
+        calib[conf] = [
+            trial_bayes(Sim(g, c, seed + 7, 0.0), g, tp, gd, conf, "cost", 1)
+            for g, tp, gd, c, seed in plans
+        ]
+    res["calibration"] = calib
+    return res
+
+
+def Search_candidates(graph: Any, tip: str, good: str) -> list[str]:
+    from lnrepro.bisect.core import Search
+
+    return [c for c in Search(graph, tip, [good]).candidates() if c != good]
+
+
+class Sim_det(Sim):
+    """The noise-free test: what git's step count is measured on."""
+
+    def __init__(self, graph: Any, culprit: str) -> None:
+        super().__init__(graph, culprit, 0, 0.0)
+
+    def run(self, sha: str) -> str:
+        return "fail" if self.buggy(sha) else "pass"
+
+
+def print_noise(res: dict[str, Any]) -> None:
+    mean = statistics.mean
+    det = res["deterministic_steps"]
+    print(f"Noise: {res['trials']} seeded trials on {res['histories']} look-alike histories "
+          f"({res['candidates']:.0f} candidate commits on average); buggy commits fail {Q_BAD:.0%} of runs, "
+          f"clean ones {Q_GOOD:.0%}. Without noise git needs {det:.1f} runs. Costs: build {BUILD_S / 60:.0f} min, "
+          f"rebuild {REBUILD_S / 60:.1f} min, run {RUN_S / 60:.0f} min.\n")  # fmt: skip
+    base = {name: mean(t.right for t in ts) for name, ts in res["infra=0"]["rows"].items()}
+    for key, title in (
+        ("infra=0", "no infrastructure errors"),
+        ("infra=0.1", "10% of runs hit an infrastructure error"),
+    ):
+        print(
+            f"| {title} | accuracy | runs (x git's {det:.1f}) | builds | rebuilds | machine hours | wall hours |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for name, ts in res[key]["rows"].items():
+            acc = mean(t.right for t in ts)
+            drop = f" ({(acc - base[name]) * 100:+.1f})" if key != "infra=0" else ""
+            machine = (
+                mean(t.builds * BUILD_S + t.rebuilds * REBUILD_S + t.runs * RUN_S for t in ts)
+                / 3600
+            )
+            print(f"| {name} | {acc:.1%}{drop} | {mean(t.runs for t in ts):.1f} ({mean(t.runs for t in ts) / det:.1f}x) | "
+                  f"{mean(t.builds for t in ts):.1f} | {mean(t.rebuilds for t in ts):.1f} | {machine:.1f} | "
+                  f"{mean(t.wall_s for t in ts) / 3600:.1f} |")  # fmt: skip
+        print(f"\n({res[key]['seconds']:.0f} s to simulate)\n")
+    print("| stated confidence | observed accuracy | trials | mean stated posterior at stop |")
+    print("| ---: | ---: | ---: | ---: |")
+    allt = []
+    for conf, ts in res["calibration"].items():
+        allt += ts
+        print(
+            f"| {conf:g} | {mean(t.right for t in ts):.1%} | {len(ts)} | {mean(t.stated for t in ts):.3f} |"
+        )
+    print("\n| posterior at stop (all levels pooled) | trials | observed accuracy |")
+    print("| --- | ---: | ---: |")
+    for lo, hi in ((0.8, 0.9), (0.9, 0.95), (0.95, 0.99), (0.99, 1.01)):
+        b = [t for t in allt if lo <= t.stated < hi]
+        if b:
+            print(f"| [{lo:g}, {min(hi, 1):g}) | {len(b)} | {mean(t.right for t in b):.1%} |")
+    one, four = (
+        res["infra=0"]["rows"]["lnrepro --confidence 0.95"],
+        res["infra=0"]["rows"]["lnrepro --confidence 0.95 --jobs 4"],
+    )
+    print(f"\n--jobs 4 against --jobs 1: actions started {mean(t.rounds for t in four):.1f} vs {mean(t.rounds for t in one):.1f}, "
+          f"wall time {mean(t.wall_s for t in four) / 3600:.1f} h vs {mean(t.wall_s for t in one) / 3600:.1f} h "
+          f"({mean(t.wall_s for t in one) / mean(t.wall_s for t in four):.2f}x faster)\n")  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -140,7 +373,8 @@ def main() -> int:
     ap.add_argument("--histories", type=int, default=8)
     ap.add_argument("--bulk-files", type=int, default=50_000)
     ap.add_argument("--tus", type=int, default=150)
-    ap.add_argument("--only", nargs="*", default=["evaluations", "overhead", "builds"])
+    ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--only", nargs="*", default=["evaluations", "overhead", "builds", "noise"])
     ns = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-bisect-"))
     try:
@@ -149,6 +383,7 @@ def main() -> int:
             overhead(work, ns.bulk_files) if "overhead" in ns.only else (0, 0, 1, 0)
         )
         per_step, clean = builds(work, ns.tus) if "builds" in ns.only else ([0.0], 0.0)
+        noisy = noise(work, ns.histories, ns.trials) if "noise" in ns.only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
@@ -177,7 +412,9 @@ def main() -> int:
         print("| --- | ---: |")
         print(f"| lnrepro, incremental in its reused worktree: median of {len(per_step)} steps "
               f"(the first, from nothing: {per_step[0]:.1f}) | {statistics.median(per_step):.1f} |")  # fmt: skip
-        print(f"| a clean build, as tt_bisect.sh does at every step | {clean:.1f} |")
+        print(f"| a clean build, as tt_bisect.sh does at every step | {clean:.1f} |\n")
+    if noisy:
+        print_noise(noisy)
     return 0
 
 

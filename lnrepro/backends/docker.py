@@ -22,7 +22,7 @@ from lnrepro.events import Events
 CCACHE_DIR = Path("~/.cache/lnrepro/ccache")
 
 
-def _host_devices() -> tuple[tuple[str, ...], str | None]:
+def host_devices() -> tuple[tuple[str, ...], str | None]:
     """Names of /dev/tenstorrent/* character devices, and the group that owns them."""
     root = Path("/dev/tenstorrent")
     names: list[str] = []
@@ -49,6 +49,7 @@ class DockerRunner:
     warnings: tuple[str, ...] = ()
     base: str | None = None  # build lnrepro's image (docker/Dockerfile) on this base first
     name: str = "docker"
+    docker_host: str | None = None  # another engine (a Docker context's); None: the default
 
     @classmethod
     def for_host(
@@ -58,6 +59,8 @@ class DockerRunner:
         base: str | None = None,
         mount_set: str = "full",
         require_device: bool = False,
+        docker_host: str | None = None,
+        only_devices: tuple[str, ...] | None = None,
     ) -> DockerRunner:
         """The runner for this host: its devices and hugepage mounts, as they are now.
 
@@ -68,7 +71,15 @@ class DockerRunner:
             raise EnvironmentProblem(
                 f"unknown mount set {mount_set!r}", f"use one of {', '.join(container.MOUNT_SETS)}"
             )
-        devices, group = _host_devices()
+        devices, group = host_devices()
+        if only_devices is not None:  # bisect --jobs: one device per job
+            missing = [d for d in only_devices if d not in devices]
+            if missing and docker_host is None:
+                raise EnvironmentProblem(
+                    f"no /dev/tenstorrent/{missing[0]} on this host",
+                    f"use one of: {', '.join(devices) or 'none found'} (lnrepro env-check lists them)",
+                )
+            devices = tuple(only_devices)
         warnings = []
         if not devices:
             if require_device:
@@ -89,7 +100,8 @@ class DockerRunner:
             image = build_tag(base)
         else:
             base = None
-        return cls(image, mount_set, devices, group, huge, warnings=tuple(warnings), base=base)
+        return cls(image, mount_set, devices, group, huge, warnings=tuple(warnings), base=base,
+                   docker_host=docker_host)  # fmt: skip
 
     def spec(
         self, *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
@@ -120,7 +132,7 @@ class DockerRunner:
         if self.base is not None:
             from lnrepro.images import ensure_build_image
 
-            ensure_build_image(self.base, _OutputEvents(on_output))
+            ensure_build_image(self.base, _OutputEvents(on_output), host=self.docker_host)
         self.ccache_dir.mkdir(parents=True, exist_ok=True)
         uid, gid = (int(x) for x in container.invoking_user().split(":"))
         if os.geteuid() == 0 and uid != 0:  # under sudo: lnrepro's own directories are the user's
@@ -129,7 +141,11 @@ class DockerRunner:
         for w in self.warnings:
             on_output(f"lnrepro: warning: {w}\n".encode())
         return container.stream(
-            self.spec(cwd=cwd, env=env, mounts=mounts), argv, on_output, timeout=timeout
+            self.spec(cwd=cwd, env=env, mounts=mounts),
+            argv,
+            on_output,
+            timeout=timeout,
+            host=self.docker_host,
         )
 
     def shell_line(
@@ -140,6 +156,7 @@ class DockerRunner:
     def describe(self) -> dict[str, Any]:
         return {
             "runner": self.name,
+            "docker_host": self.docker_host,
             "image": self.image,
             "base_image": self.base,
             "mount_set": self.mount_set,
@@ -152,7 +169,7 @@ class DockerRunner:
 
     def fingerprint(self) -> dict[str, Any]:
         """Beyond describe(), the image id: the engine is asked once per run."""
-        return {"image_id": _image_id(self.image)}
+        return {"image_id": _image_id(self.image, self.docker_host)}
 
 
 class _OutputEvents(Events):
@@ -168,15 +185,15 @@ class _OutputEvents(Events):
         self.on_output(data)
 
 
-def _image_id(image: str) -> str | None:
+def _image_id(image: str, host: str | None = None) -> str | None:
     """The image's id when the engine answers and has it; None otherwise (never an error)."""
-    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+    if not host and not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
         return None
     try:
         from docker.errors import DockerException
 
         try:
-            return str(container.client().images.get(image).id)
+            return str(container.client(host).images.get(image).id)
         except DockerException:
             return None
     except Exception:  # noqa: BLE001 - a fingerprint field; the run itself reports real errors

@@ -35,6 +35,8 @@ class BackendOptions:
     require_device: bool = False
     reset_cmd: str | None = None
     watcher: int | None = None
+    docker_host: str | None = None  # bisect --jobs: this job's engine (a Docker context's)
+    devices: tuple[str, ...] | None = None  # bisect --jobs: this job's /dev/tenstorrent/N
     given: set[str] = field(
         default_factory=set
     )  # options the user typed (to reject misplaced ones)
@@ -136,6 +138,8 @@ def _tt_metal(opts: BackendOptions) -> Backend:
             base=cfg.base_image,
             mount_set=opts.mount_set,
             require_device=opts.require_device,
+            docker_host=opts.docker_host,
+            only_devices=opts.devices,
         )
     else:
         raise UsageError(f"unknown runner {opts.runner!r}", "use docker or local")

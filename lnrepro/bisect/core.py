@@ -47,6 +47,10 @@ class Graph:
             anc.append(bits)
         object.__setattr__(self, "_anc", anc)
 
+    def position(self, sha: str) -> int:
+        """Where ``sha`` is in ``order`` (oldest first)."""
+        return self._index[sha]  # type: ignore[attr-defined,no-any-return]
+
     def bit(self, sha: str) -> int:
         return 1 << self._index[sha]  # type: ignore[attr-defined,no-any-return]
 
@@ -134,6 +138,35 @@ class Search:
             if score > best_score:
                 best, best_score = c, score
         return best
+
+    def next_batch(self, k: int) -> list[str]:
+        """Up to ``k`` commits to test at once: a (k+1)-ary search, git's midpoint when k = 1.
+
+        Each pick is the untested candidate whose share of ancestors among the candidates is
+        nearest to i/(k+1), so k verdicts cut the candidates into about k+1 equal parts.
+        """
+        if self.done:
+            return []
+        if k <= 1:
+            nxt = self.next()
+            return [nxt] if nxt else []
+        cands = self.candidates()
+        cand_bits = 0
+        for c in cands:
+            cand_bits |= self.graph.bit(c)
+        n = len(cands)
+        share = {
+            c: bin(self.graph.ancestors(c) & cand_bits).count("1") / n
+            for c in cands
+            if c not in self.marks
+        }
+        picks: list[str] = []
+        for i in range(1, k + 1):
+            left = [c for c in share if c not in picks]
+            if not left:
+                break
+            picks.append(min(left, key=lambda c: abs(share[c] - i / (k + 1))))
+        return picks
 
     def record(self, sha: str, mark: Mark) -> None:
         if sha not in self.graph:

@@ -1,13 +1,13 @@
-"""Oracles: what a commit's test says, as a :class:`~lnrepro.bisect.core.Mark` and its evidence.
+"""Oracles: run a commit's test and report every run as data (:class:`AttemptObs`).
 
-``CommandOracle`` follows ``git bisect run``: exit 0 good, 125 skip, 1–127 bad. A command killed
-by a signal (exit ≥ 128) or by the timeout is not an abort here: ``on_crash`` / ``on_hang``
-decide (bad or skip), and the record says which happened.
+What a run *means* — the bug's signature, noise, git's good/bad — is decided by
+:mod:`~lnrepro.bisect.evidence` and the strategy, not here.
 
-``RunOracle`` asks the pipeline (``lnrepro run``) on the worktree: PASS good, FAIL and FLAKY bad,
-CRASH / HANG by the same policy, and everything that says nothing about the kernel — BUILD_FAILED,
-ENV_ERROR, NOT_RUN — skip. With ``metric``/``threshold`` the verdict is the metric instead: bad
-when the selected tests' worst value exceeds the threshold.
+``CommandOracle`` follows ``git bisect run``: exit 0 pass, 125 cannot test, 1-127 fail; a signal
+(exit >= 128) or the timeout is a crash or a hang, which ``--on-crash`` / ``--on-hang`` judge.
+``RunOracle`` asks the pipeline (``lnrepro run``) on the worktree: every attempt's tests with
+their statuses, failure shapes and metrics; a commit that does not build or runs no tests
+cannot be tested.
 """
 
 from __future__ import annotations
@@ -19,71 +19,66 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lnrepro import proc
-from lnrepro.bisect.core import Mark
+from lnrepro.bisect.evidence import AttemptObs, TestObs, shape
 from lnrepro.errors import OutcomeError
 from lnrepro.events import Events
 
 
 @dataclass(frozen=True)
 class Evidence:
-    mark: Mark
-    reason: str
+    attempts: tuple[AttemptObs, ...]
+    cannot_test: str | None = None  # did not build, no tests: not a run at all
     detail: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    build_s: float | None = None  # how long the build took, when there was one
+    run_s: float | None = None  # mean seconds of one run
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "mark": self.mark.value,
-            "reason": self.reason,
             "seconds": round(self.seconds, 3),
+            "build_s": None if self.build_s is None else round(self.build_s, 3),
+            "run_s": None if self.run_s is None else round(self.run_s, 3),
+            "cannot_test": self.cannot_test,
+            "attempts": [a.to_json() for a in self.attempts],
             **self.detail,
         }
 
 
 class Oracle(Protocol):
     def describe(self) -> dict[str, Any]: ...
-    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence: ...
-
-
-def _policy(name: str) -> Mark:
-    return Mark.BAD if name == "bad" else Mark.SKIP
+    def evaluate(
+        self, worktree: Path, events: Events | None = None, runs: int | None = None
+    ) -> Evidence: ...
 
 
 @dataclass(frozen=True)
 class CommandOracle:
     argv: tuple[str, ...]
     timeout_s: float | None = None
-    on_crash: str = "bad"
-    on_hang: str = "skip"
+    repeat: int = 1
 
     def describe(self) -> dict[str, Any]:
         return {"oracle": "command", "command": shlex.join(self.argv), "timeout_s": self.timeout_s,
-                "on_crash": self.on_crash, "on_hang": self.on_hang}  # fmt: skip
+                "repeat": self.repeat}  # fmt: skip
 
-    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence:
-        tail: list[bytes] = []
+    def evaluate(
+        self, worktree: Path, events: Events | None = None, runs: int | None = None
+    ) -> Evidence:
+        attempts, tails, total = [], [], 0.0
+        for _ in range(runs or self.repeat):
+            tail: list[bytes] = []
 
-        def keep(data: bytes) -> None:
-            tail.append(data)
-            del tail[:-16]
+            def keep(data: bytes, tail: list[bytes] = tail) -> None:
+                tail.append(data)
+                del tail[:-16]
 
-        res = proc.stream(list(self.argv), keep, timeout=self.timeout_s, cwd=worktree)
-        out = b"".join(tail).decode("utf-8", "replace").strip().splitlines()[-5:]
-        detail = {"exit_code": res.exit_code, "output_tail": out}
-        if res.timed_out:
-            return Evidence(
-                _policy(self.on_hang), f"timed out after {self.timeout_s:g} s", detail, res.seconds
-            )
-        code = res.exit_code
-        if code == 0:
-            return Evidence(Mark.GOOD, "exit 0", detail, res.seconds)
-        if code == 125:
-            return Evidence(Mark.SKIP, "exit 125 (cannot test)", detail, res.seconds)
-        if code >= 128:
-            return Evidence(
-                _policy(self.on_crash), f"killed by signal {code - 128}", detail, res.seconds
-            )
-        return Evidence(Mark.BAD, f"exit {code}", detail, res.seconds)
+            res = proc.stream(list(self.argv), keep, timeout=self.timeout_s, cwd=worktree)
+            total += res.seconds
+            tails.append(b"".join(tail).decode("utf-8", "replace").strip().splitlines()[-5:])
+            attempts.append(AttemptObs(res.exit_code, gtest=False, timed_out=res.timed_out))
+        n = len(attempts)
+        return Evidence(tuple(attempts), detail={"output_tail": tails[-1]}, seconds=total,
+                        run_s=total / n)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -96,34 +91,46 @@ class RunOracle:
     timeout_s: float
     record_base: Path
     metric: str | None = None
-    threshold: float | None = None
-    on_crash: str = "bad"
-    on_hang: str = "skip"
 
     def describe(self) -> dict[str, Any]:
         return {"oracle": "run", "filter": self.gtest_filter, "repeat": self.repeat,
-                "timeout_s": self.timeout_s, "metric": self.metric, "threshold": self.threshold,
-                "on_crash": self.on_crash, "on_hang": self.on_hang,
+                "timeout_s": self.timeout_s, "metric": self.metric,
                 "runner": self.backend_opts.runner, "profile": self.backend_opts.profile}  # fmt: skip
 
-    def evaluate(self, worktree: Path, events: Events | None = None) -> Evidence:
+    def evaluate(
+        self, worktree: Path, events: Events | None = None, runs: int | None = None
+    ) -> Evidence:
         from lnrepro.backends.factory import make_backend
         from lnrepro.pipeline import run_tests
-        from lnrepro.record import Verdict
 
         start = time.monotonic()
         backend = make_backend(replace(self.backend_opts, tt_metal=worktree, backend="tt-metal"))
         try:
-            rec = run_tests(backend, gtest_filter=self.gtest_filter, repeat=self.repeat,
+            rec = run_tests(backend, gtest_filter=self.gtest_filter, repeat=runs or self.repeat,
                             timeout_s=self.timeout_s, record_base=self.record_base,
                             events=events)  # fmt: skip
         except OutcomeError as exc:
-            return Evidence(
-                Mark.SKIP, exc.one_line(), {"verdict": type(exc).__name__}, time.monotonic() - start
+            return Evidence((), cannot_test=exc.one_line(), detail={"verdict": type(exc).__name__},
+                            seconds=time.monotonic() - start)  # fmt: skip
+        attempts = tuple(
+            AttemptObs(
+                a.exit_code,
+                tuple(
+                    TestObs(
+                        t.name,
+                        t.status.value,
+                        tuple(shape(f.message) for f in t.failures),
+                        self._metric(t.metrics),
+                    )
+                    for t in a.run.tests
+                ),
+                timed_out=a.timed_out,
+                env_error=a.env_error,
             )
-        v = rec.verdict
+            for a in rec.attempts
+        )
         detail: dict[str, Any] = {
-            "verdict": v.value,
+            "verdict": rec.verdict.value,
             "record": str(rec.record_dir),
             "tests": {
                 t.name: {
@@ -135,27 +142,12 @@ class RunOracle:
                 for t in rec.tests
             },
         }
-        secs = time.monotonic() - start
-        if not v.about_the_kernel:
-            return Evidence(Mark.SKIP, v.value, detail, secs)
-        if v is Verdict.CRASH:
-            return Evidence(_policy(self.on_crash), "CRASH", detail, secs)
-        if v is Verdict.HANG:
-            return Evidence(_policy(self.on_hang), "HANG", detail, secs)
-        if self.metric is not None and self.threshold is not None:
-            worst = max(
-                (
-                    vals[self.metric]
-                    for t in rec.tests
-                    for vals in t.worst.values()
-                    if self.metric in vals
-                ),
-                default=None,
-            )
-            if worst is None:
-                return Evidence(Mark.SKIP, f"no {self.metric} was printed", detail, secs)
-            mark = Mark.BAD if worst > self.threshold else Mark.GOOD
-            return Evidence(
-                mark, f"{self.metric}={worst:g} vs threshold {self.threshold:g}", detail, secs
-            )
-        return Evidence(Mark.GOOD if v is Verdict.PASS else Mark.BAD, v.value, detail, secs)
+        build_s = float(rec.build["seconds"]) if rec.build and "seconds" in rec.build else None
+        run_s = sum(a.seconds for a in rec.attempts) / len(rec.attempts) if rec.attempts else None
+        return Evidence(attempts, None, detail, time.monotonic() - start, build_s, run_s)
+
+    def _metric(self, metrics: dict[str, dict[str, float]]) -> float | None:
+        if self.metric is None:
+            return None
+        vals = [v[self.metric] for v in metrics.values() if self.metric in v]
+        return max(vals) if vals else None

@@ -17,18 +17,22 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lnrepro import gitops
-from lnrepro.bisect.core import Graph, Mark, Search, graph_from_rev_list
+from lnrepro import gitops, proc
+from lnrepro.bisect.bayes import BayesSearch, Rates
+from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
+from lnrepro.bisect.evidence import Policy, RunOutcome, Signature, classify, learn
 from lnrepro.bisect.oracle import Evidence, Oracle
+from lnrepro.bisect.strategy import Action, GitSearch, Strategy, mark_of
 from lnrepro.errors import EndpointsDoNotSeparate, GitError, InputError, UsageError
-from lnrepro.events import BisectEvents
+from lnrepro.events import BisectEvents, Events
 from lnrepro.fsio import atomic_write_text, write_error
 
-SCHEMA = "lnrepro.bisect/1"
+SCHEMA = "lnrepro.bisect/2"
 
 
 @dataclass
@@ -44,17 +48,26 @@ class Plan:
     picks: list[str] = field(default_factory=list)
     patches: list[str] = field(default_factory=list)
     confirm: bool = True
+    confidence: float | None = None  # the noisy (Bayesian) search, stopping at this posterior
+    fail_rates: tuple[float, float] | None = None  # (buggy, clean) when known
+    jobs: int = 1
+    policy: Policy = field(default_factory=Policy)
 
     def to_json(self) -> dict[str, Any]:
         return {"repo": str(self.repo), "good": self.good, "bad": self.bad, "find_fix": self.find_fix,
                 "first_parent": self.first_parent, "paths": list(self.paths), "picks": self.picks,
-                "patches": self.patches, "confirm": self.confirm}  # fmt: skip
+                "patches": self.patches, "confirm": self.confirm, "confidence": self.confidence,
+                "fail_rates": list(self.fail_rates) if self.fail_rates else None, "jobs": self.jobs,
+                "policy": asdict(self.policy)}  # fmt: skip
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Plan:
+        rates = d.get("fail_rates")
         return cls(Path(d["repo"]), list(d["good"]), d["bad"], bool(d["find_fix"]),
                    bool(d["first_parent"]), tuple(d.get("paths", ())), list(d["picks"]),
-                   list(d["patches"]), bool(d.get("confirm", True)))  # fmt: skip
+                   list(d["patches"]), bool(d.get("confirm", True)), d.get("confidence"),
+                   (float(rates[0]), float(rates[1])) if rates else None, int(d.get("jobs", 1)),
+                   Policy(**d.get("policy", {})))  # fmt: skip
 
 
 def state_dir(repo: Path) -> Path:
@@ -91,14 +104,20 @@ def lock(repo: Path) -> Any:
         path.unlink(missing_ok=True)
 
 
+def worktree_path(repo: Path, job: int) -> Path:
+    return state_dir(repo) / ("worktree" if job == 0 else f"worktree-{job}")
+
+
 @dataclass
 class Bisect:
     plan: Plan
-    oracle: Oracle
+    oracles: list[Oracle]  # one per job (its own device or Docker engine)
     graph: Graph
-    search: Search
+    strategy: Strategy
+    buggy: str  # the endpoint whose runs teach the bug's signature
     steps: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    signature: Signature | None = None
 
     # ------------------------------------------------------------------ state
     @property
@@ -109,7 +128,8 @@ class Bisect:
         doc = {
             "schema": SCHEMA,
             "plan": self.plan.to_json(),
-            "oracle": self.oracle.describe(),
+            "oracle": self.oracles[0].describe(),
+            "signature": self.signature.to_json() if self.signature else None,
             "steps": self.steps,
             "result": self.result,
         }
@@ -118,104 +138,173 @@ class Bisect:
         except OSError as exc:
             raise write_error(self.state_path, exc) from None
 
-    # ------------------------------------------------------------------ one step
-    def _mark(self, evidence: Evidence) -> Mark:
-        """The oracle speaks of passing and failing; with --find-fix "bad" is the new, fixed state."""
-        if not self.plan.find_fix or evidence.mark is Mark.SKIP:
-            return evidence.mark
-        return Mark.BAD if evidence.mark is Mark.GOOD else Mark.GOOD
+    # ------------------------------------------------------------------ one action
+    def _runs(self) -> int | None:
+        """The noisy search decides one run at a time; git's takes the oracle's --repeat."""
+        return 1 if self.plan.confidence is not None else None
 
-    def test(self, sha: str, kind: str, events: BisectEvents) -> Mark:
+    def _execute(self, action: Action, events: Events | None) -> tuple[Evidence, dict[str, Any]]:
+        """Check out, apply the picks, run the oracle: in the action's own worktree (any thread)."""
         repo = self.plan.repo
-        info = gitops.commit_info(repo, sha)
-        cands = len(self.search.candidates())
-        events.step_started(kind, info, cands, self.search.steps_left())
-        worktree = gitops.ensure_worktree(repo, state_dir(repo) / "worktree")
+        worktree = gitops.ensure_worktree(repo, worktree_path(repo, action.job))
         start = time.monotonic()
-        note = gitops.checkout_clean(worktree, sha)
+        note = gitops.checkout_clean(worktree, action.sha)
         checkout_s = time.monotonic() - start
         problem = None
         for pick in self.plan.picks:
             problem = problem or gitops.apply_pick(worktree, pick)
         for patch in self.plan.patches:
             problem = problem or gitops.apply_patch(worktree, Path(patch))
-        prep = time.monotonic() - start
+        prep = {"prepare_s": round(time.monotonic() - start, 3), "checkout_s": round(checkout_s, 3),
+                "note": note}  # fmt: skip
         if problem:
-            evidence = Evidence(Mark.SKIP, problem)
-        else:
-            evidence = self.oracle.evaluate(worktree, events)
-        mark = self._mark(evidence)
-        self.steps.append({"kind": kind, "sha": sha, "subject": info["subject"],
-                           "prepare_s": round(prep, 3), "checkout_s": round(checkout_s, 3), "note": note,
-                           **evidence.to_json(),
-                           "oracle_mark": evidence.mark.value, "mark": mark.value})  # fmt: skip
-        if kind != "confirm":
-            self.search.record(sha, mark)
+            return Evidence((), cannot_test=problem), prep
+        return self.oracles[action.job].evaluate(worktree, events, self._runs()), prep
+
+    def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
+        policy = self.plan.policy
+        if self.signature is None and action.sha == self.buggy:
+            self.signature = next(
+                (sig for a in ev.attempts if (sig := learn(a, policy)) is not None), None
+            )
+        outs = [classify(a, self.signature, policy) for a in ev.attempts]
+        if self.plan.find_fix:  # the search's "bad" is the fixed state: passing runs show it
+            flip = {RunOutcome.FAIL: RunOutcome.PASS, RunOutcome.PASS: RunOutcome.FAIL}
+            outs = [(flip.get(o, o), why) for o, why in outs]
+        return outs
+
+    def _record(
+        self, action: Action, info: dict[str, Any], ev: Evidence, prep: dict[str, Any],
+        events: BisectEvents,
+    ) -> Mark:  # fmt: skip
+        outs = self._outcomes(action, ev)
+        mark = self.strategy.observe(action, outs, ev.cannot_test)
+        if isinstance(self.strategy, BayesSearch):
+            fixed = prep["prepare_s"] + (ev.build_s or 0.0)
+            self.strategy.learn_costs(action.build, fixed, ev.run_s)
+        reason = ev.cannot_test or next(
+            (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
+        )
+        self.steps.append({**action.to_json(), "subject": info["subject"], **prep, **ev.to_json(),
+                           "outcomes": [[o.value, why] for o, why in outs], "mark": mark.value,
+                           "reason": reason})  # fmt: skip
         self.save()
-        events.step_finished(kind, info, evidence)
+        events.step_finished(action.kind, info, mark.value, reason, ev.seconds)
         return mark
 
     # ------------------------------------------------------------------ the loop
     def run(self, events: BisectEvents) -> dict[str, Any]:
-        done = {(s["kind"], s["sha"]) for s in self.steps}
-        events.started(len(self.search.candidates()), self.search.steps_left())
-        if self.plan.confirm:
-            ends = [(self.search.bad, Mark.BAD), *((g, Mark.GOOD) for g in self.search.goods)]
-            for sha, want in ends:
-                if ("endpoint", sha) in done:
-                    continue
-                got = self.test(sha, "endpoint", events)
-                if got is not want:
-                    self.result = {
-                        "error": f"endpoint {sha[:12]} tested {got.value}, expected {want.value}"
-                    }
-                    self.save()
-                    raise EndpointsDoNotSeparate(
-                        f"the {'bad' if want is Mark.BAD else 'good'} endpoint {sha[:12]} tested "
-                        f"{got.value}: the bug does not separate the endpoints",
-                        "check --good/--bad and the test (or --pick the tests), or pass --no-confirm",
-                    )
-        while (nxt := self.search.next()) is not None:
-            self.test(nxt, "step", events)
+        cands, left = self.strategy.progress()
+        events.started(cands, left)
+        if max(1, self.plan.jobs) == 1:
+            while (a := self.strategy.next_for(0, {})) is not None:
+                info = self._started(a, events)
+                ev, prep = self._execute(a, events)
+                self._record(a, info, ev, prep, events)
+                if self.strategy.error:
+                    self._endpoints_fail()
+        else:
+            self._run_jobs(events)
         self.result = self._result()
-        fb = self.result.get("first_bad")
-        if self.plan.confirm and fb:
-            for sha in (fb, *self.result.get("last_good_all", [])):
-                if ("confirm", sha) not in done:
-                    self.test(sha, "confirm", events)
-            self.result = self._result()
         self.save()
         return self.result
 
+    def _started(self, a: Action, events: BisectEvents) -> dict[str, Any]:
+        info = gitops.commit_info(self.plan.repo, a.sha)
+        cands, left = self.strategy.progress()
+        events.step_started(a.kind, info, cands, left)
+        return info
+
+    def _run_jobs(self, events: BisectEvents) -> None:
+        """K jobs, asynchronously: an idle job gets its next action as soon as it finishes.
+
+        Their builds and runs are not drawn, only their verdicts. When the answer is in, the
+        actions still in flight are stopped (processes killed, containers removed) and dropped;
+        on Ctrl-C or SIGTERM likewise, before the signal propagates.
+        """
+        jobs = self.plan.jobs
+        for job in range(jobs):  # made here, one at a time: git locks the repository to add one
+            gitops.ensure_worktree(self.plan.repo, worktree_path(self.plan.repo, job))
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lnrepro-job")
+        running: dict[
+            int, tuple[Action, Future[tuple[Evidence, dict[str, Any]]], dict[str, Any]]
+        ] = {}
+        try:
+            while True:
+                for job in range(jobs):
+                    if job in running or self.strategy.done:
+                        continue
+                    a = self.strategy.next_for(job, {j: r[0].sha for j, r in running.items()})
+                    if a is not None:
+                        info = self._started(a, events)
+                        running[job] = (a, pool.submit(self._execute, a, None), info)
+                if not running:
+                    break
+                finished, _ = wait([r[1] for r in running.values()], return_when=FIRST_COMPLETED)
+                ready = sorted(
+                    (j for j, r in running.items() if r[1] in finished),
+                    key=lambda j: running[j][0].sha != self.buggy,  # the signature's teacher first
+                )
+                for j in ready:
+                    a, fut, info = running.pop(j)
+                    ev, prep = fut.result()
+                    self._record(a, info, ev, prep, events)
+                    if self.strategy.error:
+                        self._endpoints_fail()
+                if self.strategy.done and running:
+                    _stop_all()
+                    running.clear()
+        except BaseException:
+            _stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _endpoints_fail(self) -> None:
+        self.result = {"error": self.strategy.error}
+        self.save()
+        raise EndpointsDoNotSeparate(
+            f"{self.strategy.error}: the bug does not separate the endpoints",
+            "check --good/--bad and the test (or --pick the tests), or pass --no-confirm",
+        )
+
     def _result(self) -> dict[str, Any]:
         repo = self.plan.repo
-        fb = self.search.first_bad()
-        if fb is None:
-            return {
-                "first_bad": None,
-                "candidates": [gitops.commit_info(repo, c) for c in self.search.candidates()],
-                "reason": "skipped commits hide which candidate is first",
-                "steps": len([s for s in self.steps if s["kind"] == "step"]),
-            }
-        good = self.search.last_good()
-        confirms = {(s["sha"], s["mark"]) for s in self.steps if s["kind"] == "confirm"}
-        consistent = all(
-            (sha, want) in confirms or not any(s[0] == sha for s in confirms)
-            for sha, want in [(fb, Mark.BAD.value), *((g, Mark.GOOD.value) for g in good)]
-        )
-        return {
-            "first_bad": fb,
-            "commit": gitops.commit_info(repo, fb),
-            "last_good": good[0] if good else None,
-            "last_good_all": good,
+        r = self.strategy.result()
+        kinds = [s["kind"] for s in self.steps]
+        base = {
             "kind": "first fixed commit" if self.plan.find_fix else "first bad commit",
-            "confirmed": consistent if confirms else None,
-            "steps": len([s for s in self.steps if s["kind"] == "step"]),
-            "endpoint_checks": len([s for s in self.steps if s["kind"] == "endpoint"]),
+            "steps": kinds.count("step"),
+            "endpoint_checks": kinds.count("endpoint"),
+            "signature": self.signature.to_json() if self.signature else None,
         }
+        fb = r.get("first_bad")
+        if isinstance(self.strategy, BayesSearch):
+            parents = self.graph.parents.get(fb, ()) if fb else ()
+            return {**base, **r, "commit": gitops.commit_info(repo, fb) if fb else None,
+                    "last_good": parents[0] if parents else None, "last_good_all": list(parents),
+                    "confirmed": None, "search": "bayesian",
+                    "posterior": [{**p, "subject": gitops.commit_info(repo, p["sha"])["subject"]}
+                                  for p in r["posterior"]],
+                    "reason": None if fb else f"no commit reached confidence {self.plan.confidence:g}"}  # fmt: skip
+        if fb is None:
+            return {**base, "first_bad": None, "reason": r["reason"], "search": "git",
+                    "candidates": [gitops.commit_info(repo, c) for c in r["candidates"]]}  # fmt: skip
+        good = r["last_good_all"]
+        return {**base, "first_bad": fb, "commit": gitops.commit_info(repo, fb), "search": "git",
+                "last_good": good[0] if good else None, "last_good_all": good,
+                "confirmed": r["confirmed"]}  # fmt: skip
 
 
-def build(plan: Plan, oracle: Oracle) -> Bisect:
+def _stop_all() -> None:
+    """Kill every process and remove every container the jobs are running now."""
+    from lnrepro import container
+
+    proc.kill_all()
+    container.remove_all_live()
+
+
+def build(plan: Plan, oracles: list[Oracle]) -> Bisect:
     """Resolve the plan's refs and build the commit graph and the search."""
     repo = plan.repo
     bad = gitops.resolve(repo, plan.bad)
@@ -243,8 +332,15 @@ def build(plan: Plan, oracle: Oracle) -> Bisect:
     )
     graph = graph_from_rev_list([*bottoms, *lines], first_parent=plan.first_parent)
     plan.bad, plan.good = (bad, goods)
-    search = Search(graph, tip, bottoms)
-    return Bisect(plan, oracle, graph, search)
+    strategy: Strategy
+    if plan.confidence is not None:
+        rates = Rates(fixed=plan.fail_rates) if plan.fail_rates else Rates()
+        if plan.find_fix and plan.fail_rates:  # the search's "bad" (fixed) state passes
+            rates = Rates(fixed=(1 - plan.fail_rates[1], 1 - plan.fail_rates[0]))
+        strategy = BayesSearch(graph, tip, bottoms, plan.confidence, rates)
+    else:
+        strategy = GitSearch(graph, tip, bottoms, confirm=plan.confirm)
+    return Bisect(plan, oracles, graph, strategy, buggy=bad if plan.find_fix else tip)
 
 
 def load_state(repo: Path) -> dict[str, Any]:
@@ -262,12 +358,15 @@ def load_state(repo: Path) -> dict[str, Any]:
     return doc
 
 
-def resume(repo: Path, make_oracle: Callable[[dict[str, Any]], Oracle]) -> Bisect:
+def resume(repo: Path, make_oracles: Callable[[dict[str, Any], Plan], list[Oracle]]) -> Bisect:
     """The bisect in the state file, with its finished steps replayed (none is repeated)."""
     doc = load_state(repo)
-    b = build(Plan.from_json(doc["plan"]), make_oracle(doc["oracle"]))
+    plan = Plan.from_json(doc["plan"])
+    b = build(plan, make_oracles(doc["oracle"], plan))
     b.steps = list(doc["steps"])
+    b.signature = Signature.from_json(doc["signature"]) if doc.get("signature") else None
     for s in b.steps:
-        if s["kind"] != "confirm":
-            b.search.record(s["sha"], Mark(s["mark"]))
+        action = Action(int(s.get("job", 0)), s["sha"], s["kind"], s.get("build", "build"))
+        outs = [(RunOutcome(o), why) for o, why in s.get("outcomes", [])]
+        b.strategy.observe(action, outs, s.get("cannot_test"))
     return b

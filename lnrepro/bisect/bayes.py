@@ -1,0 +1,403 @@
+"""Bisect under noise: a Bayesian search over the candidate commits. Pure: numpy, no git, no I/O.
+
+The model, after git-bayesect (S. Jain, github.com/hauntsaninja/git_bayesect) and the noisy
+binary search of robust-git-bisect and Google's flake-aware culprit finder (Culprit Finder,
+"Flake Aware Culprit Finding", ICST 2023): one candidate ``h`` is the first bad commit; every commit
+that has ``h`` as an ancestor fails a run with rate ``q_bad``, every other with rate ``q_good``.
+Over a DAG "has ``h`` as an ancestor" is git's own reachability, so merges and side branches mean
+what they mean to ``git bisect``. The rates are unknown: each has a Beta prior and is integrated
+out exactly (the Beta-Binomial marginal), so they are learned from every run, endpoints included;
+``Rates.fixed`` gives them instead.
+
+What differs from git-bayesect, and why:
+
+* **Information per minute, not per run.** The next action maximises expected information gain
+  (bits of posterior entropy) divided by its cost, with a commit's build cost and run cost kept
+  apart: re-running the commit already built in a worktree costs a run; going back to a commit
+  built before costs a rebuild from a warm ccache; a new commit costs a build. A new commit is
+  valued by its best ``m``-run batch (``I_m / (build + m·run)``), because a build buys several
+  cheap runs. On tt-metal (a 30-minute build, a one-minute run) this re-runs far more and builds
+  far less than git-bayesect's one-run entropy rule, which ``rule="entropy"`` reproduces.
+* **K at once, asynchronously.** ``next_for(job, busy)`` gives an idle device its next action
+  while the others run: no job waits for a round to end, a commit in flight is not picked again,
+  and one that splits the posterior where an in-flight one does is discounted.
+* **A DAG**, not a first-parent line.
+
+The search stops when one commit's posterior reaches the confidence; the stated confidence is
+that posterior, and ``scripts/bench_bisect.py`` measures its calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.evidence import RunOutcome, Tally
+from lnrepro.bisect.strategy import Action, mark_of
+
+Array = np.ndarray[Any, Any]
+
+_M = (1, 2, 4, 8, 16)  # batch sizes a new build is valued by
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Beta priors on the fail rates of buggy and clean commits, or the rates themselves."""
+
+    bad: tuple[float, float] = (1.0, 1.0)  # uniform: the bug may show rarely or always
+    good: tuple[float, float] = (0.5, 4.5)  # mean 0.1: clean commits mostly pass
+    fixed: tuple[float, float] | None = None  # (q_bad, q_good) when known
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bad_prior": list(self.bad), "good_prior": list(self.good),
+                "fixed": list(self.fixed) if self.fixed else None}  # fmt: skip
+
+
+@dataclass
+class Costs:
+    """Seconds an action takes. Defaults are tt-metal's; a session learns its own as it goes."""
+
+    build_s: float = 1800.0
+    rebuild_s: float = 90.0  # back to a commit built before: ccache is warm (bench_run: ~4%)
+    run_s: float = 60.0
+
+    def to_json(self) -> dict[str, float]:
+        return {"build_s": self.build_s, "rebuild_s": self.rebuild_s, "run_s": self.run_s}
+
+
+def _lgamma(x: Array) -> Array:
+    out: Array = np.array([math.lgamma(v) for v in np.ravel(x)]).reshape(np.shape(x))
+    return out
+
+
+def _lbeta(a: Array, b: Array) -> Array:
+    return _lgamma(a) + _lgamma(b) - _lgamma(a + b)
+
+
+def _entropy(p: Array) -> float:
+    nz = p[p > 0]
+    return float(-(nz * np.log2(nz)).sum())
+
+
+class Posterior:
+    """P(h is the first bad commit | runs so far), over the candidates of a (tip, bottoms) range."""
+
+    def __init__(
+        self, graph: Graph, tip: str, bottoms: Sequence[str], rates: Rates | None = None
+    ) -> None:
+        self.graph = graph
+        self.rates = rates or Rates()
+        good = 0
+        for b in bottoms:
+            good |= graph.ancestors(b)
+        self.hyps: list[str] = graph.members(graph.ancestors(tip) & ~good)
+        if not self.hyps:
+            raise ValueError("no candidate commits between the endpoints")
+        self._pos = np.array([graph.position(h) for h in self.hyps])
+        self.index = {h: i for i, h in enumerate(self.hyps)}
+        self.fails: dict[str, int] = {}
+        self.runs: dict[str, int] = {}
+        self._rows: dict[str, Array] = {}
+        self._cache: tuple[Array, Array, Array] | None = None
+
+    # ------------------------------------------------------------------ data
+    def row(self, sha: str) -> Array:
+        """For each candidate h: does ``sha`` contain it (is ``sha`` bad if h is the culprit)?"""
+        r = self._rows.get(sha)
+        if r is None:
+            bits = self.graph.ancestors(sha)
+            n = len(self.graph.order)
+            raw = np.frombuffer(bits.to_bytes((n + 7) // 8, "little"), dtype=np.uint8)
+            r = np.unpackbits(raw, bitorder="little")[:n].astype(bool)[self._pos]
+            self._rows[sha] = r
+        return r
+
+    def observe(self, sha: str, fails: int, runs: int) -> None:
+        if runs <= 0:
+            return
+        self.fails[sha] = self.fails.get(sha, 0) + fails
+        self.runs[sha] = self.runs.get(sha, 0) + runs
+        self._cache = None
+
+    def _counts(self) -> tuple[Array, Array, Array, Array]:
+        h = len(self.hyps)
+        kb, nb = np.zeros(h), np.zeros(h)
+        for sha, n in self.runs.items():
+            r = self.row(sha)
+            kb += r * self.fails[sha]
+            nb += r * n
+        k_all, n_all = float(sum(self.fails.values())), float(sum(self.runs.values()))
+        return kb, nb, k_all - kb, n_all - nb
+
+    def _compute(self) -> tuple[Array, Array, Array]:
+        if self._cache is None:
+            kb, nb, kg, ng = self._counts()
+            r = self.rates
+            if r.fixed is not None:
+                qb, qg = (min(max(q, 1e-9), 1 - 1e-9) for q in r.fixed)
+                ll = (kb * math.log(qb) + (nb - kb) * math.log1p(-qb)
+                      + kg * math.log(qg) + (ng - kg) * math.log1p(-qg))  # fmt: skip
+                mb, mg = np.full(len(kb), qb), np.full(len(kb), qg)
+            else:
+                (ab, bb), (ag, bg) = r.bad, r.good
+                ll = (_lbeta(ab + kb, bb + nb - kb) - _lbeta(np.array(ab), np.array(bb))
+                      + _lbeta(ag + kg, bg + ng - kg) - _lbeta(np.array(ag), np.array(bg)))  # fmt: skip
+                mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
+            p = np.exp(ll - ll.max())
+            self._cache = (p / p.sum(), mb, mg)
+        return self._cache
+
+    # ------------------------------------------------------------------ what it says
+    def probs(self) -> Array:
+        return self._compute()[0]
+
+    def best(self) -> tuple[str, float]:
+        p = self.probs()
+        i = int(np.argmax(p))
+        return self.hyps[i], float(p[i])
+
+    def p_bad(self, sha: str) -> float:
+        """P(``sha`` contains the culprit)."""
+        return float(self.probs()[self.row(sha)].sum())
+
+    def rates_now(self) -> tuple[float, float]:
+        """The fail rates of buggy and clean commits, as learned so far (posterior means)."""
+        p, mb, mg = self._compute()
+        return float((p * mb).sum()), float((p * mg).sum())
+
+    def top(self, n: int = 5) -> list[tuple[str, float]]:
+        p = self.probs()
+        order = np.argsort(-p)[:n]
+        return [(self.hyps[i], float(p[i])) for i in order]
+
+    def entropy(self) -> float:
+        return _entropy(self.probs())
+
+    # ------------------------------------------------------------------ what a test would tell
+    def information(self, shas: Sequence[str], ms: Sequence[int] = _M) -> Array:
+        """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms))."""
+        p, mb, mg = self._compute()
+        live = p > 1e-12
+        p, mb, mg = p[live], mb[live], mg[live]
+        rows = np.stack([self.row(s)[live] for s in shas])
+        q = np.where(rows, mb[None, :], mg[None, :])
+        lq, l1q = np.log(np.clip(q, 1e-300, None)), np.log(np.clip(1 - q, 1e-300, None))
+        h0 = _entropy(p / p.sum())
+        out = np.zeros((len(shas), len(ms)))
+        for j, m in enumerate(ms):
+            expected = np.zeros(len(shas))
+            for k in range(m + 1):
+                w = p[None, :] * np.exp(math.log(math.comb(m, k)) + k * lq + (m - k) * l1q)
+                z = w.sum(axis=1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    wl = np.where(w > 0, w * np.log2(np.where(w > 0, w, 1.0)), 0.0).sum(axis=1)
+                    ent = np.where(
+                        z > 0, np.log2(np.where(z > 0, z, 1.0)) - wl / np.where(z > 0, z, 1.0), 0.0
+                    )
+                expected += z * ent
+            out[:, j] = h0 - expected
+        return np.maximum(out, 0.0)
+
+
+@dataclass
+class BayesSearch:
+    """The noisy search: which commit each job runs next, and when the answer is certain enough."""
+
+    graph: Graph
+    tip: str
+    bottoms: list[str]
+    confidence: float = 0.95
+    rates: Rates = field(default_factory=Rates)
+    costs: Costs = field(default_factory=Costs)
+    rule: str = "cost"  # cost: information per minute; entropy: git-bayesect's per-run rule
+    max_runs: int = 300
+    endpoint_tries: int = 8  # runs of the buggy endpoint before it is declared not buggy
+    noise_limit: int = 3  # noisy runs in a row before a commit is set aside as untestable
+    shortlist: int = 24  # commits per job scored in full (the best by one run's information)
+
+    def __post_init__(self) -> None:
+        self.post = Posterior(self.graph, self.tip, self.bottoms, self.rates)
+        self.tallies: dict[str, Tally] = {}
+        self.untestable: dict[str, str] = {}
+        self.current: dict[int, str] = {}  # job -> commit built in its worktree now
+        self.built: set[str] = set()
+        self.noise_run: dict[str, int] = {}
+        self.builds = 0
+        self.rebuilds = 0
+        self.runs = 0
+        self.noise = 0
+        self.error: str | None = None
+        self._measured: set[str] = set()
+
+    # ------------------------------------------------------------------ status
+    def tally(self, sha: str) -> Tally:
+        return self.tallies.setdefault(sha, Tally())
+
+    @property
+    def done(self) -> bool:
+        return self.error is not None or self._certain() or self.runs + self.noise >= self.max_runs
+
+    def _certain(self) -> bool:
+        return self._endpoints_known() and self.post.best()[1] >= self.confidence
+
+    def _endpoints_known(self) -> bool:
+        return self.tally(self.tip).fails > 0 and all(self.tally(b).runs > 0 or b in self.untestable
+                                                      for b in self.bottoms)  # fmt: skip
+
+    def progress(self) -> tuple[int, int]:
+        """Commits holding 95% of the posterior, and about how many bits are still missing."""
+        p = np.sort(self.post.probs())[::-1]
+        held = int(np.searchsorted(np.cumsum(p), 0.95) + 1)
+        return held, max(0, math.ceil(self.post.entropy()))
+
+    # ------------------------------------------------------------------ choosing
+    def _build_kind(self, job: int, sha: str) -> str:
+        if self.current.get(job) == sha:
+            return "none"
+        return "rebuild" if sha in self.built else "build"
+
+    def _cost(self, kind: str) -> float:
+        return {"none": 0.0, "rebuild": self.costs.rebuild_s, "build": self.costs.build_s}[kind]
+
+    def next_batch(self, jobs: int = 1) -> list[Action]:
+        """Actions for ``jobs`` idle jobs at once (each picked knowing the ones before it)."""
+        busy: dict[int, str] = {}
+        out = []
+        for job in range(jobs):
+            a = self.next_for(job, busy)
+            if a is None:
+                break
+            busy[job] = a.sha
+            out.append(a)
+        return out
+
+    def next_for(self, job: int, busy: Mapping[int, str]) -> Action | None:
+        """What idle ``job`` should do next while the others run ``busy``; None when done.
+
+        Jobs run asynchronously: a job that finishes picks again at once, so a 30-minute build on
+        one device never holds up the re-runs on another. A commit in flight is not picked twice,
+        and a commit that splits the posterior where an in-flight one does is worth less.
+        """
+        if self.done:
+            return None
+        running = set(busy.values())
+        # the endpoints first: the buggy one until it shows the bug, each clean one once
+        tip_t = self.tally(self.tip)
+        if tip_t.fails == 0 and self.tip not in running:
+            if tip_t.runs + tip_t.noise >= self.endpoint_tries:
+                self.error = (f"the buggy endpoint showed no failure of the bug in {tip_t.runs + tip_t.noise} "
+                              f"run(s)")  # fmt: skip
+                return None
+            return Action(job, self.tip, "endpoint", self._build_kind(job, self.tip))
+        for b in self.bottoms:
+            if self.tally(b).runs == 0 and b not in self.untestable and b not in running:
+                return Action(job, b, "endpoint", self._build_kind(job, b))
+        # every candidate and the endpoints: re-running an endpoint teaches the fail rates
+        pool = [
+            h
+            for h in (*self.post.hyps, *self.bottoms)
+            if h not in self.untestable and h not in running
+        ]
+        if self.tip not in self.post.index and self.tip not in running:
+            pool.append(self.tip)
+        if not pool:
+            return None
+        # worth scoring in full: what this job has built, and the best by one run's information
+        one = self.post.information(pool, (1,))[:, 0]
+        keep = {i for i, h in enumerate(pool) if h in self.built}
+        keep.update(int(j) for j in np.argsort(-one)[: self.shortlist])
+        idx = sorted(i for i in keep if one[i] > 1e-9)
+        if not idx:
+            return None
+        pool = [pool[i] for i in idx]
+        ms = (1,) if self.rule == "entropy" else _M
+        info = self.post.information(pool, ms)
+        pbad = np.array([self.post.p_bad(h) for h in pool])
+        overlap = np.ones(len(pool))
+        for sha in running:  # in flight: what it will tell is not worth buying twice
+            overlap *= 1.0 - np.exp(-np.abs(pbad - self.post.p_bad(sha)) / 0.1)
+        scores = [self._score(info[i], job, sha) * overlap[i] for i, sha in enumerate(pool)]
+        best = pool[int(np.argmax(scores))]
+        return Action(job, best, "step", self._build_kind(job, best))
+
+    def _score(self, info: Array, job: int, sha: str) -> float:
+        if self.rule == "entropy":
+            return float(info[0])
+        kind = self._build_kind(job, sha)
+        fixed = self._cost(kind)
+        run = max(self.costs.run_s, 1e-6)
+        return max(float(info[j]) / (fixed + m * run) for j, m in enumerate(_M))
+
+    # ------------------------------------------------------------------ learning
+    def observe(
+        self,
+        action: Action,
+        outcomes: Iterable[tuple[RunOutcome, str]],
+        cannot_test: str | None = None,
+    ) -> Mark:
+        sha = action.sha
+        if action.build == "build" and sha not in self.built:
+            self.builds += 1
+        elif action.build != "none":
+            self.rebuilds += 1
+        if cannot_test:
+            self.untestable[sha] = cannot_test
+            self.current.pop(action.job, None)
+            return Mark.SKIP
+        self.built.add(sha)
+        self.current[action.job] = sha
+        outs = list(outcomes)
+        t = self.tally(sha)
+        t.add(outs)
+        fails = sum(o is RunOutcome.FAIL for o, _ in outs)
+        runs = sum(o is not RunOutcome.NOISE for o, _ in outs)
+        noisy = len(outs) - runs
+        self.runs += runs
+        self.noise += noisy
+        self.noise_run[sha] = 0 if runs else self.noise_run.get(sha, 0) + noisy
+        if self.noise_run[sha] >= self.noise_limit:
+            self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
+        self.post.observe(sha, fails, runs)
+        return mark_of([o for o, _ in outs]) or Mark.SKIP
+
+    def learn_costs(self, build: str, fixed_s: float | None, run_s: float | None) -> None:
+        """Fold a measured preparation (checkout + build) and run time into the cost model.
+
+        The first measurement of each kind replaces the default; later ones are averaged in.
+        """
+        seen = self._measured
+        if fixed_s is not None and build in ("build", "rebuild"):
+            attr = "build_s" if build == "build" else "rebuild_s"
+            old = getattr(self.costs, attr)
+            setattr(self.costs, attr, fixed_s if attr not in seen else 0.7 * old + 0.3 * fixed_s)
+            seen.add(attr)
+            if attr == "build_s" and "rebuild_s" not in seen:  # until measured: a warm ccache
+                self.costs.rebuild_s = min(self.costs.rebuild_s, self.costs.build_s)
+        if run_s is not None:
+            old = self.costs.run_s
+            self.costs.run_s = run_s if "run_s" not in seen else 0.7 * old + 0.3 * run_s
+            seen.add("run_s")
+
+    # ------------------------------------------------------------------ the answer
+    def result(self) -> dict[str, Any]:
+        best, p = self.post.best()
+        qb, qg = self.post.rates_now()
+        return {
+            "first_bad": best if p >= self.confidence and self.error is None else None,
+            "most_likely": best,
+            "confidence": p,
+            "wanted_confidence": self.confidence,
+            "posterior": [{"sha": s, "p": q} for s, q in self.post.top(5)],
+            "rates": {"bad": qb, "good": qg},
+            "runs": self.runs,
+            "noisy_runs": self.noise,
+            "builds": self.builds,
+            "rebuilds": self.rebuilds,
+            "untestable": dict(self.untestable),
+            "error": self.error,
+        }

@@ -1,0 +1,226 @@
+"""Evidence, not noise: what one run of the test says about the bug. Pure: no git, no I/O.
+
+A bisect step runs the test one or more times; each run becomes a :class:`RunOutcome`:
+
+* ``FAIL`` — the run shows *the bug's signature*: a test of the signature failing the same way
+  (the same failure shape, or the metric over the threshold). The signature is learned from the
+  first failing run of the commit known to be buggy (the ``--bad`` endpoint, or ``--good`` with
+  ``--find-fix``): which tests failed, and how.
+* ``PASS`` — every test of the signature ran and passed (unrelated failures are recorded).
+* ``NOISE`` — anything that says nothing about the bug: an infrastructure or driver error, a hang,
+  a crash that is not the signature's, a failure of another shape (``device.is_healthy()``
+  instead of ``allclose``) or of another test, a run that never reached the tests. Noise is
+  recorded and retried or skipped, never taken as "bad" — the most common cause of wrong
+  culprits in syzbot's and mozregression's records.
+
+A failure's *shape* is its first line with numbers masked, so ``max_diff=1001.2`` and
+``max_diff=998.7`` are the same shape, and ``Value of: device.is_healthy()`` is another.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class RunOutcome(str, Enum):
+    FAIL = "fail"
+    PASS = "pass"
+    NOISE = "noise"
+
+
+@dataclass(frozen=True)
+class TestObs:
+    """One test in one run, as the bisect needs it."""
+
+    __test__ = False
+
+    name: str
+    status: str  # PASSED FAILED CRASHED TIMEOUT SKIPPED DISABLED ENV_ERROR
+    shapes: tuple[str, ...] = ()
+    metric: float | None = None  # the policy's metric, worst over the test's tensors
+
+
+@dataclass(frozen=True)
+class AttemptObs:
+    """One run: a gtest run (``tests``) or a ``--command`` (``exit_code`` only)."""
+
+    exit_code: int
+    tests: tuple[TestObs, ...] = ()
+    gtest: bool = True
+    timed_out: bool = False
+    env_error: str | None = None
+    cannot_test: str | None = None  # did not build, no tests matched: not a run at all
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "env_error": self.env_error,
+            "cannot_test": self.cannot_test,
+            "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
+        }
+
+
+@dataclass(frozen=True)
+class Policy:
+    on_crash: str = "match"  # bad | skip | match (bad when the signature is a crash)
+    on_hang: str = "skip"  # bad | skip
+    metric: str | None = None
+    threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class Signature:
+    """How the bug shows: which tests fail, and in which shapes (or by crashing)."""
+
+    tests: frozenset[str]
+    shapes: frozenset[str] = frozenset()
+    crash: bool = False
+    exit_code: int | None = None  # --command: the code the buggy commit exits with
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tests": sorted(self.tests), "shapes": sorted(self.shapes), "crash": self.crash,
+                "exit_code": self.exit_code}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Signature:
+        return cls(frozenset(d.get("tests", ())), frozenset(d.get("shapes", ())),
+                   bool(d.get("crash")), d.get("exit_code"))  # fmt: skip
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b", re.I)
+
+
+def shape(message: str) -> str:
+    """A failure's first non-empty line, numbers masked: what "failing the same way" compares."""
+    first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    return _NUMBER.sub("#", first)[:200]
+
+
+def _over(t: TestObs, policy: Policy) -> bool | None:
+    if policy.metric is None or policy.threshold is None or t.metric is None:
+        return None
+    return t.metric > policy.threshold or t.metric != t.metric  # NaN is over
+
+
+def learn(a: AttemptObs, policy: Policy) -> Signature | None:
+    """The signature a buggy commit's run shows, or None when the run shows none."""
+    if a.cannot_test or a.env_error or a.timed_out:
+        return None
+    if not a.gtest:
+        if a.exit_code == 0 or a.exit_code == 125:
+            return None
+        if a.exit_code >= 128:
+            return (
+                Signature(frozenset(), crash=True, exit_code=a.exit_code)
+                if policy.on_crash != "skip"
+                else None
+            )
+        return Signature(frozenset(), exit_code=a.exit_code)
+    if policy.metric is not None:
+        over = [t.name for t in a.tests if _over(t, policy)]
+        return Signature(frozenset(over)) if over else None
+    failed = [t for t in a.tests if t.status == "FAILED"]
+    if failed:
+        return Signature(
+            frozenset(t.name for t in failed), frozenset(s for t in failed for s in t.shapes)
+        )
+    crashed = [t for t in a.tests if t.status == "CRASHED"]
+    if crashed and policy.on_crash != "skip":
+        return Signature(frozenset(t.name for t in crashed), crash=True)
+    return None
+
+
+def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunOutcome, str]:
+    """One run's outcome against the signature, and why (the reason goes into the record)."""
+    if a.cannot_test:
+        return RunOutcome.NOISE, a.cannot_test
+    if a.env_error:
+        return RunOutcome.NOISE, f"infrastructure: {a.env_error}"
+    if not a.gtest:
+        return _classify_command(a, sig, policy)
+    if a.timed_out or any(t.status == "TIMEOUT" for t in a.tests):
+        if policy.on_hang == "bad":
+            return RunOutcome.FAIL, "hang (--on-hang bad)"
+        return RunOutcome.NOISE, "hang"
+    watched = [t for t in a.tests if sig is None or t.name in sig.tests]
+    ran = [t for t in watched if t.status not in ("SKIPPED", "DISABLED")]
+    if not ran:
+        return RunOutcome.NOISE, "the signature's tests did not run"
+    if policy.metric is not None:
+        if any(_over(t, policy) for t in ran):
+            worst = max((t.metric for t in ran if t.metric is not None), default=float("nan"))
+            return RunOutcome.FAIL, f"{policy.metric}={worst:g} > {policy.threshold:g}"
+        if all(t.status == "PASSED" or _over(t, policy) is False for t in ran):
+            return RunOutcome.PASS, f"{policy.metric} within {policy.threshold:g}"
+        return RunOutcome.NOISE, _unrelated(ran)
+    for t in ran:
+        if t.status == "FAILED" and (sig is None or not sig.shapes or set(t.shapes) & sig.shapes):
+            return RunOutcome.FAIL, f"{t.name} failed" + (" the same way" if sig else "")
+        if t.status == "CRASHED" and (
+            policy.on_crash == "bad" or (policy.on_crash == "match" and (sig is None or sig.crash))
+        ):
+            return RunOutcome.FAIL, f"{t.name} crashed"
+    if all(t.status == "PASSED" for t in ran):
+        others = [t.name for t in a.tests if t not in watched and t.status == "FAILED"]
+        return RunOutcome.PASS, "passed" + (f" (unrelated failure: {others[0]})" if others else "")
+    return RunOutcome.NOISE, _unrelated(ran)
+
+
+def _unrelated(ran: Sequence[TestObs]) -> str:
+    bad = next((t for t in ran if t.status != "PASSED"), None)
+    if bad is None:
+        return "no verdict"
+    if bad.status == "CRASHED":
+        return f"{bad.name} crashed (not the signature)"
+    return f"{bad.name} failed another way: {bad.shapes[0] if bad.shapes else '?'}"
+
+
+def _classify_command(
+    a: AttemptObs, sig: Signature | None, policy: Policy
+) -> tuple[RunOutcome, str]:
+    code = a.exit_code
+    if a.timed_out:
+        return (RunOutcome.FAIL, "timed out (--on-hang bad)") if policy.on_hang == "bad" else (
+            RunOutcome.NOISE, "timed out")  # fmt: skip
+    if code == 0:
+        return RunOutcome.PASS, "exit 0"
+    if code == 125:
+        return RunOutcome.NOISE, "exit 125 (cannot test)"
+    if code >= 128:
+        crash_bad = policy.on_crash == "bad" or (
+            policy.on_crash == "match" and (sig is None or sig.crash)
+        )
+        return (
+            RunOutcome.FAIL if crash_bad else RunOutcome.NOISE
+        ), f"killed by signal {code - 128}"
+    return RunOutcome.FAIL, f"exit {code}"
+
+
+@dataclass
+class Tally:
+    """Runs of one commit so far: what the search uses, and the reasons it keeps."""
+
+    fails: int = 0
+    passes: int = 0
+    noise: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, outcomes: Iterable[tuple[RunOutcome, str]]) -> None:
+        for o, why in outcomes:
+            if o is RunOutcome.FAIL:
+                self.fails += 1
+            elif o is RunOutcome.PASS:
+                self.passes += 1
+            else:
+                self.noise += 1
+            self.reasons.append(why)
+
+    @property
+    def runs(self) -> int:
+        """Runs that said something about the bug (noise excluded)."""
+        return self.fails + self.passes
