@@ -166,22 +166,33 @@ def graphs(work: Path, n: int) -> list[tuple[Any, str, str]]:
 
 
 class Sim:
-    """A seeded test of one trial: which commits are buggy, and what each run shows."""
+    """A seeded test of one trial: which commits are buggy, and what each run shows.
+
+    Common random numbers: the k-th real run of a commit shows the same outcome with or without
+    infrastructure errors (drawn from a stream of their own), so the two tables compare the same
+    trials, and a difference between them is what the errors did, not sampling.
+    """
 
     def __init__(self, graph: Any, culprit: str, seed: int, infra: float) -> None:
         import random
 
-        self.graph, self.rng, self.infra = graph, random.Random(seed), infra
+        self.graph, self.seed, self.infra = graph, seed, infra
+        self.infra_rng = random.Random(seed * 7919 + 1)
         self.bit = graph.bit(culprit)
+        self.count: dict[str, int] = {}
 
     def buggy(self, sha: str) -> bool:
         return bool(self.graph.ancestors(sha) & self.bit)
 
     def run(self, sha: str) -> str:
         """fail | pass | infra."""
-        if self.rng.random() < self.infra:
+        import random
+
+        if self.infra and self.infra_rng.random() < self.infra:
             return "infra"
-        return "fail" if self.rng.random() < (Q_BAD if self.buggy(sha) else Q_GOOD) else "pass"
+        k = self.count[sha] = self.count.get(sha, 0) + 1
+        u = random.Random(f"{self.seed}:{sha}:{k}").random()
+        return "fail" if u < (Q_BAD if self.buggy(sha) else Q_GOOD) else "pass"
 
 
 @dataclass
@@ -316,13 +327,34 @@ class Sim_det(Sim):
         return "fail" if self.buggy(sha) else "pass"
 
 
+def _h(p: float) -> float:
+    import math
+
+    return 0.0 if p <= 0 or p >= 1 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def fano_runs(n: float, delta: float) -> tuple[float, float]:
+    """(C, a lower bound on the mean runs): C is the most one run at these fail rates can tell
+    (bits, over the split), and Fano's inequality bounds any method that is right 1-delta of the
+    time: runs >= (log2 N - h(delta) - delta log2(N-1)) / C."""
+    import math
+
+    c = max(
+        _h(a * Q_BAD + (1 - a) * Q_GOOD) - a * _h(Q_BAD) - (1 - a) * _h(Q_GOOD)
+        for a in (i / 1000 for i in range(1001))
+    )
+    return c, (math.log2(n) - _h(delta) - delta * math.log2(n - 1)) / c
+
+
 def print_noise(res: dict[str, Any]) -> None:
     mean = statistics.mean
     det = res["deterministic_steps"]
+    cap, bound = fano_runs(res["candidates"], 0.05)
     print(f"Noise: {res['trials']} seeded trials on {res['histories']} look-alike histories "
           f"({res['candidates']:.0f} candidate commits on average); buggy commits fail {Q_BAD:.0%} of runs, "
           f"clean ones {Q_GOOD:.0%}. Without noise git needs {det:.1f} runs. Costs: build {BUILD_S / 60:.0f} min, "
-          f"rebuild {REBUILD_S / 60:.1f} min, run {RUN_S / 60:.0f} min.\n")  # fmt: skip
+          f"rebuild {REBUILD_S / 60:.1f} min, run {RUN_S / 60:.0f} min. One run tells at most {cap:.2f} bits, so by "
+          f"Fano's inequality no method right 95% of the time averages fewer than {bound:.1f} runs ({bound / det:.1f}x git's).\n")  # fmt: skip
     base = {name: mean(t.right for t in ts) for name, ts in res["infra=0"]["rows"].items()}
     for key, title in (
         ("infra=0", "no infrastructure errors"),

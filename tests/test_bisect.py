@@ -339,3 +339,43 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
         ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
     )
     assert out.stdout.strip() == ""  # the jobs' containers are all gone, stopped ones included
+
+
+def test_sigterm_stops_every_job_and_resume_finishes_the_noisy_search(
+    history: GroundTruth, tmp_path: Path
+) -> None:
+    """--confidence with two jobs: SIGTERM mid-way kills both jobs' commands (nothing outlives
+    lnrepro), keeps every finished run, and --resume reaches the answer without redoing one."""
+    script = tmp_path / "flaky.py"
+    script.write_text(
+        "import random, sys, time\n"
+        "time.sleep(0.3)\n"
+        f"fixed = 'zero_dst_reg(dest, kMeanDyGamma);' in open({str(KERNEL)!r}).read()\n"
+        "sys.exit(0 if fixed else int(random.random() < 0.8))  # lnrepro-flaky-marker\n"
+    )
+    repo = Path(history.path)
+    state = repo / ".git" / "lnrepro" / "bisect.json"
+    args = ["--good", history.good, "--bad", history.bad, "--command", f"{sys.executable} {script}",
+            "--confidence", "0.99", "--jobs", "2"]  # fmt: skip
+    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), *args], env={**os.environ, **GIT_FILE_OK},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if state.exists() and len(json.loads(state.read_text())["steps"]) >= 5:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    left = subprocess.run(
+        ["pgrep", "-f", str(script)], capture_output=True, text=True
+    ).stdout.split()
+    assert left == []
+    before = json.loads(state.read_text())["steps"]
+    assert len(before) >= 5 and {s["job"] for s in before} == {0, 1}
+    p = bisect(repo, "--resume", "--json")
+    assert p.returncode == 0, p.stderr
+    r = result(p)
+    assert (
+        r["search"] == "bayesian" and r["first_bad"] == history.culprit and r["confidence"] >= 0.99
+    )
+    assert r["steps_taken"][: len(before)] == before
