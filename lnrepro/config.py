@@ -35,14 +35,21 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
+KERNEL_SOURCES = ("tt-train/sources/ttml/metal", "tt_metal/hw", "tt_metal/include")
+
+
 @dataclass(frozen=True)
 class BuildProfile:
     name: str
     build: tuple[tuple[str, ...], ...]  # commands, each an argv run at the checkout's root
     binary: str  # the gtest binary, relative to the checkout
+    # sources the binary reads at run time (tt-metal JIT-compiles kernels from the checkout):
+    # with the binary's bytes, what decides whether two commits test the same thing
+    kernels: tuple[str, ...] = KERNEL_SOURCES
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "build": [list(c) for c in self.build], "binary": self.binary}
+        return {"name": self.name, "build": [list(c) for c in self.build], "binary": self.binary,
+                "kernels": list(self.kernels)}  # fmt: skip
 
 
 _STANDALONE_CONFIGURE = (
@@ -125,7 +132,10 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
             raise bad(f"profile {name!r}: build must be a list of commands (lists of strings)")
         if not isinstance(binary, str) or not binary:
             raise bad(f"profile {name!r}: binary must be a path relative to the checkout")
-        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in build), binary)
+        kernels = spec.get("kernels", list(KERNEL_SOURCES))
+        if not isinstance(kernels, list) or not all(isinstance(k, str) for k in kernels):
+            raise bad(f"profile {name!r}: kernels must be a list of paths relative to the checkout")
+        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in build), binary, tuple(kernels))
     env = table.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise bad("env must be a table of strings")

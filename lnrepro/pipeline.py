@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from lnrepro.backends import Backend
@@ -133,8 +134,12 @@ def run_tests(
     record_base: Path = Path(".lnrepro/runs"),
     rules: MetricRules | None = None,
     events: Events | None = None,
+    after_build: Callable[[RunRecord], str | None] | None = None,
 ) -> RunRecord:
     """Build, then run the filtered tests ``repeat`` times; write and return the record.
+
+    ``after_build`` may end the run once it has built, without attempts, by returning why (a
+    bisect that finds the build identical to one it has already tested): the record says so.
 
     The record is written after the build and after every attempt, so a run that ends early
     (Ctrl-C, a signal, a full disk, an error) keeps every finished attempt and says why it
@@ -166,6 +171,10 @@ def run_tests(
                     f"see {record.record_dir / 'build.log'}",
                     "fix the build (or pass --profile), then rerun",
                 )
+        if after_build is not None and (why := after_build(record)) is not None:
+            record.state, record.stop_reason = RunState.COMPLETE, why
+            write_record(record)
+            return record
         for i in range(1, repeat + 1):
             attempt = run_attempt(
                 backend, i, repeat, gtest_filter, record.record_dir, timeout_s, rules, events

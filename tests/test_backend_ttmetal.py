@@ -163,3 +163,46 @@ def test_dry_run_prints_the_plan_and_runs_nothing(lookalike: GroundTruth, tmp_pa
     )
     assert "build/tt-train/tests/ttml_tests" in plan["test"] and "--gtest_filter=" in plan["test"]
     assert not (tmp_path / ".lnrepro").exists()
+
+
+def test_build_inputs_are_equal_exactly_when_nothing_tested_changed(
+    lookalike: GroundTruth, tmp_path: Path
+) -> None:
+    """The hash a bisect shares verdicts by: the same across docs/CI-only commits, different as
+    soon as a library the tests load changes (a binary-only hash would miss that)."""
+    from lnrepro.backends.ttmetal import TtMetalBackend
+    from lnrepro.config import PROFILES
+    from lnrepro.events import Events
+
+    fp = lookalike.first_parent
+    noop = set(lookalike.noop)
+    # a commit followed by a run of no-op commits, then one that changes the build
+    i = next(
+        k
+        for k in range(1, len(fp) - 4)
+        if fp[k + 1] in noop and fp[k + 2] in noop and fp[k] not in noop
+    )
+    j = next(k for k in range(i + 1, len(fp)) if fp[k] not in noop)
+    tree = worktree(lookalike, tmp_path / "wt", fp[i])
+    env = device_env(tmp_path, tree)
+    old = dict(os.environ)
+    os.environ.update(env)
+    try:
+        backend = TtMetalBackend(tree, PROFILES["in-tree"])
+        keys = []
+        for k in (i, j - 1, j):
+            subprocess.run(
+                ["git", "-C", str(tree), "checkout", "-q", "--detach", fp[k]], check=True
+            )
+            out = backend.build(tmp_path, Events())
+            assert out is not None and out["ok"], out
+            keys.append(out["inputs"])
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert keys[0]["key"] == keys[1]["key"]  # only no-op commits between them
+    assert keys[1]["key"] != keys[2]["key"]
+    assert (
+        keys[1]["binary_sha256"] != keys[2]["binary_sha256"]
+        or keys[1]["kernels_sha256"] != keys[2]["kernels_sha256"]
+    )

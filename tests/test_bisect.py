@@ -242,6 +242,14 @@ def test_build_and_test_oracle_on_the_real_lookalike(
     assert runs and all(Path(s["record"]).is_dir() for s in runs)
     culprit_step = next(s for s in runs if s["sha"] == lookalike.culprit)
     assert culprit_step["verdict"] == "FAIL"
+    # a commit that builds to what an earlier one did (docs, CI) shares its verdict and is not
+    # run again; a confirmation always re-runs (the hash itself: test_backend_ttmetal.py)
+    shared = [s for s in r["steps_taken"] if s.get("same_as")]
+    assert all(s["attempts"] == [] and s["kind"] != "confirm" for s in shared)
+    marks = {s["sha"]: s["mark"] for s in r["steps_taken"] if not s.get("same_as")}
+    inputs = {s["sha"]: s["inputs"] for s in r["steps_taken"]}
+    for s in shared:
+        assert s["mark"] == marks[s["same_as"]] and inputs[s["sha"]] == inputs[s["same_as"]]
 
 
 @pytest.mark.docker

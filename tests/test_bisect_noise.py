@@ -284,3 +284,15 @@ def test_replaying_observations_rebuilds_the_same_posterior() -> None:
             again.observe(Action(0, sha, "step"), [o])
     assert np.allclose(again.post.probs(), s.post.probs())
     assert list(itertools.islice(again.post.hyps, 3)) == list(itertools.islice(s.post.hyps, 3))
+
+
+def test_commits_with_the_same_inputs_share_a_verdict() -> None:
+    g = linear(9)
+    gs = GitSearch(g, "c8", ["c0"], confirm=False)
+    gs.observe(Action(0, "c4", "step"), [(RunOutcome.FAIL, "")])
+    assert gs.equate(Action(0, "c2", "step"), "c4") is Mark.BAD  # c2..c4 change nothing tested
+    assert gs.search.marks["c2"] is Mark.BAD
+    post = Posterior(g, "c8", ["c0"])
+    post.equate("c2", "c4")  # then neither c3 nor c4 can be the culprit
+    p = dict(zip(post.hyps, post.probs(), strict=True))
+    assert p["c3"] == p["c4"] == 0 and p["c2"] == pytest.approx(1 / 6)

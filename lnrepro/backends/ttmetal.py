@@ -14,6 +14,7 @@ same build commands, the same test command, the same environment:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import shutil
@@ -91,6 +92,27 @@ class LocalRunner:
 
     def fingerprint(self) -> dict[str, Any]:
         return {}
+
+
+def _walk(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
+
+
+def _sha256_files(files: list[Path], base: Path | None = None) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        if base is not None:
+            h.update(str(f.relative_to(base)).encode() + b"\0")
+        try:
+            with f.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+        except OSError:
+            h.update(b"<unreadable>")
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -193,11 +215,34 @@ class TtMetalBackend:
             raise write_error(log_path, exc) from None
         if result["ok"] and not self.binary.is_file():
             result.update(ok=False, reason=f"the build did not produce {self.profile.binary}")
+        if result["ok"]:
+            result["inputs"] = self.inputs()
         result["seconds"] = round(time.monotonic() - start, 3)
         lines = b"".join(tail).decode("utf-8", "replace").splitlines()
         result["tail"] = lines[-TAIL_LINES:] if not result["ok"] else []
         events.build_finished(bool(result["ok"]), result["seconds"])
         return result
+
+    def inputs(self) -> dict[str, str]:
+        """Hashes of what the tests run: the binary, the shared libraries beside it (the build
+        tree's ``*.so``: tt-metal, ttnn, ttml) and the kernel sources it JIT-compiles.
+
+        Two commits with the same ``key`` test the same thing (a docs-only commit, a CI change),
+        so a bisect shares their observations instead of running both.
+        """
+        parts = Path(self.profile.binary).parts
+        root = next((i for i, p in enumerate(parts) if p.startswith("build")), 0)
+        build_root = self.checkout.joinpath(*parts[: root + 1])
+        libs = (
+            sorted(p for p in build_root.rglob("*.so*") if p.is_file())
+            if build_root.is_dir()
+            else []
+        )
+        binary = _sha256_files([self.binary, *libs], self.checkout)
+        files = sorted(f for k in self.profile.kernels for f in _walk(self.checkout / k))
+        kernels = _sha256_files(files, self.checkout)
+        return {"binary_sha256": binary, "kernels_sha256": kernels,
+                "key": hashlib.sha256(f"{binary}:{kernels}".encode()).hexdigest()[:24]}  # fmt: skip
 
     # ------------------------------------------------------------------ tests
     def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:

@@ -104,6 +104,7 @@ class Posterior:
         self.runs: dict[str, int] = {}
         self._rows: dict[str, Array] = {}
         self._cache: tuple[Array, Array, Array] | None = None
+        self.excluded = np.zeros(len(self.hyps), dtype=bool)
 
     # ------------------------------------------------------------------ data
     def row(self, sha: str) -> Array:
@@ -122,6 +123,14 @@ class Posterior:
             return
         self.fails[sha] = self.fails.get(sha, 0) + fails
         self.runs[sha] = self.runs.get(sha, 0) + runs
+        self._cache = None
+
+    def equate(self, a: str, b: str) -> None:
+        """``a`` and ``b`` test the same thing: no culprit lies between them."""
+        between = self.row(a) ^ self.row(b)
+        if (self.excluded | between).all():
+            return  # it would leave no candidate: the claim is wrong, ignore it
+        self.excluded |= between
         self._cache = None
 
     def _counts(self) -> tuple[Array, Array, Array, Array]:
@@ -148,6 +157,7 @@ class Posterior:
                 ll = (_lbeta(ab + kb, bb + nb - kb) - _lbeta(np.array(ab), np.array(bb))
                       + _lbeta(ag + kg, bg + ng - kg) - _lbeta(np.array(ag), np.array(bg)))  # fmt: skip
                 mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
+            ll = np.where(self.excluded, -np.inf, ll)
             p = np.exp(ll - ll.max())
             self._cache = (p / p.sum(), mb, mg)
         return self._cache
@@ -364,6 +374,16 @@ class BayesSearch:
             self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
         self.post.observe(sha, fails, runs)
         return mark_of([o for o, _ in outs]) or Mark.SKIP
+
+    def equate(self, action: Action, other: str) -> Mark:
+        """``action``'s commit built to the same inputs as ``other``: they share observations."""
+        if action.build == "build" and action.sha not in self.built:
+            self.builds += 1
+        self.built.add(action.sha)
+        self.current[action.job] = action.sha
+        self.post.equate(action.sha, other)
+        t = self.tally(other)
+        return mark_of([RunOutcome.FAIL] * t.fails + [RunOutcome.PASS] * t.passes) or Mark.SKIP
 
     def learn_costs(self, build: str, fixed_s: float | None, run_s: float | None) -> None:
         """Fold a measured preparation (checkout + build) and run time into the cost model.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +33,8 @@ class Evidence:
     seconds: float = 0.0
     build_s: float | None = None  # how long the build took, when there was one
     run_s: float | None = None  # mean seconds of one run
+    inputs: str | None = None  # hash of what the tests ran (binary + kernel sources)
+    same_as: str | None = None  # a commit already tested with the same inputs: not run again
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +42,8 @@ class Evidence:
             "build_s": None if self.build_s is None else round(self.build_s, 3),
             "run_s": None if self.run_s is None else round(self.run_s, 3),
             "cannot_test": self.cannot_test,
+            "inputs": self.inputs,
+            "same_as": self.same_as,
             "attempts": [a.to_json() for a in self.attempts],
             **self.detail,
         }
@@ -47,8 +52,15 @@ class Evidence:
 class Oracle(Protocol):
     def describe(self) -> dict[str, Any]: ...
     def evaluate(
-        self, worktree: Path, events: Events | None = None, runs: int | None = None
-    ) -> Evidence: ...
+        self,
+        worktree: Path,
+        events: Events | None = None,
+        runs: int | None = None,
+        known: Mapping[str, str] | None = None,
+    ) -> Evidence:
+        """Test the worktree ``runs`` times (None: the oracle's own --repeat). ``known`` maps
+        input hashes to commits already tested: a build matching one is not run again."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +74,11 @@ class CommandOracle:
                 "repeat": self.repeat}  # fmt: skip
 
     def evaluate(
-        self, worktree: Path, events: Events | None = None, runs: int | None = None
+        self,
+        worktree: Path,
+        events: Events | None = None,
+        runs: int | None = None,
+        known: Mapping[str, str] | None = None,
     ) -> Evidence:
         attempts, tails, total = [], [], 0.0
         for _ in range(runs or self.repeat):
@@ -98,17 +114,27 @@ class RunOracle:
                 "runner": self.backend_opts.runner, "profile": self.backend_opts.profile}  # fmt: skip
 
     def evaluate(
-        self, worktree: Path, events: Events | None = None, runs: int | None = None
+        self,
+        worktree: Path,
+        events: Events | None = None,
+        runs: int | None = None,
+        known: Mapping[str, str] | None = None,
     ) -> Evidence:
         from lnrepro.backends.factory import make_backend
         from lnrepro.pipeline import run_tests
 
         start = time.monotonic()
         backend = make_backend(replace(self.backend_opts, tt_metal=worktree, backend="tt-metal"))
+        seen = dict(known or {})
+
+        def same(rec: Any) -> str | None:
+            key = ((rec.build or {}).get("inputs") or {}).get("key")
+            return f"same inputs as {seen[key][:12]}" if key in seen else None
+
         try:
             rec = run_tests(backend, gtest_filter=self.gtest_filter, repeat=runs or self.repeat,
                             timeout_s=self.timeout_s, record_base=self.record_base,
-                            events=events)  # fmt: skip
+                            events=events, after_build=same)  # fmt: skip
         except OutcomeError as exc:
             return Evidence((), cannot_test=exc.one_line(), detail={"verdict": type(exc).__name__},
                             seconds=time.monotonic() - start)  # fmt: skip
@@ -144,7 +170,9 @@ class RunOracle:
         }
         build_s = float(rec.build["seconds"]) if rec.build and "seconds" in rec.build else None
         run_s = sum(a.seconds for a in rec.attempts) / len(rec.attempts) if rec.attempts else None
-        return Evidence(attempts, None, detail, time.monotonic() - start, build_s, run_s)
+        key = ((rec.build or {}).get("inputs") or {}).get("key")
+        return Evidence(attempts, None, detail, time.monotonic() - start, build_s, run_s, key,
+                        seen.get(key) if key and not rec.attempts else None)  # fmt: skip
 
     def _metric(self, metrics: dict[str, dict[str, float]]) -> float | None:
         if self.metric is None:

@@ -118,6 +118,7 @@ class Bisect:
     steps: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     signature: Signature | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
 
     # ------------------------------------------------------------------ state
     @property
@@ -159,7 +160,8 @@ class Bisect:
                 "note": note}  # fmt: skip
         if problem:
             return Evidence((), cannot_test=problem), prep
-        return self.oracles[action.job].evaluate(worktree, events, self._runs()), prep
+        known = dict(self.inputs) if action.kind != "confirm" else None  # a re-test re-runs
+        return self.oracles[action.job].evaluate(worktree, events, self._runs(), known), prep
 
     def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
         policy = self.plan.policy
@@ -178,12 +180,25 @@ class Bisect:
         events: BisectEvents,
     ) -> Mark:  # fmt: skip
         outs = self._outcomes(action, ev)
-        mark = self.strategy.observe(action, outs, ev.cannot_test)
+        if ev.same_as:
+            mark = self.strategy.equate(action, ev.same_as)
+        else:
+            mark = self.strategy.observe(action, outs, ev.cannot_test)
+            if ev.inputs and mark is not Mark.SKIP:
+                self.inputs.setdefault(ev.inputs, action.sha)
         if isinstance(self.strategy, BayesSearch):
             fixed = prep["prepare_s"] + (ev.build_s or 0.0)
             self.strategy.learn_costs(action.build, fixed, ev.run_s)
-        reason = ev.cannot_test or next(
-            (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
+        reason = (
+            (
+                f"same inputs as {ev.same_as[:12]}: its verdict, not run again"
+                if ev.same_as
+                else None
+            )
+            or ev.cannot_test
+            or next(
+                (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
+            )
         )
         self.steps.append({**action.to_json(), "subject": info["subject"], **prep, **ev.to_json(),
                            "outcomes": [[o.value, why] for o, why in outs], "mark": mark.value,
@@ -368,5 +383,10 @@ def resume(repo: Path, make_oracles: Callable[[dict[str, Any], Plan], list[Oracl
     for s in b.steps:
         action = Action(int(s.get("job", 0)), s["sha"], s["kind"], s.get("build", "build"))
         outs = [(RunOutcome(o), why) for o, why in s.get("outcomes", [])]
-        b.strategy.observe(action, outs, s.get("cannot_test"))
+        if s.get("same_as"):
+            b.strategy.equate(action, s["same_as"])
+            continue
+        mark = b.strategy.observe(action, outs, s.get("cannot_test"))
+        if s.get("inputs") and mark is not Mark.SKIP:
+            b.inputs.setdefault(s["inputs"], s["sha"])
     return b

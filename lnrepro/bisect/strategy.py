@@ -45,6 +45,7 @@ class Strategy(Protocol):
         outcomes: Iterable[tuple[RunOutcome, str]],
         cannot_test: str | None = None,
     ) -> Mark: ...
+    def equate(self, action: Action, other: str) -> Mark: ...
     def result(self) -> dict[str, Any]: ...
     def progress(self) -> tuple[int, int]: ...  # candidates (or the 95% set), steps left
 
@@ -131,7 +132,24 @@ class GitSearch:
             self.noisy[key] = self.noisy.get(key, 0) + 1
             if self.noisy[key] <= self.retries:
                 return Mark.SKIP
-        mark = mark or Mark.SKIP
+        return self._settle(action, mark or Mark.SKIP)
+
+    def equate(self, action: Action, other: str) -> Mark:
+        """``action``'s commit tests exactly what ``other`` did (same inputs): same verdict."""
+        mark = self.verdict(other) or Mark.SKIP
+        return self._settle(action, mark)
+
+    def verdict(self, sha: str) -> Mark | None:
+        """What is known of ``sha``: its mark in the search, or from its endpoint/confirm test."""
+        m = self.search.marks.get(sha)
+        if m in (Mark.GOOD, Mark.BAD):
+            return m
+        return next(
+            (m for (_, s), m in self.tested.items() if s == sha and m is not Mark.SKIP), None
+        )
+
+    def _settle(self, action: Action, mark: Mark) -> Mark:
+        key = (action.kind, action.sha)
         self.tested[key] = mark
         if action.kind == "endpoint":
             want = dict(self._ends())[action.sha]
