@@ -168,12 +168,11 @@ class GitSearch:
                     "reason": "skipped commits hide which candidate is first"}  # fmt: skip
         good = self.search.last_good()
         confirms = {s: m for (k, s), m in self.tested.items() if k == "confirm"}
-        consistent = all(
-            confirms.get(s, want) is want
-            for s, want in [(fb, Mark.BAD), *((g, Mark.GOOD) for g in good)]
-        )
-        return {
-            "first_bad": fb,
-            "last_good_all": good,
-            "confirmed": consistent if confirms else None,
-        }
+        wanted = [(fb, Mark.BAD), *((g, Mark.GOOD) for g in good)]
+        got = [(confirms.get(s), w) for s, w in wanted]
+        confirmed: bool | None = None  # not re-tested, or a re-test said nothing (noise)
+        if any(m in (Mark.GOOD, Mark.BAD) and m is not w for m, w in got):
+            confirmed = False  # a re-test contradicts the search
+        elif confirms and all(m is w for m, w in got):
+            confirmed = True
+        return {"first_bad": fb, "last_good_all": good, "confirmed": confirmed}
