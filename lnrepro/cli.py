@@ -261,8 +261,14 @@ def env_check(
     help="Exit as `git bisect run` expects: 0 good (PASS), 1 bad, 125 skip (build failed, "
     "environment error, no test ran).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the lnrepro.run/1 record as JSON.")
-@click.option("--markdown", is_flag=True, help="Print a Markdown summary to paste into an issue.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the lnrepro.run/2 record (with its id) as JSON."
+)
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="Print the run as a GitHub issue body (as `lnrepro report ID` does).",
+)
 def run(
     backend_opts: Any,
     gtest_filter: str | None,
@@ -315,7 +321,7 @@ def run(
     if list_tests:
         click.echo(list_backend_tests(chosen, record_dir, gtest_filter or "*"), nl=False)
         return ExitCode.OK
-    from lnrepro.render import RichRunEvents, make_console, render_run, run_markdown
+    from lnrepro.render import RichRunEvents, make_console, render_run
 
     err = make_console(stderr=True)
     try:
@@ -334,12 +340,13 @@ def run(
             click.echo(f"lnrepro: skip: {exc.one_line()}", err=True)
             return 125
         raise
+    doc = record.to_json()
     if as_json:
-        click.echo(json.dumps(record.to_json(), indent=2))
+        click.echo(json.dumps(doc, indent=2))
     elif markdown:
-        click.echo(run_markdown(record), nl=False)
+        click.echo(_report_text(record.record_dir.parent, {**doc, "kind": "run"}, "md"), nl=False)
     else:
-        render_run(record, make_console())
+        render_run(doc, make_console())
     if bisect_exit_code:
         v = record.verdict
         return 0 if v is Verdict.PASS else 125 if not v.about_the_kernel else 1
@@ -579,18 +586,216 @@ def bisect(
             policy = Policy(on_crash, on_hang, metric, threshold)
             plan = session.Plan(repo, list(goods), bad, find_fix, first_parent, tuple(paths),
                                 list(picks), [str(p.resolve()) for p in patches], not no_confirm,
-                                confidence, rates, jobs, policy)  # fmt: skip
+                                confidence, rates, jobs, policy, str(record_dir.resolve()))  # fmt: skip
             b = session.build(plan, make_oracles(None, plan))
+            b.start_record()
             b.save()
         from lnrepro.render import RichBisectEvents, make_console, render_bisect
 
         with RichBisectEvents(make_console(stderr=True)) as events:
             result = b.run(events)
     if as_json:
-        click.echo(json.dumps({**result, "steps_taken": b.steps}, indent=2))
+        rid = b.record_path.parent.name if b.record_path else None
+        click.echo(json.dumps({"id": rid, **result, "steps_taken": b.steps}, indent=2))
     else:
         render_bisect(result, b.steps, make_console())
     return ExitCode.OK if result.get("first_bad") else ExitCode.FAILED
+
+
+# ---------------------------------------------------------------------------------- records
+_RECORD_DIR = click.option(
+    "--record-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(".lnrepro/runs"),
+    show_default=True,
+    help="Where run and bisect write their records.",
+)
+
+
+@cli.command(short_help="List saved runs and bisects.")
+@_RECORD_DIR
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def runs(record_dir: Path, as_json: bool) -> int:
+    """List the runs and bisects saved under --record-dir, oldest first: id, when, backend or
+    repository, commit, state, and a headline ("7 FAIL, 1 PASS"; "first bad commit abc123").
+
+    A record that cannot be read (a run cut off while writing) is listed as unreadable with the
+    reason; an interrupted one with its state.
+    """
+    import json
+
+    from lnrepro.store import scan
+
+    entries = scan(record_dir)
+    if as_json:
+        click.echo(json.dumps([e.to_json() for e in entries], indent=2))
+        return ExitCode.OK
+    from lnrepro.render import make_console, render_records
+
+    for e in entries:
+        if e.state == "unreadable":
+            click.echo(f"lnrepro: warning: {e.id}: {e.problem}", err=True)
+    if not entries:
+        click.echo(f"no records under {record_dir}", err=True)
+        return ExitCode.OK
+    render_records(entries, make_console())
+    return ExitCode.OK
+
+
+@cli.command(short_help="Show one saved run or bisect.")
+@click.argument("ref", metavar="ID", default="last")
+@_RECORD_DIR
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+def show(ref: str, record_dir: Path, as_json: bool) -> int:
+    """Show a saved record: ID from `lnrepro runs`, a unique prefix of one, `last`, or a path."""
+    import json
+
+    from lnrepro.store import load
+
+    doc = load(record_dir, ref)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return ExitCode.OK
+    from lnrepro.render import make_console, render_bisect, render_run
+
+    if doc["kind"] == "bisect":
+        render_bisect(doc.get("result"), doc.get("steps") or [], make_console())
+    else:
+        render_run(doc, make_console())
+    return ExitCode.OK
+
+
+@cli.command(short_help="Compare two runs test by test.")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@_RECORD_DIR
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--markdown", is_flag=True, help="Print the comparison as a Markdown table.")
+def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> int:
+    """Per test, A against B: verdict, pass rate and worst max_diff, and what changed (before
+    and after a fix, host against container, two commits, the emulator against hardware)."""
+    import json
+
+    from lnrepro.report import compare as compare_rows
+    from lnrepro.report import compare_markdown
+    from lnrepro.store import load
+
+    _exclusive(json=as_json, markdown=markdown)
+    da, db = load(record_dir, a), load(record_dir, b)
+    for ref, d in ((a, da), (b, db)):
+        if d["kind"] != "run":
+            raise UsageError(f"{ref} is a {d['kind']} record", "compare takes two runs")
+    rows = compare_rows(da, db)
+    if as_json:
+        click.echo(json.dumps({"a": da["id"], "b": db["id"], "tests": rows}, indent=2))
+    elif markdown:
+        click.echo(compare_markdown(da, db), nl=False)
+    else:
+        from lnrepro.render import make_console, render_compare
+
+        render_compare(rows, da, db, make_console())
+    return ExitCode.OK
+
+
+@cli.command(short_help="Write a bug report (Markdown), JUnit XML or JSON from a record.")
+@click.argument("ref", metavar="ID", default="last")
+@_RECORD_DIR
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "junit"]),
+    default="md",
+    show_default=True,
+    help="md: a GitHub issue body in tt-metal's bug template; junit: JUnit XML for CI; json: the record.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here (atomically) instead of standard output.",
+)
+@click.option(
+    "--bisect",
+    "bisect_ref",
+    metavar="ID",
+    help="md of a run: the bisect for its regression details.",
+)
+def report(
+    ref: str, record_dir: Path, fmt: str, output: Path | None, bisect_ref: str | None
+) -> int:
+    """A report from a saved run or bisect.
+
+    \b
+    lnrepro report last > issue.md          # paste into a GitHub issue
+    lnrepro report run-20261122-101500 --format junit -o results.xml
+    lnrepro report bisect-20261122-110000   # first bad commit, evidence, posterior
+    """
+    from lnrepro.store import load
+
+    doc = load(record_dir, ref)
+    extra = load(record_dir, bisect_ref) if bisect_ref else None
+    if extra is not None and extra["kind"] != "bisect":
+        raise UsageError(f"--bisect {bisect_ref} is a run record", "pass a bisect-* id")
+    text = _report_text(record_dir, doc, fmt, extra)
+    if output is None:
+        click.echo(text, nl=False)
+        return ExitCode.OK
+    from lnrepro.fsio import atomic_write_text, write_error
+
+    try:
+        atomic_write_text(output, text)
+    except OSError as exc:
+        raise write_error(output, exc) from None
+    click.echo(f"lnrepro: wrote {output}", err=True)
+    return ExitCode.OK
+
+
+def _report_text(
+    record_dir: Path, doc: dict[str, Any], fmt: str, bisect_doc: dict[str, Any] | None = None
+) -> str:
+    import json
+
+    from lnrepro import report, store
+
+    if fmt == "json":
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "junit":
+        return report.junit(doc)
+    if doc["kind"] == "bisect":
+        run = next(iter(store.runs_of_bisect(doc)), None)
+        return report.bisect_markdown(doc, run)
+    logs: dict[str, str] = {}
+    rdir = Path(str(doc.get("record_dir", "")))
+    for a in doc.get("attempts") or []:
+        name = str(a.get("log", ""))
+        try:
+            logs[name] = (rdir / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    if bisect_doc is None:
+        bisect_doc = _related_bisect(record_dir, doc)
+    return report.run_markdown(doc, logs, bisect_doc)
+
+
+def _related_bisect(record_dir: Path, run: dict[str, Any]) -> dict[str, Any] | None:
+    """The newest finished bisect of the repository this run tested, if one is saved."""
+    from lnrepro import store
+
+    checkout = str((run.get("backend") or {}).get("checkout") or "")
+    if not checkout:
+        return None
+    for e in reversed(store.scan(record_dir)):
+        if e.kind != "bisect" or e.state == "unreadable":
+            continue
+        doc = store.load_path(e.path)
+        repo = str((doc.get("plan") or {}).get("repo", ""))
+        if (
+            repo
+            and (checkout == repo or checkout.startswith(repo + "/"))
+            and (doc.get("result") or {}).get("first_bad")
+        ):
+            return doc
+    return None
 
 
 def _fail_rates(text: str | None, confidence: float | None) -> tuple[float, float] | None:

@@ -151,7 +151,11 @@ def run_tests(
     events = events or Events()
     rules = rules or MetricRules()
     record = RunRecord(
-        backend.describe(), gtest_filter, repeat, timeout_s, new_record_dir(record_base, "run")
+        backend.describe(),
+        gtest_filter,
+        repeat,
+        timeout_s,
+        new_record_dir(record_base.absolute(), "run"),
     )
     record.rerun = ["lnrepro", "run", *backend.rerun_args(), "--filter", gtest_filter]
     if repeat != 1:
@@ -160,6 +164,7 @@ def run_tests(
         record.rerun += ["--timeout", f"{timeout_s:g}" if timeout_s is not None else "0"]
     try:
         record.fingerprint = backend.fingerprint()
+        record.commands = dict(backend.plan(gtest_filter, record.record_dir))
         record.build = backend.build(record.record_dir, events)
         if record.build is not None:
             write_record(record)

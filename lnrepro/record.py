@@ -27,7 +27,7 @@ from lnrepro.fsio import atomic_write_text, write_error
 from lnrepro.gtest.model import GtestRun, Metrics, add_metric
 from lnrepro.stats import wilson
 
-SCHEMA = "lnrepro.run/1"
+SCHEMA = "lnrepro.run/2"  # /2 added "id"; lnrepro.store reads /1 too
 
 # Printed by tt-metal's driver layer (UMD) when the machine or container, not the kernel, is wrong.
 ENV_MESSAGES = (
@@ -201,6 +201,7 @@ class RunRecord:
     rerun: list[str] = field(default_factory=list)  # argv that repeats this run
     build: dict[str, Any] | None = None  # how the code under test was built, and whether it did
     fingerprint: dict[str, Any] = field(default_factory=dict)  # commit, image, host, driver…
+    commands: dict[str, Any] = field(default_factory=dict)  # the build and test, as shell lines
 
     @property
     def rerun_line(self) -> str:
@@ -237,6 +238,7 @@ class RunRecord:
         verdict = self._verdict(tests)
         return {
             "schema": SCHEMA,
+            "id": self.record_dir.name,
             "state": self.state.value,
             "stop_reason": self.stop_reason,
             "verdict": verdict.value,
@@ -244,6 +246,7 @@ class RunRecord:
             "backend": self.backend,
             "build": self.build,
             "fingerprint": self.fingerprint,
+            "commands": self.commands,
             "filter": self.gtest_filter,
             "repeat": self.repeat,
             "timeout_s": self.timeout_s,

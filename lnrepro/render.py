@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import shlex
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lnrepro.events import BisectEvents, Events
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus, add_metric
-from lnrepro.record import Attempt, RunRecord
+from lnrepro.record import Attempt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -194,73 +197,106 @@ def _worst(metrics: Metrics) -> str:
     return "; ".join(parts)
 
 
-def render_run(record: RunRecord, console: Console) -> None:
+def render_run(doc: dict[str, Any], console: Console) -> None:
+    """A run record (as ``record.to_json()`` or ``lnrepro.store`` gives it) as a table."""
     from rich.table import Table
 
-    b = record.backend
-    title = f"{b['backend']}" + (f" (defect: {b['defect']})" if "defect" in b else "")
+    b = doc.get("backend") or {}
+    title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if "defect" in b else "")
     table = Table(
-        title=esc(f"lnrepro run — {title}, {record.repeat} attempt(s)"), title_justify="left"
+        title=esc(f"lnrepro run {doc.get('id', '')} — {title}, {doc.get('repeat')} attempt(s)"),
+        title_justify="left",
     )
     table.add_column("test", overflow="fold")
     table.add_column("verdict")
     table.add_column("passed [95% CI]", justify="right")
     table.add_column("worst metrics", overflow="fold")
-    for t in record.tests:
-        lo, hi = t.interval
-        v = t.verdict.value
+    for t in doc.get("tests") or []:
+        lo, hi = t.get("pass_rate_ci95") or (0.0, 1.0)
+        v = str(t.get("verdict"))
         table.add_row(
-            esc(_short(t.name)),
-            f"[{VERDICT_STYLE[v]}]{v}[/]",
-            _rate(t.passed, t.runs, lo, hi),
-            esc(_worst(t.worst)),
+            esc(_short(str(t.get("name", "")))),
+            styled((v, VERDICT_STYLE.get(v, ""))),
+            _rate(int(t.get("passed") or 0), int(t.get("runs") or 0), lo, hi),
+            esc(_worst(t.get("worst_metrics") or {})),
         )
     console.print(table)
-    if record.build is not None:
-        b = record.build
+    record_dir = Path(str(doc.get("record_dir", ".")))
+    build = doc.get("build")
+    if build is not None:
         console.print(
             styled(
                 ("build:", "bold"),
-                f" {b.get('profile')} "
-                + (f"ok in {b.get('seconds', 0):.0f} s" if b.get("ok") else "FAILED")
-                + f" (log: {record.record_dir / str(b.get('log', 'build.log'))})",
+                f" {build.get('profile')} "
+                + (f"ok in {build.get('seconds', 0):.0f} s" if build.get("ok") else "FAILED")
+                + f" (log: {record_dir / str(build.get('log', 'build.log'))})",
             )
         )
-        for line in b.get("tail") or []:
+        for line in build.get("tail") or []:
             console.print(esc(f"  {line}"))
-    v = record.verdict.value
-    console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE[v])))
-    for a in record.attempts:
-        for w in a.run.warnings:
-            console.print(styled((f"attempt {a.index}:", "yellow"), " ", w))
-    console.print(esc(f"record: {record.record_dir / 'record.json'}"))
-    console.print(esc(f"rerun:  {record.rerun_line}"))
-
-
-def run_markdown(record: RunRecord) -> str:
-    b = record.backend
-    desc = ", ".join(f"{k}={v}" for k, v in b.items() if v is not None)
-    lines = [
-        f"**lnrepro run** — {md_escape(desc)}; filter {md_escape(md_code(record.gtest_filter))}; "
-        f"{record.repeat} attempt(s)",
-        "",
-        "| test | verdict | passed (95% CI) | worst metrics |",
-        "|---|---|---|---|",
-    ]
-    for t in record.tests:
-        lo, hi = t.interval
-        lines.append(
-            f"| {md_escape(md_code(_short(t.name)))} | **{t.verdict.value}** | "
-            f"{_rate(t.passed, t.runs, lo, hi)} | "
-            f"{md_escape(_worst(t.worst))} |"
+    v = str(doc.get("verdict"))
+    console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
+    if doc.get("state") not in (None, "complete"):
+        console.print(
+            styled(
+                ("state:", "bold yellow"), f" {doc.get('state')}: {doc.get('stop_reason') or ''}"
+            )
         )
-    lines += [
-        "",
-        f"Verdict: **{record.verdict.value}**",
-        "",
-        f"Reproduce: {md_code(record.rerun_line)}",
-    ]
-    return "\n".join(lines) + "\n"
+    for a in doc.get("attempts") or []:
+        for w in a.get("warnings") or []:
+            console.print(styled((f"attempt {a.get('index')}:", "yellow"), " ", w))
+    console.print(esc(f"record: {record_dir / 'record.json'}"))
+    console.print(esc(f"rerun:  {shlex.join(str(x) for x in doc.get('rerun') or [])}"))
+
+
+def render_records(entries: list[Any], console: Console) -> None:
+    """``lnrepro runs``: one row per saved record, oldest first."""
+    from rich.table import Table
+
+    table = Table(title="lnrepro records", title_justify="left")
+    for col in ("id", "when", "kind", "where", "commit", "state", "headline"):
+        table.add_column(col, overflow="fold")
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime)) if e.mtime else "?"
+        state_style = (
+            "green" if e.state == "complete" else "yellow" if e.state != "unreadable" else "red"
+        )
+        table.add_row(
+            esc(e.id), when, e.kind, esc(e.where), esc(str(e.commit or "")[:12]),
+            styled((e.state, state_style)), esc(e.headline or e.problem or ""),
+        )  # fmt: skip
+    console.print(table)
+
+
+def render_compare(
+    rows: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any], console: Console
+) -> None:
+    from rich.table import Table
+
+    def commit(doc: dict[str, Any]) -> str:
+        return str((doc.get("fingerprint") or {}).get("commit") or "?")[:12]
+
+    table = Table(
+        title=esc(f"A = {a.get('id')} ({commit(a)})   B = {b.get('id')} ({commit(b)})"),
+        title_justify="left",
+    )
+    for col in ("test", "A", "B", "pass A", "pass B", "max_diff A", "max_diff B", "change"):
+        table.add_column(col, overflow="fold")
+
+    def pct(v: float | None) -> str:
+        return "" if v is None else f"{100 * v:.0f}%"
+
+    def num(v: float | None) -> str:
+        return "" if v is None else fmt_num(v)
+
+    for r in rows:
+        va, vb = str(r["verdict_a"] or ""), str(r["verdict_b"] or "")
+        table.add_row(
+            esc(_short(r["test"])), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
+            pct(r["pass_rate_a"]), pct(r["pass_rate_b"]), num(r["max_diff_a"]), num(r["max_diff_b"]),
+            esc(r["change"]),
+        )  # fmt: skip
+    console.print(table)
 
 
 class RichRunEvents(Events):

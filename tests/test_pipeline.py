@@ -55,7 +55,11 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
     assert files == ["attempt-1.json", "attempt-1.log", "attempt-2.json", "attempt-2.log", "attempt-3.json",
                      "attempt-3.log", "record.json"]  # fmt: skip
     doc = json.loads((rec.record_dir / "record.json").read_text())
-    assert doc["schema"] == "lnrepro.run/1" and doc["backend"]["defect"] == "shipped"
+    assert (
+        doc["schema"] == "lnrepro.run/2"
+        and doc["id"] == Path(doc["record_dir"]).name
+        and doc["backend"]["defect"] == "shipped"
+    )
     assert [a["argv"][-1] for a in doc["attempts"]] == [
         "--emu_seed=5",
         "--emu_seed=6",

@@ -20,8 +20,8 @@ from lnrepro.render import (
     render_env,
     render_gtest_run,
     render_run,
-    run_markdown,
 )
+from lnrepro.report import run_markdown
 
 # printable text rich would otherwise read as markup: brackets, slashes, backslashes, backticks
 HOSTILE = (
@@ -72,10 +72,11 @@ def test_run_renderers(name: str, message: str, path: str) -> None:
     rec.rerun = ["lnrepro", "run", "--binary", path]
     rec.attempts.append(Attempt(1, [path], 1, False, 0.1, "attempt-1.log", a_run(name, message)))
     c, buf = console()
-    render_run(rec, c)
+    render_run(rec.to_json(), c)
     out = buf.getvalue()
     assert name in out and path in out
-    assert table_rows(run_markdown(rec), "| **FAIL** |") == [5]
+    # the Observed row: test, verdict, max_diff, mean_diff, first failure (6 separators)
+    assert table_rows(run_markdown(rec.to_json()), "| **FAIL** |") == [6]
 
 
 @settings(max_examples=100, deadline=None)

@@ -29,6 +29,7 @@ def host_fingerprint() -> dict[str, Any]:
         devices = []
     return {
         "lnrepro": __version__,
+        "os": _os_release(),
         "host": platform.node(),
         "host_kernel": platform.release(),
         "machine": platform.machine(),
@@ -36,6 +37,16 @@ def host_fingerprint() -> dict[str, Any]:
         "devices": [f"/dev/tenstorrent/{d}" for d in devices],
         "arch_name": os.environ.get("ARCH_NAME"),
     }
+
+
+def _os_release() -> str | None:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return None
 
 
 class LocalProcess:

@@ -30,7 +30,7 @@ from lnrepro.bisect.oracle import Evidence, Oracle
 from lnrepro.bisect.strategy import Action, GitSearch, Strategy, mark_of
 from lnrepro.errors import EndpointsDoNotSeparate, GitError, InputError, UsageError
 from lnrepro.events import BisectEvents, Events
-from lnrepro.fsio import atomic_write_text, write_error
+from lnrepro.fsio import atomic_write_text, new_record_dir, write_error
 
 SCHEMA = "lnrepro.bisect/2"
 
@@ -52,13 +52,14 @@ class Plan:
     fail_rates: tuple[float, float] | None = None  # (buggy, clean) when known
     jobs: int = 1
     policy: Policy = field(default_factory=Policy)
+    record_dir: str | None = None  # where the bisect's own record (bisect-<stamp>/) is kept
 
     def to_json(self) -> dict[str, Any]:
         return {"repo": str(self.repo), "good": self.good, "bad": self.bad, "find_fix": self.find_fix,
                 "first_parent": self.first_parent, "paths": list(self.paths), "picks": self.picks,
                 "patches": self.patches, "confirm": self.confirm, "confidence": self.confidence,
                 "fail_rates": list(self.fail_rates) if self.fail_rates else None, "jobs": self.jobs,
-                "policy": asdict(self.policy)}  # fmt: skip
+                "policy": asdict(self.policy), "record_dir": self.record_dir}  # fmt: skip
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Plan:
@@ -67,7 +68,7 @@ class Plan:
                    bool(d["first_parent"]), tuple(d.get("paths", ())), list(d["picks"]),
                    list(d["patches"]), bool(d.get("confirm", True)), d.get("confidence"),
                    (float(rates[0]), float(rates[1])) if rates else None, int(d.get("jobs", 1)),
-                   Policy(**d.get("policy", {})))  # fmt: skip
+                   Policy(**d.get("policy", {})), d.get("record_dir"))  # fmt: skip
 
 
 def state_dir(repo: Path) -> Path:
@@ -119,25 +120,39 @@ class Bisect:
     result: dict[str, Any] | None = None
     signature: Signature | None = None
     inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
+    record_path: Path | None = (
+        None  # <record-dir>/bisect-<stamp>/bisect.json: lnrepro runs lists it
+    )
 
     # ------------------------------------------------------------------ state
     @property
     def state_path(self) -> Path:
         return state_dir(self.plan.repo) / "bisect.json"
 
+    def start_record(self) -> None:
+        """A record directory of its own under the plan's record dir (kept after the bisect)."""
+        if self.record_path is None and self.plan.record_dir:
+            self.record_path = new_record_dir(Path(self.plan.record_dir), "bisect") / "bisect.json"
+
     def save(self) -> None:
         doc = {
             "schema": SCHEMA,
+            "id": self.record_path.parent.name if self.record_path else None,
+            "record": str(self.record_path) if self.record_path else None,
             "plan": self.plan.to_json(),
             "oracle": self.oracles[0].describe(),
             "signature": self.signature.to_json() if self.signature else None,
             "steps": self.steps,
             "result": self.result,
         }
-        try:
-            atomic_write_text(self.state_path, json.dumps(doc, indent=1) + "\n")
-        except OSError as exc:
-            raise write_error(self.state_path, exc) from None
+        text = json.dumps(doc, indent=1) + "\n"
+        for path in (self.state_path, self.record_path):
+            if path is None:
+                continue
+            try:
+                atomic_write_text(path, text)
+            except OSError as exc:
+                raise write_error(path, exc) from None
 
     # ------------------------------------------------------------------ one action
     def _runs(self) -> int | None:
@@ -380,6 +395,7 @@ def resume(repo: Path, make_oracles: Callable[[dict[str, Any], Plan], list[Oracl
     b = build(plan, make_oracles(doc["oracle"], plan))
     b.steps = list(doc["steps"])
     b.signature = Signature.from_json(doc["signature"]) if doc.get("signature") else None
+    b.record_path = Path(doc["record"]) if doc.get("record") else None
     for s in b.steps:
         action = Action(int(s.get("job", 0)), s["sha"], s["kind"], s.get("build", "build"))
         outs = [(RunOutcome(o), why) for o, why in s.get("outcomes", [])]
