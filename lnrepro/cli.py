@@ -344,7 +344,7 @@ def run(
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif markdown:
-        click.echo(_report_text(record.record_dir.parent, {**doc, "kind": "run"}, "md"), nl=False)
+        click.echo(_report_text(_bases(record_dir), {**doc, "kind": "run"}, "md"), nl=False)
     else:
         render_run(doc, make_console())
     if bisect_exit_code:
@@ -577,6 +577,11 @@ def bisect(
             for opts in _job_backends(backend_opts, plan.jobs, contexts, devices)
         ]
 
+    if click.get_current_context().get_parameter_source("record_dir") in (
+        None,
+        click.core.ParameterSource.DEFAULT,
+    ):  # keep the checkout clean: the bisect's records go beside its state, inside .git
+        record_dir = session.state_dir(repo) / "runs"
     with session.lock(repo):
         if resume:
             b = session.resume(repo, make_oracles)
@@ -612,6 +617,14 @@ _RECORD_DIR = click.option(
 )
 
 
+def _bases(record_dir: Path) -> list[Path]:
+    from lnrepro.store import bases_for
+
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("record_dir") not in (None, click.core.ParameterSource.DEFAULT)
+    return bases_for(record_dir, given)
+
+
 @cli.command(short_help="List saved runs and bisects.")
 @_RECORD_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
@@ -626,7 +639,7 @@ def runs(record_dir: Path, as_json: bool) -> int:
 
     from lnrepro.store import scan
 
-    entries = scan(record_dir)
+    entries = scan(_bases(record_dir))
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
         return ExitCode.OK
@@ -652,7 +665,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
 
     from lnrepro.store import load
 
-    doc = load(record_dir, ref)
+    doc = load(_bases(record_dir), ref)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return ExitCode.OK
@@ -681,7 +694,8 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     from lnrepro.store import load
 
     _exclusive(json=as_json, markdown=markdown)
-    da, db = load(record_dir, a), load(record_dir, b)
+    bases = _bases(record_dir)
+    da, db = load(bases, a), load(bases, b)
     for ref, d in ((a, da), (b, db)):
         if d["kind"] != "run":
             raise UsageError(f"{ref} is a {d['kind']} record", "compare takes two runs")
@@ -732,11 +746,12 @@ def report(
     """
     from lnrepro.store import load
 
-    doc = load(record_dir, ref)
-    extra = load(record_dir, bisect_ref) if bisect_ref else None
+    bases = _bases(record_dir)
+    doc = load(bases, ref)
+    extra = load(bases, bisect_ref) if bisect_ref else None
     if extra is not None and extra["kind"] != "bisect":
         raise UsageError(f"--bisect {bisect_ref} is a run record", "pass a bisect-* id")
-    text = _report_text(record_dir, doc, fmt, extra)
+    text = _report_text(bases, doc, fmt, extra)
     if output is None:
         click.echo(text, nl=False)
         return ExitCode.OK
@@ -751,7 +766,7 @@ def report(
 
 
 def _report_text(
-    record_dir: Path, doc: dict[str, Any], fmt: str, bisect_doc: dict[str, Any] | None = None
+    bases: list[Path], doc: dict[str, Any], fmt: str, bisect_doc: dict[str, Any] | None = None
 ) -> str:
     import json
 
@@ -773,18 +788,18 @@ def _report_text(
         except OSError:
             continue
     if bisect_doc is None:
-        bisect_doc = _related_bisect(record_dir, doc)
+        bisect_doc = _related_bisect(bases, doc)
     return report.run_markdown(doc, logs, bisect_doc)
 
 
-def _related_bisect(record_dir: Path, run: dict[str, Any]) -> dict[str, Any] | None:
+def _related_bisect(bases: list[Path], run: dict[str, Any]) -> dict[str, Any] | None:
     """The newest finished bisect of the repository this run tested, if one is saved."""
     from lnrepro import store
 
     checkout = str((run.get("backend") or {}).get("checkout") or "")
     if not checkout:
         return None
-    for e in reversed(store.scan(record_dir)):
+    for e in reversed(store.scan(bases)):
         if e.kind != "bisect" or e.state == "unreadable":
             continue
         doc = store.load_path(e.path)

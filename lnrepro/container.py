@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from lnrepro.errors import (
     DockerUnavailable,
     EnvironmentProblem,
     InputError,
+    Stopped,
     UsageError,
 )
 from lnrepro.proc import ProcResult
@@ -222,10 +224,14 @@ def context_host(name: str) -> str:
 
 
 _live_containers: dict[str, Any] = {}  # started and not yet removed (any thread)
+_closed = threading.Event()  # set by remove_all_live(close=True): no new container may start
 
 
-def remove_all_live() -> int:
-    """Remove every container lnrepro is running now, in any thread (a stopped --jobs bisect)."""
+def remove_all_live(close: bool = False) -> int:
+    """Remove every container lnrepro is running now, in any thread (a stopped --jobs bisect);
+    ``close``: and start none until :func:`reopen`."""
+    if close:
+        _closed.set()
     items = list(_live_containers.items())
     if not items:
         return 0
@@ -236,6 +242,10 @@ def remove_all_live() -> int:
             c.remove(force=True)
         _live_containers.pop(cid, None)
     return len(items)
+
+
+def reopen() -> None:
+    _closed.clear()
 
 
 def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
@@ -284,8 +294,15 @@ def stream(
 
     c = _prepared(spec, host)
     begin = time.monotonic()
+    if _closed.is_set():
+        raise Stopped()
     container = c.containers.create(spec.image, list(command), **spec.sdk_kwargs())
     _live_containers[container.id] = container
+    if _closed.is_set():  # stopped while it was being created: it never starts
+        _live_containers.pop(container.id, None)
+        with contextlib.suppress(APIError):
+            container.remove(force=True)
+        raise Stopped()
     reader: threading.Thread | None = None
     try:
         try:

@@ -121,3 +121,8 @@ class Terminated(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+class Stopped(BaseException):
+    """Raised in a worker thread that tries to start a process or container after the work was
+    stopped (a bisect's answer is in, or a signal came): nothing new may start."""

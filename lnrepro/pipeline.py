@@ -25,6 +25,7 @@ from lnrepro.errors import (
     MalformedReport,
     NoGtestOutput,
     NoTestsMatched,
+    Stopped,
     Terminated,
 )
 from lnrepro.events import Events
@@ -229,6 +230,8 @@ def _stop(record: RunRecord, exc: BaseException) -> None:
 
         name = signal.Signals(exc.signum).name
         record.state, record.stop_reason = RunState.INTERRUPTED, f"interrupted ({name})"
+    elif isinstance(exc, Stopped):
+        record.state, record.stop_reason = RunState.INTERRUPTED, "stopped: no longer needed"
     elif isinstance(exc, LnreproError):
         record.state, record.stop_reason = RunState.ABORTED, exc.one_line()
     else:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lnrepro.errors import EnvironmentProblem
+from lnrepro.errors import EnvironmentProblem, Stopped
 
 KILL_GRACE_S = 5.0
 POLL_S = 0.2  # how often a quiet child's exit is noticed
@@ -32,6 +32,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _subreaper = False
 _live: dict[int, subprocess.Popen[bytes]] = {}  # children being streamed now (any thread)
 _live_lock = threading.Lock()
+_closed = threading.Event()  # set by kill_all(close=True): no new child may start
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,8 @@ def stream(
     """
     start = time.monotonic()
     with _live_lock:
+        if _closed.is_set():
+            raise Stopped()
         proc = _start(argv, env, cwd)
         pgid = proc.pid  # start_new_session: the child leads its own group
         _live[pgid] = proc
@@ -248,13 +251,23 @@ def stream(
     return ProcResult(tuple(argv), code, timed_out, time.monotonic() - start, leftovers, escaped)
 
 
-def kill_all() -> int:
-    """Kill every process group being streamed, in any thread (a stopped ``bisect --jobs``)."""
+def kill_all(close: bool = False) -> int:
+    """Kill every process group being streamed, in any thread (a stopped ``bisect --jobs``).
+
+    ``close``: also refuse to start any new one until :func:`reopen` (the threads still running
+    would otherwise start their next step after the kill).
+    """
     with _live_lock:
+        if close:
+            _closed.set()
         groups = list(_live.items())
     for pgid, p in groups:
         _kill_group(pgid, p)
     return len(groups)
+
+
+def reopen() -> None:
+    _closed.clear()
 
 
 def capture(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,12 +151,37 @@ def entry(path: Path) -> Entry:
                  _headline_bisect(doc), str(plan.get("repo", "?")), plan.get("bad"))  # fmt: skip
 
 
-def scan(base: Path) -> list[Entry]:
-    """Every record under ``base``, oldest first."""
+Bases = Path | Sequence[Path]
+
+
+def bases_for(record_dir: Path, given: bool, cwd: Path | None = None) -> list[Path]:
+    """Where to look: ``--record-dir`` when given; else ``.lnrepro/runs`` and, inside a git
+    repository, the bisects' own ``<git-common-dir>/lnrepro/runs`` (kept out of the checkout)."""
+    if given:
+        return [record_dir]
+    out = [record_dir]
+    try:
+        from lnrepro import gitops
+
+        out.append(gitops.common_dir(cwd or Path.cwd()) / "lnrepro" / "runs")
+    except Exception:  # noqa: BLE001 - not a repository, or no git: nothing more to look at
+        pass
+    return out
+
+
+def scan(bases: Bases) -> list[Entry]:
+    """Every record under the base directories, oldest first."""
+    out = []
+    for base in [bases] if isinstance(bases, Path) else bases:
+        out += _scan_one(base)
+    return sorted(out, key=lambda e: (e.mtime, e.id))
+
+
+def _scan_one(base: Path) -> list[Entry]:
     out = []
     try:
         dirs = [d for d in os.scandir(base) if d.is_dir()]
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
         raise InputError(f"cannot list {base}: {exc.strerror}", "check --record-dir") from None
@@ -165,10 +190,10 @@ def scan(base: Path) -> list[Entry]:
             p = Path(d.path) / name
             if p.exists():
                 out.append(entry(p))
-    return sorted(out, key=lambda e: (e.mtime, e.id))
+    return out
 
 
-def resolve(base: Path, ref: str) -> Path:
+def resolve(base: Bases, ref: str) -> Path:
     """The record file ``ref`` names: ``last``, an id, a unique prefix of one, or a path."""
     as_path = Path(ref)
     if as_path.exists() and (
@@ -197,10 +222,14 @@ def resolve(base: Path, ref: str) -> Path:
             f"{ref!r} matches {len(matches)} records ({', '.join(e.id for e in matches[:3])}…)",
             "give more of the id",
         )
-    raise InputError(f"no record {ref!r} under {base}", "list them with `lnrepro runs`")
+    raise InputError(f"no record {ref!r} under {_names(base)}", "list them with `lnrepro runs`")
 
 
-def load(base: Path, ref: str) -> dict[str, Any]:
+def _names(bases: Bases) -> str:
+    return " or ".join(str(b) for b in ([bases] if isinstance(bases, Path) else bases))
+
+
+def load(base: Bases, ref: str) -> dict[str, Any]:
     return load_path(resolve(base, ref))
 
 

@@ -296,3 +296,21 @@ def test_commits_with_the_same_inputs_share_a_verdict() -> None:
     post.equate("c2", "c4")  # then neither c3 nor c4 can be the culprit
     p = dict(zip(post.hyps, post.probs(), strict=True))
     assert p["c3"] == p["c4"] == 0 and p["c2"] == pytest.approx(1 / 6)
+
+
+def test_a_commit_equated_to_another_is_not_picked_again() -> None:
+    """Its runs would only ever be "the same as" the other's: picking it again would loop."""
+    g = linear(30)
+    s = BayesSearch(g, "c29", ["c0"], 0.95)
+    for a in s.next_batch(2):
+        s.observe(a, [(RunOutcome.FAIL if a.sha == "c29" else RunOutcome.PASS, "")])
+    s.observe(Action(0, "c15", "step"), [(RunOutcome.PASS, "")])
+    s.equate(Action(0, "c16", "step"), "c15")
+    for _ in range(40):
+        a = s.next_for(0, {})
+        if a is None:
+            break
+        assert a.sha != "c16"
+        bad = int(a.sha[1:]) >= 20
+        s.observe(a, [(RunOutcome.FAIL if bad else RunOutcome.PASS, "")])
+    assert s.actions <= 2 * s.max_runs

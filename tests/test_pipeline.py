@@ -147,8 +147,11 @@ def test_cli_run_reproduces_the_seed_table(tmp_path: Path) -> None:
     assert (tmp_path / ".lnrepro" / "runs").is_dir()
     p = lnrepro("run", "--defect", "none", "--markdown", cwd=tmp_path)
     assert p.returncode == ExitCode.OK, p.stderr
-    assert p.stdout.count("| **PASS** |") == 8 and "Reproduce: `lnrepro run" in p.stdout
-    assert "Verdict: **PASS**" in p.stdout
+    assert (
+        p.stdout.count("| **PASS** |") == 8
+        and "lnrepro run --backend emulator --defect none" in p.stdout
+    )
+    assert "All 8 test(s) pass (run verdict **PASS**)" in p.stdout
 
 
 def test_cli_run_usage_errors(tmp_path: Path) -> None:

@@ -304,9 +304,11 @@ def test_markdown_and_junit_of_a_bisect(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["id"].startswith("bisect-") and r["first_bad"] == t.culprit
-    listed = {e["id"]: e for e in json.loads(lnrepro("runs", "--json", cwd=tmp_path).stdout)}
+    repo = Path(t.path)  # its records are kept inside .git, out of the checkout: found from there
+    assert not (repo / ".lnrepro").exists() and not (tmp_path / ".lnrepro").exists()
+    listed = {e["id"]: e for e in json.loads(lnrepro("runs", "--json", cwd=repo).stdout)}
     assert listed[r["id"]]["kind"] == "bisect" and t.culprit[:12] in listed[r["id"]]["headline"]
-    md = Md(lnrepro("report", r["id"], cwd=tmp_path).stdout)
+    md = Md(lnrepro("report", r["id"], cwd=repo).stdout)
     check_template(md)
     details = md.tables("Regression Details")[0]
     assert details[0][:5] == ["#", "kind", "commit", "subject", "mark"]
@@ -316,7 +318,7 @@ def test_markdown_and_junit_of_a_bisect(tmp_path: Path) -> None:
     (_, ours), (_, git) = md.fences("1. Steps (exact commands)")
     assert ours.startswith("lnrepro bisect --repo") and "--command" in ours
     assert git.startswith(f"git bisect start {t.bad} {t.good}")
-    xml = JUnitXml.fromstring(lnrepro("report", r["id"], "--format", "junit", cwd=tmp_path).stdout)
+    xml = JUnitXml.fromstring(lnrepro("report", r["id"], "--format", "junit", cwd=repo).stdout)
     cases = [c for s in xml for c in s]
     assert len(cases) == len(r["steps_taken"])
     bad = [c for c in cases if any(isinstance(x, Failure) for x in c.result)]

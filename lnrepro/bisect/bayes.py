@@ -242,6 +242,7 @@ class BayesSearch:
         self.runs = 0
         self.noise = 0
         self.error: str | None = None
+        self.actions = 0  # every observed action, runs or not: a bound no loop can pass
         self._measured: set[str] = set()
 
     # ------------------------------------------------------------------ status
@@ -250,7 +251,12 @@ class BayesSearch:
 
     @property
     def done(self) -> bool:
-        return self.error is not None or self._certain() or self.runs + self.noise >= self.max_runs
+        return (
+            self.error is not None
+            or self._certain()
+            or self.runs + self.noise >= self.max_runs
+            or self.actions >= 2 * self.max_runs
+        )
 
     def _certain(self) -> bool:
         return self._endpoints_known() and self.post.best()[1] >= self.confidence
@@ -355,6 +361,7 @@ class BayesSearch:
             self.builds += 1
         elif action.build != "none":
             self.rebuilds += 1
+        self.actions += 1
         if cannot_test:
             self.untestable[sha] = cannot_test
             self.current.pop(action.job, None)
@@ -382,6 +389,8 @@ class BayesSearch:
         self.built.add(action.sha)
         self.current[action.job] = action.sha
         self.post.equate(action.sha, other)
+        self.untestable[action.sha] = f"same inputs as {other[:12]}: its runs count for both"
+        self.actions += 1
         t = self.tally(other)
         return mark_of([RunOutcome.FAIL] * t.fails + [RunOutcome.PASS] * t.passes) or Mark.SKIP
 

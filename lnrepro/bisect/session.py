@@ -175,7 +175,12 @@ class Bisect:
                 "note": note}  # fmt: skip
         if problem:
             return Evidence((), cannot_test=problem), prep
-        known = dict(self.inputs) if action.kind != "confirm" else None  # a re-test re-runs
+        # a re-test re-runs: a confirmation, and any commit against itself
+        known = (
+            None
+            if action.kind == "confirm"
+            else {k: v for k, v in self.inputs.items() if v != action.sha}
+        )
         return self.oracles[action.job].evaluate(worktree, events, self._runs(), known), prep
 
     def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
@@ -289,6 +294,7 @@ class Bisect:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            _reopen()
 
     def _endpoints_fail(self) -> None:
         self.result = {"error": self.strategy.error}
@@ -327,11 +333,19 @@ class Bisect:
 
 
 def _stop_all() -> None:
-    """Kill every process and remove every container the jobs are running now."""
+    """Kill every process and remove every container the jobs are running now, and let none
+    start until the jobs are gone (:func:`_reopen`)."""
     from lnrepro import container
 
-    proc.kill_all()
-    container.remove_all_live()
+    proc.kill_all(close=True)
+    container.remove_all_live(close=True)
+
+
+def _reopen() -> None:
+    from lnrepro import container
+
+    proc.reopen()
+    container.reopen()
 
 
 def build(plan: Plan, oracles: list[Oracle]) -> Bisect:
