@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 _NAMES = (
-    "backend", "defect", "block_size", "l1_max_tiles", "bf16_stats", "seed", "binary", "tt_metal",
+    "backend", "kernel_era", "arch", "defect", "block_size", "l1_max_tiles", "fp32_stats", "data",
+    "seed", "binary", "tt_metal",
     "runner", "profile", "image", "mount_set", "env", "require_device", "reset_cmd", "watcher",
 )  # fmt: skip
 
@@ -29,29 +30,55 @@ _OPTIONS: list[Callable[[Any], Any]] = [
         "else emulator]",
     ),
     click.option(
-        "--defect",
-        default="shipped",
+        "--kernel-era",
+        type=click.Choice(["2025-11", "2025-12", "fixed"]),
+        default="2025-12",
         show_default=True,
-        help="Emulator: shipped (the kernel before PR #53215), none (fixed), or a comma list of "
-        "overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks.",
+        help="Emulator: which kernel, program factory and tests to model: 2025-11 (older factory), "
+        "2025-12 (newer factory; the reports' main), fixed (after PR #53215).",
+    ),
+    click.option(
+        "--arch",
+        type=click.Choice(["wormhole_b0", "blackhole"]),
+        default="wormhole_b0",
+        show_default=True,
+        help="Emulator: the card whose free L1 decides the path.",
+    ),
+    click.option(
+        "--defect",
+        default=None,
+        help="Emulator: the era's defects (default), shipped, none, or a comma list of "
+        "double-subtract, drop-xhat-blocks, drop-partial-tile (hypothesis), "
+        "overwrite-dy-gamma-sum (refuted).",
     ),
     click.option(
         "--block-size",
         type=click.IntRange(min=1),
-        help="Emulator: tiles per block on the block path [2].",
+        help="Emulator: tiles per block on the block path [the factory's: 2/1 or 3].",
     ),
     click.option(
         "--l1-max-tiles",
         type=click.IntRange(min=0),
-        help="Emulator: widest row (in tiles) on the fits-in-L1 path [32].",
+        help="Emulator: widest row (in tiles) on the fits-in-L1 path [the factory's byte budget].",
     ),
     click.option(
-        "--bf16-stats", is_flag=True, help="Emulator: store the forward's mean/rstd in bf16."
+        "--fp32-stats",
+        is_flag=True,
+        help="Emulator: keep mean, rstd and x_hat in fp32 (not the factory's bf16 buffers).",
+    ),
+    click.option(
+        "--data",
+        type=click.Choice(["copy", "reference", "random"]),
+        default="copy",
+        show_default=True,
+        help="Emulator: the test's std::mt19937(5489) copied (the same data every run), advancing "
+        "(later test versions), or random numpy data from --seed.",
     ),
     click.option(
         "--seed",
         type=int,
-        help="Emulator: data seed of attempt 1 (attempt k uses seed+k-1). Default: random, recorded.",
+        help="Emulator: random data from this seed (implies --data random; attempt k uses "
+        "seed+k-1). With --data random and no seed: a random one, recorded.",
     ),
     click.option(
         "--binary",

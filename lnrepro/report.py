@@ -241,6 +241,9 @@ def run_markdown(
     out.append(f"- Tests: {inline(doc.get('filter', '*'))} ({len(tests)} matched)")
     if b.get("seed") is not None:
         out.append(f"- Data: the emulator's seed {inline(b['seed'])} (attempt k uses seed+k-1)")
+    elif b.get("backend") == "emulator":
+        out.append(f"- Data: the test's own, from `std::mt19937(5489)` ({cell(b.get('data', 'copy'))}); "
+                   f"emulated kernel {inline(b.get('kernel_era'))} on {inline(b.get('arch'))}")  # fmt: skip
     else:
         out.append(
             "- Data: each test's own inputs (see the test source); the same for every attempt"

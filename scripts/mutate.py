@@ -78,7 +78,7 @@ MUTANTS = (
     Mutant("bind-source-not-checked", "lnrepro/container.py", "    if missing:\n", "    if False:\n",
            ("tests/test_faults.py::test_missing_bind_source_is_refused_before_anything_starts",),
            "docker creates a missing checkout path on the host as root"),
-    Mutant("rerun-drops-bf16-stats", "lnrepro/backends/emulator.py", '            args.append("--bf16-stats")',
+    Mutant("rerun-drops-fp32-stats", "lnrepro/backends/emulator.py", '            args.append("--fp32-stats")',
            "            pass", ("tests/test_faults.py::test_the_rerun_line_reproduces_the_run",),
            "the printed rerun line runs a different model"),
     Mutant("container-not-removed", "lnrepro/container.py", "            container.remove(force=True)",

@@ -1,6 +1,6 @@
 """Write the README's report excerpt from a real report, never by hand.
 
-Runs ``lnrepro run --seed 1 -n 3`` on the emulator (the kernel as shipped) in a scratch
+Runs ``lnrepro run -n 3`` on the emulator (the test's own data) (the kernel as shipped) in a scratch
 directory, renders ``lnrepro report last``, and puts its Observed and Frequency sections between
 the README's ``<!-- report-excerpt:begin -->`` and ``<!-- report-excerpt:end -->`` markers.
 
@@ -38,12 +38,12 @@ def lnrepro(*args: str, cwd: Path) -> str:
 def excerpt() -> str:
     with tempfile.TemporaryDirectory(prefix="lnrepro-excerpt-") as tmp:
         cwd = Path(tmp)
-        lnrepro("run", "--seed", "1", "-n", "3", "--json", cwd=cwd)
+        lnrepro("run", "-n", "3", "--json", cwd=cwd)
         md = lnrepro("report", "last", cwd=cwd)
     sections = re.split(r"(?m)^(?=### )", md)
     kept = [s.strip() for s in sections if s.startswith(KEEP)]
     body = "\n\n".join(kept).replace("###", "####")
-    return f"{BEGIN}\n<!-- written by scripts/report_excerpt.py: lnrepro run --seed 1 -n 3; lnrepro report last -->\n\n{body}\n\n{END}"
+    return f"{BEGIN}\n<!-- written by scripts/report_excerpt.py: lnrepro run -n 3; lnrepro report last -->\n\n{body}\n\n{END}"
 
 
 def main() -> int:

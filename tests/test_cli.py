@@ -207,7 +207,10 @@ def test_default_human_output_of_run_and_env_check(tmp_path: Path) -> None:
     out = p.stdout
     assert "BugRepro_Deterministic_2048Features" in out and "FAIL" in out and "PASS" in out
     assert "dx: max_diff=1000" in out and "0/1 = 0%" in out
-    assert "rerun:  lnrepro run --backend emulator --defect shipped --seed 1" in out
+    assert (
+        "rerun:  lnrepro run --backend emulator --kernel-era 2025-12 --arch wormhole_b0 --data random --seed 1"
+        in out
+    )
     p = run("env-check", "--sysroot", str(tmp_path), cwd=tmp_path, env=env)
     assert p.returncode == 1 and "lnrepro env-check (sysroot)" in p.stdout
     assert "verdict: not ready" in p.stdout and "device" in p.stdout

@@ -367,11 +367,12 @@ def test_dubious_ownership_is_a_git_error(tmp_path: Path) -> None:
     "opts",
     [
         [],
-        ["--bf16-stats"],
+        ["--fp32-stats"],
         ["--block-size", "3"],
         ["--l1-max-tiles", "0"],
         ["--timeout", "300"],
         ["--defect", "overwrite-dy-gamma-sum", "--repeat", "2"],
+        ["--kernel-era", "2025-11", "--arch", "blackhole", "--data", "random"],
     ],
 )
 def test_the_rerun_line_reproduces_the_run(tmp_path: Path, opts: list[str]) -> None:
@@ -380,7 +381,8 @@ def test_the_rerun_line_reproduces_the_run(tmp_path: Path, opts: list[str]) -> N
     assert first.returncode in (0, 1), first.stderr
     doc = json.loads(first.stdout)
     rerun = doc["rerun"]
-    assert rerun[:2] == ["lnrepro", "run"] and "--seed" in rerun
+    assert rerun[:2] == ["lnrepro", "run"] and "--kernel-era" in rerun
+    assert ("--seed" in rerun) == ("random" in opts)  # the test's own data needs no seed
     for o in opts:
         assert o in rerun, (o, rerun)
     again = lnrepro(*rerun[1:], "--record-dir", str(tmp_path / "b"), "--json", cwd=tmp_path)

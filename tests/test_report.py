@@ -93,8 +93,8 @@ def emulator_runs(
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Two real emulator runs: the shipped kernel (2 attempts) and the fixed one."""
     cwd = tmp_path_factory.mktemp("records")
-    a = lnrepro("run", "--seed", "1", "-n", "2", "--json", cwd=cwd)
-    b = lnrepro("run", "--seed", "1", "--defect", "none", "--json", cwd=cwd)
+    a = lnrepro("run", "-n", "2", "--json", cwd=cwd)
+    b = lnrepro("run", "--kernel-era", "fixed", "--json", cwd=cwd)
     return cwd, json.loads(a.stdout), json.loads(b.stdout)
 
 
@@ -140,15 +140,13 @@ def test_markdown_of_an_emulator_run_in_tt_metals_bug_template(emulator_runs: An
         for r in freq
     )
     (info, cmd), (_, raw) = md.fences("1. Steps (exact commands)")
-    assert info == "sh" and cmd.startswith(
-        "lnrepro run --backend emulator --defect shipped --seed 1"
-    )
-    assert "--gtest_filter=" in raw and "--emu_seed=1" in raw
+    assert info == "sh" and cmd.startswith("lnrepro run --backend emulator --kernel-era 2025-12")
+    assert "--gtest_filter=" in raw and "--emu_kernel=2025-12" in raw
     logs = md.fences("Logs & Diagnostics")
     assert len(logs) == 7 and all(
         "[ RUN      ] LayerNormBackwardOpTest." in text for _, text in logs
     )
-    assert "dx FAILED: max_diff=1000" in logs[0][1]
+    assert "dx FAILED: max_diff=1000, mean_diff=1004.21" in logs[0][1]
     # the fixed kernel's report says so, and the comparison shows the fix
     rows_cmp = json.loads(lnrepro("compare", a["id"], "last", "--json", cwd=cwd).stdout)["tests"]
     fixed = {r["test"].split(".")[1]: r for r in rows_cmp}
@@ -175,7 +173,11 @@ def test_junit_of_an_emulator_run_read_by_a_junit_consumer(
     first = next(
         c for c in failed if c.name.startswith("BugRepro_Deterministic_256Tiles [attempt 1")
     )
-    assert first.classname == "LayerNormBackwardOpTest" and "allclose" in first.result[0].message
+    assert (
+        first.classname == "LayerNormBackwardOpTest"
+        and first.result[0].message == "Value of: dx_close"
+    )
+    assert "dx mismatch with deterministic inputs (features=8192)" in first.result[0].text
     props = (
         {p.name: p.value for p in first.child(junitparser_properties())}
         if hasattr(first, "child")

@@ -18,10 +18,13 @@ class BackendOptions:
         None  # emulator | local | tt-metal; None: tt-metal if --tt-metal, else emulator
     )
     # emulator
-    defect: str = "shipped"
+    kernel_era: str = "2025-12"
+    arch: str = "wormhole_b0"
+    defect: str | None = None  # None: the era's
     block_size: int | None = None
     l1_max_tiles: int | None = None
-    bf16_stats: bool = False
+    fp32_stats: bool = False
+    data: str = "copy"
     seed: int | None = None
     # an existing binary
     binary: Path | None = None
@@ -49,7 +52,7 @@ class BackendOptions:
 
 
 _ONLY = {
-    "emulator": {"defect", "block_size", "l1_max_tiles", "bf16_stats", "seed"},
+    "emulator": {"kernel_era", "arch", "defect", "block_size", "l1_max_tiles", "fp32_stats", "data", "seed"},
     "local": {"binary"},
     "tt-metal": {"tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
                  "reset_cmd", "watcher"},
@@ -78,16 +81,25 @@ def make_backend(opts: BackendOptions) -> Backend:
         from lnrepro.backends.emulator import EmulatorBackend
         from lnrepro.emulator.kernel import parse_defects
 
-        if not opts.defect.strip():
-            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
-        try:
-            parse_defects(opts.defect)
-        except ValueError as exc:
-            raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
-        seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31)  # recorded
-        return EmulatorBackend(
-            opts.defect, opts.block_size, opts.l1_max_tiles, opts.bf16_stats, seed
-        )
+        if opts.defect is not None:
+            if not opts.defect.strip():
+                raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
+            try:
+                parse_defects(opts.defect)
+            except ValueError as exc:
+                raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
+        data = opts.data
+        if opts.seed is not None and "data" not in opts.given:
+            data = "random"  # --seed alone asks for seeded random data
+        if opts.seed is not None and data != "random":
+            raise UsageError(
+                f"--seed does not apply with --data {data}", "use --data random, or drop --seed"
+            )
+        seed = None
+        if data == "random":
+            seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31)  # recorded
+        return EmulatorBackend(opts.kernel_era, opts.arch, opts.defect, opts.block_size,
+                               opts.l1_max_tiles, opts.fp32_stats, data, seed)  # fmt: skip
     if opts.chosen == "local":
         from lnrepro.backends.binary import BinaryBackend
 

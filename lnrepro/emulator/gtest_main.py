@@ -3,11 +3,13 @@
 Accepts the gtest flags that matter (``--gtest_filter``, ``--gtest_list_tests``,
 ``--gtest_repeat``, ``--gtest_random_seed``, ``--gtest_shuffle``, ``--gtest_output``,
 ``--gtest_brief``, ``--gtest_color``, ``--gtest_print_time``) and the model's own
-(``--emu_defect``, ``--emu_block_size``, ``--emu_l1_max_tiles``, ``--emu_bf16_stats``,
-``--emu_seed``; also from ``LNREPRO_EMU_DEFECT`` etc.). Console output, JSON/XML reports and
-the exit status follow googletest 1.12 (the version Debian ships), so any gtest tooling reads
-them as it would the real binary's. Data is random per run unless ``--emu_seed`` is given; the
-seed used is printed so any run can be repeated.
+(``--emu_kernel``, ``--emu_arch``, ``--emu_defect``, ``--emu_block_size``,
+``--emu_l1_max_tiles``, ``--emu_bf16_stats``, ``--emu_data``, ``--emu_seed``; also from
+``LNREPRO_EMU_KERNEL`` etc.). Console output, JSON/XML reports and the exit status follow
+googletest 1.12 (the version Debian ships), so any gtest tooling reads them as it would the real
+binary's. Data is the test's own (a copied ``std::mt19937(5489)``: the same every run) unless
+``--emu_data=reference`` (the later, advancing generator) or ``--emu_data=random`` (numpy data
+from ``--emu_seed``, printed so any run can be repeated).
 """
 
 from __future__ import annotations
@@ -22,30 +24,37 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 from xml.sax.saxutils import escape, quoteattr
 
 from lnrepro.emulator.catalogue import (
     CASES,
     SUITE,
+    TEST_FILE,
     Case,
+    Data,
+    DataSource,
     IterationOutcome,
     describe,
     failure_text,
     run_iteration,
 )
 from lnrepro.emulator.kernel import (
-    DEFAULT_BLOCK_SIZE,
-    DEFAULT_L1_MAX_TILES,
+    ERA_DEFECTS,
+    Arch,
+    Era,
     KernelConfig,
     defects_label,
     parse_defects,
 )
 
+E = TypeVar("E", bound=Enum)
+
 GREEN, RED, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[m"
 
-USAGE = f"""\
+USAGE = """\
 lnrepro emulator of tt-train's ttml_tests (LayerNorm backward only).
 
 googletest flags:
@@ -59,13 +68,18 @@ googletest flags:
   --gtest_color=yes|no|auto     colour the markers
   --gtest_print_time=0|1        print each test's time (default 1)
 
-emulator flags (or env LNREPRO_EMU_DEFECT, _BLOCK_SIZE, _L1_MAX_TILES, _BF16_STATS, _SEED):
-  --emu_defect=D                shipped (default), none, or a comma list of
-                                overwrite-dy-gamma-sum, double-subtract, drop-xhat-blocks
-  --emu_block_size=N            tiles per block on the block path (default {DEFAULT_BLOCK_SIZE})
-  --emu_l1_max_tiles=N          rows of up to N tiles take the fits-in-L1 path (default {DEFAULT_L1_MAX_TILES})
-  --emu_bf16_stats=0|1          store the forward's mean/rstd in bf16 (default 0)
-  --emu_seed=N                  data seed (default: random, printed)
+emulator flags (or env LNREPRO_EMU_KERNEL, _ARCH, _DEFECT, _BLOCK_SIZE, _L1_MAX_TILES, ...):
+  --emu_kernel=ERA              2025-11 (older factory), 2025-12 (default), fixed (after #53215)
+  --emu_arch=ARCH               wormhole_b0 (default, or $ARCH_NAME) or blackhole: free L1
+  --emu_defect=D                the era's (default), shipped, none, or a comma list of
+                                double-subtract, drop-xhat-blocks, drop-partial-tile,
+                                overwrite-dy-gamma-sum
+  --emu_block_size=N            tiles per block on the block path (default: the factory's)
+  --emu_l1_max_tiles=N          rows of up to N tiles take the fits-in-L1 path (default: the
+                                factory's byte budget against the arch's free L1)
+  --emu_bf16_stats=0|1          mean, rstd and x_hat in bf16 buffers (default 1, the factory's)
+  --emu_data=copy|reference|random   the test's generator copied (default), advancing, or numpy
+  --emu_seed=N                  with --emu_data=random: the seed (default: random, printed)
   --emu_dump=PATH               append what the model computed, as JSON lines
 """
 
@@ -86,6 +100,7 @@ class Options:
     color: str = "auto"
     print_time: bool = True
     kernel: KernelConfig = field(default_factory=KernelConfig)
+    data: Data = Data.COPY
     seed: int | None = None
     dump: str | None = None  # JSON lines of what the model computed, for round-trip tests
 
@@ -132,19 +147,39 @@ def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
         except ValueError:
             raise FlagError(f"bad value for --{name}: {value!r}") from None
     try:
-        opts.kernel = KernelConfig(
-            defects=parse_defects(model.get("defect", "shipped")),
-            block_size=int(model.get("block_size", DEFAULT_BLOCK_SIZE)),
-            l1_max_tiles=int(model.get("l1_max_tiles", DEFAULT_L1_MAX_TILES)),
-            bf16_stats=_bool(model.get("bf16_stats", "0")),
+        era = _choice(Era, model.get("kernel", Era.DEC_2025.value), "--emu_kernel")
+        arch = _choice(
+            Arch, model.get("arch", env.get("ARCH_NAME") or Arch.WORMHOLE_B0.value), "--emu_arch"
         )
+        defect = model.get("defect")
+        opts.kernel = KernelConfig(
+            defects=ERA_DEFECTS[era] if defect in (None, "") else parse_defects(defect),
+            era=era,
+            arch=arch,
+            block_size=int(model["block_size"]) if model.get("block_size") else None,
+            l1_max_tiles=int(model["l1_max_tiles"]) if model.get("l1_max_tiles") else None,
+            bf16_stats=_bool(model.get("bf16_stats", "1")),
+        )
+        opts.data = _choice(Data, model.get("data", Data.COPY.value), "--emu_data")
         if "seed" in model:
             opts.seed = int(model["seed"])
     except ValueError as exc:
         raise FlagError(str(exc)) from None
-    if opts.kernel.block_size < 1 or opts.kernel.l1_max_tiles < 0:
+    k = opts.kernel
+    if (k.block_size is not None and k.block_size < 1) or (
+        k.l1_max_tiles is not None and k.l1_max_tiles < 0
+    ):
         raise FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
     return opts
+
+
+def _choice(enum: type[E], value: str, flag: str) -> E:
+    try:
+        return enum(value)
+    except ValueError:
+        raise ValueError(
+            f"{flag}: {value!r} is not one of {', '.join(e.value for e in enum)}"
+        ) from None
 
 
 def _matches(name: str, patterns: str) -> bool:
@@ -219,31 +254,25 @@ def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -
 
 
 def run_case(
-    case: Case, opts: Options, rng: random.Random, printer: Printer, iteration: int
+    case: Case, opts: Options, data: DataSource, printer: Printer, iteration: int
 ) -> Result:
-    import numpy as np
-
     start = time.time()
     t0 = time.perf_counter()
-    np_rng = np.random.default_rng(rng.getrandbits(64))
     logger(
         printer,
-        f"layernorm_bw {describe(case, opts.kernel)} defects={defects_label(opts.kernel.defects)}",
+        f"layernorm_bw {describe(case, opts.kernel)} defects={defects_label(opts.kernel.defects)} "
+        f"kernel={opts.kernel.era.value} arch={opts.kernel.arch.value}",
     )
     failures: list[tuple[str, int, str]] = []
     for _ in range(case.iterations):
-        outcome = run_iteration(case, opts.kernel, np_rng)
+        outcome = run_iteration(case, opts.kernel, data)
         dump(opts, iteration, case, outcome)
-        for t in outcome.tensors:
-            if t.ok:
-                continue
-            text = failure_text(case, t)
-            for ln in text[:-4]:  # the test's own stdout, before the assertion
-                printer.out.write(ln + "\n")
-            header, *message = text[-4:]
-            printer.out.write("\n".join(text[-4:]) + "\n")
-            file, _, rest = header.rpartition(": Failure")[0].rpartition(":")
-            failures.append((file, int(rest), "\n".join(message)))
+        stdout, failed = failure_text(case, outcome, opts.kernel.era)
+        for ln in stdout:  # the test's own prints, before its assertions
+            printer.out.write(ln + "\n")
+        for line, message in failed:
+            printer.out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
+            failures.append((TEST_FILE, line, message))
     ms = int((time.perf_counter() - t0) * 1000)
     return Result(case, failures, ms, start)
 
@@ -350,7 +379,7 @@ def run(opts: Options, out: TextIO) -> int:
     )
     printer = Printer(out, color, opts.brief, opts.print_time)
     data_seed = opts.seed if opts.seed is not None else secrets.randbits(32)
-    rng = random.Random(data_seed)
+    data = DataSource(opts.data, data_seed)
     any_failed = False
     iteration = 0
     while opts.repeat < 0 or iteration < opts.repeat:
@@ -365,9 +394,13 @@ def run(opts: Options, out: TextIO) -> int:
             shuffle_seed = shuffle_seed + iteration - 1
             out.write(f"Note: Randomizing tests' orders with a seed of {shuffle_seed} .\n")
             random.Random(shuffle_seed).shuffle(order)
-        logger(
-            printer, f"lnrepro emulator: data seed {data_seed} (rerun with --emu_seed={data_seed})"
-        )
+        if opts.data is Data.RANDOM:
+            logger(
+                printer,
+                f"lnrepro emulator: data seed {data_seed} (rerun with --emu_seed={data_seed})",
+            )
+        else:
+            logger(printer, f"lnrepro emulator: data from std::mt19937(5489), {opts.data.value}")
         suites = 1 if order else 0
         printer.marker(
             "[==========]",
@@ -382,7 +415,7 @@ def run(opts: Options, out: TextIO) -> int:
             for case in order:
                 printer.marker("[ RUN      ]", case.full_name)
                 out.flush()
-                r = run_case(case, opts, rng, printer, iteration)
+                r = run_case(case, opts, data, printer, iteration)
                 results.append(r)
                 if r.passed:
                     printer.marker("[       OK ]", case.full_name + printer.time(r.ms))
