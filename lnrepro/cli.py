@@ -813,6 +813,69 @@ def _related_bisect(bases: list[Path], run: dict[str, Any]) -> dict[str, Any] | 
     return None
 
 
+@cli.command(short_help="Rank the kernel models by how well they reproduce a run or a log.")
+@click.argument("ref", metavar="RUN|LOG")
+@_RECORD_DIR
+@click.option(
+    "--top", type=click.IntRange(min=1), default=8, show_default=True, help="Models to show."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print every model's fit as JSON.")
+def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
+    """Which mechanism explains what a card showed? Every candidate model (defect set x kernel
+    era x arch) runs the observed tests on the emulator with the tests' own data and is scored
+    per test: a different verdict costs 1, each printed metric its relative residual (capped at
+    1). RUN is a saved record (id, `last`, path); LOG a gtest console log from anywhere.
+
+    \b
+    lnrepro explain seed-run.log        # a log copied from a bug report or a card
+    lnrepro explain last --json
+    """
+    import json
+
+    from lnrepro import explain as ex
+    from lnrepro.errors import InputError as _InputError
+
+    path = Path(ref)
+    if (
+        path.is_file()
+        and path.name not in ("record.json", "bisect.json")
+        and not ref.endswith(".json")
+    ):
+        from lnrepro.gtest.files import parse_log_file
+
+        observed = ex.observed_from_run(parse_log_file(path))
+        source = str(path)
+    else:
+        from lnrepro.store import load
+
+        doc = load(_bases(record_dir), ref)
+        if doc["kind"] != "run":
+            raise UsageError(f"{ref} is a {doc['kind']} record", "explain takes a run or a log")
+        observed = ex.observed_from_record(doc)
+        source = str(doc["id"])
+    if not observed:
+        raise _InputError(
+            f"no passed or failed test in {source}", "pass a log or run that ran the tests"
+        )
+    eras, arches = ("2025-12", "2025-11", "fixed"), ("wormhole_b0", "blackhole")
+    from lnrepro.render import make_console, render_explain
+
+    err = make_console(stderr=True)
+    total = ex.n_models(eras, arches)
+    with err.status(f"explain: {total} models on {len(observed)} test(s)") as status:
+        fits, meta = ex.explain(
+            observed, eras=eras, arches=arches,
+            on_model=lambda n: status.update(f"explain: model {n}/{total}"),
+        )  # fmt: skip
+    if as_json:
+        click.echo(
+            json.dumps({"source": source, **meta, "models": [f.to_json() for f in fits]}, indent=2)
+        )
+    else:
+        render_explain(source, fits[:top], meta, make_console())
+    return ExitCode.OK
+
+
 def _fail_rates(text: str | None, confidence: float | None) -> tuple[float, float] | None:
     if text is None:
         return None

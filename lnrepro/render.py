@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import time
@@ -545,3 +546,44 @@ class RichBisectEvents(BisectEvents):
                 f" ({reason}, {seconds:.1f} s)",
             )
         )
+
+
+def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
+    """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
+    from rich.table import Table
+
+    table = Table(
+        title=esc(f"models against {source} ({meta['models']} models, {len(meta['tests'])} tests, "
+                  f"{meta['seconds']:.1f} s)"),
+        title_justify="left",
+    )  # fmt: skip
+    for col in ("#", "defects", "era", "arch", "verdicts", "cost"):
+        table.add_column(col, overflow="fold")
+    n = len(meta["tests"])
+    for i, f in enumerate(fits, 1):
+        table.add_row(
+            str(i),
+            esc(f.defects),
+            esc(f.era),
+            esc(f.arch),
+            f"{f.verdicts_matched}/{n}",
+            f"{f.cost:.4f}",
+        )
+    console.print(table)
+    if not fits:
+        return
+    best = fits[0]
+    detail = Table(title=esc(f"best: {best.label} — per test"), title_justify="left")
+    for col in ("test", "observed", "model", "metric", "observed value", "model value", "residual"):
+        detail.add_column(col, overflow="fold")
+    for t in best.tests:
+        rows = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
+        for j, (k, (o, m, r)) in enumerate(rows):
+            first = j == 0
+            detail.add_row(
+                esc(_short(t.name)) if first else "", t.observed if first else "", t.modelled if first else "",
+                esc(k), fmt_num(o) if k else "", fmt_num(m) if k else "", f"{100 * r:.2f}%" if k else "",
+            )  # fmt: skip
+    console.print(detail)
+    if meta.get("skipped_tests"):
+        console.print(esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))

@@ -1,0 +1,211 @@
+"""``lnrepro explain``: which kernel model reproduces what a run (or a log) saw.
+
+Every candidate model — a defect set × a kernel era × an arch — runs the observed tests on the
+emulator, with the tests' own data, and is scored against the observation, test by test: a
+verdict that differs costs 1; each metric the run printed (max_diff, mean_diff, max_abs_diff per
+tensor) costs its relative residual |model - observed| / |observed|, capped at 1. Models are
+ranked by the total, and the residuals are kept so a person sees *where* a model falls short.
+
+The question people answered by hand over months (#34760 closed, #53215 fixed): which mechanism
+explains 1000, 1004.21, 994.62 and 988? Work is shared: a test's result depends only on the
+parts of a model that can reach it (on the L1 path dropped blocks do not exist; the partial-tile
+hypothesis needs Wormhole, the block path and a partial tile; eras differ by path, block size
+and, for ``fixed``, tolerances), so each distinct effective model is computed once per test.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lnrepro.errors import InputError
+
+DEFECT_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("double-subtract + drop-xhat-blocks + drop-partial-tile", ("double-subtract", "drop-xhat-blocks", "drop-partial-tile")),
+    ("double-subtract + drop-xhat-blocks (shipped)", ("double-subtract", "drop-xhat-blocks")),
+    ("double-subtract", ("double-subtract",)),
+    ("drop-xhat-blocks", ("drop-xhat-blocks",)),
+    ("overwrite-dy-gamma-sum (reporters', refuted)", ("overwrite-dy-gamma-sum",)),
+    ("overwrite-dy-gamma-sum + drop-partial-tile", ("overwrite-dy-gamma-sum", "drop-partial-tile")),
+    ("none (fixed kernel)", ()),
+)  # fmt: skip
+METRICS = ("max_diff", "mean_diff", "max_abs_diff")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One test as a run or log saw it: its verdict and the metrics it printed."""
+
+    name: str
+    verdict: str  # PASS | FAIL (anything else is not about the kernel and is skipped)
+    metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class TestFit:
+    __test__ = False
+
+    name: str
+    observed: str
+    modelled: str
+    residuals: dict[str, tuple[float, float, float]]  # "dx.max_diff" -> (observed, model, rel)
+
+    @property
+    def cost(self) -> float:
+        return (self.observed != self.modelled) + sum(
+            min(r, 1.0) for _, _, r in self.residuals.values()
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.name, "observed": self.observed, "model": self.modelled, "cost": self.cost,
+                "residuals": {k: {"observed": o, "model": m, "relative": r} for k, (o, m, r) in self.residuals.items()}}  # fmt: skip
+
+
+@dataclass
+class ModelFit:
+    defects: str
+    era: str
+    arch: str
+    tests: list[TestFit]
+
+    @property
+    def cost(self) -> float:
+        return sum(t.cost for t in self.tests)
+
+    @property
+    def verdicts_matched(self) -> int:
+        return sum(t.observed == t.modelled for t in self.tests)
+
+    @property
+    def label(self) -> str:
+        return f"{self.defects} @ {self.era}/{self.arch}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"defects": self.defects, "era": self.era, "arch": self.arch, "cost": self.cost,
+                "verdicts_matched": self.verdicts_matched, "tests": [t.to_json() for t in self.tests]}  # fmt: skip
+
+
+def observed_from_record(doc: Mapping[str, Any]) -> list[Observed]:
+    out = []
+    for t in doc.get("tests") or []:
+        v = str(t.get("verdict"))
+        if v in ("PASS", "FAIL", "FLAKY"):
+            out.append(
+                Observed(
+                    str(t.get("name")),
+                    "PASS" if v == "PASS" else "FAIL",
+                    t.get("worst_metrics") or {},
+                )
+            )
+    return out
+
+
+def observed_from_run(run: Any) -> list[Observed]:
+    """From a parsed gtest log (:class:`~lnrepro.gtest.model.GtestRun`): per test, worst over
+    iterations; a test that failed in any iteration is FAIL."""
+    by: dict[str, tuple[str, dict[str, dict[str, float]]]] = {}
+    for t in run.tests:
+        status = t.status.value
+        if status not in ("PASSED", "FAILED"):
+            continue
+        verdict, metrics = by.get(t.name, ("PASS", {}))
+        if status == "FAILED":
+            verdict = "FAIL"
+        for tensor, vals in t.metrics.items():
+            slot = metrics.setdefault(tensor, {})
+            for k, v in vals.items():
+                if k in METRICS and (k not in slot or v > slot[k]):
+                    slot[k] = v
+        by[t.name] = (verdict, metrics)
+    return [Observed(n, v, m) for n, (v, m) in by.items()]
+
+
+def _relative(observed: float, model: float) -> float:
+    if math.isnan(observed) or math.isnan(model):
+        return 0.0 if math.isnan(observed) and math.isnan(model) else 1.0
+    return abs(model - observed) / max(abs(observed), 1e-9)
+
+
+def explain(
+    observed: Sequence[Observed],
+    *,
+    eras: Iterable[str] = ("2025-12", "2025-11", "fixed"),
+    arches: Iterable[str] = ("wormhole_b0", "blackhole"),
+    on_model: Any = None,
+) -> tuple[list[ModelFit], dict[str, Any]]:
+    """Every candidate model scored on the observed tests, best first; and what was skipped."""
+    from lnrepro.emulator.catalogue import BY_NAME, Data, DataSource, run_iteration
+    from lnrepro.emulator.kernel import TILE, Arch, Defect, Era, KernelConfig
+
+    known = [o for o in observed if o.name in BY_NAME]
+    skipped = [o.name for o in observed if o.name not in BY_NAME]
+    if not known:
+        raise InputError(
+            "none of the observed tests is one the emulator models",
+            "explain needs the LayerNorm backward tests (LayerNormBackwardOpTest.*)",
+        )
+    data = DataSource(Data.COPY)
+    cache: dict[tuple[Any, ...], tuple[str, dict[str, dict[str, float]]]] = {}
+    started = time.perf_counter()
+    fits: list[ModelFit] = []
+    for era_name in eras:
+        for arch_name in arches:
+            for label, names in DEFECT_SETS:
+                if era_name == "fixed" and names:
+                    continue  # the fixed era is the kernel without its defects
+                era, arch = Era(era_name), Arch(arch_name)
+                defects = frozenset(Defect(n) for n in names)
+                cfg = KernelConfig(defects=defects, era=era, arch=arch)
+                tests = []
+                for o in known:
+                    case = BY_NAME[o.name]
+                    f = case.features
+                    block = not cfg.fits_in_l1(f)
+                    eff = {d for d in defects if block or d is Defect.DOUBLE_SUBTRACT}
+                    if not (arch is Arch.WORMHOLE_B0 and block and f % TILE):
+                        eff.discard(Defect.DROP_PARTIAL_TILE)
+                    key = (o.name, frozenset(eff), cfg.path(f), era is Era.FIXED)
+                    if key not in cache:
+                        verdict = "PASS"
+                        metrics: dict[str, dict[str, float]] = {}
+                        for _ in range(1):  # copied generator: every iteration is the same
+                            out = run_iteration(
+                                case, KernelConfig(defects=frozenset(eff), era=era, arch=arch), data
+                            )
+                            verdict = "PASS" if out.ok and verdict == "PASS" else "FAIL"
+                            for t in out.tensors:
+                                slot = metrics.setdefault(t.tensor, {})
+                                for k, v in (
+                                    ("max_diff", t.max_diff),
+                                    ("mean_diff", t.mean_diff),
+                                    ("max_abs_diff", t.max_diff),
+                                ):
+                                    slot[k] = max(slot.get(k, -math.inf), v)
+                        cache[key] = (verdict, metrics)
+                    verdict, metrics = cache[key]
+                    res = {}
+                    for tensor, vals in o.metrics.items():
+                        for k, v in vals.items():
+                            if k in METRICS and tensor in metrics:
+                                m = metrics[tensor][k]
+                                res[f"{tensor}.{k}"] = (
+                                    float(v),
+                                    float(m),
+                                    _relative(float(v), float(m)),
+                                )
+                    tests.append(TestFit(o.name, o.verdict, verdict, res))
+                fits.append(ModelFit(label, era_name, arch_name, tests))
+                if on_model is not None:
+                    on_model(len(fits))
+    fits.sort(key=lambda m: (round(m.cost, 9), -m.verdicts_matched))
+    meta = {"seconds": round(time.perf_counter() - started, 3), "models": len(fits),
+            "computed": len(cache), "tests": [o.name for o in known], "skipped_tests": skipped}  # fmt: skip
+    return fits, meta
+
+
+def n_models(eras: Sequence[str], arches: Sequence[str]) -> int:
+    per = [1 if e == "fixed" else len(DEFECT_SETS) for e in eras]
+    return sum(per) * len(arches)
