@@ -2,8 +2,10 @@
 """Time one iteration of the NIGHTLY shape (3*273 rows x 8462 features) in the emulator.
 
 Measures, on one core (numpy's elementwise work is single-threaded), the median of N runs of
-each stage a test iteration does: make bf16 inputs, float64 reference, kernel model,
-three allclose comparisons — and the whole iteration. Target (issue #3): well under a second.
+each stage a test iteration does: draw the test's mt19937 data (uncached: a copied generator
+redraws it), float32 reference, kernel model, three allclose comparisons with xtensor's
+sequential mean — and the whole iteration (data cached, as a copied generator allows).
+Target (issues #3 and #13): well under a second.
 
     python scripts/bench_emulator.py [--runs 5] [--defect shipped]
 """
@@ -18,7 +20,7 @@ import time
 
 import numpy as np
 
-from lnrepro.emulator.catalogue import BY_NAME, make_inputs, run_iteration
+from lnrepro.emulator.catalogue import BY_NAME, DataSource, make_inputs, run_iteration
 from lnrepro.emulator.kernel import KernelConfig, compare, kernel, parse_defects, reference
 
 
@@ -40,18 +42,18 @@ def main() -> int:
     args = ap.parse_args()
     case = BY_NAME["LayerNormBackwardOpTest.NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"]
     cfg = KernelConfig(defects=parse_defects(args.defect))
-    rng = np.random.default_rng(0)
-    x, dy, g = make_inputs(case, rng)
+    data = DataSource()
+    x, dy, g = make_inputs(case, data)
     ref, got = reference(x, dy, g), kernel(x, dy, g, cfg)
     stages = {
-        "make_inputs (bf16)": lambda: make_inputs(case, rng),
-        "reference (float64)": lambda: reference(x, dy, g),
+        "mt19937 data (uncached)": lambda: make_inputs(case, DataSource()),
+        "reference (float32)": lambda: reference(x, dy, g),
         "kernel model": lambda: kernel(x, dy, g, cfg),
         "3 x allclose": lambda: [
             compare(n, getattr(got, n), getattr(ref, n), 1e-3, 0.5)
             for n in ("dx", "dgamma", "dbeta")
         ],
-        "whole iteration": lambda: run_iteration(case, cfg, rng),
+        "whole iteration": lambda: run_iteration(case, cfg, data),
     }
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cpu(s), Python {platform.python_version()}, numpy {np.__version__}"
