@@ -209,3 +209,11 @@ def fake_card_host() -> Iterator[None]:
         for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir):
             with contextlib.suppress(OSError):
                 undo()
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a child that must feel Ctrl-C: a shell that ran CI in the background
+    (``cmd &``) starts it with SIGINT ignored, and Python then installs no KeyboardInterrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

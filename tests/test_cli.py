@@ -179,8 +179,14 @@ def test_signals_exit_128_plus_n_without_traceback(sig: str, code: int) -> None:
     import time
 
     # `parse -` on a pipe nobody writes to: blocked in a read when the signal comes
+    from tests.conftest import default_signals
+
     proc = subprocess.Popen(
-        [*LNREPRO, "parse", "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*LNREPRO, "parse", "-"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_signals,
     )
     time.sleep(1.5)
     proc.send_signal(getattr(signal, sig))

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lnrepro.container import LABEL
-from tests.conftest import IN_CI, docker_ok, need
+from tests.conftest import IN_CI, default_signals, docker_ok, need
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 HEADER = """#!/bin/sh
@@ -120,6 +120,7 @@ def test_a_signal_mid_run_kills_the_attempt_and_keeps_the_finished_ones(
         [*LNREPRO, "run", "--backend", "local", "--binary", str(binary), "-n", "5",
          "--record-dir", str(runs)],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_signals,
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while len(pids(pidfile)) < 2 and time.monotonic() < deadline:
