@@ -876,6 +876,146 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     return ExitCode.OK
 
 
+@cli.command(short_help="Which tolerance (and which data) tells the correct kernel from the bug.")
+@click.option(
+    "--test",
+    "tests",
+    multiple=True,
+    metavar="NAME",
+    help="A test (gtest pattern). Repeatable. [default: the BugRepro and NIGHTLY tests]",
+)
+@click.option(
+    "--shape",
+    metavar="B,S,H,F",
+    help="Study a shape instead: bands per tensor and rtol, every data kind.",
+)
+@click.option(
+    "--defect",
+    "defects",
+    multiple=True,
+    metavar="MODEL",
+    help="With --shape: defect models to compare (double-subtract, drop-xhat-blocks, shipped, 'overwrite (refuted)'). [default: all]",
+)
+@click.option(
+    "--trials",
+    type=click.IntRange(min=2),
+    default=200,
+    show_default=True,
+    help="Data draws per kind.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(1e-12, 0.5),
+    default=1e-6,
+    show_default=True,
+    help="The correct kernel may fail a band with this probability.",
+)
+@click.option(
+    "--kernel-era",
+    type=click.Choice(["2025-11", "2025-12"]),
+    default="2025-12",
+    show_default=True,
+    help="Which factory's paths and blocks.",
+)
+@click.option(
+    "--plot",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write an SVG of the error distributions against the tolerances.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def tolerance(
+    tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...], trials: int, alpha: float,
+    kernel_era: str, plot: Path | None, as_json: bool,
+) -> int:  # fmt: skip
+    """Measure what a tolerance does: the correct kernel's error distribution (quantiles and a
+    Gumbel tail out to 1 - alpha), each defect's, the band (rtol, atol) the correct kernel passes
+    with probability 1 - alpha, each defect's power against it, and which data kind separates
+    them best. Without --shape: the verdict of each test's own tolerance, and the band that does
+    both jobs.
+
+    \b
+    lnrepro tolerance                          # the seeds' tests (1000 draws: --trials 1000)
+    lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
+    """
+    import fnmatch
+    import json
+
+    from lnrepro import tolerance as tl
+    from lnrepro.emulator.catalogue import CASES
+    from lnrepro.emulator.kernel import Era
+    from lnrepro.render import make_console, render_tolerance_bands, render_tolerance_tests
+
+    era = Era(kernel_era)
+    err = make_console(stderr=True)
+    if shape is not None:
+        try:
+            b, sq, h, f = (int(v) for v in shape.split(","))
+            if min(b, sq, h, f) < 1:
+                raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"--shape {shape!r} is not B,S,H,F", "e.g. --shape 3,273,1,8462"
+            ) from None
+        models = defects or tuple(tl.MODELS)
+        for m in models:
+            if m not in tl.MODELS:
+                raise UsageError(f"unknown model {m!r}", f"choose from {', '.join(tl.MODELS)}")
+        with err.status("tolerance: sampling") as status:
+            s = tl.sample(b * sq * h, f, trials=trials, models=models, era=era,
+                          progress=lambda d, n: status.update(f"tolerance: draw {d}/{n}"))  # fmt: skip
+        bands = tl.bands(s, kind="test", alpha=alpha)
+        best = {m: tl.best_kind(s, m, alpha=alpha) for m in models}
+        if plot is not None:
+            dx = next(x for x in bands if x.tensor == "dx" and x.rtol == 0.0)
+            _write(plot, tl.svg_plot(s, kind="test", tensor="dx", title=f"dx errors, shape {shape}, {trials} draws",
+                                     lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol}))  # fmt: skip
+        if as_json:
+            click.echo(json.dumps({"shape": shape, "trials": trials, "alpha": alpha,
+                                   "correct_quantiles": {t: tl.quantiles(s.get("correct", "test", t, 0.0)) for t in tl.TENSORS},
+                                   "bands": [vars(x) for x in bands],
+                                   "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in best.items()}}, indent=2))  # fmt: skip
+        else:
+            render_tolerance_bands(shape, trials, alpha, s, bands, best, make_console())
+        return ExitCode.OK
+    names = [c.full_name for c in CASES if not tests and c.full_name in _default_tests()] or [
+        c.full_name for c in CASES if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in tests)
+    ]  # fmt: skip
+    if not names:
+        raise UsageError(f"no modelled test matches {', '.join(tests)}", "see `lnrepro run --list`")
+    with err.status("tolerance: sampling") as status:
+        rows = tl.seeds_table(names, trials=trials, alpha=alpha, era=era,
+                              progress=lambda nm, d, n: status.update(f"tolerance: {nm.split('.')[-1]} draw {d}/{n}"))  # fmt: skip
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"trials": trials, "alpha": alpha, "tests": [r.to_json() for r in rows]}, indent=2
+            )
+        )
+    else:
+        render_tolerance_tests(rows, alpha, make_console())
+    return ExitCode.OK
+
+
+def _default_tests() -> set[str]:
+    import fnmatch
+
+    from lnrepro.emulator.catalogue import CASES
+    from lnrepro.pipeline import DEFAULT_FILTER
+
+    pats = DEFAULT_FILTER.split(":")
+    return {c.full_name for c in CASES if any(fnmatch.fnmatchcase(c.full_name, p) for p in pats)}
+
+
+def _write(path: Path, text: str) -> None:
+    from lnrepro.fsio import atomic_write_text, write_error
+
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    click.echo(f"lnrepro: wrote {path}", err=True)
+
+
 def _fail_rates(text: str | None, confidence: float | None) -> tuple[float, float] | None:
     if text is None:
         return None

@@ -587,3 +587,76 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     console.print(detail)
     if meta.get("skipped_tests"):
         console.print(esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
+
+
+def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> None:
+    """``lnrepro tolerance``: each test's own tolerance judged, and the band that does both jobs."""
+    from rich.table import Table
+
+    table = Table(
+        title=f"tolerances of the tests (band: the correct kernel passes with 1 - {alpha:g})",
+        title_justify="left",
+    )
+    for col in (
+        "test",
+        "tolerance (rtol, atol)",
+        "correct kernel passes",
+        "shipped fails",
+        "band atol, rtol 0 (dx / dgamma / dbeta)",
+        "shipped fails the band",
+        "draws",
+    ):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        tol = {f"{v[0]:g}, {v[1]:g}" for v in r.tolerance.values()}
+        table.add_row(
+            esc(_short(r.test) if "." in r.test else r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass),
+            _prob(r.shipped_fail), esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
+            _prob(r.band_power), str(r.draws),
+        )  # fmt: skip
+    console.print(table)
+
+
+def _prob(p: float) -> str:
+    if p >= 1 - 1e-9:
+        return "1"
+    if p <= 1e-12:
+        return "0"
+    return f"{p:.6g}"
+
+
+def render_tolerance_bands(
+    shape: str,
+    trials: int,
+    alpha: float,
+    s: Any,
+    bands: list[Any],
+    best: dict[str, Any],
+    console: Console,
+) -> None:
+    from rich.table import Table
+
+    from lnrepro.tolerance import quantiles
+
+    models = [m for m in s.data if m != "correct"]
+    table = Table(
+        title=esc(f"shape {shape}, {trials} draws per data kind: bands on the test's own data"),
+        title_justify="left",
+    )
+    for col in (
+        "tensor",
+        "rtol",
+        "correct: p50 / p99 / max",
+        f"band atol (1 - {alpha:g})",
+        *(f"power: {m}" for m in models),
+    ):
+        table.add_column(col, overflow="fold")
+    for b in bands:
+        q = quantiles(s.get("correct", "test", b.tensor, b.rtol))
+        table.add_row(b.tensor, f"{b.rtol:g}", f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
+                      fmt_num(b.atol), *(f"{100 * b.power[m]:.0f}%" for m in models))  # fmt: skip
+    console.print(table)
+    for m, (kind, ratio) in best.items():
+        console.print(
+            esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)")
+        )

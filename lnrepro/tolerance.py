@@ -1,0 +1,377 @@
+"""``lnrepro tolerance``: which tolerance would have caught the bug, and which data would.
+
+For a test's shape, the emulator's correct (``fixed``) kernel and each defect model run on many
+data draws of several kinds; for every output tensor and rtol the *needed atol* of a draw is
+``max(|metal - ref| - rtol·|ref|)`` — the smallest atol that passes it. Then:
+
+* the correct kernel's distribution of needed atol: quantiles, and a tail estimate from a
+  Gumbel fit (the maximum over many elements is Gumbel-like; method of moments), extrapolated to
+  the stated pass probability ``1 - alpha`` — brute force cannot see 1e-6;
+* for each rtol, the band's atol: that quantile; each defect's *power* there: the share of its
+  draws that need more (so fail);
+* which data kind separates a defect from the correct kernel best (the ratio of the defect's
+  median needed atol to the correct kernel's band atol).
+
+Data kinds: ``test`` (the test's own distributions, fresh draws: x, dy ~ U(-1, 1), γ ~ U(0, 1)),
+``mean-shifted`` (dy ~ U(0, 1): dy·γ has a mean, which double-subtract doubles), ``constant``
+(per draw random constants dy, γ ∈ [0.5, 2), x: x̂ = 0, the BugRepro inputs) and ``ramp``
+(x a per-row shifted ramp). Pure numpy through the emulator; no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lnrepro.emulator.kernel import Defect, Era, KernelConfig, kernel, reference
+
+F32 = np.float32
+KINDS = ("test", "mean-shifted", "constant", "ramp")
+RTOLS = (0.0, 1e-3, 1e-2, 1e-1)
+TENSORS = ("dx", "dgamma", "dbeta")
+EULER = 0.5772156649015329
+MODELS: dict[str, frozenset[Defect]] = {
+    "double-subtract": frozenset({Defect.DOUBLE_SUBTRACT}),
+    "drop-xhat-blocks": frozenset({Defect.DROP_XHAT_BLOCKS}),
+    "shipped": frozenset({Defect.DOUBLE_SUBTRACT, Defect.DROP_XHAT_BLOCKS}),
+    "overwrite (refuted)": frozenset({Defect.OVERWRITE_DY_GAMMA_SUM}),
+}
+
+
+def draw(kind: str, rows: int, features: int, rng: np.random.Generator) -> tuple[Any, Any, Any]:
+    """One draw of (x, dy, gamma) of a data kind, float32, as the host holds it."""
+    shape = (rows, features)
+    if kind == "constant":
+        dy_v, g_v = rng.uniform(0.5, 2.0, 2)
+        x_v = rng.uniform(-1, 1)
+        return (
+            np.full(shape, x_v, F32),
+            np.full(shape, dy_v, F32),
+            np.full((1, features), g_v, F32),
+        )
+    if kind == "ramp":
+        base = np.linspace(-1, 1, features, dtype=F32)[None, :]
+        x = (base + rng.uniform(-0.5, 0.5, (rows, 1))).astype(F32)
+        dy = rng.uniform(-1, 1, shape).astype(F32)
+        return x, dy, rng.uniform(0, 1, (1, features)).astype(F32)
+    x = rng.uniform(-1, 1, shape).astype(F32)
+    lo = 0.0 if kind == "mean-shifted" else -1.0
+    dy = rng.uniform(lo, 1, shape).astype(F32)
+    return x, dy, rng.uniform(0, 1, (1, features)).astype(F32)
+
+
+def needed_atol(metal: Any, ref: Any, rtol: float) -> float:
+    """The smallest atol with which ``allclose(metal, ref, rtol, atol)`` holds (>= 0)."""
+    diff = np.abs(metal.astype(F32) - ref.astype(F32)) - F32(rtol) * np.abs(ref.astype(F32))
+    v = float(diff.max())
+    return math.inf if math.isnan(v) else max(v, 0.0)
+
+
+@dataclass(frozen=True)
+class Gumbel:
+    mu: float
+    beta: float
+
+    @classmethod
+    def fit(cls, sample: Sequence[float]) -> Gumbel:
+        a = np.asarray(sample, dtype=np.float64)
+        beta = max(float(a.std(ddof=1)) * math.sqrt(6) / math.pi, 1e-30) if len(a) > 1 else 1e-30
+        return cls(float(a.mean()) - EULER * beta, beta)
+
+    def quantile(self, p: float) -> float:
+        return self.mu - self.beta * math.log(-math.log(p))
+
+    def exceed(self, x: float) -> float:
+        """P(X > x)."""
+        return -math.expm1(-math.exp(-(x - self.mu) / self.beta))
+
+
+@dataclass
+class Samples:
+    """needed atol per draw: [model][kind][tensor][rtol] -> list."""
+
+    data: dict[str, dict[str, dict[str, dict[float, list[float]]]]] = field(default_factory=dict)
+
+    def add(self, model: str, kind: str, tensor: str, rtol: float, value: float) -> None:
+        self.data.setdefault(model, {}).setdefault(kind, {}).setdefault(tensor, {}).setdefault(
+            rtol, []
+        ).append(value)
+
+    def get(self, model: str, kind: str, tensor: str, rtol: float) -> list[float]:
+        return self.data[model][kind][tensor][rtol]
+
+
+def sample(
+    rows: int,
+    features: int,
+    *,
+    trials: int,
+    models: Sequence[str] = tuple(MODELS),
+    kinds: Sequence[str] = KINDS,
+    era: Era = Era.DEC_2025,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Samples:
+    """Run the correct kernel and each model on ``trials`` draws of each kind."""
+    out = Samples()
+    cfgs = {"correct": KernelConfig(defects=frozenset(), era=era)}
+    cfgs.update({m: KernelConfig(defects=MODELS[m], era=era) for m in models})
+    total, done = len(kinds) * trials, 0
+    for kind in kinds:
+        rng = np.random.default_rng([seed, KINDS.index(kind)])
+        for _ in range(trials):
+            x, dy, g = draw(kind, rows, features, rng)
+            ref = reference(x, dy, g)
+            for name, cfg in cfgs.items():
+                got = kernel(x, dy, g, cfg)
+                for t in TENSORS:
+                    m, r = getattr(got, t), getattr(ref, t)
+                    for rtol in RTOLS:
+                        out.add(name, kind, t, rtol, needed_atol(m, r, rtol))
+            done += 1
+            if progress:
+                progress(done, total)
+    return out
+
+
+@dataclass(frozen=True)
+class Band:
+    tensor: str
+    rtol: float
+    atol: float  # the correct kernel passes with probability >= 1 - alpha (Gumbel tail)
+    power: dict[str, float]  # per model: share of its draws that fail at this band
+    kind: str
+
+
+def quantiles(values: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=np.float64)
+    return {"p50": float(np.quantile(a, 0.5)), "p90": float(np.quantile(a, 0.9)),
+            "p99": float(np.quantile(a, 0.99)), "max": float(a.max())}  # fmt: skip
+
+
+def bands(s: Samples, *, kind: str, alpha: float) -> list[Band]:
+    """Per tensor and rtol: the atol the correct kernel passes with 1 - alpha, and the power."""
+    out = []
+    for t in TENSORS:
+        for rtol in RTOLS:
+            atol = Gumbel.fit(s.get("correct", kind, t, rtol)).quantile(1 - alpha)
+            atol = max(atol, max(s.get("correct", kind, t, rtol)))  # never below what was seen
+            power = {m: float(np.mean(np.asarray(s.get(m, kind, t, rtol)) > atol))
+                     for m in s.data if m != "correct"}  # fmt: skip
+            out.append(Band(t, rtol, atol, power, kind))
+    return out
+
+
+def pass_probability(s: Samples, *, kind: str, tensor: str, rtol: float, atol: float) -> float:
+    """P(the correct kernel passes allclose(rtol, atol)) on this tensor: the Gumbel tail."""
+    vals = s.get("correct", kind, tensor, rtol)
+    if max(vals) - min(vals) < 1e-12:  # deterministic data: it passes or it does not
+        return 1.0 if vals[0] <= atol else 0.0
+    return 1.0 - Gumbel.fit(vals).exceed(atol)
+
+
+def power_at(s: Samples, model: str, *, kind: str, tensor: str, rtol: float, atol: float) -> float:
+    return float(np.mean(np.asarray(s.get(model, kind, tensor, rtol)) > atol))
+
+
+def best_kind(s: Samples, model: str, *, alpha: float, tensor: str = "dx") -> tuple[str, float]:
+    """The data kind where ``model``'s median needed atol most exceeds the correct band."""
+    best, ratio = KINDS[0], -1.0
+    for kind in s.data["correct"]:
+        atol = max(Gumbel.fit(s.get("correct", kind, tensor, 0.0)).quantile(1 - alpha), 1e-12)
+        r = float(np.median(s.get(model, kind, tensor, 0.0))) / atol
+        if r > ratio:
+            best, ratio = kind, r
+    return best, ratio
+
+
+# ---------------------------------------------------------------------------------- reference variants
+def stats_variants(x: Any) -> dict[str, tuple[Any, Any]]:
+    """Per-row (mean, rstd) in float32 by four algorithms (seed 004: the "error" a reference's own
+    choice makes): Welford, two-pass, pairwise (numpy's), and a plain sequential sum."""
+    x = np.asarray(x, dtype=F32)
+    rows, n = x.shape
+    eps = F32(1e-6)
+    out: dict[str, tuple[Any, Any]] = {}
+    mean = np.zeros(rows, F32)
+    m2 = np.zeros(rows, F32)
+    for k in range(n):  # Welford, column by column (vectorised over rows)
+        delta = x[:, k] - mean
+        mean = mean + delta / F32(k + 1)
+        m2 = m2 + delta * (x[:, k] - mean)
+    out["welford"] = (mean, F32(1) / np.sqrt(m2 / F32(n) + eps))
+    mean2 = x.sum(axis=1, dtype=F32) / F32(n)
+    var2 = ((x - mean2[:, None]) ** 2).sum(axis=1, dtype=F32) / F32(n)
+    out["two-pass (pairwise sums)"] = (mean2, F32(1) / np.sqrt(var2 + eps))
+    seq = np.cumsum(x, axis=1, dtype=F32)[:, -1] / F32(n)
+    seqv = np.cumsum((x - seq[:, None]) ** 2, axis=1, dtype=F32)[:, -1] / F32(n)
+    out["two-pass (sequential sums)"] = (seq, F32(1) / np.sqrt(seqv + eps))
+    ex2 = (x * x).sum(axis=1, dtype=F32) / F32(n)
+    out["one-pass E[x²]-E[x]²"] = (
+        mean2,
+        F32(1) / np.sqrt(np.maximum(ex2 - mean2 * mean2, 0) + eps),
+    )
+    return out
+
+
+def variant_spread(x: Any) -> dict[str, dict[str, float]]:
+    """Against Welford: max |Δmean|, max |Δrstd|/rstd, and the share of x̂ = (x - mean)·rstd
+    elements whose bf16 rounding flips."""
+    import ml_dtypes
+
+    v = stats_variants(x)
+    base_m, base_r = v["welford"]
+    xh0 = ((x - base_m[:, None]) * base_r[:, None]).astype(F32)
+    b0 = xh0.astype(ml_dtypes.bfloat16)
+    out = {}
+    for name, (m, r) in v.items():
+        if name == "welford":
+            continue
+        xh = ((x - m[:, None]) * r[:, None]).astype(F32)
+        out[name] = {
+            "mean": float(np.abs(m - base_m).max()),
+            "rstd_rel": float((np.abs(r - base_r) / base_r).max()),
+            "xhat": float(np.abs(xh - xh0).max()),
+            "bf16_flips": float(np.mean(xh.astype(ml_dtypes.bfloat16) != b0)),
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------------- the seeds' tests
+@dataclass(frozen=True)
+class TestVerdict:
+    __test__ = False
+
+    test: str
+    tolerance: dict[str, tuple[float, float]]  # tensor -> (rtol, atol) as the test has it
+    correct_pass: float  # P(the correct kernel passes the test as written)
+    shipped_fail: float  # P(the shipped kernel fails it)
+    band: dict[str, float]  # tensor -> atol at rtol 0 the correct kernel passes with 1 - alpha
+    band_power: float  # P(the shipped kernel fails the band) on the test's own data
+    draws: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "tolerance": {t: list(v) for t, v in self.tolerance.items()},
+                "correct_pass": self.correct_pass, "shipped_fail": self.shipped_fail,
+                "band_atol_rtol0": self.band, "band_power": self.band_power, "draws": self.draws}  # fmt: skip
+
+
+def _margins(s: Samples, model: str, tol: dict[str, tuple[float, float]]) -> Any:
+    """Per draw: max over tensors of (needed atol at the test's rtol - the test's atol)."""
+    cols = []
+    for t, (rtol, atol) in tol.items():
+        rt = min(RTOLS, key=lambda r: abs(r - rtol))
+        cols.append(np.asarray(s.get(model, "test", t, rt)) - atol)
+    return np.max(np.stack(cols), axis=0)
+
+
+def seeds_table(
+    names: Sequence[str], *, trials: int, alpha: float = 1e-6, era: Era = Era.DEC_2025, seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[TestVerdict]:  # fmt: skip
+    """The verdict of each named test's own tolerance, and the band that does both jobs."""
+    from lnrepro.emulator.catalogue import BY_NAME, DataSource, make_inputs, tolerances
+
+    out = []
+    cache: dict[tuple[int, int], Samples] = {}
+    for name in names:
+        case = BY_NAME[name]
+        tol = {t: (r, a) for t, (r, a, _) in tolerances(case, era).items()}
+        if case.deterministic:  # constant inputs: one draw says it all
+            x, dy, g = make_inputs(case, DataSource())
+            ref = reference(x, dy, g)
+            need = {m: {t: needed_atol(getattr(kernel(x, dy, g, KernelConfig(defects=d, era=era)), t),
+                                       getattr(ref, t), 0.0) for t in TENSORS}
+                    for m, d in (("correct", frozenset()), ("shipped", MODELS["shipped"]))}  # fmt: skip
+            ok = {m: all(needed_atol(getattr(kernel(x, dy, g, KernelConfig(defects=d, era=era)), t),
+                                     getattr(ref, t), tol[t][0]) <= tol[t][1] for t in TENSORS)
+                  for m, d in (("correct", frozenset()), ("shipped", MODELS["shipped"]))}  # fmt: skip
+            band = {t: need["correct"][t] for t in TENSORS}
+            power = float(any(need["shipped"][t] > band[t] for t in TENSORS))
+            out.append(
+                TestVerdict(
+                    case.name, tol, float(ok["correct"]), float(not ok["shipped"]), band, power, 1
+                )
+            )
+            continue
+        key = (case.rows, case.features)
+        if key not in cache:
+            tick = functools.partial(progress, name) if progress is not None else None
+            cache[key] = sample(case.rows, case.features, trials=trials, models=("shipped",),
+                                kinds=("test",), era=era, seed=seed, progress=tick)  # fmt: skip
+        s = cache[key]
+        margins = _margins(s, "correct", tol)
+        fit = Gumbel.fit(list(margins))
+        correct_pass = 1.0 - fit.exceed(0.0) if margins.max() <= 0 else float(np.mean(margins <= 0))
+        shipped_fail = float(np.mean(_margins(s, "shipped", tol) > 0))
+        band = {t: max(Gumbel.fit(s.get("correct", "test", t, 0.0)).quantile(1 - alpha), max(s.get("correct", "test", t, 0.0)))
+                for t in TENSORS}  # fmt: skip
+        fails = np.zeros(trials, dtype=bool)
+        for t in TENSORS:
+            fails |= np.asarray(s.get("shipped", "test", t, 0.0)) > band[t]
+        out.append(
+            TestVerdict(
+                case.name, tol, correct_pass, shipped_fail, band, float(fails.mean()), trials
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------- the plot
+def svg_plot(s: Samples, *, kind: str, tensor: str, lines: dict[str, float], title: str) -> str:
+    """Histograms (log x) of the needed atol at rtol 0: the correct kernel and each model, with
+    the tolerances as vertical lines. Plain SVG: no plotting library needed."""
+    series = {m: np.asarray(s.get(m, kind, tensor, 0.0)) for m in s.data}
+    allv = np.concatenate([v[v > 0] for v in series.values()] + [np.asarray(list(lines.values()))])
+    lo, hi = math.log10(max(float(allv.min()), 1e-9)) - 0.2, math.log10(float(allv.max())) + 0.2
+    w, h, left, bottom, top = 760, 360, 60, 40, 40
+    pw, ph = w - left - 20, h - top - bottom
+
+    def px(v: float) -> float:
+        return left + (math.log10(max(v, 10**lo)) - lo) / (hi - lo) * pw
+
+    colors = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+             f'<text x="{left}" y="20" font-size="14">{_xml(title)}</text>',
+             f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>']  # fmt: skip
+    for k in range(math.ceil(lo), math.floor(hi) + 1):
+        x = px(10.0**k)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" stroke="black"/>'
+        )
+        parts.append(f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">1e{k}</text>')
+    bins = np.linspace(lo, hi, 60)
+    for i, (name, v) in enumerate(series.items()):
+        counts, _ = np.histogram(np.log10(np.maximum(v, 10**lo)), bins=bins)
+        frac = counts / max(len(v), 1)
+        pts = " ".join(f"{left + (b - lo) / (hi - lo) * pw:.1f},{top + ph - f * ph:.1f}"
+                       for b, f in zip(bins[:-1], frac, strict=True))  # fmt: skip
+        c = colors[i % len(colors)]
+        parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{pts}"/>')
+        parts.append(
+            f'<text x="{left + pw - 200}" y="{top + 14 * i + 4}" fill="{c}">{_xml(name)}</text>'
+        )
+    for j, (label, at) in enumerate(lines.items()):
+        x = px(at)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#444" stroke-dasharray="4 3"/>'
+        )
+        parts.append(
+            f'<text x="{x + 3:.1f}" y="{top + ph - 6 - 14 * j}" fill="#444">{_xml(label)}</text>'
+        )
+    parts.append(
+        f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle">atol needed to pass ({tensor}, rtol 0), share of draws per bin</text>'
+    )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _xml(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
