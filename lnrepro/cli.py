@@ -754,14 +754,8 @@ def report(
     text = _report_text(bases, doc, fmt, extra)
     if output is None:
         click.echo(text, nl=False)
-        return ExitCode.OK
-    from lnrepro.fsio import atomic_write_text, write_error
-
-    try:
-        atomic_write_text(output, text)
-    except OSError as exc:
-        raise write_error(output, exc) from None
-    click.echo(f"lnrepro: wrote {output}", err=True)
+    else:
+        _write(output, text)
     return ExitCode.OK
 
 
