@@ -67,9 +67,19 @@ def draw(kind: str, rows: int, features: int, rng: np.random.Generator) -> tuple
 
 def needed_atol(metal: Any, ref: Any, rtol: float) -> float:
     """The smallest atol with which ``allclose(metal, ref, rtol, atol)`` holds (>= 0)."""
-    diff = np.abs(metal.astype(F32) - ref.astype(F32)) - F32(rtol) * np.abs(ref.astype(F32))
-    v = float(diff.max())
-    return math.inf if math.isnan(v) else max(v, 0.0)
+    return needed_atols(metal, ref, (rtol,))[0]
+
+
+def needed_atols(metal: Any, ref: Any, rtols: Sequence[float]) -> list[float]:
+    """:func:`needed_atol` for several rtols, the differences computed once."""
+    r = np.asarray(ref, dtype=F32)
+    diff = np.abs(np.asarray(metal, dtype=F32) - r)
+    mag = np.abs(r)
+    out = []
+    for rtol in rtols:
+        v = float(diff.max() if rtol == 0 else (diff - F32(rtol) * mag).max())
+        out.append(math.inf if math.isnan(v) else max(v, 0.0))
+    return out
 
 
 @dataclass(frozen=True)
@@ -130,9 +140,10 @@ def sample(
             for name, cfg in cfgs.items():
                 got = kernel(x, dy, g, cfg)
                 for t in TENSORS:
-                    m, r = getattr(got, t), getattr(ref, t)
-                    for rtol in RTOLS:
-                        out.add(name, kind, t, rtol, needed_atol(m, r, rtol))
+                    for rtol, v in zip(
+                        RTOLS, needed_atols(getattr(got, t), getattr(ref, t), RTOLS), strict=True
+                    ):
+                        out.add(name, kind, t, rtol, v)
             done += 1
             if progress:
                 progress(done, total)
