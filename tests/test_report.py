@@ -231,7 +231,8 @@ def test_markdown_holds_hostile_names_and_logs() -> None:
     md = Md(run_markdown(doc, {"a.log": log}))
     check_template(md)
     rows = md.tables("Observed")[0]
-    assert len(rows) == 2 and all(len(r) == 5 for r in rows)  # the pipe did not split a cell
+    assert len(rows) == 2 and all(len(r) == 5 for r in rows)
+    assert rows[1][0].startswith("T") and rows[1][1] == "**FAIL**"  # the pipe did not split a cell
     html = [
         c for tok in md.tokens for c in [tok, *(tok.children or [])] if c.type.startswith("html")
     ]
