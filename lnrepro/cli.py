@@ -916,10 +916,15 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write an SVG of the error distributions against the tolerances.",
 )
+@click.option(
+    "--reference-variants",
+    is_flag=True,
+    help="With --shape: also how far the statistics' algorithms (Welford, two-pass, pairwise, sequential, one-pass, bf16-stored) move the reference.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def tolerance(
     tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...], trials: int, alpha: float,
-    kernel_era: str, plot: Path | None, as_json: bool,
+    kernel_era: str, plot: Path | None, reference_variants: bool, as_json: bool,
 ) -> int:  # fmt: skip
     """Measure what a tolerance does: the correct kernel's error distribution (quantiles and a
     Gumbel tail out to 1 - alpha), each defect's, the band (rtol, atol) the correct kernel passes
@@ -963,13 +968,25 @@ def tolerance(
             dx = next(x for x in bands if x.tensor == "dx" and x.rtol == 0.0)
             _write(plot, tl.svg_plot(s, kind="test", tensor="dx", title=f"dx errors, shape {shape}, {trials} draws",
                                      lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol}))  # fmt: skip
+        variants = None
+        if reference_variants:
+            import numpy as np
+
+            x, _, _ = tl.draw("test", b * sq * h, f, np.random.default_rng(0))
+            variants = tl.variant_spread(x)
         if as_json:
             click.echo(json.dumps({"shape": shape, "trials": trials, "alpha": alpha,
-                                   "correct_quantiles": {t: tl.quantiles(s.get("correct", "test", t, 0.0)) for t in tl.TENSORS},
+                                   "quantiles": {m: {k: {t: tl.quantiles(s.get(m, k, t, 0.0)) for t in tl.TENSORS}
+                                                     for k in s.data[m]} for m in s.data},
                                    "bands": [vars(x) for x in bands],
-                                   "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in best.items()}}, indent=2))  # fmt: skip
+                                   "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in best.items()},
+                                   "reference_variants": variants}, indent=2))  # fmt: skip
         else:
             render_tolerance_bands(shape, trials, alpha, s, bands, best, make_console())
+            if variants is not None:
+                from lnrepro.render import render_reference_variants
+
+                render_reference_variants(variants, make_console())
         return ExitCode.OK
     names = [c.full_name for c in CASES if not tests and c.full_name in _default_tests()] or [
         c.full_name for c in CASES if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in tests)

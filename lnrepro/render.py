@@ -660,3 +660,29 @@ def render_tolerance_bands(
         console.print(
             esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)")
         )
+
+
+def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title="the reference's own choice: statistics by other algorithms, against Welford",
+        title_justify="left",
+    )
+    for col in (
+        "statistics",
+        "max |Δmean|",
+        "max |Δrstd|/rstd",
+        "max |Δx̂|",
+        "bf16 roundings of x̂ flipped",
+    ):
+        table.add_column(col)
+    for name, v in variants.items():
+        table.add_row(
+            esc(name),
+            fmt_num(v["mean"]),
+            fmt_num(v["rstd_rel"]),
+            fmt_num(v["xhat"]),
+            f"{100 * v['bf16_flips']:.4f}%",
+        )
+    console.print(table)

@@ -227,6 +227,13 @@ def stats_variants(x: Any) -> dict[str, tuple[Any, Any]]:
         mean2,
         F32(1) / np.sqrt(np.maximum(ex2 - mean2 * mean2, 0) + eps),
     )
+    import ml_dtypes
+
+    w_mean, w_rstd = out["welford"]
+    out["Welford, stored in bf16"] = (  # what a device's bf16 buffers hold
+        w_mean.astype(ml_dtypes.bfloat16).astype(F32),
+        w_rstd.astype(ml_dtypes.bfloat16).astype(F32),
+    )
     return out
 
 
