@@ -771,40 +771,9 @@ def _report_text(
     if fmt == "junit":
         return report.junit(doc)
     if doc["kind"] == "bisect":
-        run = next(iter(store.runs_of_bisect(doc)), None)
-        return report.bisect_markdown(doc, run)
-    logs: dict[str, str] = {}
-    rdir = Path(str(doc.get("record_dir", "")))
-    for a in doc.get("attempts") or []:
-        name = str(a.get("log", ""))
-        try:
-            logs[name] = (rdir / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-    if bisect_doc is None:
-        bisect_doc = _related_bisect(bases, doc)
-    return report.run_markdown(doc, logs, bisect_doc)
-
-
-def _related_bisect(bases: list[Path], run: dict[str, Any]) -> dict[str, Any] | None:
-    """The newest finished bisect of the repository this run tested, if one is saved."""
-    from lnrepro import store
-
-    checkout = str((run.get("backend") or {}).get("checkout") or "")
-    if not checkout:
-        return None
-    for e in reversed(store.scan(bases)):
-        if e.kind != "bisect" or e.state == "unreadable":
-            continue
-        doc = store.load_path(e.path)
-        repo = str((doc.get("plan") or {}).get("repo", ""))
-        if (
-            repo
-            and (checkout == repo or checkout.startswith(repo + "/"))
-            and (doc.get("result") or {}).get("first_bad")
-        ):
-            return doc
-    return None
+        return report.bisect_markdown(doc, next(iter(store.runs_of_bisect(doc)), None))
+    related = bisect_doc if bisect_doc is not None else store.related_bisect(bases, doc)
+    return report.run_markdown(doc, store.logs_of(doc), related)
 
 
 @cli.command(short_help="Rank the kernel models by how well they reproduce a run or a log.")
@@ -960,33 +929,15 @@ def tolerance(
             if m not in tl.MODELS:
                 raise UsageError(f"unknown model {m!r}", f"choose from {', '.join(tl.MODELS)}")
         with err.status("tolerance: sampling") as status:
-            s = tl.sample(b * sq * h, f, trials=trials, models=models, era=era,
-                          progress=lambda d, n: status.update(f"tolerance: draw {d}/{n}"))  # fmt: skip
-        bands = tl.bands(s, kind="test", alpha=alpha)
-        best = {m: tl.best_kind(s, m, alpha=alpha) for m in models}
+            study = tl.shape_study(b * sq * h, f, trials=trials, models=models, era=era, alpha=alpha,
+                                   reference_variants=reference_variants,
+                                   progress=lambda d, n: status.update(f"tolerance: draw {d}/{n}"))  # fmt: skip
         if plot is not None:
-            dx = next(x for x in bands if x.tensor == "dx" and x.rtol == 0.0)
-            _write(plot, tl.svg_plot(s, kind="test", tensor="dx", title=f"dx errors, shape {shape}, {trials} draws",
-                                     lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol}))  # fmt: skip
-        variants = None
-        if reference_variants:
-            import numpy as np
-
-            x, _, _ = tl.draw("test", b * sq * h, f, np.random.default_rng(0))
-            variants = tl.variant_spread(x)
+            _write(plot, study.svg(f"dx errors, shape {shape}, {trials} draws"))
         if as_json:
-            click.echo(json.dumps({"shape": shape, "trials": trials, "alpha": alpha,
-                                   "quantiles": {m: {k: {t: tl.quantiles(s.get(m, k, t, 0.0)) for t in tl.TENSORS}
-                                                     for k in s.data[m]} for m in s.data},
-                                   "bands": [vars(x) for x in bands],
-                                   "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in best.items()},
-                                   "reference_variants": variants}, indent=2))  # fmt: skip
+            click.echo(json.dumps({"shape": shape, **study.to_json()}, indent=2))
         else:
-            render_tolerance_bands(shape, trials, alpha, s, bands, best, make_console())
-            if variants is not None:
-                from lnrepro.render import render_reference_variants
-
-                render_reference_variants(variants, make_console())
+            render_tolerance_bands(shape, study, make_console())
         return ExitCode.OK
     names = [c.full_name for c in CASES if not tests and c.full_name in _default_tests()] or [
         c.full_name for c in CASES if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in tests)

@@ -625,41 +625,38 @@ def _prob(p: float) -> str:
     return f"{p:.6g}"
 
 
-def render_tolerance_bands(
-    shape: str,
-    trials: int,
-    alpha: float,
-    s: Any,
-    bands: list[Any],
-    best: dict[str, Any],
-    console: Console,
-) -> None:
+def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
     from rich.table import Table
 
     from lnrepro.tolerance import quantiles
 
+    s = study.samples
     models = [m for m in s.data if m != "correct"]
     table = Table(
-        title=esc(f"shape {shape}, {trials} draws per data kind: bands on the test's own data"),
+        title=esc(
+            f"shape {shape}, {study.trials} draws per data kind: bands on the test's own data"
+        ),
         title_justify="left",
     )
     for col in (
         "tensor",
         "rtol",
         "correct: p50 / p99 / max",
-        f"band atol (1 - {alpha:g})",
+        f"band atol (1 - {study.alpha:g})",
         *(f"power: {m}" for m in models),
     ):
         table.add_column(col, overflow="fold")
-    for b in bands:
+    for b in study.bands:
         q = quantiles(s.get("correct", "test", b.tensor, b.rtol))
         table.add_row(b.tensor, f"{b.rtol:g}", f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
                       fmt_num(b.atol), *(f"{100 * b.power[m]:.0f}%" for m in models))  # fmt: skip
     console.print(table)
-    for m, (kind, ratio) in best.items():
+    for m, (kind, ratio) in study.best.items():
         console.print(
             esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)")
         )
+    if study.variants is not None:
+        render_reference_variants(study.variants, console)
 
 
 def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:

@@ -242,3 +242,35 @@ def runs_of_bisect(doc: dict[str, Any]) -> Iterable[dict[str, Any]]:
                 yield load_path(Path(rec))
             except (InputError, MalformedReport):
                 continue
+
+
+def logs_of(run: dict[str, Any]) -> dict[str, str]:
+    """A run record's attempt logs (name -> text), those still on disk."""
+    out: dict[str, str] = {}
+    rdir = Path(str(run.get("record_dir", "")))
+    for a in run.get("attempts") or []:
+        name = str(a.get("log", ""))
+        try:
+            out[name] = (rdir / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+def related_bisect(bases: Bases, run: dict[str, Any]) -> dict[str, Any] | None:
+    """The newest finished bisect of the repository a run tested, if one is saved."""
+    checkout = str((run.get("backend") or {}).get("checkout") or "")
+    if not checkout:
+        return None
+    for e in reversed(scan(bases)):
+        if e.kind != "bisect" or e.state == "unreadable":
+            continue
+        doc = load_path(e.path)
+        repo = str((doc.get("plan") or {}).get("repo", ""))
+        if (
+            repo
+            and (checkout == repo or checkout.startswith(repo + "/"))
+            and (doc.get("result") or {}).get("first_bad")
+        ):
+            return doc
+    return None

@@ -260,6 +260,46 @@ def variant_spread(x: Any) -> dict[str, dict[str, float]]:
     return out
 
 
+# ---------------------------------------------------------------------------------- a shape
+@dataclass
+class ShapeStudy:
+    """Everything ``lnrepro tolerance --shape`` reports, computed; renderers only draw it."""
+
+    samples: Samples
+    trials: int
+    alpha: float
+    bands: list[Band]
+    best: dict[str, tuple[str, float]]
+    variants: dict[str, dict[str, float]] | None
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.samples
+        return {"trials": self.trials, "alpha": self.alpha,
+                "quantiles": {m: {k: {t: quantiles(s.get(m, k, t, 0.0)) for t in TENSORS} for k in s.data[m]}
+                              for m in s.data},
+                "bands": [vars(b) for b in self.bands],
+                "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in self.best.items()},
+                "reference_variants": self.variants}  # fmt: skip
+
+    def svg(self, title: str) -> str:
+        dx = next(b for b in self.bands if b.tensor == "dx" and b.rtol == 0.0)
+        return svg_plot(self.samples, kind="test", tensor="dx", title=title,
+                        lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol})  # fmt: skip
+
+
+def shape_study(
+    rows: int, features: int, *, trials: int, models: Sequence[str], era: Era, alpha: float,
+    reference_variants: bool = False, progress: Callable[[int, int], None] | None = None,
+) -> ShapeStudy:  # fmt: skip
+    s = sample(rows, features, trials=trials, models=models, era=era, progress=progress)
+    variants = None
+    if reference_variants:
+        x, _, _ = draw("test", rows, features, np.random.default_rng(0))
+        variants = variant_spread(x)
+    return ShapeStudy(s, trials, alpha, bands(s, kind="test", alpha=alpha),
+                      {m: best_kind(s, m, alpha=alpha) for m in models}, variants)  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------- the seeds' tests
 @dataclass(frozen=True)
 class TestVerdict:

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from lnrepro import tolerance as tl  # noqa: E402
 from lnrepro.emulator.catalogue import CASES  # noqa: E402
+from lnrepro.emulator.kernel import Era  # noqa: E402
 from lnrepro.pipeline import DEFAULT_FILTER  # noqa: E402
 
 BEGIN, END = "<!-- tolerance:begin -->", "<!-- tolerance:end -->"
@@ -58,13 +59,14 @@ def main() -> int:
             f"| `{r.test}` | {'; '.join(tol)} | {_p(r.correct_pass)} | {_p(r.shipped_fail)} | {band} | {_p(r.band_power)} |"
         )
     plot_trials = max(ns.trials // 10, 20)
-    s = tl.sample(3 * 273, 8462, trials=plot_trials, kinds=("test", "mean-shifted", "constant"))
-    dx = next(b for b in tl.bands(s, kind="test", alpha=1e-6) if b.tensor == "dx" and b.rtol == 0)
-    svg = tl.svg_plot(s, kind="test", tensor="dx", title=f"NIGHTLY shape (819 x 8462), {plot_trials} draws of the test's data",
-                      lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol})  # fmt: skip
+    study = tl.shape_study(
+        3 * 273, 8462, trials=plot_trials, models=tuple(tl.MODELS), era=Era.DEC_2025, alpha=1e-6
+    )
     (ROOT / "docs").mkdir(exist_ok=True)
-    (ROOT / "docs" / "tolerance-nightly.svg").write_text(svg)
-    best = {m: tl.best_kind(s, m, alpha=1e-6) for m in tl.MODELS}
+    (ROOT / "docs" / "tolerance-nightly.svg").write_text(
+        study.svg(f"NIGHTLY shape (819 x 8462), {plot_trials} draws of the test's data")
+    )
+    best = study.best
     lines += ["", "Which data separates each defect from the correct kernel best (NIGHTLY shape, dx): "
               + "; ".join(f"{m}: {k} ({r:.3g}x the band)" for m, (k, r) in best.items()) + ".", "",
               "![dx errors on the NIGHTLY shape](docs/tolerance-nightly.svg)"]  # fmt: skip
