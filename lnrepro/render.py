@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 import shlex
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lnrepro.events import BisectEvents, Events
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus, add_metric
 from lnrepro.record import Attempt
+from lnrepro.report import inline as md_code  # one code-span builder for all Markdown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,15 +73,6 @@ def styled(*parts: str | tuple[str, str] | Text) -> Text:
     from rich.text import Text
 
     return Text.assemble(*parts)
-
-
-def md_code(text: str) -> str:
-    """An inline Markdown code span that holds any text (backticks included)."""
-    text = text.replace("\n", " ")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def make_console(stderr: bool = False) -> Console:

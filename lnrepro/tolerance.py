@@ -430,6 +430,6 @@ def svg_plot(s: Samples, *, kind: str, tensor: str, lines: dict[str, float], tit
 
 
 def _xml(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+    from xml.sax.saxutils import escape
+
+    return escape(text, {'"': "&quot;"})
