@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lnrepro import tolerance as tl  # noqa: E402
 from lnrepro.emulator.catalogue import CASES  # noqa: E402
 from lnrepro.emulator.kernel import Era  # noqa: E402
-from lnrepro.pipeline import DEFAULT_FILTER  # noqa: E402
+from lnrepro.run.pipeline import DEFAULT_FILTER  # noqa: E402
+from lnrepro.studies import tolerance as tl  # noqa: E402
 
 BEGIN, END = "<!-- tolerance:begin -->", "<!-- tolerance:end -->"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lnrepro.container import LABEL
+from lnrepro.doors.container import LABEL
 from tests.conftest import worktree
 from tests.lookalike import GroundTruth
 

@@ -170,9 +170,9 @@ def test_build_inputs_are_equal_exactly_when_nothing_tested_changed(
 ) -> None:
     """The hash a bisect shares verdicts by: the same across docs/CI-only commits, different as
     soon as a library the tests load changes (a binary-only hash would miss that)."""
-    from lnrepro.backends.ttmetal import TtMetalBackend
-    from lnrepro.config import PROFILES
-    from lnrepro.events import Events
+    from lnrepro.model.events import Events
+    from lnrepro.run.backends.ttmetal import TtMetalBackend
+    from lnrepro.run.config import PROFILES
 
     fp = lookalike.first_parent
     noop = set(lookalike.noop)

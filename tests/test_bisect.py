@@ -258,7 +258,7 @@ def test_build_and_test_oracle_in_the_container(
 ) -> None:
     """The same bisect with every build and test in lnrepro's container, over the unbuildable
     stretch (BUILD_FAILED, skipped) and old commits without the BugRepro tests (picked)."""
-    from lnrepro.container import LABEL
+    from lnrepro.doors.container import LABEL
 
     def containers() -> set[str]:
         out = subprocess.run(
@@ -315,7 +315,7 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     """The look-alike's flaky modes — the bug shows in 80% of runs, clean commits fail 5%, and
     runs crash, hang or hit a driver error — bisected with --confidence in lnrepro's container,
     two jobs at once, each on its own Docker context (both pointing at the local engine)."""
-    from lnrepro.container import LABEL
+    from lnrepro.doors.container import LABEL
 
     def containers() -> set[str]:
         out = subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lnrepro.container import HUGEPAGE_MOUNT, Volume, invoking_user, run_spec
+from lnrepro.doors.container import HUGEPAGE_MOUNT, Volume, invoking_user, run_spec
 
 
 def test_tt_metal_mount_set() -> None:

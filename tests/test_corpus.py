@@ -11,7 +11,7 @@ import pytest
 
 from lnrepro.gtest.console import parse_bytes, parse_chunks
 from lnrepro.gtest.model import TestStatus
-from lnrepro.gtest.report import read_json, read_report, read_xml
+from lnrepro.gtest.reportfile import read_json, read_report, read_xml
 from tests.conftest import CORPUS, need
 
 

@@ -14,7 +14,7 @@ from lnrepro.emulator.catalogue import CASES
 from lnrepro.emulator.gtest_main import select
 from lnrepro.gtest.console import parse_bytes
 from lnrepro.gtest.model import TestStatus
-from lnrepro.gtest.report import merge, read_report
+from lnrepro.gtest.reportfile import merge, read_report
 
 EMU = [sys.executable, "-m", "lnrepro.emulator"]
 FAST = "*OneTile:*TwoIncompleteTiles:*Deterministic_2048Features:*Deterministic_128Tiles:*TightTolerance_8192Features"

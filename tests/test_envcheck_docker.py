@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro import container
+from lnrepro.doors import container
 from lnrepro.envcheck import container_facts
 from lnrepro.envcheck.checks import Context, Status, evaluate
 from tests.conftest import docker_ok, need

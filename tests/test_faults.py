@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.container import LABEL
+from lnrepro.doors.container import LABEL
 from tests.conftest import IN_CI, default_signals, docker_ok, need
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]

@@ -10,7 +10,7 @@ import pytest
 
 from lnrepro.gtest.console import parse_bytes, parse_chunks
 from lnrepro.gtest.model import TestStatus
-from lnrepro.gtest.report import merge, read_report
+from lnrepro.gtest.reportfile import merge, read_report
 from tests.conftest import need, run_binary
 
 pytestmark = pytest.mark.compiler

@@ -21,9 +21,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from lnrepro.doors.gitops import lfs_pointers, submodules
 from lnrepro.emulator.kernel import Defect, KernelConfig, parse_defects
 from lnrepro.emulator.kernel import kernel as emulated_kernel
-from lnrepro.gitops import lfs_pointers, submodules
 from lnrepro.gtest.console import parse_bytes
 from lnrepro.gtest.model import TestStatus
 from tests.conftest import ROOT, need, need_toolchain, worktree

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lnrepro.metrics import MetricRules, validate_pattern
+from lnrepro.model.metrics import MetricRules, validate_pattern
 
 
 def test_bug_report_line() -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.backends.binary import BinaryBackend
-from lnrepro.backends.emulator import EmulatorBackend
 from lnrepro.errors import EnvironmentProblem, ExitCode, NoGtestOutput, NoTestsMatched
-from lnrepro.events import Events
 from lnrepro.gtest.model import TestResult, TestStatus
-from lnrepro.pipeline import run_tests
-from lnrepro.record import Verdict
+from lnrepro.model.events import Events
+from lnrepro.model.record import Verdict
+from lnrepro.run.backends.binary import BinaryBackend
+from lnrepro.run.backends.emulator import EmulatorBackend
+from lnrepro.run.pipeline import run_tests
 
 SMALL = "*OneTile:*Deterministic_2048Features"
 

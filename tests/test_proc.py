@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro import proc
+from lnrepro.doors import proc
 from lnrepro.errors import EnvironmentProblem
 
 

@@ -13,15 +13,15 @@ from rich.console import Console
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.gtest.model import Failure, GtestRun, Iteration, TestResult, TestStatus
-from lnrepro.record import Attempt, RunRecord
-from lnrepro.render import (
+from lnrepro.model.record import Attempt, RunRecord
+from lnrepro.present.console import (
     gtest_run_markdown,
     md_code,
     render_env,
     render_gtest_run,
     render_run,
 )
-from lnrepro.report import run_markdown
+from lnrepro.present.report import run_markdown
 
 # printable text rich would otherwise read as markup: brackets, slashes, backslashes, backticks
 HOSTILE = (

@@ -197,7 +197,7 @@ def junitparser_properties() -> Any:
 
 
 def test_junit_marks_crashes_and_hangs_as_errors() -> None:
-    from lnrepro.report import junit
+    from lnrepro.present.report import junit
 
     doc = {"id": "run-x", "kind": "run", "attempts": [{"index": 1, "env_error": None, "tests": [
         {"name": "S.Crashes", "status": "CRASHED", "crash": {"reason": "signal SIGABRT"}, "failures": []},
@@ -220,7 +220,7 @@ def test_junit_marks_crashes_and_hangs_as_errors() -> None:
 
 
 def test_markdown_holds_hostile_names_and_logs() -> None:
-    from lnrepro.report import run_markdown
+    from lnrepro.present.report import run_markdown
 
     name = "S.T|a`b<script>"
     doc = {"id": "run-x", "kind": "run", "verdict": "FAIL", "repeat": 1, "filter": "*", "record_dir": "/r",

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lnrepro.stats import wilson
+from lnrepro.model.stats import wilson
 
 
 def test_known_values() -> None:

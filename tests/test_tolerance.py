@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnrepro import tolerance as tl
+from lnrepro.studies import tolerance as tl
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from lnrepro import proc
 from lnrepro.bisect.evidence import AttemptObs, TestObs, shape
+from lnrepro.doors import proc
 from lnrepro.errors import OutcomeError
-from lnrepro.events import Events
+from lnrepro.model.events import Events
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,8 @@ class RunOracle:
         runs: int | None = None,
         known: Mapping[str, str] | None = None,
     ) -> Evidence:
-        from lnrepro.backends.factory import make_backend
-        from lnrepro.pipeline import run_tests
+        from lnrepro.run.backends.factory import make_backend
+        from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
         backend = make_backend(replace(self.backend_opts, tt_metal=worktree, backend="tt-metal"))

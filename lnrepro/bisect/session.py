@@ -22,15 +22,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lnrepro import gitops, proc
 from lnrepro.bisect.bayes import BayesSearch, Rates
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
 from lnrepro.bisect.evidence import Policy, RunOutcome, Signature, classify, learn
 from lnrepro.bisect.oracle import Evidence, Oracle
 from lnrepro.bisect.strategy import Action, GitSearch, Strategy, mark_of
+from lnrepro.doors import gitops, proc
+from lnrepro.doors.fsio import atomic_write_text, new_record_dir, write_error
 from lnrepro.errors import EndpointsDoNotSeparate, GitError, InputError, UsageError
-from lnrepro.events import BisectEvents, Events
-from lnrepro.fsio import atomic_write_text, new_record_dir, write_error
+from lnrepro.model.events import BisectEvents, Events
 
 SCHEMA = "lnrepro.bisect/2"
 
@@ -335,14 +335,14 @@ class Bisect:
 def _stop_all() -> None:
     """Kill every process and remove every container the jobs are running now, and let none
     start until the jobs are gone (:func:`_reopen`)."""
-    from lnrepro import container
+    from lnrepro.doors import container
 
     proc.kill_all(close=True)
     container.remove_all_live(close=True)
 
 
 def _reopen() -> None:
-    from lnrepro import container
+    from lnrepro.doors import container
 
     proc.reopen()
     container.reopen()

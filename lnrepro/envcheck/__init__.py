@@ -86,7 +86,7 @@ def _env_for_probe(tt_metal: Path | None) -> dict[str, str]:
 
 
 def _context(mode: str, tt_metal: Path | None, min_driver: str | None) -> Context:
-    from lnrepro.container import engine_status
+    from lnrepro.doors.container import engine_status
 
     ctx = Context(mode=mode, tt_metal=tt_metal, arch_name=os.environ.get("ARCH_NAME") or None)
     if min_driver:
@@ -122,7 +122,7 @@ def check_sysroot(
 
 def container_facts(spec: Any, timeout: float = 120.0) -> Facts:
     """Run the probe inside a container started from ``spec`` and parse what it saw."""
-    from lnrepro import container
+    from lnrepro.doors import container
     from lnrepro.errors import EnvironmentProblem
 
     code, out = container.run(spec, ["sh", "-c", probe_script(), "probe", ""], timeout=timeout)
@@ -143,7 +143,7 @@ def check_container(
     spec: Any = None,
 ) -> EnvReport:
     """The host, and the inside of the container lnrepro would start, judged by the same checks."""
-    from lnrepro import container
+    from lnrepro.doors import container
 
     host_facts, ctx, host_results = _host(tt_metal, min_driver)
     report = EnvReport("container", host_results)

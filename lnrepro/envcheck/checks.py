@@ -343,7 +343,7 @@ def check_tt_metal_home(f: Facts, ctx: Context) -> Result:
 
 
 def _checkout(ctx: Context) -> Path | None:
-    from lnrepro.gitops import is_work_tree
+    from lnrepro.doors.gitops import is_work_tree
 
     if ctx.tt_metal is None or not is_work_tree(ctx.tt_metal):
         return None
@@ -355,8 +355,8 @@ def check_submodules(f: Facts, ctx: Context) -> Result:
     repo = _checkout(ctx)
     if repo is None:
         return Result(i, Status.SKIP, "no tt-metal checkout to check")
+    from lnrepro.doors.gitops import submodules
     from lnrepro.errors import GitError
-    from lnrepro.gitops import submodules
 
     try:
         subs = submodules(repo)
@@ -378,7 +378,7 @@ def check_lfs(f: Facts, ctx: Context) -> Result:
     repo = _checkout(ctx)
     if repo is None:
         return Result(i, Status.SKIP, "no tt-metal checkout to check")
-    from lnrepro.gitops import lfs_pointers
+    from lnrepro.doors.gitops import lfs_pointers
 
     pointers = lfs_pointers(repo)
     if pointers:

@@ -1,7 +1,7 @@
 """Raw facts about a machine, as printed by ``probe.sh``, and how to collect them.
 
 The probe runs the same way everywhere: on this host (root ``/``), on a ``--sysroot`` fixture
-directory, and inside a container (started by :mod:`lnrepro.container`). Only the judging of
+directory, and inside a container (started by :mod:`lnrepro.doors.container`). Only the judging of
 facts happens in Python (:mod:`lnrepro.envcheck.checks`).
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from lnrepro import proc
+from lnrepro.doors import proc
 from lnrepro.errors import EnvironmentProblem
 
 

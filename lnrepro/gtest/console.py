@@ -37,7 +37,7 @@ from lnrepro.gtest.model import (
     TestStatus,
     describe_exit,
 )
-from lnrepro.metrics import MetricRules
+from lnrepro.model.metrics import MetricRules
 
 MAX_CAPTURE_LINES = 40
 MAX_CAPTURE_CHARS = 8192

@@ -9,8 +9,8 @@ from typing import BinaryIO
 from lnrepro.errors import InputError, MalformedLog
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.model import GtestRun
-from lnrepro.gtest.report import merge, read_report
-from lnrepro.metrics import MetricRules
+from lnrepro.gtest.reportfile import merge, read_report
+from lnrepro.model.metrics import MetricRules
 
 
 def parse_log_stream(

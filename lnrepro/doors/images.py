@@ -11,9 +11,9 @@ import hashlib
 from pathlib import Path
 
 from lnrepro.errors import EnvironmentProblem
-from lnrepro.events import Events
+from lnrepro.model.events import Events
 
-DOCKERFILE = Path(__file__).resolve().parent.parent / "docker" / "Dockerfile"
+DOCKERFILE = Path(__file__).resolve().parents[2] / "docker" / "Dockerfile"
 
 
 def build_tag(base: str, dockerfile: Path = DOCKERFILE) -> str:
@@ -27,7 +27,7 @@ def ensure_build_image(
     """The tag of lnrepro's image on ``base``, building it if it is not there yet."""
     from docker.errors import APIError, BuildError, ImageNotFound
 
-    from lnrepro import container
+    from lnrepro.doors import container
 
     if not dockerfile.is_file():
         raise EnvironmentProblem(

@@ -161,7 +161,7 @@ def bases_for(record_dir: Path, given: bool, cwd: Path | None = None) -> list[Pa
         return [record_dir]
     out = [record_dir]
     try:
-        from lnrepro import gitops
+        from lnrepro.doors import gitops
 
         out.append(gitops.common_dir(cwd or Path.cwd()) / "lnrepro" / "runs")
     except Exception:  # noqa: BLE001 - not a repository, or no git: nothing more to look at

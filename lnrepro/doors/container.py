@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import (
     CommandTimeout,
     DockerUnavailable,
@@ -32,7 +33,6 @@ from lnrepro.errors import (
     Stopped,
     UsageError,
 )
-from lnrepro.proc import ProcResult
 
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"

@@ -1,6 +1,6 @@
 """The one door for git: everything lnrepro asks of a repository goes through here.
 
-Commands run through :mod:`lnrepro.proc` (a timeout, the whole process group killed on
+Commands run through :mod:`lnrepro.doors.proc` (a timeout, the whole process group killed on
 timeout, Ctrl-C or SIGTERM) — GitPython's defaults have neither; GitPython is used for reading
 repository structure. ``GIT_TERMINAL_PROMPT=0`` so a credential prompt can never hang a run.
 """
@@ -43,7 +43,7 @@ def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
     """``git -C repo ARGS``; its stdout+stderr, or a one-line GitError (timeouts included)."""
     import os
 
-    from lnrepro import proc
+    from lnrepro.doors import proc
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     code, out = proc.capture(["git", "-C", str(repo), *args], timeout=timeout, env=env)
@@ -155,7 +155,7 @@ def resolve(repo: Path, rev: str) -> str:
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
-    from lnrepro import proc
+    from lnrepro.doors import proc
 
     code, _ = proc.capture(
         ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer], timeout=GIT_TIMEOUT_S

@@ -8,11 +8,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lnrepro.gtest.model import TestResult
-    from lnrepro.record import Attempt
+    from lnrepro.model.record import Attempt
 
 
 class Events:
-    """Subclass and override what you show; rich lives in :mod:`lnrepro.render`, not here."""
+    """Subclass and override what you show; rich lives in :mod:`lnrepro.present.console`, not here."""
 
     def build_started(self, what: str) -> None: ...
     def build_output(self, data: bytes) -> None: ...

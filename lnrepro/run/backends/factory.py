@@ -8,8 +8,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lnrepro.backends import Backend
 from lnrepro.errors import UsageError
+from lnrepro.run.backends import Backend
 
 
 @dataclass
@@ -78,8 +78,8 @@ def make_backend(opts: BackendOptions) -> Backend:
         raise UsageError(f"unknown backend {opts.chosen!r}", "use emulator, local or tt-metal")
     _misplaced(opts)
     if opts.chosen == "emulator":
-        from lnrepro.backends.emulator import EmulatorBackend
         from lnrepro.emulator.kernel import parse_defects
+        from lnrepro.run.backends.emulator import EmulatorBackend
 
         if opts.defect is not None:
             if not opts.defect.strip():
@@ -101,7 +101,7 @@ def make_backend(opts: BackendOptions) -> Backend:
         return EmulatorBackend(opts.kernel_era, opts.arch, opts.defect, opts.block_size,
                                opts.l1_max_tiles, opts.fp32_stats, data, seed)  # fmt: skip
     if opts.chosen == "local":
-        from lnrepro.backends.binary import BinaryBackend
+        from lnrepro.run.backends.binary import BinaryBackend
 
         if opts.binary is None:
             raise UsageError(
@@ -113,8 +113,8 @@ def make_backend(opts: BackendOptions) -> Backend:
 
 
 def _tt_metal(opts: BackendOptions) -> Backend:
-    from lnrepro.backends.ttmetal import LocalRunner, Runner, TtMetalBackend
-    from lnrepro.config import load_config
+    from lnrepro.run.backends.ttmetal import LocalRunner, Runner, TtMetalBackend
+    from lnrepro.run.config import load_config
 
     home = opts.tt_metal or (
         Path(os.environ["TT_METAL_HOME"]) if os.environ.get("TT_METAL_HOME") else None
@@ -143,7 +143,7 @@ def _tt_metal(opts: BackendOptions) -> Backend:
             )
         runner = LocalRunner()
     elif opts.runner == "docker":
-        from lnrepro.backends.docker import DockerRunner
+        from lnrepro.run.backends.docker import DockerRunner
 
         runner = DockerRunner.for_host(
             image=opts.image or cfg.image,

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from lnrepro import __version__
-from lnrepro.cliopts import backend_options, run_options
+from lnrepro.cli.options import backend_options, run_options
 from lnrepro.errors import (
     DiskFull,
     EnvironmentProblem,
@@ -78,7 +78,7 @@ def metric_pattern_option(f: Any) -> Any:
 
 def metric_rules(patterns: tuple[str, ...]) -> Any:
     """MetricRules with the user's extra patterns, or a usage error naming the bad one."""
-    from lnrepro.metrics import MetricRules, validate_pattern
+    from lnrepro.model.metrics import MetricRules, validate_pattern
 
     for p in patterns:
         problem = validate_pattern(p)
@@ -137,11 +137,11 @@ def parse(
     if as_json:
         click.echo(json.dumps(run.to_json(), indent=2))
     elif markdown:
-        from lnrepro.render import gtest_run_markdown
+        from lnrepro.present.console import gtest_run_markdown
 
         click.echo(gtest_run_markdown(run), nl=False)
     else:
-        from lnrepro.render import make_console, render_gtest_run
+        from lnrepro.present.console import make_console, render_gtest_run
 
         render_gtest_run(run, make_console())
     return ExitCode.OK if run.ok else ExitCode.FAILED
@@ -228,7 +228,7 @@ def env_check(
     if sysroot is not None:
         report = envcheck.check_sysroot(sysroot, home, min_driver)
     elif in_container:
-        from lnrepro.container import DEFAULT_IMAGE
+        from lnrepro.doors.container import DEFAULT_IMAGE
 
         report = envcheck.check_container(image or DEFAULT_IMAGE, home, min_driver, mount_dev)
     else:
@@ -236,7 +236,7 @@ def env_check(
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        from lnrepro.render import make_console, render_env
+        from lnrepro.present.console import make_console, render_env
 
         render_env(report, make_console())
     return ExitCode.FAILED if report.failed else ExitCode.OK
@@ -299,11 +299,11 @@ def run(
     """
     import json
 
-    from lnrepro.backends.factory import make_backend
     from lnrepro.errors import OutcomeError
-    from lnrepro.pipeline import DEFAULT_FILTER, run_tests
-    from lnrepro.pipeline import list_tests as list_backend_tests
-    from lnrepro.record import Verdict
+    from lnrepro.model.record import Verdict
+    from lnrepro.run.backends.factory import make_backend
+    from lnrepro.run.pipeline import DEFAULT_FILTER, run_tests
+    from lnrepro.run.pipeline import list_tests as list_backend_tests
 
     _exclusive(json=as_json, markdown=markdown)
     _exclusive(list=list_tests, dry_run=dry_run)
@@ -321,7 +321,7 @@ def run(
     if list_tests:
         click.echo(list_backend_tests(chosen, record_dir, gtest_filter or "*"), nl=False)
         return ExitCode.OK
-    from lnrepro.render import RichRunEvents, make_console, render_run
+    from lnrepro.present.console import RichRunEvents, make_console, render_run
 
     err = make_console(stderr=True)
     try:
@@ -536,7 +536,7 @@ def bisect(
     from lnrepro.bisect import session
     from lnrepro.bisect.evidence import Policy
     from lnrepro.bisect.oracle import CommandOracle, Oracle, RunOracle
-    from lnrepro.pipeline import DEFAULT_FILTER
+    from lnrepro.run.pipeline import DEFAULT_FILTER
 
     repo = repo.resolve()
     if show_log:
@@ -544,7 +544,7 @@ def bisect(
         if as_json:
             click.echo(json.dumps(doc, indent=2))
         else:
-            from lnrepro.render import make_console, render_bisect
+            from lnrepro.present.console import make_console, render_bisect
 
             render_bisect(doc.get("result"), doc["steps"], make_console())
         return ExitCode.OK
@@ -595,7 +595,7 @@ def bisect(
             b = session.build(plan, make_oracles(None, plan))
             b.start_record()
             b.save()
-        from lnrepro.render import RichBisectEvents, make_console, render_bisect
+        from lnrepro.present.console import RichBisectEvents, make_console, render_bisect
 
         with RichBisectEvents(make_console(stderr=True)) as events:
             result = b.run(events)
@@ -618,7 +618,7 @@ _RECORD_DIR = click.option(
 
 
 def _bases(record_dir: Path) -> list[Path]:
-    from lnrepro.store import bases_for
+    from lnrepro.doors.store import bases_for
 
     ctx = click.get_current_context()
     given = ctx.get_parameter_source("record_dir") not in (None, click.core.ParameterSource.DEFAULT)
@@ -637,13 +637,13 @@ def runs(record_dir: Path, as_json: bool) -> int:
     """
     import json
 
-    from lnrepro.store import scan
+    from lnrepro.doors.store import scan
 
     entries = scan(_bases(record_dir))
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
         return ExitCode.OK
-    from lnrepro.render import make_console, render_records
+    from lnrepro.present.console import make_console, render_records
 
     for e in entries:
         if e.state == "unreadable":
@@ -663,13 +663,13 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
     """Show a saved record: ID from `lnrepro runs`, a unique prefix of one, `last`, or a path."""
     import json
 
-    from lnrepro.store import load
+    from lnrepro.doors.store import load
 
     doc = load(_bases(record_dir), ref)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return ExitCode.OK
-    from lnrepro.render import make_console, render_bisect, render_run
+    from lnrepro.present.console import make_console, render_bisect, render_run
 
     if doc["kind"] == "bisect":
         render_bisect(doc.get("result"), doc.get("steps") or [], make_console())
@@ -689,9 +689,9 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     and after a fix, host against container, two commits, the emulator against hardware)."""
     import json
 
-    from lnrepro.report import compare as compare_rows
-    from lnrepro.report import compare_markdown
-    from lnrepro.store import load
+    from lnrepro.doors.store import load
+    from lnrepro.present.report import compare as compare_rows
+    from lnrepro.present.report import compare_markdown
 
     _exclusive(json=as_json, markdown=markdown)
     bases = _bases(record_dir)
@@ -705,7 +705,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     elif markdown:
         click.echo(compare_markdown(da, db), nl=False)
     else:
-        from lnrepro.render import make_console, render_compare
+        from lnrepro.present.console import make_console, render_compare
 
         render_compare(rows, da, db, make_console())
     return ExitCode.OK
@@ -744,7 +744,7 @@ def report(
     lnrepro report run-20261122-101500 --format junit -o results.xml
     lnrepro report bisect-20261122-110000   # first bad commit, evidence, posterior
     """
-    from lnrepro.store import load
+    from lnrepro.doors.store import load
 
     bases = _bases(record_dir)
     doc = load(bases, ref)
@@ -764,7 +764,8 @@ def _report_text(
 ) -> str:
     import json
 
-    from lnrepro import report, store
+    from lnrepro.doors import store
+    from lnrepro.present import report
 
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
@@ -795,8 +796,8 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     """
     import json
 
-    from lnrepro import explain as ex
     from lnrepro.errors import InputError as _InputError
+    from lnrepro.studies import explain as ex
 
     path = Path(ref)
     if (
@@ -809,7 +810,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         observed = ex.observed_from_run(parse_log_file(path))
         source = str(path)
     else:
-        from lnrepro.store import load
+        from lnrepro.doors.store import load
 
         doc = load(_bases(record_dir), ref)
         if doc["kind"] != "run":
@@ -821,7 +822,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
             f"no passed or failed test in {source}", "pass a log or run that ran the tests"
         )
     eras, arches = ("2025-12", "2025-11", "fixed"), ("wormhole_b0", "blackhole")
-    from lnrepro.render import make_console, render_explain
+    from lnrepro.present.console import make_console, render_explain
 
     err = make_console(stderr=True)
     total = ex.n_models(eras, arches)
@@ -908,10 +909,10 @@ def tolerance(
     import fnmatch
     import json
 
-    from lnrepro import tolerance as tl
     from lnrepro.emulator.catalogue import CASES
     from lnrepro.emulator.kernel import Era
-    from lnrepro.render import make_console, render_tolerance_bands, render_tolerance_tests
+    from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
+    from lnrepro.studies import tolerance as tl
 
     era = Era(kernel_era)
     err = make_console(stderr=True)
@@ -962,14 +963,14 @@ def _default_tests() -> set[str]:
     import fnmatch
 
     from lnrepro.emulator.catalogue import CASES
-    from lnrepro.pipeline import DEFAULT_FILTER
+    from lnrepro.run.pipeline import DEFAULT_FILTER
 
     pats = DEFAULT_FILTER.split(":")
     return {c.full_name for c in CASES if any(fnmatch.fnmatchcase(c.full_name, p) for p in pats)}
 
 
 def _write(path: Path, text: str) -> None:
-    from lnrepro.fsio import atomic_write_text, write_error
+    from lnrepro.doors.fsio import atomic_write_text, write_error
 
     try:
         atomic_write_text(path, text)
@@ -1003,7 +1004,7 @@ def _job_backends(
     """One set of backend options per job: its own Docker engine and its own device."""
     from dataclasses import replace
 
-    from lnrepro.container import context_host
+    from lnrepro.doors.container import context_host
 
     if (contexts or devices) and opts.runner != "docker":
         raise UsageError("--docker-context and --device need --runner docker", "drop them")
@@ -1012,7 +1013,7 @@ def _job_backends(
         raise UsageError(f"--jobs {jobs} needs {jobs} --device options, got {len(devices)}",
                          "give one device per job, or fewer --jobs")  # fmt: skip
     if not devices and not contexts and jobs > 1 and opts.runner == "docker":
-        from lnrepro.backends.docker import host_devices
+        from lnrepro.run.backends.docker import host_devices
 
         found = host_devices()[0]
         if 0 < len(found) < jobs:
@@ -1046,7 +1047,7 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: maps every outcome to a documented exit code, never a traceback."""
-    from lnrepro import proc
+    from lnrepro.doors import proc
 
     proc.become_subreaper()  # nothing a test binary starts may outlive lnrepro
     for sig in (signal.SIGTERM, signal.SIGHUP):

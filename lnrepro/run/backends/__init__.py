@@ -7,7 +7,7 @@ One protocol, one module per backend:
 * :mod:`.ttmetal` — a tt-metal checkout, built by a profile and run on this host or in
   lnrepro's container (``runner``).
 
-The pipeline (:mod:`lnrepro.pipeline`) drives any of them the same way: ``build`` once (its
+The pipeline (:mod:`lnrepro.run.pipeline`) drives any of them the same way: ``build`` once (its
 log lands in the record directory), then ``execute`` each attempt, streaming output and getting
 the exit status and timeout back as data.
 """
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from lnrepro.events import Events
-from lnrepro.proc import ProcResult
+from lnrepro.doors.proc import ProcResult
+from lnrepro.model.events import Events
 
 
 class Backend(Protocol):

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.events import BisectEvents, Events
 from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus, add_metric
-from lnrepro.record import Attempt
-from lnrepro.report import inline as md_code  # one code-span builder for all Markdown
+from lnrepro.model.events import BisectEvents, Events
+from lnrepro.model.record import Attempt
+from lnrepro.present.report import inline as md_code  # one code-span builder for all Markdown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -190,7 +190,7 @@ def _worst(metrics: Metrics) -> str:
 
 
 def render_run(doc: dict[str, Any], console: Console) -> None:
-    """A run record (as ``record.to_json()`` or ``lnrepro.store`` gives it) as a table."""
+    """A run record (as ``record.to_json()`` or ``lnrepro.doors.store`` gives it) as a table."""
     from rich.table import Table
 
     b = doc.get("backend") or {}
@@ -619,7 +619,7 @@ def _prob(p: float) -> str:
 def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
     from rich.table import Table
 
-    from lnrepro.tolerance import quantiles
+    from lnrepro.studies.tolerance import quantiles
 
     s = study.samples
     models = [m for m in s.data if m != "correct"]

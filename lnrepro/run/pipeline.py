@@ -1,9 +1,9 @@
 """Build once, run the gtests N times with a timeout each, parse, aggregate: a run record.
 
 This is the oracle every later command (bisect included) asks. It knows nothing of the
-command line or of rich: progress goes out through :class:`~lnrepro.events.Events`, the caller
-renders. How to build and run is the backend's business (:mod:`lnrepro.backends`); what the
-results mean is the record's (:mod:`lnrepro.record`).
+command line or of rich: progress goes out through :class:`~lnrepro.model.events.Events`, the caller
+renders. How to build and run is the backend's business (:mod:`lnrepro.run.backends`); what the
+results mean is the record's (:mod:`lnrepro.model.record`).
 
 Each attempt is its own process (or container), so a crash or hang in attempt 3 costs attempt 3
 only. The record directory exists before the build, so the build log lands in it, and the record
@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from lnrepro.backends import Backend
+from lnrepro.doors.fsio import new_record_dir, write_error
 from lnrepro.errors import (
     BuildFailed,
     LnreproError,
@@ -28,12 +28,12 @@ from lnrepro.errors import (
     Stopped,
     Terminated,
 )
-from lnrepro.events import Events
-from lnrepro.fsio import new_record_dir, write_error
 from lnrepro.gtest.console import ConsoleParser
-from lnrepro.gtest.report import merge, read_report
-from lnrepro.metrics import MetricRules
-from lnrepro.record import Attempt, EnvScanner, RunRecord, RunState, Verdict, write_record
+from lnrepro.gtest.reportfile import merge, read_report
+from lnrepro.model.events import Events
+from lnrepro.model.metrics import MetricRules
+from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState, Verdict, write_record
+from lnrepro.run.backends import Backend
 
 DEFAULT_FILTER = "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*"
 DEFAULT_TIMEOUT_S = 1800.0  # tt-metal's own bisect script allows 30 minutes

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lnrepro.backends.host import LocalProcess
-from lnrepro.events import Events
+from lnrepro.model.events import Events
+from lnrepro.run.backends.host import LocalProcess
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from lnrepro.fsio import atomic_write_text, write_error
+from lnrepro.doors.fsio import atomic_write_text, write_error
 from lnrepro.gtest.model import GtestRun, Metrics, add_metric
-from lnrepro.stats import wilson
+from lnrepro.model.stats import wilson
 
-SCHEMA = "lnrepro.run/2"  # /2 added "id"; lnrepro.store reads /1 too
+SCHEMA = "lnrepro.run/2"  # /2 added "id"; lnrepro.doors.store reads /1 too
 
 # Printed by tt-metal's driver layer (UMD) when the machine or container, not the kernel, is wrong.
 ENV_MESSAGES = (

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lnrepro import container, proc
+from lnrepro.doors import container, proc
 from lnrepro.errors import EnvironmentProblem
-from lnrepro.events import Events
+from lnrepro.model.events import Events
 
 CCACHE_DIR = Path("~/.cache/lnrepro/ccache")
 
@@ -94,7 +94,7 @@ class DockerRunner:
             )
         huge = tuple(d for d in container.HUGEPAGE_DIRS if Path(d).is_dir())
         if image is None:
-            from lnrepro.images import build_tag
+            from lnrepro.doors.images import build_tag
 
             base = base or container.DEFAULT_IMAGE
             image = build_tag(base)
@@ -130,7 +130,7 @@ class DockerRunner:
         timeout: float | None,
     ) -> proc.ProcResult:
         if self.base is not None:
-            from lnrepro.images import ensure_build_image
+            from lnrepro.doors.images import ensure_build_image
 
             ensure_build_image(self.base, _OutputEvents(on_output), host=self.docker_host)
         self.ccache_dir.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Reports from records: the bug report a maintainer can act on, JUnit for CI, a comparison.
 
-Pure: record documents (as :mod:`lnrepro.store` loads them) in, text out; the logs a report
+Pure: record documents (as :mod:`lnrepro.doors.store` loads them) in, text out; the logs a report
 quotes are read by the caller and passed in. Every value that came from a log, a path or a test
 name is escaped for where it goes (Markdown tables, code fences, XML).
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lnrepro import __version__
-from lnrepro.stats import wilson
+from lnrepro.model.stats import wilson
 
 FAILING = ("FAIL", "FLAKY", "CRASH", "HANG")
 

@@ -1,7 +1,7 @@
 """A tt-metal checkout: built by a profile, its ``ttml_tests`` run on this host or in a container.
 
 The *runner* decides where commands run — ``local`` (this host, or already inside a container)
-or ``docker`` (lnrepro's container, :mod:`lnrepro.container`) — and nothing else differs: the
+or ``docker`` (lnrepro's container, :mod:`lnrepro.doors.container`) — and nothing else differs: the
 same build commands, the same test command, the same environment:
 
 * ``TT_METAL_HOME`` is the checkout, ``ARCH_NAME`` is passed through, ``--env`` adds more;
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from lnrepro import proc
-from lnrepro.backends.host import host_fingerprint
-from lnrepro.config import BuildProfile
+from lnrepro.doors import proc
+from lnrepro.doors.fsio import write_error
 from lnrepro.errors import GitError
-from lnrepro.events import Events
-from lnrepro.fsio import write_error
+from lnrepro.model.events import Events
+from lnrepro.run.backends.host import host_fingerprint
+from lnrepro.run.config import BuildProfile
 
 BUILD_TIMEOUT_S = 4 * 3600.0
 TAIL_LINES = 40
@@ -271,7 +271,7 @@ class TtMetalBackend:
         return res
 
     def fingerprint(self) -> dict[str, Any]:
-        from lnrepro import gitops
+        from lnrepro.doors import gitops
 
         fp = host_fingerprint()
         fp["runner"] = self.runner.name

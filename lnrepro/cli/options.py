@@ -1,7 +1,7 @@
 """The backend options shared by every command that runs tests (``run`` now, ``bisect`` next).
 
 :func:`backend_options` adds them to a click command and hands the command one
-:class:`~lnrepro.backends.factory.BackendOptions`; :func:`lnrepro.backends.factory.make_backend`
+:class:`~lnrepro.run.backends.factory.BackendOptions`; :func:`lnrepro.run.backends.factory.make_backend`
 turns that into a backend. The command itself never looks at them one by one.
 """
 
@@ -148,7 +148,7 @@ def backend_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from lnrepro.backends.factory import BackendOptions
+        from lnrepro.run.backends.factory import BackendOptions
 
         ctx = click.get_current_context()
         given = {

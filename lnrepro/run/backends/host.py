@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lnrepro import proc
+from lnrepro.doors import proc
 
 
 def _first_line(path: str) -> str | None:
