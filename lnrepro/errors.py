@@ -51,10 +51,6 @@ class UsageError(LnreproError):
     exit_code = ExitCode.USAGE
 
 
-class NotBuiltYet(UsageError):
-    """A command whose issue has not landed yet: it says so instead of faking output."""
-
-
 class InputError(LnreproError):
     """A file lnrepro was asked to read is missing, unreadable or malformed."""
 
@@ -67,6 +63,10 @@ class MalformedLog(InputError):
 
 class MalformedReport(InputError):
     """A --gtest_output JSON/XML report that cannot be read."""
+
+
+class MalformedRecord(InputError):
+    """A record or state file lnrepro wrote that is damaged: wrong types, cut off, not JSON."""
 
 
 class EnvironmentProblem(LnreproError):
@@ -110,9 +110,11 @@ class BuildFailed(OutcomeError):
 
 
 class EndpointsDoNotSeparate(LnreproError):
-    """A bisect's good endpoint fails or its bad endpoint passes: there is nothing to find."""
+    """A bisect's good endpoint fails or its bad endpoint passes: there is nothing to find.
+    ``record`` is the bisect's record, which says so too."""
 
     exit_code = ExitCode.FAILED
+    record: object = None
 
 
 class Terminated(BaseException):

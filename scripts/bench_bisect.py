@@ -61,7 +61,8 @@ def lnrepro_bisect(repo: Path, *args: str) -> dict:
                        capture_output=True, text=True, env=ENV, check=False)  # fmt: skip
     if p.returncode != 0:
         sys.exit(f"lnrepro bisect failed: {p.stderr[-2000:]}")
-    return json.loads(p.stdout)
+    doc = json.loads(p.stdout)  # the bisect record: its result, with its steps beside it
+    return {**doc["result"], "steps_taken": doc["steps"]}
 
 
 def git_bisect_run(repo: Path, good: str, bad: str, counter: Path) -> tuple[str, int]:
@@ -130,7 +131,7 @@ def builds(work: Path, tus: int) -> tuple[list[float], float]:
         sys.exit(f"build bisect failed: {p.stderr[-2000:]}")
     doc = json.loads(p.stdout)
     per_step = []
-    for s in doc["steps_taken"]:
+    for s in doc["steps"]:
         if s.get("record"):
             rec = json.loads((Path(s["record"]) / "record.json").read_text())
             if rec.get("build"):
@@ -240,7 +241,7 @@ def trial_bayes(
     sim: Sim, graph: Any, tip: str, good: str, confidence: float, rule: str, jobs: int
 ) -> Trial:
     from lnrepro.bisect.bayes import BayesSearch, Costs
-    from lnrepro.bisect.evidence import RunOutcome
+    from lnrepro.model.bisect import RunOutcome
 
     b = BayesSearch(
         graph, tip, [good], confidence, costs=Costs(BUILD_S, REBUILD_S, RUN_S), rule=rule
@@ -254,7 +255,7 @@ def trial_bayes(
             if job not in running and (
                 a := b.next_for(job, {j: x.sha for j, (_, x) in running.items()})
             ):
-                cost = {"none": 0.0, "rebuild": REBUILD_S, "build": BUILD_S}[a.build] + RUN_S
+                cost = {"none": 0.0, "rebuild": REBUILD_S, "build": BUILD_S}[a.build.value] + RUN_S
                 running[job] = (now + cost, a)
                 rounds += 1
         if not running:
@@ -265,9 +266,9 @@ def trial_bayes(
         if b.done:
             break
     wall = now
-    r = b.result()
-    return Trial(_parents_clean(sim, graph, r["first_bad"]), b.runs + b.noise, b.builds, b.rebuilds, wall, rounds,
-                 r["confidence"])  # fmt: skip
+    r = b.answer("first bad commit")
+    return Trial(_parents_clean(sim, graph, r.first_bad), b.runs + b.noise, b.builds, b.rebuilds, wall, rounds,
+                 r.confidence or 0.0)  # fmt: skip
 
 
 def noise(work: Path, n_hist: int, trials: int) -> dict[str, Any]:

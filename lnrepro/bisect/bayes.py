@@ -37,8 +37,16 @@ from typing import Any
 import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
-from lnrepro.bisect.evidence import RunOutcome, Tally
-from lnrepro.bisect.strategy import Action, mark_of
+from lnrepro.bisect.evidence import Tally
+from lnrepro.bisect.strategy import mark_of, merge_base_error
+from lnrepro.model.bisect import (
+    Action,
+    ActionKind,
+    BisectResult,
+    BuildKind,
+    Candidate,
+    RunOutcome,
+)
 
 Array = np.ndarray[Any, Any]
 
@@ -65,9 +73,11 @@ class Costs:
     build_s: float = 1800.0
     rebuild_s: float = 90.0  # back to a commit built before: ccache is warm (bench_run: ~4%)
     run_s: float = 60.0
+    fetch_s: float = 180.0  # a prebuilt artifact: fetched, not built
 
     def to_json(self) -> dict[str, float]:
-        return {"build_s": self.build_s, "rebuild_s": self.rebuild_s, "run_s": self.run_s}
+        return {"build_s": self.build_s, "rebuild_s": self.rebuild_s, "run_s": self.run_s,
+                "fetch_s": self.fetch_s}  # fmt: skip
 
 
 def _lgamma(x: Array) -> Array:
@@ -229,6 +239,8 @@ class BayesSearch:
     endpoint_tries: int = 8  # runs of the buggy endpoint before it is declared not buggy
     noise_limit: int = 3  # noisy runs in a row before a commit is set aside as untestable
     shortlist: int = 24  # commits per job scored in full (the best by one run's information)
+    merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
+    name: str = "bayesian"
 
     def __post_init__(self) -> None:
         self.post = Posterior(self.graph, self.tip, self.bottoms, self.rates)
@@ -239,6 +251,7 @@ class BayesSearch:
         self.noise_run: dict[str, int] = {}
         self.builds = 0
         self.rebuilds = 0
+        self.prebuilt = 0
         self.runs = 0
         self.noise = 0
         self.error: str | None = None
@@ -272,13 +285,18 @@ class BayesSearch:
         return held, max(0, math.ceil(self.post.entropy()))
 
     # ------------------------------------------------------------------ choosing
-    def _build_kind(self, job: int, sha: str) -> str:
-        if self.current.get(job) == sha:
-            return "none"
-        return "rebuild" if sha in self.built else "build"
+    def runs_per_action(self) -> int | None:
+        return 1  # one run at a time: each is chosen by what the last one taught
 
-    def _cost(self, kind: str) -> float:
-        return {"none": 0.0, "rebuild": self.costs.rebuild_s, "build": self.costs.build_s}[kind]
+    def _build_kind(self, job: int, sha: str) -> BuildKind:
+        if self.current.get(job) == sha:
+            return BuildKind.NONE
+        return BuildKind.REBUILD if sha in self.built else BuildKind.BUILD
+
+    def _cost(self, kind: BuildKind) -> float:
+        if kind is BuildKind.NONE or kind is BuildKind.PREBUILT:
+            return self.costs.fetch_s if kind is BuildKind.PREBUILT else 0.0
+        return self.costs.rebuild_s if kind is BuildKind.REBUILD else self.costs.build_s
 
     def next_batch(self, jobs: int = 1) -> list[Action]:
         """Actions for ``jobs`` idle jobs at once (each picked knowing the ones before it)."""
@@ -309,10 +327,19 @@ class BayesSearch:
                 self.error = (f"the buggy endpoint showed no failure of the bug in {tip_t.runs + tip_t.noise} "
                               f"run(s)")  # fmt: skip
                 return None
-            return Action(job, self.tip, "endpoint", self._build_kind(job, self.tip))
+            return Action(job, self.tip, ActionKind.ENDPOINT, self._build_kind(job, self.tip))
+        for m in self.merge_bases:  # as git: a merge base must be tested, and must be clean
+            mt = self.tally(m)
+            if mt.passes == 0 and m not in self.untestable and m not in running:
+                if mt.fails and mt.runs + mt.noise >= self.endpoint_tries:
+                    self.error = merge_base_error(
+                        m, [b for b in self.bottoms if b not in self.merge_bases]
+                    )
+                    return None
+                return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
         for b in self.bottoms:
             if self.tally(b).runs == 0 and b not in self.untestable and b not in running:
-                return Action(job, b, "endpoint", self._build_kind(job, b))
+                return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
             h
@@ -339,7 +366,7 @@ class BayesSearch:
             overlap *= 1.0 - np.exp(-np.abs(pbad - self.post.p_bad(sha)) / 0.1)
         scores = [self._score(info[i], job, sha) * overlap[i] for i, sha in enumerate(pool)]
         best = pool[int(np.argmax(scores))]
-        return Action(job, best, "step", self._build_kind(job, best))
+        return Action(job, best, ActionKind.STEP, self._build_kind(job, best))
 
     def _score(self, info: Array, job: int, sha: str) -> float:
         if self.rule == "entropy":
@@ -357,9 +384,11 @@ class BayesSearch:
         cannot_test: str | None = None,
     ) -> Mark:
         sha = action.sha
-        if action.build == "build" and sha not in self.built:
+        if action.build is BuildKind.BUILD and sha not in self.built:
             self.builds += 1
-        elif action.build != "none":
+        elif action.build is BuildKind.PREBUILT:
+            self.prebuilt += 1
+        elif action.build is not BuildKind.NONE:
             self.rebuilds += 1
         self.actions += 1
         if cannot_test:
@@ -384,7 +413,7 @@ class BayesSearch:
 
     def equate(self, action: Action, other: str) -> Mark:
         """``action``'s commit built to the same inputs as ``other``: they share observations."""
-        if action.build == "build" and action.sha not in self.built:
+        if action.build is BuildKind.BUILD and action.sha not in self.built:
             self.builds += 1
         self.built.add(action.sha)
         self.current[action.job] = action.sha
@@ -394,14 +423,14 @@ class BayesSearch:
         t = self.tally(other)
         return mark_of([RunOutcome.FAIL] * t.fails + [RunOutcome.PASS] * t.passes) or Mark.SKIP
 
-    def learn_costs(self, build: str, fixed_s: float | None, run_s: float | None) -> None:
+    def learn_costs(self, build: BuildKind, fixed_s: float | None, run_s: float | None) -> None:
         """Fold a measured preparation (checkout + build) and run time into the cost model.
 
         The first measurement of each kind replaces the default; later ones are averaged in.
         """
         seen = self._measured
-        if fixed_s is not None and build in ("build", "rebuild"):
-            attr = "build_s" if build == "build" else "rebuild_s"
+        if fixed_s is not None and build in (BuildKind.BUILD, BuildKind.REBUILD):
+            attr = "build_s" if build is BuildKind.BUILD else "rebuild_s"
             old = getattr(self.costs, attr)
             setattr(self.costs, attr, fixed_s if attr not in seen else 0.7 * old + 0.3 * fixed_s)
             seen.add(attr)
@@ -413,20 +442,15 @@ class BayesSearch:
             seen.add("run_s")
 
     # ------------------------------------------------------------------ the answer
-    def result(self) -> dict[str, Any]:
+    def answer(self, kind: str) -> BisectResult:
         best, p = self.post.best()
         qb, qg = self.post.rates_now()
-        return {
-            "first_bad": best if p >= self.confidence and self.error is None else None,
-            "most_likely": best,
-            "confidence": p,
-            "wanted_confidence": self.confidence,
-            "posterior": [{"sha": s, "p": q} for s, q in self.post.top(5)],
-            "rates": {"bad": qb, "good": qg},
-            "runs": self.runs,
-            "noisy_runs": self.noise,
-            "builds": self.builds,
-            "rebuilds": self.rebuilds,
-            "untestable": dict(self.untestable),
-            "error": self.error,
-        }
+        first = best if p >= self.confidence and self.error is None else None
+        return BisectResult(
+            kind, self.name, first_bad=first, error=self.error,
+            reason=None if first else (self.error or f"no commit reached confidence {self.confidence:g}"),
+            most_likely=best, confidence=p, wanted_confidence=self.confidence,
+            posterior=tuple(Candidate(s, q) for s, q in self.post.top(5)), rates=(qb, qg),
+            runs=self.runs, noisy_runs=self.noise, builds=self.builds, rebuilds=self.rebuilds,
+            prebuilt=self.prebuilt,
+        )  # fmt: skip

@@ -14,15 +14,10 @@ the meaning of good and bad swapped by the caller.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 
-
-class Mark(str, Enum):
-    GOOD = "good"
-    BAD = "bad"
-    SKIP = "skip"
+from lnrepro.model.bisect import Mark as Mark
 
 
 @dataclass(frozen=True)
@@ -193,13 +188,3 @@ def graph_from_rev_list(lines: Iterable[str], first_parent: bool = False) -> Gra
         order.append(sha)
         parents[sha] = ps[:1] if first_parent else ps
     return Graph(tuple(order), parents)
-
-
-def replay(
-    graph: Graph, bad: str, goods: Sequence[str], steps: Iterable[tuple[str, Mark]]
-) -> Search:
-    """A search with recorded steps applied (what ``--resume`` rebuilds from the state file)."""
-    s = Search(graph, bad, list(goods))
-    for sha, mark in steps:
-        s.record(sha, mark)
-    return s

@@ -20,77 +20,11 @@ A failure's *shape* is its first line with numbers masked, so ``max_diff=1001.2`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
 
-
-class RunOutcome(str, Enum):
-    FAIL = "fail"
-    PASS = "pass"
-    NOISE = "noise"
-
-
-@dataclass(frozen=True)
-class TestObs:
-    """One test in one run, as the bisect needs it."""
-
-    __test__ = False
-
-    name: str
-    status: str  # PASSED FAILED CRASHED TIMEOUT SKIPPED DISABLED ENV_ERROR
-    shapes: tuple[str, ...] = ()
-    metric: float | None = None  # the policy's metric, worst over the test's tensors
-
-
-@dataclass(frozen=True)
-class AttemptObs:
-    """One run: a gtest run (``tests``) or a ``--command`` (``exit_code`` only)."""
-
-    exit_code: int
-    tests: tuple[TestObs, ...] = ()
-    gtest: bool = True
-    timed_out: bool = False
-    env_error: str | None = None
-    cannot_test: str | None = None  # did not build, no tests matched: not a run at all
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "env_error": self.env_error,
-            "cannot_test": self.cannot_test,
-            "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
-        }
-
-
-@dataclass(frozen=True)
-class Policy:
-    on_crash: str = "match"  # bad | skip | match (bad when the signature is a crash)
-    on_hang: str = "skip"  # bad | skip
-    metric: str | None = None
-    threshold: float | None = None
-
-
-@dataclass(frozen=True)
-class Signature:
-    """How the bug shows: which tests fail, and in which shapes (or by crashing)."""
-
-    tests: frozenset[str]
-    shapes: frozenset[str] = frozenset()
-    crash: bool = False
-    exit_code: int | None = None  # --command: the code the buggy commit exits with
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tests": sorted(self.tests), "shapes": sorted(self.shapes), "crash": self.crash,
-                "exit_code": self.exit_code}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Signature:
-        return cls(frozenset(d.get("tests", ())), frozenset(d.get("shapes", ())),
-                   bool(d.get("crash")), d.get("exit_code"))  # fmt: skip
-
+from lnrepro.model.bisect import AttemptObs, RunOutcome, Signature, TestObs
+from lnrepro.model.requests import OnCrash, OnHang, Policy
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b", re.I)
 
@@ -102,14 +36,36 @@ def shape(message: str) -> str:
 
 
 def _over(t: TestObs, policy: Policy) -> bool | None:
+    """Whether the test's metric is on the bug's side of the threshold (None: not measured).
+
+    Lower is better by default (``max_diff``: bad when above); with ``higher_is_better`` (a PCC)
+    the bug's side is below. NaN is always the bug's side.
+    """
     if policy.metric is None or policy.threshold is None or t.metric is None:
         return None
-    return t.metric > policy.threshold or t.metric != t.metric  # NaN is over
+    if t.metric != t.metric:
+        return True
+    return t.metric < policy.threshold if policy.higher_is_better else t.metric > policy.threshold
+
+
+def _side(policy: Policy) -> str:
+    return "<" if policy.higher_is_better else ">"
 
 
 def learn(a: AttemptObs, policy: Policy) -> Signature | None:
-    """The signature a buggy commit's run shows, or None when the run shows none."""
-    if a.cannot_test or a.env_error or a.timed_out:
+    """The signature a buggy commit's run shows, or None when the run shows none.
+
+    With ``--on-hang bad`` a hang can be the bug: the tests that timed out are its signature, so
+    a later timeout of another test stays noise.
+    """
+    if a.cannot_test or a.env_error:
+        return None
+    hung = [t.name for t in a.tests if t.status == "TIMEOUT"]
+    if policy.on_hang is OnHang.BAD and a.gtest and hung:
+        return Signature(frozenset(hung), hang=True)
+    if policy.on_hang is OnHang.BAD and not a.gtest and a.timed_out:
+        return Signature(frozenset(), hang=True)
+    if a.timed_out:
         return None
     if not a.gtest:
         if a.exit_code == 0 or a.exit_code == 125:
@@ -117,7 +73,7 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
         if a.exit_code >= 128:
             return (
                 Signature(frozenset(), crash=True, exit_code=a.exit_code)
-                if policy.on_crash != "skip"
+                if policy.on_crash is not OnCrash.SKIP
                 else None
             )
         return Signature(frozenset(), exit_code=a.exit_code)
@@ -130,7 +86,7 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
             frozenset(t.name for t in failed), frozenset(s for t in failed for s in t.shapes)
         )
     crashed = [t for t in a.tests if t.status == "CRASHED"]
-    if crashed and policy.on_crash != "skip":
+    if crashed and policy.on_crash is not OnCrash.SKIP:
         return Signature(frozenset(t.name for t in crashed), crash=True)
     return None
 
@@ -143,9 +99,19 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
         return RunOutcome.NOISE, f"infrastructure: {a.env_error}"
     if not a.gtest:
         return _classify_command(a, sig, policy)
-    if a.timed_out or any(t.status == "TIMEOUT" for t in a.tests):
-        if policy.on_hang == "bad":
-            return RunOutcome.FAIL, "hang (--on-hang bad)"
+    hung = [t for t in a.tests if t.status == "TIMEOUT"]
+    if a.timed_out or hung:
+        if policy.on_hang is OnHang.BAD:
+            mine = [t for t in hung if sig is None or not sig.hang or t.name in sig.tests]
+            if mine or (sig is None and a.timed_out):
+                return (
+                    RunOutcome.FAIL,
+                    f"{(mine[0].name + ' hung') if mine else 'hang'} (--on-hang bad)",
+                )
+            return (
+                RunOutcome.NOISE,
+                f"{hung[0].name if hung else 'the run'} hung (not the signature's tests)",
+            )
         return RunOutcome.NOISE, "hang"
     watched = [t for t in a.tests if sig is None or t.name in sig.tests]
     ran = [t for t in watched if t.status not in ("SKIPPED", "DISABLED")]
@@ -153,8 +119,12 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
         return RunOutcome.NOISE, "the signature's tests did not run"
     if policy.metric is not None:
         if any(_over(t, policy) for t in ran):
-            worst = max((t.metric for t in ran if t.metric is not None), default=float("nan"))
-            return RunOutcome.FAIL, f"{policy.metric}={worst:g} > {policy.threshold:g}"
+            pick = min if policy.higher_is_better else max
+            worst = pick((t.metric for t in ran if t.metric is not None), default=float("nan"))
+            return (
+                RunOutcome.FAIL,
+                f"{policy.metric}={worst:g} {_side(policy)} {policy.threshold:g}",
+            )
         if all(t.status == "PASSED" or _over(t, policy) is False for t in ran):
             return RunOutcome.PASS, f"{policy.metric} within {policy.threshold:g}"
         return RunOutcome.NOISE, _unrelated(ran)
@@ -162,7 +132,8 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
         if t.status == "FAILED" and (sig is None or not sig.shapes or set(t.shapes) & sig.shapes):
             return RunOutcome.FAIL, f"{t.name} failed" + (" the same way" if sig else "")
         if t.status == "CRASHED" and (
-            policy.on_crash == "bad" or (policy.on_crash == "match" and (sig is None or sig.crash))
+            policy.on_crash is OnCrash.BAD
+            or (policy.on_crash is OnCrash.MATCH and (sig is None or sig.crash))
         ):
             return RunOutcome.FAIL, f"{t.name} crashed"
     if all(t.status == "PASSED" for t in ran):
@@ -185,15 +156,15 @@ def _classify_command(
 ) -> tuple[RunOutcome, str]:
     code = a.exit_code
     if a.timed_out:
-        return (RunOutcome.FAIL, "timed out (--on-hang bad)") if policy.on_hang == "bad" else (
+        return (RunOutcome.FAIL, "timed out (--on-hang bad)") if policy.on_hang is OnHang.BAD else (
             RunOutcome.NOISE, "timed out")  # fmt: skip
     if code == 0:
         return RunOutcome.PASS, "exit 0"
     if code == 125:
         return RunOutcome.NOISE, "exit 125 (cannot test)"
     if code >= 128:
-        crash_bad = policy.on_crash == "bad" or (
-            policy.on_crash == "match" and (sig is None or sig.crash)
+        crash_bad = policy.on_crash is OnCrash.BAD or (
+            policy.on_crash is OnCrash.MATCH and (sig is None or sig.crash)
         )
         return (
             RunOutcome.FAIL if crash_bad else RunOutcome.NOISE

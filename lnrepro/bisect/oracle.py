@@ -3,54 +3,41 @@
 What a run *means* — the bug's signature, noise, git's good/bad — is decided by
 :mod:`~lnrepro.bisect.evidence` and the strategy, not here.
 
-``CommandOracle`` follows ``git bisect run``: exit 0 pass, 125 cannot test, 1-127 fail; a signal
-(exit >= 128) or the timeout is a crash or a hang, which ``--on-crash`` / ``--on-hang`` judge.
-``RunOracle`` asks the pipeline (``lnrepro run``) on the worktree: every attempt's tests with
-their statuses, failure shapes and metrics; a commit that does not build or runs no tests
-cannot be tested.
+``CommandOracle`` follows ``git bisect run``: exit 0 pass, 125 cannot test (at once: no retry
+of a command that said so), 1-127 fail; a signal (exit >= 128) or the timeout is a crash or a
+hang, which ``--on-crash`` / ``--on-hang`` judge. ``RunOracle`` asks the pipeline (``lnrepro
+run``) on the worktree: every attempt's tests with their statuses, failure shapes and metrics; a
+commit that does not build, or lacks the requested tests, cannot be tested.
 """
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from lnrepro.bisect.evidence import AttemptObs, TestObs, shape
+from lnrepro.bisect.evidence import shape
 from lnrepro.doors import proc
-from lnrepro.errors import OutcomeError
+from lnrepro.errors import UsageError
+from lnrepro.model.bisect import AttemptObs, Evidence, StepTest, TestObs
 from lnrepro.model.events import Events
+from lnrepro.model.gtest import Metrics
+from lnrepro.model.record import RunRecord, Verdict
+from lnrepro.model.requests import (
+    BisectRequest,
+    CommandOracleSpec,
+    Policy,
+    RunOracleSpec,
+    RunRequest,
+    TtMetalSpec,
+)
 
-
-@dataclass(frozen=True)
-class Evidence:
-    attempts: tuple[AttemptObs, ...]
-    cannot_test: str | None = None  # did not build, no tests: not a run at all
-    detail: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-    build_s: float | None = None  # how long the build took, when there was one
-    run_s: float | None = None  # mean seconds of one run
-    inputs: str | None = None  # hash of what the tests ran (binary + kernel sources)
-    same_as: str | None = None  # a commit already tested with the same inputs: not run again
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "seconds": round(self.seconds, 3),
-            "build_s": None if self.build_s is None else round(self.build_s, 3),
-            "run_s": None if self.run_s is None else round(self.run_s, 3),
-            "cannot_test": self.cannot_test,
-            "inputs": self.inputs,
-            "same_as": self.same_as,
-            "attempts": [a.to_json() for a in self.attempts],
-            **self.detail,
-        }
+SKIP_CODE = 125  # git bisect run: "this commit cannot be tested"
 
 
 class Oracle(Protocol):
-    def describe(self) -> dict[str, Any]: ...
     def evaluate(
         self,
         worktree: Path,
@@ -65,13 +52,7 @@ class Oracle(Protocol):
 
 @dataclass(frozen=True)
 class CommandOracle:
-    argv: tuple[str, ...]
-    timeout_s: float | None = None
-    repeat: int = 1
-
-    def describe(self) -> dict[str, Any]:
-        return {"oracle": "command", "command": shlex.join(self.argv), "timeout_s": self.timeout_s,
-                "repeat": self.repeat}  # fmt: skip
+    spec: CommandOracleSpec
 
     def evaluate(
         self,
@@ -80,38 +61,35 @@ class CommandOracle:
         runs: int | None = None,
         known: Mapping[str, str] | None = None,
     ) -> Evidence:
-        attempts, tails, total = [], [], 0.0
-        for _ in range(runs or self.repeat):
-            tail: list[bytes] = []
+        attempts: list[AttemptObs] = []
+        tail: list[str] = []
+        total = 0.0
+        for _ in range(runs or self.spec.repeat):
+            chunks: list[bytes] = []
 
-            def keep(data: bytes, tail: list[bytes] = tail) -> None:
-                tail.append(data)
-                del tail[:-16]
+            def keep(data: bytes, chunks: list[bytes] = chunks) -> None:
+                chunks.append(data)
+                del chunks[:-16]
 
-            res = proc.stream(list(self.argv), keep, timeout=self.timeout_s, cwd=worktree)
+            res = proc.stream(list(self.spec.argv), keep, timeout=self.spec.timeout_s, cwd=worktree)
             total += res.seconds
-            tails.append(b"".join(tail).decode("utf-8", "replace").strip().splitlines()[-5:])
+            tail = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()[-5:]
+            if res.exit_code == SKIP_CODE and not res.timed_out:
+                return Evidence(tuple(attempts),
+                                cannot_test=f"the command exited {SKIP_CODE}: it cannot test this commit",
+                                seconds=total, output_tail=tuple(tail))  # fmt: skip
             attempts.append(AttemptObs(res.exit_code, gtest=False, timed_out=res.timed_out))
         n = len(attempts)
-        return Evidence(tuple(attempts), detail={"output_tail": tails[-1]}, seconds=total,
-                        run_s=total / n)  # fmt: skip
+        return Evidence(tuple(attempts), seconds=total, run_s=total / n if n else None,
+                        output_tail=tuple(tail))  # fmt: skip
 
 
 @dataclass(frozen=True)
 class RunOracle:
-    """``lnrepro run`` on the worktree, with the backend options the user gave."""
+    """``lnrepro run`` on the worktree: the job's run request with the worktree as checkout."""
 
-    backend_opts: Any  # BackendOptions; tt_metal is set to the worktree
-    gtest_filter: str
-    repeat: int
-    timeout_s: float
-    record_base: Path
-    metric: str | None = None
-
-    def describe(self) -> dict[str, Any]:
-        return {"oracle": "run", "filter": self.gtest_filter, "repeat": self.repeat,
-                "timeout_s": self.timeout_s, "metric": self.metric,
-                "runner": self.backend_opts.runner, "profile": self.backend_opts.profile}  # fmt: skip
+    request: RunRequest  # backend: a TtMetalSpec; its checkout is replaced by the worktree
+    policy: Policy
 
     def evaluate(
         self,
@@ -124,20 +102,28 @@ class RunOracle:
         from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
-        backend = make_backend(replace(self.backend_opts, tt_metal=worktree, backend="tt-metal"))
+        assert isinstance(self.request.backend, TtMetalSpec)
+        spec = replace(self.request.backend, checkout=worktree)
+        tests = self.request.tests if runs is None else replace(self.request.tests, repeat=runs)
+        request = replace(self.request, backend=spec, tests=tests)
         seen = dict(known or {})
 
-        def same(rec: Any) -> str | None:
-            key = ((rec.build or {}).get("inputs") or {}).get("key")
+        def same(rec: RunRecord) -> str | None:
+            key = rec.build.inputs.key if rec.build and rec.build.inputs else None
             return f"same inputs as {seen[key][:12]}" if key in seen else None
 
-        try:
-            rec = run_tests(backend, gtest_filter=self.gtest_filter, repeat=runs or self.repeat,
-                            timeout_s=self.timeout_s, record_base=self.record_base,
-                            events=events, after_build=same)  # fmt: skip
-        except OutcomeError as exc:
-            return Evidence((), cannot_test=exc.one_line(), detail={"verdict": type(exc).__name__},
-                            seconds=time.monotonic() - start)  # fmt: skip
+        rec = run_tests(make_backend(spec), request, events=events, after_build=same)
+        key = rec.build.inputs.key if rec.build and rec.build.inputs else None
+        build_s = rec.build.seconds if rec.build else None
+        base = Evidence(
+            seconds=time.monotonic() - start, build_s=build_s, inputs=key,
+            verdict=rec.verdict.value, record=str(rec.record_dir),
+            tests={t.name: StepTest(t.verdict.value, t.passed, t.runs, t.worst) for t in rec.tests},
+        )  # fmt: skip
+        if key and key in seen and not rec.attempts:
+            return replace(base, same_as=seen[key])
+        if rec.verdict in (Verdict.BUILD_FAILED, Verdict.NOT_RUN) or rec.incomplete:
+            return replace(base, cannot_test=rec.why or (rec.notes[0] if rec.notes else "not run"))
         attempts = tuple(
             AttemptObs(
                 a.exit_code,
@@ -148,34 +134,57 @@ class RunOracle:
                         tuple(shape(f.message) for f in t.failures),
                         self._metric(t.metrics),
                     )
-                    for t in a.run.tests
+                    for t in a.results
                 ),
                 timed_out=a.timed_out,
-                env_error=a.env_error,
+                env_error=a.env_error if a.environment_failed else None,
             )
             for a in rec.attempts
         )
-        detail: dict[str, Any] = {
-            "verdict": rec.verdict.value,
-            "record": str(rec.record_dir),
-            "tests": {
-                t.name: {
-                    "verdict": t.verdict.value,
-                    "passed": t.passed,
-                    "runs": t.runs,
-                    "worst": t.worst,
-                }
-                for t in rec.tests
-            },
-        }
-        build_s = float(rec.build["seconds"]) if rec.build and "seconds" in rec.build else None
         run_s = sum(a.seconds for a in rec.attempts) / len(rec.attempts) if rec.attempts else None
-        key = ((rec.build or {}).get("inputs") or {}).get("key")
-        return Evidence(attempts, None, detail, time.monotonic() - start, build_s, run_s, key,
-                        seen.get(key) if key and not rec.attempts else None)  # fmt: skip
+        return replace(base, attempts=attempts, run_s=run_s)
 
-    def _metric(self, metrics: dict[str, dict[str, float]]) -> float | None:
-        if self.metric is None:
+    def _metric(self, metrics: Metrics) -> float | None:
+        """The policy's metric, worst over the test's tensors (lowest when higher is better)."""
+        m = self.policy.metric
+        if m is None:
             return None
-        vals = [v[self.metric] for v in metrics.values() if self.metric in v]
-        return max(vals) if vals else None
+        vals = [v[m] for v in metrics.values() if m in v]
+        if not vals:
+            return None
+        if any(v != v for v in vals):
+            return float("nan")
+        return min(vals) if self.policy.higher_is_better else max(vals)
+
+
+def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
+    """One backend spec per job: its own Docker engine (context) and its own device."""
+    jobs, contexts, devices = req.jobs, req.contexts, req.devices
+    if not devices and not contexts and jobs > 1 and spec.runner == "docker":
+        from lnrepro.run.runners import host_devices
+
+        found = host_devices()[0]
+        if 0 < len(found) < jobs:
+            raise UsageError(f"--jobs {jobs} needs {jobs} devices; this host has {len(found)}",
+                             f"use --jobs {len(found)}, or add hosts with --docker-context")  # fmt: skip
+        devices = found[:jobs] if found else ()
+    return [
+        replace(
+            spec,
+            docker_context=contexts[i % len(contexts)] if contexts else spec.docker_context,
+            devices=(devices[i],) if devices else spec.devices,
+        )
+        for i in range(jobs)
+    ]
+
+
+def oracles_for(req: BisectRequest, record_dir: Path) -> list[Oracle]:
+    """The oracle of each job, from the request alone (so ``--resume`` rebuilds them exactly)."""
+    o = req.oracle
+    if isinstance(o, CommandOracleSpec):
+        return [CommandOracle(o)] * req.jobs
+    assert isinstance(o, RunOracleSpec)
+    return [
+        RunOracle(RunRequest(spec, o.tests, record_dir), req.policy)
+        for spec in job_specs(req, o.backend)
+    ]

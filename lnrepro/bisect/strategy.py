@@ -1,7 +1,8 @@
 """How a bisect chooses what to test: one protocol, two strategies. Pure: no git, no I/O.
 
 * :class:`GitSearch` — git bisect's rules (:class:`~lnrepro.bisect.core.Search`) with lnrepro's
-  manners: the endpoints tested first, the culprit and its parents re-tested after, a (K+1)-ary
+  manners: the endpoints tested first (and, as git does, the merge base of a ``--good`` that is not
+  an ancestor of ``--bad``), the culprit and its parents re-tested after, a (K+1)-ary
   split for K jobs, and runs that are only noise retried before a commit is skipped. With
   ``--repeat N`` a commit is bad when any of its N runs shows the bug's signature.
 * :class:`~lnrepro.bisect.bayes.BayesSearch` — ``--confidence``: the noisy search.
@@ -15,28 +16,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from lnrepro.bisect.core import Graph, Mark, Search
-from lnrepro.bisect.evidence import RunOutcome
-
-
-@dataclass(frozen=True)
-class Action:
-    job: int  # which worktree/device runs it
-    sha: str
-    kind: str  # endpoint | step | confirm
-    build: str = "build"  # none (built there now) | rebuild (built before) | build (new)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "sha": self.sha, "kind": self.kind, "build": self.build}
+from lnrepro.model.bisect import (
+    Action,
+    ActionKind,
+    BisectResult,
+    BuildKind,
+    CommitInfo,
+    RunOutcome,
+)
 
 
 class Strategy(Protocol):
+    """What the bisect loop needs of a search: no isinstance, ever."""
+
     error: str | None
+    name: str  # git | bayesian
 
     @property
     def done(self) -> bool: ...
+    def runs_per_action(self) -> int | None:
+        """Runs the oracle makes per action: None for its own ``--repeat``."""
+        ...
+
     def next_batch(self, jobs: int) -> list[Action]: ...
     def next_for(self, job: int, busy: Mapping[int, str]) -> Action | None: ...
     def observe(
@@ -46,7 +50,14 @@ class Strategy(Protocol):
         cannot_test: str | None = None,
     ) -> Mark: ...
     def equate(self, action: Action, other: str) -> Mark: ...
-    def result(self) -> dict[str, Any]: ...
+    def learn_costs(self, build: BuildKind, fixed_s: float | None, run_s: float | None) -> None:
+        """A measured preparation (checkout + build) and run time (used by cost-aware searches)."""
+        ...
+
+    def answer(self, kind: str) -> BisectResult:
+        """The result so far, commits named by sha (the loop adds subjects and authors)."""
+        ...
+
     def progress(self) -> tuple[int, int]: ...  # candidates (or the 95% set), steps left
 
 
@@ -59,6 +70,12 @@ def mark_of(outcomes: Sequence[RunOutcome]) -> Mark | None:
     return None
 
 
+def merge_base_error(sha: str, goods: Sequence[str]) -> str:
+    """git's words when a merge base tests bad: the bug was fixed on the good side."""
+    return (f"the merge base {sha[:12]} is bad: the bug was fixed between {sha[:12]} and "
+            f"[{', '.join(g[:12] for g in goods)}]")  # fmt: skip
+
+
 @dataclass
 class GitSearch:
     graph: Graph
@@ -66,17 +83,25 @@ class GitSearch:
     bottoms: list[str]
     confirm: bool = True
     retries: int = 2  # re-runs of a commit whose runs were all noise, before it is skipped
+    merge_bases: list[str] = field(default_factory=list)  # always tested first, as git does
     search: Search = field(init=False)
     error: str | None = None
+    name: str = "git"
 
     def __post_init__(self) -> None:
         self.search = Search(self.graph, self.tip, list(self.bottoms))
-        self.tested: dict[tuple[str, str], Mark] = {}  # (kind, sha) -> mark
-        self.noisy: dict[tuple[str, str], int] = {}
+        self.tested: dict[tuple[ActionKind, str], Mark] = {}
+        self.noisy: dict[tuple[ActionKind, str], int] = {}
 
     # ------------------------------------------------------------------ status
-    def _ends(self) -> list[tuple[str, Mark]]:
-        return [(self.tip, Mark.BAD), *((b, Mark.GOOD) for b in self.bottoms)]
+    def _ends(self) -> list[tuple[str, Mark, ActionKind]]:
+        bases = [(m, Mark.GOOD, ActionKind.MERGE_BASE) for m in self.merge_bases]
+        if not self.confirm:
+            return bases
+        goods = [
+            (b, Mark.GOOD, ActionKind.ENDPOINT) for b in self.bottoms if b not in self.merge_bases
+        ]
+        return [(self.tip, Mark.BAD, ActionKind.ENDPOINT), *goods, *bases]
 
     def _confirms(self) -> list[str]:
         fb = self.search.first_bad()
@@ -86,11 +111,16 @@ class GitSearch:
     def done(self) -> bool:
         if self.error:
             return True
-        if self.confirm and any(("endpoint", s) not in self.tested for s, _ in self._ends()):
+        if any((k, s) not in self.tested for s, _, k in self._ends()):
             return False
         if not self.search.done:
             return False
-        return not self.confirm or all(("confirm", s) in self.tested for s in self._confirms())
+        return not self.confirm or all(
+            (ActionKind.CONFIRM, s) in self.tested for s in self._confirms()
+        )
+
+    def runs_per_action(self) -> int | None:
+        return None
 
     def progress(self) -> tuple[int, int]:
         return len(self.search.candidates()), self.search.steps_left()
@@ -99,14 +129,15 @@ class GitSearch:
     def next_batch(self, jobs: int = 1) -> list[Action]:
         if self.done:
             return []
-        if self.confirm:
-            ends = [s for s, _ in self._ends() if ("endpoint", s) not in self.tested]
-            if ends:
-                return [Action(i, s, "endpoint") for i, s in enumerate(ends[:jobs])]
+        ends = [(s, k) for s, _, k in self._ends() if (k, s) not in self.tested]
+        if ends:
+            return [Action(i, s, k) for i, (s, k) in enumerate(ends[:jobs])]
         if not self.search.done:
-            return [Action(i, s, "step") for i, s in enumerate(self.search.next_batch(jobs))]
-        todo = [s for s in self._confirms() if ("confirm", s) not in self.tested]
-        return [Action(i, s, "confirm") for i, s in enumerate(todo[:jobs])]
+            return [
+                Action(i, s, ActionKind.STEP) for i, s in enumerate(self.search.next_batch(jobs))
+            ]
+        todo = [s for s in self._confirms() if (ActionKind.CONFIRM, s) not in self.tested]
+        return [Action(i, s, ActionKind.CONFIRM) for i, s in enumerate(todo[:jobs])]
 
     def next_for(self, job: int, busy: Mapping[int, str]) -> Action | None:
         """Idle ``job``'s next commit while the others test ``busy``: the split point of a
@@ -139,6 +170,9 @@ class GitSearch:
         mark = self.verdict(other) or Mark.SKIP
         return self._settle(action, mark)
 
+    def learn_costs(self, build: BuildKind, fixed_s: float | None, run_s: float | None) -> None:
+        return None  # git's rule does not weigh costs
+
     def verdict(self, sha: str) -> Mark | None:
         """What is known of ``sha``: its mark in the search, or from its endpoint/confirm test."""
         m = self.search.marks.get(sha)
@@ -149,25 +183,30 @@ class GitSearch:
         )
 
     def _settle(self, action: Action, mark: Mark) -> Mark:
-        key = (action.kind, action.sha)
-        self.tested[key] = mark
-        if action.kind == "endpoint":
-            want = dict(self._ends())[action.sha]
+        self.tested[(action.kind, action.sha)] = mark
+        if action.kind is ActionKind.MERGE_BASE:
+            if mark is Mark.BAD:
+                self.error = merge_base_error(
+                    action.sha, [b for b in self.bottoms if b not in self.merge_bases]
+                )
+        elif action.kind is ActionKind.ENDPOINT:
+            want = Mark.BAD if action.sha == self.tip else Mark.GOOD
             if mark is not want:
                 self.error = (f"the {'bad' if want is Mark.BAD else 'good'} endpoint {action.sha[:12]} "
                               f"tested {mark.value}")  # fmt: skip
-        elif action.kind == "step":
+        elif action.kind is ActionKind.STEP:
             self.search.record(action.sha, mark)
         return mark
 
     # ------------------------------------------------------------------ the answer
-    def result(self) -> dict[str, Any]:
+    def answer(self, kind: str) -> BisectResult:
         fb = self.search.first_bad()
         if fb is None:
-            return {"first_bad": None, "candidates": self.search.candidates(),
-                    "reason": "skipped commits hide which candidate is first"}  # fmt: skip
+            return BisectResult(kind, self.name, error=self.error,
+                                candidates=tuple(CommitInfo(c) for c in self.search.candidates()),
+                                reason=self.error or "skipped commits hide which candidate is first")  # fmt: skip
         good = self.search.last_good()
-        confirms = {s: m for (k, s), m in self.tested.items() if k == "confirm"}
+        confirms = {s: m for (k, s), m in self.tested.items() if k is ActionKind.CONFIRM}
         wanted = [(fb, Mark.BAD), *((g, Mark.GOOD) for g in good)]
         got = [(confirms.get(s), w) for s, w in wanted]
         confirmed: bool | None = None  # not re-tested, or a re-test said nothing (noise)
@@ -175,4 +214,5 @@ class GitSearch:
             confirmed = False  # a re-test contradicts the search
         elif confirms and all(m is w for m, w in got):
             confirmed = True
-        return {"first_bad": fb, "last_good_all": good, "confirmed": confirmed}
+        return BisectResult(kind, self.name, first_bad=fb, last_good=good[0] if good else None,
+                            last_good_all=tuple(good), confirmed=confirmed, error=self.error)  # fmt: skip

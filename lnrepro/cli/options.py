@@ -1,217 +1,391 @@
-"""The backend options shared by every command that runs tests (``run`` now, ``bisect`` next).
+"""Options shared by commands, and the one place command-line values become typed requests.
 
-:func:`backend_options` adds them to a click command and hands the command one
-:class:`~lnrepro.run.backends.factory.BackendOptions`; :func:`lnrepro.run.backends.factory.make_backend`
-turns that into a backend. The command itself never looks at them one by one.
+Every option that belongs to one backend defaults to ``None`` (or ``False`` for a flag), so "did
+the user pass it?" is ``value is not None``, asked here and nowhere else. The documented default
+applies where the request is carried out. Options carry a help *section* (``group``), which
+:class:`Command` prints as click's own help sections.
+
+Only click is imported here: ``lnrepro --help`` must stay free of numpy, docker and git.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-_NAMES = (
-    "backend", "kernel_era", "arch", "defect", "block_size", "l1_max_tiles", "fp32_stats", "data",
-    "seed", "binary", "tt_metal",
-    "runner", "profile", "image", "mount_set", "env", "require_device", "reset_cmd", "watcher",
-)  # fmt: skip
+from lnrepro.errors import UsageError
+from lnrepro.model.requests import (
+    DEFAULT_FILTER,
+    DEFAULT_RECORD_DIR,
+    DEFAULT_TIMEOUT_S,
+    BackendSpec,
+    BinarySpec,
+    EmulatorSpec,
+    TestSpec,
+    TtMetalSpec,
+)
 
-_OPTIONS: list[Callable[[Any], Any]] = [
-    click.option(
+F = Callable[..., Any]
+
+
+class Option(click.Option):
+    """An option that knows its help section."""
+
+    def __init__(self, *args: Any, group: str = "Options", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+class Command(click.Command):
+    """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for p in self.get_params(ctx):
+            rec = p.get_help_record(ctx)
+            if rec is not None:
+                sections.setdefault(getattr(p, "group", "Options"), []).append(rec)
+        for name, rows in sections.items():
+            with formatter.section(name):
+                formatter.write_dl(rows)
+
+
+def option(*decls: str, group: str = "Options", **kw: Any) -> Callable[[F], F]:
+    return click.option(*decls, cls=Option, group=group, **kw)
+
+
+def apply(options: list[Callable[[F], F]]) -> Callable[[F], F]:
+    def deco(f: F) -> F:
+        for o in reversed(options):
+            f = o(f)
+        return f
+
+    return deco
+
+
+def exclusive(**flags: object) -> None:
+    given = [f"--{k.replace('_', '-')}" for k, v in flags.items() if v]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)} do not go together", "pick one")
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """The user typed this option (or set its environment variable): not a default."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def tt_metal_home() -> Path | None:
+    """``$TT_METAL_HOME``, the one way lnrepro reads it (empty counts as unset)."""
+    v = os.environ.get("TT_METAL_HOME")
+    return Path(v) if v else None
+
+
+# ---------------------------------------------------------------------------------- backend
+EMULATOR = (
+    "kernel_era",
+    "arch",
+    "defect",
+    "block_size",
+    "l1_max_tiles",
+    "fp32_stats",
+    "data",
+    "seed",
+)
+LOCAL = ("binary",)
+TT_METAL = ("tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
+            "reset_cmd", "watcher", "docker_context", "device_nodes")  # fmt: skip
+JOB_OWN = ("docker_context", "device_nodes")  # bisect has its own, one per job
+BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
+
+BACKEND_OPTIONS: list[Callable[[F], F]] = [
+    option(
         "--backend",
         type=click.Choice(["emulator", "local", "tt-metal"]),
-        default=None,
+        group="Backend",
         help="emulator: the built-in numpy model (no card); local: a gtest binary already built "
         "here; tt-metal: build a checkout and run its tests. [default: tt-metal with --tt-metal, "
         "else emulator]",
     ),
-    click.option(
+    option(
         "--kernel-era",
         type=click.Choice(["2025-11", "2025-12", "fixed"]),
-        default="2025-12",
-        show_default=True,
-        help="Emulator: which kernel, program factory and tests to model: 2025-11 (older factory), "
-        "2025-12 (newer factory; the reports' main), fixed (after PR #53215).",
+        group="Emulator",
+        help="Which kernel, program factory and tests to model: 2025-11 (older factory), 2025-12 "
+        "(newer factory; the reports' main), fixed (after PR #53215). [default: 2025-12]",
     ),
-    click.option(
+    option(
         "--arch",
         type=click.Choice(["wormhole_b0", "blackhole"]),
-        default="wormhole_b0",
-        show_default=True,
-        help="Emulator: the card whose free L1 decides the path.",
+        group="Emulator",
+        help="The card whose free L1 decides the path. [default: wormhole_b0]",
     ),
-    click.option(
+    option(
         "--defect",
-        default=None,
-        help="Emulator: the era's defects (default), shipped, none, or a comma list of "
-        "double-subtract, drop-xhat-blocks, drop-partial-tile (hypothesis), "
-        "overwrite-dy-gamma-sum (refuted).",
+        group="Emulator",
+        help="The era's defects (default), shipped, none, or a comma list of double-subtract, "
+        "drop-xhat-blocks, drop-partial-tile (hypothesis), overwrite-dy-gamma-sum (refuted).",
     ),
-    click.option(
+    option(
         "--block-size",
-        type=click.IntRange(min=1),
-        help="Emulator: tiles per block on the block path [the factory's: 2/1 or 3].",
+        type=int,
+        group="Emulator",
+        help="Tiles per block on the block path (1 to 1024). [default: the factory's: 2/1 or 3]",
     ),
-    click.option(
+    option(
         "--l1-max-tiles",
-        type=click.IntRange(min=0),
-        help="Emulator: widest row (in tiles) on the fits-in-L1 path [the factory's byte budget].",
+        type=int,
+        group="Emulator",
+        help="Widest row (in tiles) on the fits-in-L1 path. [default: the factory's byte budget]",
     ),
-    click.option(
+    option(
         "--fp32-stats",
         is_flag=True,
-        help="Emulator: keep mean, rstd and x_hat in fp32 (not the factory's bf16 buffers).",
+        default=False,
+        group="Emulator",
+        help="Keep mean, rstd and x_hat in fp32 (not the factory's bf16 buffers).",
     ),
-    click.option(
+    option(
         "--data",
         type=click.Choice(["copy", "reference", "random"]),
-        default="copy",
-        show_default=True,
-        help="Emulator: the test's std::mt19937(5489) copied (the same data every run), advancing "
-        "(later test versions), or random numpy data from --seed.",
+        group="Emulator",
+        help="The test's std::mt19937(5489) copied (the same data every run), advancing (later "
+        "test versions), or random numpy data from --seed. [default: copy]",
     ),
-    click.option(
+    option(
         "--seed",
         type=int,
-        help="Emulator: random data from this seed (implies --data random; attempt k uses "
+        group="Emulator",
+        help="Random data from this seed, 0 to 2^32-1 (implies --data random; attempt k uses "
         "seed+k-1). With --data random and no seed: a random one, recorded.",
     ),
-    click.option(
+    option(
         "--binary",
         type=click.Path(path_type=Path),
-        help="Local: the gtest binary, e.g. build/tt-train/tests/ttml_tests.",
+        group="Local binary",
+        help="The gtest binary, e.g. build/tt-train/tests/ttml_tests.",
     ),
-    click.option(
+    option(
         "--tt-metal",
         "tt_metal",
         type=click.Path(path_type=Path),
         metavar="DIR",
+        group="tt-metal",
         help="A tt-metal checkout to build and test (selects --backend tt-metal). "
         "[default with --backend tt-metal: $TT_METAL_HOME]",
     ),
-    click.option(
+    option(
         "--runner",
         type=click.Choice(["docker", "local"]),
-        default="docker",
-        show_default=True,
-        help="tt-metal: build and test in lnrepro's container, or on this host (or inside a container already).",
+        group="tt-metal",
+        help="Build and test in lnrepro's container, or on this host (or inside a container "
+        "already). [default: docker]",
     ),
-    click.option(
+    option(
         "--profile",
         metavar="NAME",
-        help="tt-metal: build profile: in-tree (./build_metal.sh) or standalone (tt-train's CMake), "
-        "or one from lnrepro.toml. [default: in-tree]",
+        group="tt-metal",
+        help="Build profile: in-tree (./build_metal.sh) or standalone (tt-train's CMake), or one "
+        "from lnrepro.toml. [default: in-tree]",
     ),
-    click.option(
+    option(
         "--image",
         metavar="IMAGE",
-        help="tt-metal with --runner docker: the image to build and test in. "
-        "[default: ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
+        group="tt-metal",
+        help="With --runner docker: the image to build and test in. [default: lnrepro's image "
+        "on ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
     ),
-    click.option(
+    option(
         "--mount-set",
         type=click.Choice(["full", "tt-metal", "seed-broken"]),
-        default="full",
-        show_default=True,
-        help="tt-metal with --runner docker: full is seed 001's working set (devices, /dev, /sys, "
-        "hugepages); tt-metal is tt-metal's scripts' set (no /dev); seed-broken is --device only.",
+        group="tt-metal",
+        help="With --runner docker: full is seed 001's working set (devices, /dev, /sys, "
+        "hugepages); tt-metal is tt-metal's scripts' set; seed-broken is --device only. "
+        "[default: full]",
     ),
-    click.option(
-        "--env", multiple=True, metavar="KEY=VALUE", help="tt-metal: extra environment. Repeatable."
+    option(
+        "--env",
+        multiple=True,
+        metavar="KEY=VALUE",
+        group="tt-metal",
+        help="Extra environment for the build and the tests. Repeatable.",
     ),
-    click.option(
+    option(
         "--require-device",
         is_flag=True,
-        help="tt-metal: fail at once when this host has no /dev/tenstorrent device.",
+        default=False,
+        group="tt-metal",
+        help="Fail at once when this host has no /dev/tenstorrent device.",
     ),
-    click.option(
+    option(
         "--reset-cmd",
         metavar="CMD",
-        help="tt-metal: run on the host before every attempt, e.g. 'tt-smi -r 0'.",
+        group="tt-metal",
+        help="Run on the host before every attempt, e.g. 'tt-smi -r 0'. An attempt whose reset "
+        "fails is not run: it is an environment error.",
     ),
-    click.option(
+    option(
         "--watcher",
-        type=click.IntRange(min=1),
+        type=int,
         metavar="SECONDS",
-        help="tt-metal: set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt.",
+        group="tt-metal",
+        help="Set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt.",
     ),
 ]
 
 
-def backend_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the backend options; the command receives them as ``backend_opts``."""
-    from click.core import ParameterSource
-
-    @functools.wraps(f)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from lnrepro.run.backends.factory import BackendOptions
-
-        ctx = click.get_current_context()
-        given = {
-            n for n in _NAMES if ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)
-        }
-        values = {n: kwargs.pop(n) for n in _NAMES}
-        values["env"] = tuple(values["env"])
-        kwargs["backend_opts"] = BackendOptions(**values, given=given)
-        return f(*args, **kwargs)
-
-    for option in reversed(_OPTIONS):
-        wrapper = option(wrapper)
-    return wrapper
+# one engine and its devices for a run; a bisect has its own, one per job
+ENGINE_OPTIONS: list[Callable[[F], F]] = [
+    option("--docker-context", "docker_context", metavar="NAME", group="tt-metal",
+           help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card host's."),
+    option("--device", "device_nodes", multiple=True, metavar="N", group="tt-metal",
+           help="With --runner docker: only these /dev/tenstorrent/N. Repeatable. [default: every device]"),
+]  # fmt: skip
 
 
-def _finite_timeout(_ctx: Any, _param: Any, value: float) -> float:
-    import math
-
-    if not math.isfinite(value):
-        raise click.BadParameter("must be a finite number of seconds")
-    return value
+def backend_options(f: F) -> F:
+    return apply([*BACKEND_OPTIONS, *ENGINE_OPTIONS])(f)
 
 
-_RUN_OPTIONS: list[Callable[[Any], Any]] = [
-    click.option(
+def bisect_backend_options(f: F) -> F:
+    """The backend options less the engine's: a bisect has --docker-context and --device per job."""
+    return apply(BACKEND_OPTIONS)(f)
+
+
+def _misplaced(chosen: str, values: dict[str, Any]) -> None:
+    owners = {"emulator": EMULATOR, "local": LOCAL, "tt-metal": TT_METAL}
+    for other, names in owners.items():
+        if other == chosen:
+            continue
+        for name in names:
+            v = values.get(name)
+            if v is not None and v is not False and v != ():
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(f"{flag} only applies with --backend {other}",
+                                 f"add --backend {other}, or drop {flag}")  # fmt: skip
+
+
+def split_command(text: str, flag: str) -> tuple[str, ...]:
+    """A command given as one string, split as a shell would; a usage error when it cannot be."""
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(f"{flag} {text!r} cannot be split: {exc}", "balance the quotes") from None
+    if not argv:
+        raise UsageError(f"{flag} is empty", f"give the command for {flag}")
+    return argv
+
+
+def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None) -> BackendSpec:
+    """The backend the options ask for, or a usage error naming the misplaced option."""
+    backend = values.get("backend")
+    chosen = backend or (
+        "tt-metal" if values.get("tt_metal") is not None or default_checkout else "emulator"
+    )
+    _misplaced(chosen, values)
+    if chosen == "emulator":
+        data = values.get("data") or ("random" if values.get("seed") is not None else "copy")
+        return EmulatorSpec(values.get("kernel_era") or "2025-12", values.get("arch") or "wormhole_b0",
+                            values.get("defect"), values.get("block_size"), values.get("l1_max_tiles"),
+                            bool(values.get("fp32_stats")), data, values.get("seed"))  # fmt: skip
+    if chosen == "local":
+        if values.get("binary") is None:
+            raise UsageError("--backend local needs --binary PATH",
+                             "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests")  # fmt: skip
+        return BinarySpec(values["binary"])
+    checkout = values.get("tt_metal") or default_checkout or tt_metal_home()
+    if checkout is None:
+        raise UsageError("no tt-metal checkout given", "pass --tt-metal DIR or set TT_METAL_HOME")
+    env: dict[str, str] = {}  # a name given twice: the last value, as a shell would
+    for item in values.get("env") or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env {item!r} is not KEY=VALUE", "write it as --env NAME=value")
+        env.pop(key, None)
+        env[key] = value
+    reset = values.get("reset_cmd")
+    return TtMetalSpec(Path(checkout), values.get("runner") or "docker", values.get("profile"),
+                       values.get("image"), values.get("mount_set") or "full", tuple(env.items()),
+                       bool(values.get("require_device")),
+                       split_command(reset, "--reset-cmd") if reset is not None else None,
+                       values.get("watcher"), values.get("docker_context"),
+                       tuple(values["device_nodes"]) if values.get("device_nodes") else None)  # fmt: skip
+
+
+def pop_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {n: kwargs.pop(n) for n in BACKEND_NAMES if n in kwargs}
+
+
+# ---------------------------------------------------------------------------------- tests
+TEST_OPTIONS: list[Callable[[F], F]] = [
+    option(
         "--filter",
         "gtest_filter",
-        default=None,
         metavar="PATTERN",
-        help="gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests]",
+        group="Tests",
+        help=f"gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests, {DEFAULT_FILTER}]",
     ),
-    click.option(
+    option(
         "--repeat",
         "-n",
-        type=click.IntRange(1, 100000),
-        default=1,
-        show_default=True,
-        help="Run the tests N times (per commit, when bisecting), each in a fresh process; "
-        "pass rates come with 95% intervals.",
+        type=int,
+        group="Tests",
+        help="Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
+        "rates come with 95% intervals. [default: 1]",
     ),
-    click.option(
+    option(
         "--timeout",
         "timeout_s",
-        type=click.FloatRange(min=0.1),
-        default=1800.0,
-        show_default=True,
-        callback=_finite_timeout,
+        type=float,
+        group="Tests",
         help="Seconds one attempt (or a bisect's --command) may run before its process group is "
-        "killed.",
+        f"killed. [default: {DEFAULT_TIMEOUT_S:g}]",
     ),
-    click.option(
-        "--record-dir",
-        type=click.Path(path_type=Path),
-        default=Path(".lnrepro/runs"),
-        show_default=True,
-        help="Each run writes a new directory here (logs, reports, record.json); nothing is "
-        "overwritten.",
+    option(
+        "--metric-pattern",
+        "metric_patterns",
+        multiple=True,
+        metavar="REGEX",
+        group="Tests",
+        help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
     ),
 ]
+TEST_NAMES = ("gtest_filter", "repeat", "timeout_s", "metric_patterns")
 
 
-def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """How the tests run: --filter, --repeat, --timeout, --record-dir (run and bisect alike)."""
-    for option in reversed(_RUN_OPTIONS):
-        f = option(f)
-    return f
+def test_options(f: F) -> F:
+    return apply(TEST_OPTIONS)(f)
+
+
+def test_spec(values: dict[str, Any]) -> TestSpec:
+    return TestSpec(
+        DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"],
+        1 if values.get("repeat") is None else values["repeat"],
+        DEFAULT_TIMEOUT_S if values.get("timeout_s") is None else values["timeout_s"],
+        tuple(values.get("metric_patterns") or ()),
+    )
+
+
+def pop_tests(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {n: kwargs.pop(n) for n in TEST_NAMES}
+
+
+def record_dir_option(
+    help_text: str, *, default: Path | None = DEFAULT_RECORD_DIR
+) -> Callable[[F], F]:
+    return option("--record-dir", type=click.Path(path_type=Path), default=default, group="Records",
+                  show_default=default is not None, help=help_text)  # fmt: skip
+
+
+def json_flag(what: str) -> Callable[[F], F]:
+    return option("--json", "as_json", is_flag=True, group="Output", help=f"Print {what} as JSON.")
+
+
+def wraps(f: F) -> Callable[[F], F]:
+    return functools.wraps(f)

@@ -189,7 +189,7 @@ def client(host: str | None = None) -> Any:
 
 
 def engine_status() -> tuple[bool, str, str]:
-    """(ok, detail, remedy) for env-check's docker check."""
+    """(ok, detail, fix) for env-check's docker check."""
     try:
         c = client()
         v = c.version()

@@ -33,12 +33,17 @@ def _umask() -> int:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file and a rename; the result has the permissions ``open`` gives."""
+    atomic_write_bytes(path, text.encode("utf-8", "surrogateescape"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write via a temporary file and a rename; the result has the permissions ``open`` gives."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; records are as readable as logs
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         Path(tmp).replace(path)
@@ -70,3 +75,14 @@ def new_record_dir(base: Path, prefix: str) -> Path:
                 f"make {base} writable (and free space there), or pass --record-dir",
             ) from None
     raise EnvironmentProblem(f"cannot find a free record name under {base}", "clean up old records")
+
+
+def write_json(path: Path, doc: object) -> None:
+    """A document as strict JSON (:func:`lnrepro.model.jsonio.dumps`), written atomically; a
+    failed write is the one-line error it is."""
+    from lnrepro.model.jsonio import dumps
+
+    try:
+        atomic_write_text(path, dumps(doc) + "\n")
+    except OSError as exc:
+        raise write_error(path, exc) from None

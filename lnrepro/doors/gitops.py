@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro.errors import GitError
+from lnrepro.model.bisect import CommitInfo
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/v1"
 LFS_POINTER_MAX = 1024  # pointer files are ~130 bytes
@@ -163,6 +164,11 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     return code == 0
 
 
+def merge_bases(repo: Path, a: str, b: str) -> list[str]:
+    """``git merge-base --all A B``: the best common ancestors (several after criss-cross merges)."""
+    return git(repo, "merge-base", "--all", a, b).split()
+
+
 def rev_list_parents(
     repo: Path, tip: str, bottoms: list[str], *, first_parent: bool, paths: tuple[str, ...] = ()
 ) -> list[str]:
@@ -176,19 +182,13 @@ def rev_list_parents(
     return git(repo, *args).splitlines()
 
 
-def commit_info(repo: Path, sha: str) -> dict[str, Any]:
+def commit_info(repo: Path, sha: str) -> CommitInfo:
     import re
 
     out = git(repo, "show", "-s", "--format=%H%x00%s%x00%an <%ae>%x00%aI", sha)
     full, subject, author, date = ([*out.rstrip("\n").split("\x00"), "", "", "", ""])[:4]
     pr = re.findall(r"#(\d+)", subject)
-    return {
-        "sha": full,
-        "subject": subject,
-        "author": author,
-        "date": date,
-        "pr": int(pr[-1]) if pr else None,
-    }
+    return CommitInfo(full, subject, author, date, int(pr[-1]) if pr else None)
 
 
 def ensure_worktree(repo: Path, where: Path) -> Path:
@@ -216,7 +216,8 @@ def checkout_clean(worktree: Path, sha: str) -> str | None:
     if after is not None:
         if after != before:
             git(worktree, "submodule", "sync", "--recursive", "--quiet")
-        git(worktree, "submodule", "update", "--init", "--recursive", "--quiet")
+        # --force as tt-metal's tests/scripts/tt_bisect.sh does: a submodule left dirty by a build
+        git(worktree, "submodule", "update", "--init", "--recursive", "--force", "--quiet")
     return pull_lfs(worktree)  # a note when LFS files had to stay pointers
 
 

@@ -1,29 +1,35 @@
-"""Saved records: find, list and load what ``run`` and ``bisect`` wrote. Reading only.
+"""Saved records: find, list and load what ``run`` and ``bisect`` wrote, as types. Reading only.
 
 Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)::
 
-    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/2    (a run and its logs)
-    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/2 (a bisect's plan, steps, result)
+    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/3    (a run and its logs)
+    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/3 (a bisect's request, steps, result)
 
-A record's id is its directory's name. Older schema versions load (``lnrepro.run/1`` had no
-``id``); a record that cannot be read is listed as ``unreadable`` with the reason, never a crash.
-``last`` names the newest record; a unique prefix of an id works too.
+A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` and
+``/2``, ``lnrepro.bisect/2``). A record that cannot be read is listed as ``unreadable`` with the
+reason, never a crash, and never stops the rest of the listing. ``last`` names the newest record;
+a unique prefix of an id works too.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lnrepro.errors import InputError, MalformedReport
+from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
+from lnrepro.model import jsonio
+from lnrepro.model.bisect import SCHEMA as BISECT_SCHEMA
+from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.record import SCHEMA as RUN_SCHEMA
+from lnrepro.model.record import RunRecord
 
-RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2")
-BISECT_SCHEMAS = ("lnrepro.bisect/2",)
+RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", RUN_SCHEMA)
+BISECT_SCHEMAS = ("lnrepro.bisect/2", BISECT_SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
+Record = RunRecord | BisectRecord
 
 
 @dataclass(frozen=True)
@@ -46,43 +52,8 @@ class Entry:
                 "commit": self.commit, "problem": self.problem}  # fmt: skip
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path} does not exist", "list the records with `lnrepro runs`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MalformedReport(f"cannot read {path}: {exc}", "check the file") from None
-    except ValueError as exc:
-        raise MalformedReport(
-            f"{path} is not valid JSON ({exc}); the run was probably cut off while writing",
-            "rerun it; the logs beside it are intact",
-        ) from None
-    if not isinstance(doc, dict):
-        raise MalformedReport(f"{path} is not an lnrepro record", "check the file")
-    return doc
-
-
-def upgrade(doc: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A record of any supported schema as the current one (a copy; the file is not touched)."""
-    schema = doc.get("schema")
-    if schema in RUN_SCHEMAS:
-        out = dict(doc)
-        out["id"] = path.parent.name  # /1 had none; a copied record takes its new directory's
-        out["kind"] = "run"
-        return out
-    if schema in BISECT_SCHEMAS:
-        out = dict(doc)
-        out["id"] = path.parent.name
-        out["kind"] = "bisect"
-        return out
-    raise MalformedReport(
-        f"{path} has schema {schema!r}, which this lnrepro does not know",
-        f"known: {', '.join(RUN_SCHEMAS + BISECT_SCHEMAS)}; a newer lnrepro may read it",
-    )
-
-
-def load_path(path: Path) -> dict[str, Any]:
+# ---------------------------------------------------------------------------------- reading
+def load_path(path: Path) -> Record:
     """A record from its file or its directory."""
     if path.is_dir():
         for name in FILES.values():
@@ -93,38 +64,69 @@ def load_path(path: Path) -> dict[str, Any]:
             raise InputError(
                 f"{path} holds no lnrepro record", "pass a run-* or bisect-* directory"
             )
-    return upgrade(_read(path), path)
+    r = jsonio.load(path)
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    schema = r.opt_str("schema")
+    if schema in RUN_SCHEMAS:
+        if schema != RUN_SCHEMA:
+            r = jsonio.Reader(_upgrade_run(r.value), str(path))
+        return RunRecord.from_json(r, path.parent)
+    if schema in BISECT_SCHEMAS:
+        if schema != BISECT_SCHEMA:
+            r = jsonio.Reader(_upgrade_bisect(r.value), str(path))
+        rec = BisectRecord.from_json(r, path)
+        rec.id = path.parent.name if path.name == FILES["bisect"] else rec.id
+        return rec
+    raise MalformedRecord(
+        f"{path} has schema {schema!r}, which this lnrepro does not know",
+        f"known: {', '.join(RUN_SCHEMAS + BISECT_SCHEMAS)}; a newer lnrepro may read it",
+    )
 
 
-def _headline_run(doc: dict[str, Any]) -> str:
-    counts: dict[str, int] = {}
-    for t in doc.get("tests") or []:
-        if isinstance(t, dict):
-            v = str(t.get("verdict", "?"))
-            counts[v] = counts.get(v, 0) + 1
-    order = ("FAIL", "FLAKY", "CRASH", "HANG", "ENV_ERROR", "PASS", "SKIP")
-    parts = [f"{counts.pop(v)} {v}" for v in order if v in counts]
-    parts += [f"{n} {v}" for v, n in counts.items()]
-    return ", ".join(parts) or str(doc.get("verdict", "no tests"))
+def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:
+    """A /1 or /2 run document in /3's shape (its request rebuilt from what it recorded)."""
+    b: dict[str, Any] = d["backend"] if isinstance(d.get("backend"), dict) else {}
+    kind = b.get("backend", "emulator")
+    spec: dict[str, Any] = {"backend": kind}
+    if kind == "emulator":
+        spec.update({k: b.get(k) for k in ("kernel_era", "arch", "block_size", "l1_max_tiles",
+                                           "fp32_stats", "data", "seed") if b.get(k) is not None})  # fmt: skip
+    elif kind == "local":
+        spec["binary"] = b.get("binary", "")
+    else:
+        prof = b.get("profile")
+        spec.update({"checkout": b.get("checkout", ""), "runner": b.get("runner", "docker"),
+                     "profile": prof.get("name") if isinstance(prof, dict) else prof,
+                     "image": b.get("image"), "mount_set": b.get("mount_set", "full"),
+                     "env": b.get("env") or {}, "reset_cmd": b.get("reset_cmd"),
+                     "watcher_s": b.get("watcher_s")})  # fmt: skip
+    tests = {"filter": d.get("filter", "*"), "repeat": d.get("repeat", 1),
+             "timeout_s": d.get("timeout_s") or 1800.0}  # fmt: skip
+    return {**d, "request": {"backend": spec, "tests": tests,
+                             "record_dir": str(Path(str(d.get("record_dir", "."))).parent)}}  # fmt: skip
 
 
-def _headline_bisect(doc: dict[str, Any]) -> str:
-    r = doc.get("result") or {}
-    if not r:
-        return f"{len(doc.get('steps') or [])} step(s) so far"
-    if r.get("error"):
-        return f"stopped: {r['error']}"
-    fb = r.get("first_bad")
-    if fb:
-        subject = (r.get("commit") or {}).get("subject", "")
-        conf = f" (p={r['confidence']:.3f})" if isinstance(r.get("confidence"), float) else ""
-        return f"{r.get('kind', 'first bad commit')} {str(fb)[:12]}{conf}: {subject}"[:120]
-    return f"undecided: {r.get('reason') or 'no single commit'}"
+def _upgrade_bisect(d: dict[str, Any]) -> dict[str, Any]:
+    """A /2 bisect document in /3's shape: its plan and oracle become the request."""
+    plan: dict[str, Any] = d["plan"] if isinstance(d.get("plan"), dict) else {}
+    o: dict[str, Any] = d["oracle"] if isinstance(d.get("oracle"), dict) else {}
+    if o.get("oracle") == "command":
+        import shlex
 
-
-def _table(doc: dict[str, Any], key: str) -> dict[str, Any]:
-    v = doc.get(key)
-    return v if isinstance(v, dict) else {}
+        command = str(o.get("command", ""))
+        oracle: dict[str, Any] = {"oracle": "command", "argv": shlex.split(command) if command else [],
+                                  "timeout_s": o.get("timeout_s") or 1800.0, "repeat": o.get("repeat", 1)}  # fmt: skip
+    else:
+        oracle = {"oracle": "run", "backend": {"backend": "tt-metal", "checkout": plan.get("repo", ""),
+                                               "runner": o.get("runner", "docker"), "profile": o.get("profile")},
+                  "tests": {"filter": o.get("filter", "*"), "repeat": o.get("repeat", 1),
+                            "timeout_s": o.get("timeout_s") or 1800.0}}  # fmt: skip
+    request = {k: plan.get(k) for k in ("repo", "good", "bad", "confidence", "fail_rates", "jobs",
+                                         "picks", "patches", "find_fix", "first_parent", "confirm",
+                                         "paths", "record_dir") if plan.get(k) is not None}  # fmt: skip
+    request.update(oracle=oracle, policy=plan.get("policy") or {})
+    return {**d, "request": request}
 
 
 def entry(path: Path) -> Entry:
@@ -136,21 +138,22 @@ def entry(path: Path) -> Entry:
     except OSError:
         mtime = 0.0
     try:
-        doc = upgrade(_read(path), path)
-    except (InputError, MalformedReport) as exc:
+        rec = load_path(path)
+    except InputError as exc:
         return Entry(rid, kind, path, mtime, "unreadable", "", "", None, exc.message)
-    if kind == "run":
-        b = _table(doc, "backend")
-        fp = _table(doc, "fingerprint")
-        where = str(b.get("backend", "?")) + (f"/{b['runner']}" if b.get("runner") else "")
-        return Entry(str(doc["id"]), kind, path, mtime, str(doc.get("state", "complete")),
-                     _headline_run(doc), where, fp.get("commit"))  # fmt: skip
-    plan = _table(doc, "plan")
-    state = "complete" if doc.get("result") else "running"
-    return Entry(str(doc["id"]), kind, path, mtime, str(doc.get("state", state)),
-                 _headline_bisect(doc), str(plan.get("repo", "?")), plan.get("bad"))  # fmt: skip
+    if isinstance(rec, RunRecord):
+        b = rec.backend
+        where = str(b.get("backend", rec.request.backend.kind.value))
+        if b.get("runner"):
+            where += f"/{b['runner']}"
+        commit = rec.fingerprint.get("commit")
+        return Entry(rec.id, kind, path, mtime, rec.state.value, rec.headline, where,
+                     str(commit) if isinstance(commit, str) else None)  # fmt: skip
+    return Entry(rec.id or rid, kind, path, mtime, rec.state.value, rec.headline,
+                 str(rec.request.repo), rec.request.bad)  # fmt: skip
 
 
+# ---------------------------------------------------------------------------------- finding
 Bases = Path | Sequence[Path]
 
 
@@ -169,46 +172,58 @@ def bases_for(record_dir: Path, given: bool, cwd: Path | None = None) -> list[Pa
     return out
 
 
+def _each(bases: Bases) -> list[Path]:
+    return [bases] if isinstance(bases, Path) else list(bases)
+
+
 def scan(bases: Bases) -> list[Entry]:
     """Every record under the base directories, oldest first."""
     out = []
-    for base in [bases] if isinstance(bases, Path) else bases:
+    for base in _each(bases):
         out += _scan_one(base)
     return sorted(out, key=lambda e: (e.mtime, e.id))
 
 
-def _scan_one(base: Path) -> list[Entry]:
-    out = []
+def _record_files(base: Path) -> Iterator[Path]:
     try:
-        dirs = [d for d in os.scandir(base) if d.is_dir()]
+        dirs = list(os.scandir(base))
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return
     except OSError as exc:
-        raise InputError(f"cannot list {base}: {exc.strerror}", "check --record-dir") from None
+        raise EnvironmentProblem(f"cannot list {base}: {exc.strerror}",
+                                 f"make {base} readable, or pass another --record-dir") from None  # fmt: skip
     for d in dirs:
         for name in FILES.values():
             p = Path(d.path) / name
-            if p.exists():
-                out.append(entry(p))
-    return out
+            try:
+                if d.is_dir() and p.exists():
+                    yield p
+            except OSError:  # a symlink loop, a directory we may not enter: listed as such
+                if name == FILES["run"]:
+                    yield p
+
+
+def _scan_one(base: Path) -> list[Entry]:
+    return [entry(p) for p in _record_files(base)]
 
 
 def resolve(base: Bases, ref: str) -> Path:
     """The record file ``ref`` names: ``last``, an id, a unique prefix of one, or a path."""
     as_path = Path(ref)
-    if as_path.exists() and (
-        as_path.is_file() or any((as_path / n).exists() for n in FILES.values())
-    ):
-        return (
-            as_path
-            if as_path.is_file()
-            else next(as_path / n for n in FILES.values() if (as_path / n).exists())
-        )
+    try:
+        if as_path.is_file():
+            return as_path
+        if as_path.is_dir():
+            for n in FILES.values():
+                if (as_path / n).exists():
+                    return as_path / n
+    except OSError:
+        pass
     entries = [e for e in scan(base) if e.state != "unreadable" or e.id == ref]
     if ref in ("last", "latest"):
         if not entries:
             raise InputError(
-                f"no records under {base}", "run `lnrepro run` first, or pass --record-dir"
+                f"no records under {_names(base)}", "run `lnrepro run` first, or pass --record-dir"
             )
         return entries[-1].path
     exact = [e for e in entries if e.id == ref]
@@ -226,51 +241,62 @@ def resolve(base: Bases, ref: str) -> Path:
 
 
 def _names(bases: Bases) -> str:
-    return " or ".join(str(b) for b in ([bases] if isinstance(bases, Path) else bases))
+    return " or ".join(str(b) for b in _each(bases))
 
 
-def load(base: Bases, ref: str) -> dict[str, Any]:
+def load(base: Bases, ref: str) -> Record:
     return load_path(resolve(base, ref))
 
 
-def runs_of_bisect(doc: dict[str, Any]) -> Iterable[dict[str, Any]]:
+def load_run(base: Bases, ref: str, why: str) -> RunRecord:
+    """A run record, or a usage error saying ``why`` a bisect will not do."""
+    from lnrepro.errors import UsageError
+
+    rec = load(base, ref)
+    if not isinstance(rec, RunRecord):
+        raise UsageError(f"{ref} is a bisect record", why)
+    return rec
+
+
+def runs_of_bisect(rec: BisectRecord) -> Iterator[RunRecord]:
     """The run records a bisect's steps point to (those still on disk and readable)."""
-    for s in doc.get("steps") or []:
-        rec = s.get("record") if isinstance(s, dict) else None
-        if rec:
+    for s in rec.steps:
+        if s.evidence.record:
             try:
-                yield load_path(Path(rec))
-            except (InputError, MalformedReport):
+                r = load_path(Path(s.evidence.record))
+            except InputError:
                 continue
+            if isinstance(r, RunRecord):
+                yield r
 
 
-def logs_of(run: dict[str, Any]) -> dict[str, str]:
+def logs_of(run: RunRecord) -> dict[str, str]:
     """A run record's attempt logs (name -> text), those still on disk."""
     out: dict[str, str] = {}
-    rdir = Path(str(run.get("record_dir", "")))
-    for a in run.get("attempts") or []:
-        name = str(a.get("log", ""))
+    for a in run.attempts:
         try:
-            out[name] = (rdir / name).read_text(encoding="utf-8", errors="replace")
+            out[a.log] = (run.record_dir / a.log).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
     return out
 
 
-def related_bisect(bases: Bases, run: dict[str, Any]) -> dict[str, Any] | None:
+def related_bisect(bases: Bases, run: RunRecord) -> BisectRecord | None:
     """The newest finished bisect of the repository a run tested, if one is saved."""
-    checkout = str((run.get("backend") or {}).get("checkout") or "")
+    checkout = str(run.backend.get("checkout") or "")
     if not checkout:
         return None
     for e in reversed(scan(bases)):
         if e.kind != "bisect" or e.state == "unreadable":
             continue
-        doc = load_path(e.path)
-        repo = str((doc.get("plan") or {}).get("repo", ""))
+        rec = load_path(e.path)
+        if not isinstance(rec, BisectRecord):
+            continue
+        repo = str(rec.request.repo)
         if (
-            repo
-            and (checkout == repo or checkout.startswith(repo + "/"))
-            and (doc.get("result") or {}).get("first_bad")
+            (checkout == repo or checkout.startswith(repo + "/"))
+            and rec.result
+            and rec.result.first_bad
         ):
-            return doc
+            return rec
     return None

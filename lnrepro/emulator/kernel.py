@@ -115,7 +115,7 @@ def parse_defects(text: str) -> frozenset[Defect]:
     for part in text.split(","):
         part = part.strip()
         if not part:
-            continue
+            raise ValueError(f"{text!r} has an empty name in its list; use none for no defect")
         try:
             out.add(Defect(part))
         except ValueError:

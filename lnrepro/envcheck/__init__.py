@@ -52,7 +52,7 @@ class EnvReport:
             return {s.value: sum(r.status is s for r in rs) for s in Status}
 
         doc: dict[str, Any] = {
-            "schema": "lnrepro.env-check/1",
+            "schema": "lnrepro.env-check/2",
             "mode": self.mode,
             "ok": not self.failed,
             "checks": [r.to_json() for r in self.results],
@@ -69,7 +69,7 @@ class EnvReport:
                         "host": h.status.value,
                         "container": c.status.value,
                         "detail": c.detail,
-                        "remedy": c.remedy,
+                        "fix": c.fix,
                     }
                     for h, c in self.differences()
                 ],

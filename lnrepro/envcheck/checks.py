@@ -40,14 +40,14 @@ class Result:
     id: str
     status: Status
     detail: str
-    remedy: str = ""
+    fix: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "status": self.status.value,
             "detail": self.detail,
-            "remedy": self.remedy,
+            "fix": self.fix,
         }
 
 
@@ -59,7 +59,7 @@ class Context:
     tt_metal: Path | None = None  # the checkout, on this machine
     arch_name: str | None = None  # ARCH_NAME as lnrepro would pass it
     min_driver: str = DEFAULT_MIN_DRIVER
-    docker: Callable[[], tuple[bool, str, str]] | None = None  # -> (ok, detail, remedy)
+    docker: Callable[[], tuple[bool, str, str]] | None = None  # -> (ok, detail, fix)
     disk_path: Path = field(default_factory=Path.cwd)
 
 
@@ -420,8 +420,8 @@ def check_docker(f: Facts, ctx: Context) -> Result:
     i = "docker"
     if ctx.docker is None:
         return Result(i, Status.SKIP, "not applicable to --sysroot (it describes another machine)")
-    ok, detail, remedy = ctx.docker()
-    return Result(i, Status.OK if ok else Status.FAIL, detail, remedy)
+    ok, detail, fix = ctx.docker()
+    return Result(i, Status.OK if ok else Status.FAIL, detail, fix)
 
 
 def check_tt_smi(f: Facts, ctx: Context) -> Result:

@@ -1,6 +1,6 @@
 """Reading googletest output: streaming console parser, JSON/XML reports, merging."""
 
-from lnrepro.gtest.model import (
+from lnrepro.model.gtest import (
     CrashInfo,
     Failure,
     GtestRun,

@@ -28,7 +28,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 
-from lnrepro.gtest.model import (
+from lnrepro.model.gtest import (
     CrashInfo,
     Failure,
     GtestRun,
@@ -158,7 +158,9 @@ class ConsoleParser:
             partial = partial[-MAX_LINE_BYTES // 2 :]
         self._buf = partial
 
-    def close(self, exit_code: int | None = None) -> GtestRun:
+    def close(self, exit_code: int | None = None, killed_after: float | None = None) -> GtestRun:
+        """The parsed run. ``killed_after``: lnrepro itself killed the process at that timeout
+        (seconds), which is then the reason an unfinished test gets (not "timeout(1)")."""
         if self._closed:
             return self.run
         if self._buf:
@@ -168,7 +170,12 @@ class ConsoleParser:
         self._closed = True
         self.run.exit_code = exit_code
         if self._current is not None:
-            status, crash = describe_exit(exit_code)
+            if killed_after is not None:
+                status = TestStatus.TIMEOUT
+                crash = CrashInfo(exit_code, "SIGTERM",
+                                  f"killed by lnrepro after the {killed_after:g} s timeout (--timeout)")  # fmt: skip
+            else:
+                status, crash = describe_exit(exit_code)
             self._finish_unfinished(status, crash)
         self._flush_pending(at_end=True)
         if self._glued:

@@ -8,8 +8,8 @@ from typing import BinaryIO
 
 from lnrepro.errors import InputError, MalformedLog
 from lnrepro.gtest.console import ConsoleParser
-from lnrepro.gtest.model import GtestRun
 from lnrepro.gtest.reportfile import merge, read_report
+from lnrepro.model.gtest import GtestRun
 from lnrepro.model.metrics import MetricRules
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro.errors import MalformedReport
-from lnrepro.gtest.model import Failure, GtestRun, Iteration, TestResult, TestStatus
+from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
 
 _FILE_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+|\*)$")  # "*": normalised in golden files
 _SECONDS = re.compile(r"^\s*(?P<s>\d+(?:\.\d*)?)\s*s?\s*$")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
-
-    from lnrepro.gtest.model import TestResult
+    from lnrepro.model.bisect import CommitInfo
+    from lnrepro.model.gtest import TestResult
     from lnrepro.model.record import Attempt
 
 
@@ -29,8 +28,8 @@ class BisectEvents(Events):
 
     def started(self, candidates: int, steps_left: int) -> None: ...
     def step_started(
-        self, kind: str, info: dict[str, Any], candidates: int, steps_left: int
+        self, kind: str, info: CommitInfo, candidates: int, steps_left: int
     ) -> None: ...
     def step_finished(
-        self, kind: str, info: dict[str, Any], mark: str, reason: str, seconds: float
+        self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
     ) -> None: ...

@@ -1,35 +1,50 @@
-"""The run record: attempts, per-test aggregates, verdicts, and how it is written.
+"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/3``).
 
-Pure data and pure logic: nothing here runs a process or draws. A verdict says what a run
-means for the kernel under test, and keeps apart what is *not* about the kernel:
+Pure data and pure logic: nothing here runs a process, writes a file or draws. Every rule about
+what a run means is derived here, once, on the types:
 
 ======================  =====================================================================
 PASS / FAIL / FLAKY     every attempt passed / failed / some of each
 CRASH / HANG            the test binary died (signal, abort) / was killed at the timeout
-ENV_ERROR               the output carries a driver-layer message (no chips, no hugepages…):
-                        the environment failed, not the kernel
+ENV_ERROR               the environment, not the kernel, ended the tests: an attempt whose
+                        output carries a driver-layer message (no chips, no hugepages…) and
+                        whose tests did not run to a verdict
 NOT_RUN                 the filter matched nothing (e.g. BugRepro tests absent from a commit)
 BUILD_FAILED            the code under test did not build
 SKIP                    the test was skipped or disabled every time
 ======================  =====================================================================
+
+The process's own exit status weighs in: a binary that dies after its last test ended (a
+SIGSEGV while closing the device), or exits non-zero although every test passed, gets an entry
+of its own, :data:`PROCESS_EXIT`, CRASHED or FAILED with the reason. Such a run is never PASS.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from lnrepro.doors.fsio import atomic_write_text, write_error
-from lnrepro.gtest.model import GtestRun, Metrics, add_metric
+from lnrepro.model.gtest import (
+    CrashInfo,
+    Failure,
+    Metrics,
+    TestResult,
+    TestStatus,
+    add_metric,
+    describe_exit,
+)
+from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.requests import RunRequest
 from lnrepro.model.stats import wilson
 
-SCHEMA = "lnrepro.run/2"  # /2 added "id"; lnrepro.doors.store reads /1 too
+SCHEMA = "lnrepro.run/3"  # /3: typed request, strict JSON numbers; /2 added "id"; /1 loads too
+PROCESS_EXIT = "(process exit)"  # the entry for how the test binary itself ended
 
-# Printed by tt-metal's driver layer (UMD) when the machine or container, not the kernel, is wrong.
+# Printed by tt-metal's driver layer (UMD) or runtime when the machine or container, not the
+# kernel, is wrong. A hugepage *warning* (UMD goes on without them) is not here: tests run after it.
 ENV_MESSAGES = (
     "no huge page mount found in /proc/mounts for path",
     "Insufficient NumHugepages",
@@ -78,43 +93,173 @@ class Verdict(str, Enum):
         """False for outcomes that say nothing about the code under test (a bisect skips them)."""
         return self not in (Verdict.ENV_ERROR, Verdict.NOT_RUN, Verdict.BUILD_FAILED, Verdict.SKIP)
 
+    @property
+    def failing(self) -> bool:
+        return self in (Verdict.FAIL, Verdict.FLAKY, Verdict.CRASH, Verdict.HANG)
+
+
+# Verdicts for a whole run, most telling first: a kernel failure outranks a flake, which
+# outranks a hang or crash; anything that is not about the kernel outranks them all.
+RUN_ORDER = (Verdict.FAIL, Verdict.FLAKY, Verdict.HANG, Verdict.CRASH, Verdict.PASS)
+# The order records list verdicts in (headlines, tables)
+LISTING_ORDER = ("FAIL", "FLAKY", "CRASH", "HANG", "ENV_ERROR", "PASS", "SKIP", "NOT_RUN")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Hashes of everything the tests can read after a build: two commits with the same ``key``
+    test exactly the same thing, so a bisect may share their verdict."""
+
+    key: str
+    parts: dict[str, str] = field(default_factory=dict)  # what went into the key, by name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, **self.parts}
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Inputs:
+        parts = {k: v.as_str() for k, v in r.items() if k != "key"}
+        return cls(r.str("key"), parts)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How the code under test was built, and whether it was."""
+
+    ok: bool
+    profile: str | None = None
+    log: str = "build.log"
+    seconds: float = 0.0
+    tail: tuple[str, ...] = ()  # the failed build's last lines
+    command: tuple[str, ...] | None = None  # the command that failed
+    exit_code: int | None = None
+    timed_out: bool = False
+    reason: str | None = None  # why it counts as failed when no command did
+    inputs: Inputs | None = None
+    prebuilt: str | None = None  # an artifact used instead of building
+    steps: tuple[str, ...] = ()  # what was done (configure, build target…), in order
+
+    @property
+    def first_error(self) -> str:
+        """The line of a failed build a person looks for first: the first compiler error."""
+        line = next(
+            (x for x in self.tail if "error" in x.lower()), self.tail[-1] if self.tail else ""
+        )
+        return line.strip()[:200]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "profile": self.profile, "log": self.log,
+                "seconds": round(self.seconds, 3), "tail": list(self.tail),
+                "command": list(self.command) if self.command else None,
+                "exit_code": self.exit_code, "timed_out": self.timed_out, "reason": self.reason,
+                "inputs": self.inputs.to_json() if self.inputs else None,
+                "prebuilt": self.prebuilt, "steps": list(self.steps)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> BuildResult:
+        inputs = r.opt_obj("inputs")
+        return cls(r.bool("ok"), r.opt_str("profile"), r.str("log", "build.log"),
+                   r.float("seconds", 0.0), r.strs("tail"),
+                   r.strs("command") if r.has("command") else None, r.opt_int("exit_code"),
+                   r.bool("timed_out", False), r.opt_str("reason"),
+                   Inputs.from_json(inputs) if inputs else None, r.opt_str("prebuilt"),
+                   r.strs("steps"))  # fmt: skip
+
 
 @dataclass
 class Attempt:
+    """One process (or container) that ran the tests: its exit, its tests, its log."""
+
     index: int
     argv: list[str]
     exit_code: int
     timed_out: bool
     seconds: float
     log: str  # file name inside the record directory
-    run: GtestRun
+    tests: list[TestResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    saw_output: bool = True  # printed anything googletest prints
     leftovers: int = 0  # processes the binary left in its group, killed when it exited
     escaped: int = 0  # processes that left its group (setsid) and outlived it, killed
     env_error: str | None = None  # the driver-layer message the output carried, if any
+    outside_failures: list[Failure] = field(default_factory=list)  # failures in no test
+    extra_files: dict[str, str] = field(default_factory=dict)  # kind -> file (watcher log…)
+
+    @property
+    def environment_failed(self) -> bool:
+        """The environment ended this attempt: a driver message, and no test reached a verdict."""
+        if not self.env_error:
+            return False
+        return not any(t.status in (TestStatus.PASSED, TestStatus.FAILED) for t in self.tests)
+
+    @property
+    def process_exit(self) -> TestResult | None:
+        """How the binary itself ended, when that says more than its tests: a crash after the
+        last test, a non-zero exit with every test passed, failures outside any test."""
+        if self.timed_out or not self.saw_output or not self.tests:
+            return None
+        if any(t.status in (TestStatus.CRASHED, TestStatus.TIMEOUT) for t in self.tests):
+            return None  # the crash is already a test's
+        code = self.exit_code
+        if code >= 128 or code < 0:
+            _status, crash = describe_exit(code)
+            reason = f"the test binary died after its last test ended: {crash.reason}"
+            return TestResult(PROCESS_EXIT, TestStatus.CRASHED,
+                              crash=CrashInfo(crash.exit_code, crash.signal, reason))  # fmt: skip
+        failed = any(t.status is TestStatus.FAILED for t in self.tests)
+        if self.outside_failures or (code != 0 and not failed):
+            why = (
+                [*self.outside_failures]
+                if self.outside_failures
+                else [
+                    Failure(None, None, f"the test binary exited {code} although every test passed")
+                ]
+            )
+            return TestResult(PROCESS_EXIT, TestStatus.FAILED, failures=why)
+        return None
+
+    @property
+    def results(self) -> list[TestResult]:
+        """The tests, plus the process's own entry when it has one."""
+        pe = self.process_exit
+        return [*self.tests, pe] if pe is not None else list(self.tests)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "argv": self.argv,
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "seconds": round(self.seconds, 3),
-            "log": self.log,
-            "env_error": self.env_error,
-            "leftover_processes_killed": self.leftovers,
-            "escaped_processes_killed": self.escaped,
-            "warnings": self.run.warnings,
-            "tests": [t.to_json() for t in self.run.tests],  # the lnrepro.gtest-run/1 test entries
-        }
+        return {"index": self.index, "argv": self.argv, "exit_code": self.exit_code,
+                "timed_out": self.timed_out, "seconds": round(self.seconds, 3), "log": self.log,
+                "saw_output": self.saw_output, "env_error": self.env_error,
+                "environment_failed": self.environment_failed,
+                "leftover_processes_killed": self.leftovers,
+                "escaped_processes_killed": self.escaped, "warnings": self.warnings,
+                "outside_failures": [f.to_json() for f in self.outside_failures],
+                "extra_files": self.extra_files,
+                "tests": [t.to_json() for t in self.results]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Attempt:
+        tests = [TestResult.from_json(t) for t in r.list("tests", default=[])]
+        return cls(r.int("index"), list(r.strs("argv")), r.int("exit_code"),
+                   r.bool("timed_out", False), r.float("seconds", 0.0), r.str("log", ""),
+                   [t for t in tests if t.name != PROCESS_EXIT], list(r.strs("warnings")),
+                   r.bool("saw_output", True), r.int("leftover_processes_killed", 0),
+                   r.int("escaped_processes_killed", 0), r.opt_str("env_error"),
+                   [Failure.from_json(f) for f in r.list("outside_failures", default=[])],
+                   r.str_map("extra_files"))  # fmt: skip
 
 
 @dataclass
 class TestAggregate:
+    """One test over every attempt and iteration: its counts, verdict and worst metrics."""
+
     __test__ = False
 
     name: str
     statuses: Counter[str] = field(default_factory=Counter)
     worst: Metrics = field(default_factory=dict)
+
+    @property
+    def short(self) -> str:
+        return self.name.split(".", 1)[1] if "." in self.name else self.name
 
     @property
     def runs(self) -> int:
@@ -123,6 +268,10 @@ class TestAggregate:
     @property
     def passed(self) -> int:
         return self.statuses.get("PASSED", 0)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.runs if self.runs else None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -142,37 +291,44 @@ class TestAggregate:
             return Verdict.PASS
         return Verdict.FAIL if self.passed == 0 else Verdict.FLAKY
 
+    def worst_of(self, key: str) -> tuple[str, float] | None:
+        """The worst value of metric ``key`` over the test's tensors, with the tensor's name."""
+        best: tuple[str, float] | None = None
+        for tensor, vals in self.worst.items():
+            v = vals.get(key)
+            if v is not None and (best is None or v > best[1] or v != v):
+                best = (tensor, v)
+        return best
+
     def to_json(self) -> dict[str, Any]:
         lo, hi = self.interval
-        return {
-            "name": self.name,
-            "verdict": self.verdict.value,
-            "runs": self.runs,
-            "passed": self.passed,
-            "pass_rate": self.passed / self.runs if self.runs else None,
-            "pass_rate_ci95": [lo, hi],
-            "statuses": dict(self.statuses),
-            "worst_metrics": self.worst,
-        }
+        return {"name": self.name, "verdict": self.verdict.value, "runs": self.runs,
+                "passed": self.passed, "pass_rate": self.pass_rate, "pass_rate_ci95": [lo, hi],
+                "statuses": dict(self.statuses), "worst_metrics": self.worst}  # fmt: skip
+
+
+def merge_worst(into: Metrics, metrics: Metrics) -> None:
+    """Fold ``metrics`` into ``into``, keeping each metric's worst value."""
+    for tensor, values in metrics.items():
+        for key, value in values.items():
+            add_metric(into, tensor, key, value)
 
 
 def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
     """Per test, over every attempt and every gtest iteration inside it, in first-seen order.
 
-    A test that crashed or hung in an attempt whose output carried a driver-layer message
-    counts as ENV_ERROR there: the environment ended it, not the kernel.
+    A test that crashed or hung in an attempt the environment ended counts as ENV_ERROR there.
     """
     by: dict[str, TestAggregate] = {}
     for a in attempts:
-        for t in a.run.tests:
+        env = a.environment_failed
+        for t in a.results:
             agg = by.setdefault(t.name, TestAggregate(t.name))
             status = t.status.value
-            if a.env_error and status in ("CRASHED", "TIMEOUT"):
+            if env and status in ("CRASHED", "TIMEOUT"):
                 status = "ENV_ERROR"
             agg.statuses[status] += 1
-            for tensor, values in t.metrics.items():
-                for key, value in values.items():
-                    add_metric(agg.worst, tensor, key, value)
+            merge_worst(agg.worst, t.metrics)
     return list(by.values())
 
 
@@ -183,31 +339,36 @@ class RunState(str, Enum):
     ABORTED = "aborted"  # an error ended it; ``stop_reason`` says which
 
 
-# Verdicts for a whole run, most telling first: a kernel failure outranks a flake, which
-# outranks a hang or crash; anything that is not about the kernel outranks them all.
-_RUN_ORDER = (Verdict.FAIL, Verdict.FLAKY, Verdict.HANG, Verdict.CRASH, Verdict.PASS)
-
-
 @dataclass
 class RunRecord:
-    backend: dict[str, Any]
-    gtest_filter: str
-    repeat: int
-    timeout_s: float | None
+    """One ``lnrepro run``: the request, how it was built, every attempt, and what it means."""
+
+    request: RunRequest
     record_dir: Path
     attempts: list[Attempt] = field(default_factory=list)
     state: RunState = RunState.RUNNING
     stop_reason: str | None = None
-    rerun: list[str] = field(default_factory=list)  # argv that repeats this run
-    build: dict[str, Any] | None = None  # how the code under test was built, and whether it did
-    fingerprint: dict[str, Any] = field(default_factory=dict)  # commit, image, host, driver…
-    commands: dict[str, Any] = field(default_factory=dict)  # the build and test, as shell lines
+    build: BuildResult | None = None
+    backend: dict[str, JSON] = field(default_factory=dict)  # what the backend resolved to
+    fingerprint: dict[str, JSON] = field(default_factory=dict)  # commit, image, host, driver…
+    commands: dict[str, JSON] = field(default_factory=dict)  # build and test, as shell lines
+    notes: list[str] = field(default_factory=list)  # what a person must know (tests missing…)
+    missing: list[str] = field(default_factory=list)  # filter patterns no test matched
+    schema: str = SCHEMA  # the schema it was read as (older records load too)
+
+    kind = "run"
 
     @property
-    def rerun_line(self) -> str:
-        import shlex
+    def id(self) -> str:
+        return self.record_dir.name
 
-        return shlex.join(self.rerun)
+    @property
+    def rerun(self) -> list[str]:
+        return self.request.argv()
+
+    @property
+    def gtest_filter(self) -> str:
+        return self.request.tests.gtest_filter
 
     @property
     def tests(self) -> list[TestAggregate]:
@@ -215,53 +376,78 @@ class RunRecord:
 
     @property
     def verdict(self) -> Verdict:
-        return self._verdict(self.tests)
+        return self.verdict_of(self.tests)
 
-    def _verdict(self, tests: list[TestAggregate]) -> Verdict:
-        if self.build is not None and not self.build.get("ok", True):
+    def verdict_of(self, tests: list[TestAggregate]) -> Verdict:
+        if self.build is not None and not self.build.ok:
             return Verdict.BUILD_FAILED
-        if any(a.env_error for a in self.attempts) or any(
+        if any(a.environment_failed for a in self.attempts) or any(
             t.verdict is Verdict.ENV_ERROR for t in tests
         ):
             return Verdict.ENV_ERROR
         ran = [t.verdict for t in tests if t.verdict is not Verdict.SKIP]
         if not ran:
             return Verdict.NOT_RUN
-        return next(v for v in _RUN_ORDER if v in ran)
+        return next(v for v in RUN_ORDER if v in ran)
 
     @property
     def ok(self) -> bool:
         return self.verdict is Verdict.PASS
 
+    @property
+    def incomplete(self) -> bool:
+        """Some of the requested tests are not in the program: the run cannot say PASS."""
+        return bool(self.missing)
+
+    @property
+    def environment_message(self) -> str | None:
+        """The driver-layer message of the first attempt the environment ended."""
+        return next((a.env_error for a in self.attempts if a.environment_failed), None)
+
+    @property
+    def headline(self) -> str:
+        counts = Counter(t.verdict.value for t in self.tests)
+        parts = [f"{counts.pop(v)} {v}" for v in LISTING_ORDER if v in counts]
+        parts += [f"{n} {v}" for v, n in counts.items()]
+        return ", ".join(parts) or self.verdict.value
+
+    @property
+    def why(self) -> str | None:
+        """For a run that says nothing about the kernel: what happened, in one line."""
+        v = self.verdict
+        if v is Verdict.BUILD_FAILED and self.build is not None:
+            return f"the build failed: {self.build.reason or self.build.first_error or 'see the build log'}"
+        if v is Verdict.ENV_ERROR:
+            return f"the environment, not the kernel: the output says {self.environment_message!r}"
+        if v is Verdict.NOT_RUN:
+            return self.stop_reason or (
+                self.notes[0] if self.notes else f"no test matched the filter {self.gtest_filter!r}"
+            )
+        if self.state is not RunState.COMPLETE:
+            return self.stop_reason
+        return None
+
     def to_json(self) -> dict[str, Any]:
         tests = self.tests  # aggregated once per write, not once per field
-        verdict = self._verdict(tests)
-        return {
-            "schema": SCHEMA,
-            "id": self.record_dir.name,
-            "state": self.state.value,
-            "stop_reason": self.stop_reason,
-            "verdict": verdict.value,
-            "rerun": self.rerun,
-            "backend": self.backend,
-            "build": self.build,
-            "fingerprint": self.fingerprint,
-            "commands": self.commands,
-            "filter": self.gtest_filter,
-            "repeat": self.repeat,
-            "timeout_s": self.timeout_s,
-            "record_dir": str(self.record_dir),
-            "ok": verdict is Verdict.PASS,
-            "tests": [t.to_json() for t in tests],
-            "attempts": [a.to_json() for a in self.attempts],
-        }
+        verdict = self.verdict_of(tests)
+        return {"schema": SCHEMA, "kind": self.kind, "id": self.id, "state": self.state.value,
+                "stop_reason": self.stop_reason, "verdict": verdict.value, "why": self.why,
+                "ok": verdict is Verdict.PASS, "request": self.request.to_json(),
+                "rerun": self.rerun, "backend": self.backend,
+                "build": self.build.to_json() if self.build else None,
+                "fingerprint": self.fingerprint, "commands": self.commands, "notes": self.notes,
+                "missing": self.missing,
+                "filter": self.gtest_filter, "repeat": self.request.tests.repeat,
+                "timeout_s": self.request.tests.timeout_s, "record_dir": str(self.record_dir),
+                "tests": [t.to_json() for t in tests],
+                "attempts": [a.to_json() for a in self.attempts]}  # fmt: skip
 
-
-def write_record(record: RunRecord) -> Path:
-    """``record.json``, rewritten atomically (after every attempt, so nothing finished is lost)."""
-    path = record.record_dir / "record.json"
-    try:
-        atomic_write_text(path, json.dumps(record.to_json(), indent=2) + "\n")
-    except OSError as exc:
-        raise write_error(path, exc) from None
-    return path
+    @classmethod
+    def from_json(cls, r: Reader, record_dir: Path) -> RunRecord:
+        build = r.opt_obj("build")
+        return cls(RunRequest.from_json(r.obj("request")), record_dir,
+                   [Attempt.from_json(a) for a in r.list("attempts", default=[])],
+                   r.enum("state", RunState, RunState.COMPLETE), r.opt_str("stop_reason"),
+                   BuildResult.from_json(build) if build else None, r.facts("backend"),
+                   r.facts("fingerprint"), r.facts("commands"), list(r.strs("notes")),
+                   list(r.strs("missing")), r.str("schema", SCHEMA))  # fmt: skip

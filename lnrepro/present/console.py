@@ -1,21 +1,29 @@
-"""Everything that draws for people: rich tables and Markdown. The only module importing rich."""
+"""Everything that draws for people on a terminal: rich tables and progress. The only module
+importing rich. Data reaches rich only through :func:`lnrepro.present.escape.terminal`."""
 
 from __future__ import annotations
 
 import math
 import shlex
 import time
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.gtest.model import GtestRun, Metrics, TestResult, TestStatus, add_metric
+from lnrepro.model.bisect import BisectRecord, CommitInfo, Step
+from lnrepro.model.compare import CompareRow
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.record import Attempt
-from lnrepro.present.report import inline as md_code  # one code-span builder for all Markdown
+from lnrepro.model.gtest import GtestRun, Metrics, TestResult, TestStatus
+from lnrepro.model.record import Attempt, RunRecord, RunState, merge_worst
+from lnrepro.present.escape import terminal as esc
+from lnrepro.present.escape import visible
+from lnrepro.present.text import first_line, fmt_metrics, fmt_num, short, why, worst_text
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
     from rich.text import Text
+
+    from lnrepro.doors.store import Entry
 
 STATUS_STYLE = {
     TestStatus.PASSED: "green",
@@ -25,54 +33,28 @@ STATUS_STYLE = {
     TestStatus.CRASHED: "bold magenta",
     TestStatus.TIMEOUT: "bold magenta",
 }
-
-
-def fmt_num(value: float) -> str:
-    return f"{value:.6g}"
-
-
-def fmt_metrics(metrics: Metrics) -> str:
-    parts = []
-    for tensor, values in metrics.items():
-        kv = " ".join(f"{k}={fmt_num(v)}" for k, v in values.items())
-        parts.append(f"{tensor}: {kv}" if tensor else kv)
-    return "; ".join(parts)
-
-
-def _first_line(text: str, width: int = 80) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def why(t: TestResult) -> str:
-    if t.crash is not None:
-        return t.crash.reason
-    if t.failures:
-        f = t.failures[0]
-        where = f"{f.file.rsplit('/', 1)[-1]}:{f.line}: " if f.file else ""
-        more = f" (+{len(t.failures) - 1} more)" if len(t.failures) > 1 else ""
-        return where + _first_line(f.message) + more
-    if t.skip_message:
-        return _first_line(t.skip_message)
-    return ""
-
-
-def esc(text: object) -> Text:
-    """Text from logs, reports, paths and test names is data: a rich Text, never markup.
-
-    (``rich.markup.escape`` is not enough: it leaves ``\\[`` alone, and the markup parser then
-    eats the backslash.)
-    """
-    from rich.text import Text
-
-    return Text(str(text))
+VERDICT_STYLE = {
+    "PASS": "green", "FAIL": "bold red", "FLAKY": "bold yellow", "CRASH": "bold magenta",
+    "HANG": "bold magenta", "ENV_ERROR": "bold cyan", "NOT_RUN": "dim", "BUILD_FAILED": "bold cyan",
+    "SKIP": "dim",
+}  # fmt: skip
+MARK_STYLE = {"good": "green", "bad": "bold red", "skip": "yellow"}
+ENV_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
 
 def styled(*parts: str | tuple[str, str] | Text) -> Text:
     """A line of our own styled words and data: ``(text, style)`` tuples style, strings are data."""
     from rich.text import Text
 
-    return Text.assemble(*parts)
+    out = Text()
+    for p in parts:
+        if isinstance(p, tuple):
+            out.append(visible(p[0]), style=p[1])
+        elif isinstance(p, str):
+            out.append(visible(p))
+        else:
+            out.append_text(p)
+    return out
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -81,42 +63,40 @@ def make_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
-def render_gtest_run(run: GtestRun, console: Console) -> None:
+def table(title: str | Text, *columns: str, keep: Sequence[str] = ()) -> Table:
+    """A table whose ``keep`` columns (ids, shas, paths) never fold: they are not to be cut."""
     from rich.table import Table
 
+    t = Table(title=esc(title) if isinstance(title, str) else title, title_justify="left")
+    for c in columns:
+        if c in keep:
+            t.add_column(c, no_wrap=True, overflow="ignore", min_width=4)
+        else:
+            t.add_column(c, overflow="fold")
+    return t
+
+
+# ------------------------------------------------------------------------ parse
+def render_gtest_run(run: GtestRun, console: Console) -> None:
     multi = len(run.iterations) > 1
-    table = Table(title="googletest results", title_justify="left")
-    if multi:
-        table.add_column("iter", justify="right")
-    table.add_column("test", overflow="fold")
-    table.add_column("status")
-    table.add_column("time", justify="right")
-    table.add_column("metrics", overflow="fold")
-    table.add_column("why", overflow="fold")
-    for t in run.tests:
+    t = table("googletest results", *(["iter"] if multi else []), "test", "status", "time",
+              "metrics", "why", keep=("test",))  # fmt: skip
+    for r in run.tests:
         name = (
-            t.name
-            + (f" [{t.param}]" if t.param else "")
-            + (f" <{t.type_param}>" if t.type_param else "")
+            r.name
+            + (f" [{r.param}]" if r.param else "")
+            + (f" <{r.type_param}>" if r.type_param else "")
         )
         row: list[Text | str] = [
-            esc(name),
-            f"[{STATUS_STYLE[t.status]}]{t.status.value}[/]",
-            "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms",
-            esc(fmt_metrics(t.metrics)),
-            esc(why(t)),
-        ]
-        table.add_row(*([str(t.iteration)] if multi else []), *row)
-    console.print(table)
+            esc(name), styled((r.status.value, STATUS_STYLE[r.status])),
+            "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms", esc(fmt_metrics(r.metrics)), esc(why(r)),
+        ]  # fmt: skip
+        t.add_row(*([str(r.iteration)] if multi else []), *row)
+    console.print(t)
     for it in run.iterations:
         for f in it.global_failures:
-            console.print(
-                styled(
-                    ("failure outside any test", "red"),
-                    f" (iteration {it.index}): ",
-                    f"{f.file or 'unknown file'}:{f.line or '?'}: {_first_line(f.message)}",
-                )
-            )
+            console.print(styled(("failure outside any test", "red"), f" (iteration {it.index}): "
+                                 f"{f.file or 'unknown file'}:{f.line or '?'}: {first_line(f.message)}"))  # fmt: skip
         for suite, fs in it.suite_failures.items():
             console.print(
                 styled(
@@ -125,155 +105,91 @@ def render_gtest_run(run: GtestRun, console: Console) -> None:
             )
     totals = {k: v for k, v in run.totals().items() if v}
     summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
-    console.print(f"{len(run.iterations)} iteration(s): {summary}")
+    console.print(esc(f"{len(run.iterations)} iteration(s): {summary}"))
     for w in run.warnings:
         console.print(styled(("warning:", "yellow"), " ", w))
 
 
-def md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def gtest_run_markdown(run: GtestRun) -> str:
-    lines = ["| iteration | test | status | time | metrics | why |", "|---|---|---|---|---|---|"]
-    for t in run.tests:
-        ms = "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms"
-        lines.append(
-            f"| {t.iteration} | {md_escape(md_code(t.name))} | **{t.status.value}** | {ms} | "
-            f"{md_escape(fmt_metrics(t.metrics))} | {md_escape(why(t))} |"
-        )
-    totals = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v)
-    lines.append("")
-    lines.append(f"{len(run.iterations)} iteration(s): {totals or 'no tests'}")
-    lines.extend(f"> warning: {w}" for w in run.warnings)
-    return "\n".join(lines) + "\n"
-
-
 # ------------------------------------------------------------------------ run
-
-VERDICT_STYLE = {
-    "PASS": "green",
-    "FAIL": "bold red",
-    "FLAKY": "bold yellow",
-    "CRASH": "bold magenta",
-    "HANG": "bold magenta",
-    "ENV_ERROR": "bold cyan",
-    "NOT_RUN": "dim",
-    "BUILD_FAILED": "bold cyan",
-    "SKIP": "dim",
-}
-
-
-def _short(name: str) -> str:
-    return name.split(".", 1)[1] if "." in name else name
-
-
 def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
     if runs == 0:
         return "-"
     return f"{passed}/{runs} = {100 * passed / runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
 
 
-def _worst(metrics: Metrics) -> str:
-    """The diffs; for a tensor that printed none, the tolerance it exceeded."""
-    keep = ("max_diff", "max_abs_diff", "mean_diff")
-    parts = []
-    for tensor, vals in metrics.items():
-        slim = {k: v for k, v in vals.items() if k in keep}
-        if slim:
-            parts.append(fmt_metrics({tensor: slim}))
-        elif "atol" in vals:
-            parts.append(
-                f"{tensor}: not within rtol={fmt_num(vals.get('rtol', 0))} atol={fmt_num(vals['atol'])}"
-            )
-    return "; ".join(parts)
-
-
-def render_run(doc: dict[str, Any], console: Console) -> None:
-    """A run record (as ``record.to_json()`` or ``lnrepro.doors.store`` gives it) as a table."""
-    from rich.table import Table
-
-    b = doc.get("backend") or {}
-    title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if "defect" in b else "")
-    table = Table(
-        title=esc(f"lnrepro run {doc.get('id', '')} — {title}, {doc.get('repeat')} attempt(s)"),
-        title_justify="left",
-    )
-    table.add_column("test", overflow="fold")
-    table.add_column("verdict")
-    table.add_column("passed [95% CI]", justify="right")
-    table.add_column("worst metrics", overflow="fold")
-    for t in doc.get("tests") or []:
-        lo, hi = t.get("pass_rate_ci95") or (0.0, 1.0)
-        v = str(t.get("verdict"))
-        table.add_row(
-            esc(_short(str(t.get("name", "")))),
-            styled((v, VERDICT_STYLE.get(v, ""))),
-            _rate(int(t.get("passed") or 0), int(t.get("runs") or 0), lo, hi),
-            esc(_worst(t.get("worst_metrics") or {})),
-        )
-    console.print(table)
-    record_dir = Path(str(doc.get("record_dir", ".")))
-    build = doc.get("build")
+def render_run(rec: RunRecord, console: Console) -> None:
+    b = rec.backend
+    title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if b.get("defect") else "")
+    t = table(f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)", "test",
+              "verdict", "passed [95% CI]", "worst metrics", keep=("test",))  # fmt: skip
+    for a in rec.tests:
+        lo, hi = a.interval
+        v = a.verdict.value
+        t.add_row(esc(a.short), styled((v, VERDICT_STYLE.get(v, ""))), _rate(a.passed, a.runs, lo, hi),
+                  esc(worst_text(a.worst)))  # fmt: skip
+    if rec.tests:
+        console.print(t)
+    build = rec.build
     if build is not None:
-        console.print(
-            styled(
-                ("build:", "bold"),
-                f" {build.get('profile')} "
-                + (f"ok in {build.get('seconds', 0):.0f} s" if build.get("ok") else "FAILED")
-                + f" (log: {record_dir / str(build.get('log', 'build.log'))})",
-            )
-        )
-        for line in build.get("tail") or []:
+        console.print(styled(("build:", "bold"), f" {build.profile or ''} "
+                             + (f"ok in {build.seconds:.0f} s" if build.ok else f"FAILED: {build.reason or build.first_error}")
+                             + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
+        for line in build.tail:
             console.print(esc(f"  {line}"))
-    v = str(doc.get("verdict"))
+    v = rec.verdict.value
     console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
-    if doc.get("state") not in (None, "complete"):
-        console.print(
-            styled(
-                ("state:", "bold yellow"), f" {doc.get('state')}: {doc.get('stop_reason') or ''}"
+    if rec.why:
+        console.print(styled(("why:", "bold"), f" {rec.why}"))
+    for note in rec.notes:
+        if note != rec.why:
+            console.print(
+                styled(("incomplete:" if rec.incomplete else "note:", "bold yellow"), f" {note}")
             )
+    if rec.state is not RunState.COMPLETE:
+        console.print(
+            styled(("state:", "bold yellow"), f" {rec.state.value}: {rec.stop_reason or ''}")
         )
-    for a in doc.get("attempts") or []:
-        for w in a.get("warnings") or []:
-            console.print(styled((f"attempt {a.get('index')}:", "yellow"), " ", w))
-    console.print(esc(f"record: {record_dir / 'record.json'}"))
-    console.print(esc(f"rerun:  {shlex.join(str(x) for x in doc.get('rerun') or [])}"))
+    for at in rec.attempts:
+        for w in at.warnings:
+            console.print(styled((f"attempt {at.index}:", "yellow"), " ", w))
+    console.print(esc(f"record: {rec.record_dir / 'record.json'}"))
+    console.print(esc(f"rerun:  {shlex.join(rec.rerun)}"))
 
 
-def render_records(entries: list[Any], console: Console) -> None:
-    """``lnrepro runs``: one row per saved record, oldest first."""
-    from rich.table import Table
-
-    table = Table(title="lnrepro records", title_justify="left")
-    for col in ("id", "when", "kind", "where", "commit", "state", "headline"):
-        table.add_column(col, overflow="fold")
+def render_records(entries: list[Entry], console: Console) -> None:
+    """``lnrepro runs``: one row per record, oldest first; piped, one plain line per record."""
+    rows = []
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime)) if e.mtime else "?"
-        state_style = (
-            "green" if e.state == "complete" else "yellow" if e.state != "unreadable" else "red"
+        rows.append(
+            (
+                e.id,
+                when,
+                e.kind,
+                e.where,
+                str(e.commit or "")[:12],
+                e.state,
+                e.headline or e.problem or "",
+            )
         )
-        table.add_row(
-            esc(e.id), when, e.kind, esc(e.where), esc(str(e.commit or "")[:12]),
-            styled((e.state, state_style)), esc(e.headline or e.problem or ""),
-        )  # fmt: skip
-    console.print(table)
+    if not console.is_terminal:
+        for r in rows:  # plain, tab-separated, one record per line (for cut, awk, grep)
+            console.file.write("\t".join(visible(x).replace("\t", " ") for x in r) + "\n")
+        return
+    t = table("lnrepro records", "id", "when", "kind", "where", "commit", "state", "headline",
+              keep=("id", "when", "commit"))  # fmt: skip
+    for r in rows:
+        style = "green" if r[5] == "complete" else "red" if r[5] == "unreadable" else "yellow"
+        t.add_row(esc(r[0]), r[1], r[2], esc(r[3]), esc(r[4]), styled((r[5], style)), esc(r[6]))
+    console.print(t)
 
 
-def render_compare(
-    rows: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any], console: Console
-) -> None:
-    from rich.table import Table
+def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: Console) -> None:
+    def commit(r: RunRecord) -> str:
+        return str(r.fingerprint.get("commit") or "?")[:12]
 
-    def commit(doc: dict[str, Any]) -> str:
-        return str((doc.get("fingerprint") or {}).get("commit") or "?")[:12]
-
-    table = Table(
-        title=esc(f"A = {a.get('id')} ({commit(a)})   B = {b.get('id')} ({commit(b)})"),
-        title_justify="left",
-    )
-    for col in ("test", "A", "B", "pass A", "pass B", "max_diff A", "max_diff B", "change"):
-        table.add_column(col, overflow="fold")
+    t = table(f"A = {a.id} ({commit(a)})   B = {b.id} ({commit(b)})", "test", "A", "B", "pass A",
+              "pass B", "max_diff A", "max_diff B", "change", keep=("test",))  # fmt: skip
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"
@@ -282,13 +198,10 @@ def render_compare(
         return "" if v is None else fmt_num(v)
 
     for r in rows:
-        va, vb = str(r["verdict_a"] or ""), str(r["verdict_b"] or "")
-        table.add_row(
-            esc(_short(r["test"])), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
-            pct(r["pass_rate_a"]), pct(r["pass_rate_b"]), num(r["max_diff_a"]), num(r["max_diff_b"]),
-            esc(r["change"]),
-        )  # fmt: skip
-    console.print(table)
+        va, vb = r.verdict_a or "", r.verdict_b or ""
+        t.add_row(esc(short(r.test)), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
+                  pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b), esc(r.change))  # fmt: skip
+    console.print(t)
 
 
 class RichRunEvents(Events):
@@ -311,7 +224,6 @@ class RichRunEvents(Events):
         self.task: Any = None
         self.build_task: Any = None
         self.attempt = (0, 0)
-        self.done_tests = 0
 
     def __enter__(self) -> RichRunEvents:
         self.progress.start()
@@ -326,19 +238,14 @@ class RichRunEvents(Events):
     def build_output(self, data: bytes) -> None:
         line = data.rstrip().rsplit(b"\n", 1)[-1].decode("utf-8", "replace")[:100]
         if line and self.build_task is not None:
-            self.progress.update(self.build_task, description=f"building: {line}")
+            self.progress.update(self.build_task, description=esc(f"building: {line}").plain)
 
     def build_finished(self, ok: bool, seconds: float) -> None:
         if self.build_task is not None:
             self.progress.remove_task(self.build_task)
             self.build_task = None
-        self.progress.console.print(
-            styled(
-                ("  build ", "bold"),
-                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                f" in {seconds:.0f} s",
-            )
-        )
+        self.progress.console.print(styled(("  build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                                           f" in {seconds:.0f} s"))  # fmt: skip
 
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
         self.attempt = (index, total)
@@ -348,150 +255,115 @@ class RichRunEvents(Events):
 
     def test_started(self, name: str) -> None:
         i, n = self.attempt
-        self.progress.update(self.task, description=f"attempt {i}/{n}: {_short(name)}")
+        self.progress.update(self.task, description=esc(f"attempt {i}/{n}: {short(name)}").plain)
 
     def test_finished(self, result: TestResult) -> None:
-        style = STATUS_STYLE[result.status]
-        self.progress.console.print(
-            styled(
-                "  ",
-                (f"{result.status.value:<8}", style),
-                f" {_short(result.name)}",
-                f"  {fmt_metrics(result.metrics)}" if result.metrics else "",
-            ),
-            highlight=False,
-        )
+        self.progress.console.print(styled("  ", (f"{result.status.value:<8}", STATUS_STYLE[result.status]),
+                                           f" {short(result.name)}",
+                                           f"  {fmt_metrics(result.metrics)}" if result.metrics else ""))  # fmt: skip
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
 
 
 # ------------------------------------------------------------------ env-check
-ENV_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
-
-
 def render_env(report: Any, console: Console) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"lnrepro env-check ({report.mode})", title_justify="left")
-    table.add_column("status")
-    table.add_column("check")
-    if report.container is not None:
-        table.add_column("container")
-    table.add_column("detail", overflow="fold")
-    table.add_column("fix", overflow="fold")
+    container = report.container is not None
+    t = table(f"lnrepro env-check ({report.mode})", "status", "check", *(["container"] if container else []),
+              "detail", "fix", keep=("check",))  # fmt: skip
     inside = {r.id: r for r in (report.container or [])}
     for r in report.results:
         s = r.status.value
-        row = [f"[{ENV_STYLE[s]}]{s.upper()}[/]", r.id]
-        detail, remedy = r.detail, r.remedy
-        if report.container is not None:
+        row: list[Text | str] = [styled((s.upper(), ENV_STYLE[s])), r.id]
+        detail, fix = r.detail, r.fix
+        if container:
             c = inside[r.id]
-            row.append(f"[{ENV_STYLE[c.status.value]}]{c.status.value.upper()}[/]")
+            row.append(styled((c.status.value.upper(), ENV_STYLE[c.status.value])))
             if c.status != r.status and c.status.value != "skip":
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
-                remedy = c.remedy or r.remedy
-        table.add_row(*row, esc(detail), esc(remedy))
-    console.print(table)
-    diffs = report.differences() if report.container is not None else []
-    if report.container is not None:
+                fix = c.fix or r.fix
+        t.add_row(*row, esc(detail), esc(fix))
+    console.print(t)
+    if container:
         console.print(esc(f"container: {report.container_command}"))
-        for h, c in diffs:
+        for h, c in report.differences():
             if c.status.value == "skip":
                 continue
-            console.print(
-                styled(
-                    ("differs", "bold"),
-                    f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
-                    + (f" — fix: {c.remedy}" if c.remedy else ""),
-                )
-            )
-    verdict = "[bold red]not ready[/]" if report.failed else "[green]ready[/]"
-    console.print(f"verdict: {verdict}")
+            console.print(styled(("differs", "bold"), f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
+                                 + (f" — fix: {c.fix}" if c.fix else "")))  # fmt: skip
+    console.print(
+        styled("verdict: ", ("not ready", "bold red") if report.failed else ("ready", "green"))
+    )
 
 
 # ------------------------------------------------------------------ bisect
-MARK_STYLE = {"good": "green", "bad": "bold red", "skip": "yellow"}
-
-
-def render_bisect(
-    result: dict[str, Any] | None, steps: list[dict[str, Any]], console: Console
-) -> None:
-    from rich.table import Table
-
-    table = Table(title="lnrepro bisect — steps", title_justify="left")
-    for col in ("#", "kind", "commit", "subject", "mark", "why", "s"):
-        table.add_column(col, overflow="fold")
-    for i, st in enumerate(steps, 1):
-        m = str(st.get("mark"))
-        table.add_row(
-            str(i), str(st.get("kind")), esc(str(st.get("sha", ""))[:12]), esc(st.get("subject", "")),
-            styled((m, MARK_STYLE.get(m, ""))), esc(_evidence(st)), f"{st.get('seconds', 0):.1f}",
-        )  # fmt: skip
-    console.print(table)
-    if not result:
+def render_bisect(rec: BisectRecord, console: Console) -> None:
+    t = table(
+        "lnrepro bisect — steps",
+        "#",
+        "kind",
+        "commit",
+        "subject",
+        "mark",
+        "why",
+        "s",
+        keep=("commit",),
+    )
+    for i, st in enumerate(rec.steps, 1):
+        m = st.mark.value
+        t.add_row(str(i), st.action.kind.value, esc(st.sha[:12]), esc(st.subject), styled((m, MARK_STYLE.get(m, ""))),
+                  esc(_evidence(st)), f"{st.evidence.seconds:.1f}")  # fmt: skip
+    console.print(t)
+    r = rec.result
+    if r is None:
         console.print(esc("no result yet: lnrepro bisect --resume continues"))
         return
-    if result.get("search") == "bayesian":
-        _render_posterior(result, console)
-    if result.get("first_bad"):
-        c = result["commit"]
-        console.print(
-            styled((f"{result['kind']}: ", "bold"), (c["sha"], "bold red"), f"  {c['subject']}")
-        )
-        console.print(
-            esc(
-                f"  author {c['author']}, {c['date']}" + (f", PR #{c['pr']}" if c.get("pr") else "")
-            )
-        )
-        if result.get("last_good"):
-            console.print(esc(f"  last good: {result['last_good']}"))
-        if result.get("search") == "bayesian":
-            console.print(esc(f"  confidence {result['confidence']:.4f} after {result['runs']} run(s) on "
-                              f"{result['builds']} build(s) ({result['noisy_runs']} noisy run(s) set aside)"))  # fmt: skip
+    if r.search == "bayesian":
+        _render_posterior(rec, console)
+    if r.first_bad and r.commit:
+        c = r.commit
+        console.print(styled((f"{r.kind}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
+        console.print(esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
+        if r.last_good:
+            console.print(esc(f"  last good: {r.last_good}"))
+        if r.search == "bayesian" and r.confidence is not None:
+            console.print(esc(f"  confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s) "
+                              f"({r.noisy_runs} noisy run(s) set aside)"))  # fmt: skip
         else:
-            console.print(esc(f"  {result['steps']} step(s) after {result['endpoint_checks']} endpoint check(s)"
-                              + ("; culprit and parent re-tested: consistent" if result.get("confirmed") else "")))  # fmt: skip
+            console.print(esc(f"  {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
+                              + ("; culprit and parent re-tested: consistent" if r.confirmed else "")))  # fmt: skip
     else:
         console.print(
-            styled(("no single first bad commit: ", "bold yellow"), result.get("reason", ""))
+            styled(("no single first bad commit: ", "bold yellow"), r.error or r.reason or "")
         )
-        for c in result.get("candidates", []):
-            console.print(esc(f"  candidate {c['sha']}  {c['subject']}"))
+        for c in r.candidates:
+            console.print(esc(f"  candidate {c.sha}  {c.subject}"))
 
 
-def _render_posterior(result: dict[str, Any], console: Console) -> None:
-    from rich.table import Table
-
-    rates = result.get("rates") or {}
-    table = Table(
-        title=f"posterior (fail rate learned: buggy {rates.get('bad', 0):.2f}, clean {rates.get('good', 0):.2f})",
-        title_justify="left",
-    )
-    for col in ("commit", "subject", "P(first bad)"):
-        table.add_column(col, overflow="fold")
-    for p in result.get("posterior", []):
-        table.add_row(esc(p["sha"][:12]), esc(p.get("subject", "")), f"{p['p']:.4f}")
-    console.print(table)
+def _render_posterior(rec: BisectRecord, console: Console) -> None:
+    r = rec.result
+    assert r is not None
+    qb, qg = r.rates or (0.0, 0.0)
+    t = table(f"posterior (fail rate learned: buggy {qb:.2f}, clean {qg:.2f})", "commit", "subject",
+              "P(first bad)", keep=("commit",))  # fmt: skip
+    for p in r.posterior:
+        t.add_row(esc(p.sha[:12]), esc(p.subject), f"{p.p:.4f}")
+    console.print(t)
 
 
-def _evidence(step: dict[str, Any]) -> str:
+def _evidence(step: Step) -> str:
     """Why a step got its mark: the reason, and for a test run its passes and worst metrics."""
-    tests = step.get("tests")
-    outs = [o for o, _ in step.get("outcomes", [])]
+    tests = step.evidence.tests
+    outs = [o.value for o, _ in step.outcomes]
     counts = ", ".join(f"{outs.count(k)} {k}" for k in ("fail", "pass", "noise") if outs.count(k))
     if not tests:
-        return str(step.get("reason", "")) + (f" [{counts}]" if len(outs) > 1 else "")
-    runs = sum(t["runs"] for t in tests.values())
-    passed = sum(t["passed"] for t in tests.values())
+        return step.reason + (f" [{counts}]" if len(outs) > 1 else "")
+    runs = sum(t.runs for t in tests.values())
+    passed = sum(t.passed for t in tests.values())
     worst: Metrics = {}
     for t in tests.values():
-        for tensor, vals in t["worst"].items():
-            for k, v in vals.items():
-                add_metric(worst, tensor, k, v)
-    return f"{step.get('reason', '')}: {passed}/{runs} passed" + (
-        f"; {_worst(worst)}" if worst else ""
-    )
+        merge_worst(worst, t.worst)
+    return f"{step.reason}: {passed}/{runs} passed" + (f"; {worst_text(worst)}" if worst else "")
 
 
 class RichBisectEvents(BisectEvents):
@@ -509,12 +381,10 @@ class RichBisectEvents(BisectEvents):
     def started(self, candidates: int, steps_left: int) -> None:
         self.console.print(esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
 
-    def step_started(
-        self, kind: str, info: dict[str, Any], candidates: int, steps_left: int
-    ) -> None:
+    def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
         self.console.print(
             esc(
-                f"  {kind} {info['sha'][:12]} {info['subject'][:60]} ({candidates} left, ~{steps_left} steps)"
+                f"  {kind} {info.sha[:12]} {info.subject[:60]} ({candidates} left, ~{steps_left} steps)"
             )
         )
 
@@ -528,11 +398,11 @@ class RichBisectEvents(BisectEvents):
         self.console.print(esc(f"    testing: attempt {index}/{total}"))
 
     def step_finished(
-        self, kind: str, info: dict[str, Any], mark: str, reason: str, seconds: float
+        self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
     ) -> None:
         self.console.print(
             styled(
-                f"    {info['sha'][:12]} -> ",
+                f"    {info.sha[:12]} -> ",
                 (mark, MARK_STYLE.get(mark, "")),
                 f" ({reason}, {seconds:.1f} s)",
             )
@@ -572,7 +442,7 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
         for j, (k, (o, m, r)) in enumerate(rows):
             first = j == 0
             detail.add_row(
-                esc(_short(t.name)) if first else "", t.observed if first else "", t.modelled if first else "",
+                esc(short(t.name)) if first else "", t.observed if first else "", t.modelled if first else "",
                 esc(k), fmt_num(o) if k else "", fmt_num(m) if k else "", f"{100 * r:.2f}%" if k else "",
             )  # fmt: skip
     console.print(detail)
@@ -601,7 +471,7 @@ def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> N
     for r in rows:
         tol = {f"{v[0]:g}, {v[1]:g}" for v in r.tolerance.values()}
         table.add_row(
-            esc(_short(r.test) if "." in r.test else r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass),
+            esc(short(r.test) if "." in r.test else r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass),
             _prob(r.shipped_fail), esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
             _prob(r.band_power), str(r.draws),
         )  # fmt: skip

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lnrepro.errors import InputError
+from lnrepro.model.gtest import GtestRun
+from lnrepro.model.record import RunRecord, Verdict
 
 DEFECT_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("double-subtract + drop-xhat-blocks + drop-partial-tile", ("double-subtract", "drop-xhat-blocks", "drop-partial-tile")),
@@ -33,6 +35,8 @@ DEFECT_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("none (fixed kernel)", ()),
 )  # fmt: skip
 METRICS = ("max_diff", "mean_diff", "max_abs_diff")
+ERAS = ("2025-12", "2025-11", "fixed")  # every model explain scores: era x arch x defect set
+ARCHES = ("wormhole_b0", "blackhole")
 
 
 @dataclass(frozen=True)
@@ -88,23 +92,16 @@ class ModelFit:
                 "verdicts_matched": self.verdicts_matched, "tests": [t.to_json() for t in self.tests]}  # fmt: skip
 
 
-def observed_from_record(doc: Mapping[str, Any]) -> list[Observed]:
-    out = []
-    for t in doc.get("tests") or []:
-        v = str(t.get("verdict"))
-        if v in ("PASS", "FAIL", "FLAKY"):
-            out.append(
-                Observed(
-                    str(t.get("name")),
-                    "PASS" if v == "PASS" else "FAIL",
-                    t.get("worst_metrics") or {},
-                )
-            )
-    return out
+def observed_from_record(rec: RunRecord) -> list[Observed]:
+    return [
+        Observed(t.name, "PASS" if t.verdict is Verdict.PASS else "FAIL", t.worst)
+        for t in rec.tests
+        if t.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.FLAKY)
+    ]
 
 
-def observed_from_run(run: Any) -> list[Observed]:
-    """From a parsed gtest log (:class:`~lnrepro.gtest.model.GtestRun`): per test, worst over
+def observed_from_run(run: GtestRun) -> list[Observed]:
+    """From a parsed gtest log (:class:`~lnrepro.model.gtest.GtestRun`): per test, worst over
     iterations; a test that failed in any iteration is FAIL."""
     by: dict[str, tuple[str, dict[str, dict[str, float]]]] = {}
     for t in run.tests:

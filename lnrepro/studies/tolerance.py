@@ -35,6 +35,10 @@ KINDS = ("test", "mean-shifted", "constant", "ramp")
 RTOLS = (0.0, 1e-3, 1e-2, 1e-1)
 TENSORS = ("dx", "dgamma", "dbeta")
 EULER = 0.5772156649015329
+SCHEMA = "lnrepro.tolerance/1"
+MAX_FEATURES = 1 << 20  # a row of a million features
+MAX_ELEMENTS = 1 << 24  # rows x features: 16M floats per tensor, several tensors per draw
+
 MODELS: dict[str, frozenset[Defect]] = {
     "double-subtract": frozenset({Defect.DOUBLE_SUBTRACT}),
     "drop-xhat-blocks": frozenset({Defect.DROP_XHAT_BLOCKS}),
@@ -178,18 +182,6 @@ def bands(s: Samples, *, kind: str, alpha: float) -> list[Band]:
     return out
 
 
-def pass_probability(s: Samples, *, kind: str, tensor: str, rtol: float, atol: float) -> float:
-    """P(the correct kernel passes allclose(rtol, atol)) on this tensor: the Gumbel tail."""
-    vals = s.get("correct", kind, tensor, rtol)
-    if max(vals) - min(vals) < 1e-12:  # deterministic data: it passes or it does not
-        return 1.0 if vals[0] <= atol else 0.0
-    return 1.0 - Gumbel.fit(vals).exceed(atol)
-
-
-def power_at(s: Samples, model: str, *, kind: str, tensor: str, rtol: float, atol: float) -> float:
-    return float(np.mean(np.asarray(s.get(model, kind, tensor, rtol)) > atol))
-
-
 def best_kind(s: Samples, model: str, *, alpha: float, tensor: str = "dx") -> tuple[str, float]:
     """The data kind where ``model``'s median needed atol most exceeds the correct band."""
     best, ratio = KINDS[0], -1.0
@@ -274,17 +266,17 @@ class ShapeStudy:
 
     def to_json(self) -> dict[str, Any]:
         s = self.samples
-        return {"trials": self.trials, "alpha": self.alpha,
+        return {"schema": SCHEMA, "trials": self.trials, "alpha": self.alpha,
                 "quantiles": {m: {k: {t: quantiles(s.get(m, k, t, 0.0)) for t in TENSORS} for k in s.data[m]}
                               for m in s.data},
                 "bands": [vars(b) for b in self.bands],
                 "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in self.best.items()},
                 "reference_variants": self.variants}  # fmt: skip
 
-    def svg(self, title: str) -> str:
+    def plot_lines(self) -> dict[str, float]:
+        """The tolerances a plot of dx marks: the NIGHTLY test's, the tight tests', the band."""
         dx = next(b for b in self.bands if b.tensor == "dx" and b.rtol == 0.0)
-        return svg_plot(self.samples, kind="test", tensor="dx", title=title,
-                        lines={"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol})  # fmt: skip
+        return {"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01, f"band {dx.atol:.3g}": dx.atol}
 
 
 def shape_study(
@@ -380,56 +372,28 @@ def seeds_table(
     return out
 
 
-# ---------------------------------------------------------------------------------- the plot
-def svg_plot(s: Samples, *, kind: str, tensor: str, lines: dict[str, float], title: str) -> str:
-    """Histograms (log x) of the needed atol at rtol 0: the correct kernel and each model, with
-    the tolerances as vertical lines. Plain SVG: no plotting library needed."""
-    series = {m: np.asarray(s.get(m, kind, tensor, 0.0)) for m in s.data}
-    allv = np.concatenate([v[v > 0] for v in series.values()] + [np.asarray(list(lines.values()))])
-    lo, hi = math.log10(max(float(allv.min()), 1e-9)) - 0.2, math.log10(float(allv.max())) + 0.2
-    w, h, left, bottom, top = 760, 360, 60, 40, 40
-    pw, ph = w - left - 20, h - top - bottom
-
-    def px(v: float) -> float:
-        return left + (math.log10(max(v, 10**lo)) - lo) / (hi - lo) * pw
-
-    colors = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="20" font-size="14">{_xml(title)}</text>',
-             f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>']  # fmt: skip
-    for k in range(math.ceil(lo), math.floor(hi) + 1):
-        x = px(10.0**k)
-        parts.append(
-            f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" stroke="black"/>'
-        )
-        parts.append(f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">1e{k}</text>')
-    bins = np.linspace(lo, hi, 60)
-    for i, (name, v) in enumerate(series.items()):
-        counts, _ = np.histogram(np.log10(np.maximum(v, 10**lo)), bins=bins)
-        frac = counts / max(len(v), 1)
-        pts = " ".join(f"{left + (b - lo) / (hi - lo) * pw:.1f},{top + ph - f * ph:.1f}"
-                       for b, f in zip(bins[:-1], frac, strict=True))  # fmt: skip
-        c = colors[i % len(colors)]
-        parts.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{pts}"/>')
-        parts.append(
-            f'<text x="{left + pw - 200}" y="{top + 14 * i + 4}" fill="{c}">{_xml(name)}</text>'
-        )
-    for j, (label, at) in enumerate(lines.items()):
-        x = px(at)
-        parts.append(
-            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#444" stroke-dasharray="4 3"/>'
-        )
-        parts.append(
-            f'<text x="{x + 3:.1f}" y="{top + ph - 6 - 14 * j}" fill="#444">{_xml(label)}</text>'
-        )
-    parts.append(
-        f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle">atol needed to pass ({tensor}, rtol 0), share of draws per bin</text>'
-    )
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+def default_tests() -> list[str]:
+    """The tests ``tolerance`` judges without ``--test``: those the default filter runs."""
+    return select_tests(())
 
 
-def _xml(text: str) -> str:
-    from xml.sax.saxutils import escape
+def select_tests(patterns: Sequence[str]) -> list[str]:
+    """Modelled tests matching gtest-style ``patterns`` (full or short names); none: the default
+    filter's (BugRepro and NIGHTLY)."""
+    import fnmatch
 
-    return escape(text, {'"': "&quot;"})
+    from lnrepro.emulator.catalogue import CASES
+    from lnrepro.model.requests import DEFAULT_FILTER
+
+    pats = list(patterns) or DEFAULT_FILTER.split(":")
+    return [c.full_name for c in CASES
+            if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in pats)]  # fmt: skip
+
+
+def check_shape(rows: int, features: int) -> str | None:
+    """Why a shape is too large to study here (None when it is fine)."""
+    if features > MAX_FEATURES:
+        return f"{features} features is more than the largest allowed, {MAX_FEATURES}"
+    if rows * features > MAX_ELEMENTS:
+        return f"{rows} rows x {features} features is more than the largest allowed, {MAX_ELEMENTS} elements"
+    return None

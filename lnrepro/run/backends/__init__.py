@@ -1,66 +1,75 @@
-"""Backends: how the code under test is built and how one attempt of its gtests is run.
+"""Backends: how the code under test is built and how its test program is started.
 
 One protocol, one module per backend:
 
 * :mod:`.emulator` — the built-in numpy emulator (no card, no checkout, nothing to build);
 * :mod:`.binary` — a gtest binary that already exists on this machine;
 * :mod:`.ttmetal` — a tt-metal checkout, built by a profile and run on this host or in
-  lnrepro's container (``runner``).
+  lnrepro's container (a runner, :mod:`lnrepro.run.runners`).
 
 The pipeline (:mod:`lnrepro.run.pipeline`) drives any of them the same way: ``build`` once (its
-log lands in the record directory), then ``execute`` each attempt, streaming output and getting
-the exit status and timeout back as data.
+log lands in the record directory), then, per attempt, ``program`` plus googletest's flags (added
+by the pipeline, in one place) through ``execute``, streaming output and getting the exit status
+and timeout back as data. Which backend a request means is decided by :mod:`.factory`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from lnrepro.doors.proc import ProcResult
 from lnrepro.model.events import Events
+from lnrepro.model.jsonio import JSON
+from lnrepro.model.record import BuildResult
 
 
 class Backend(Protocol):
     @property
     def name(self) -> str: ...
 
-    def describe(self) -> dict[str, Any]:
-        """What the record says about this backend (all it needs to be rebuilt)."""
+    def describe(self) -> dict[str, JSON]:
+        """What the backend resolved to, for the record (image, devices, profile, warnings…)."""
         ...
 
-    def rerun_args(self) -> list[str]:
-        """The ``lnrepro run`` options that select this backend exactly as configured."""
-        ...
-
-    def build(self, record_dir: Path, events: Events) -> dict[str, Any] | None:
+    def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         """Build what is under test, logging to ``record_dir``; None when nothing is built.
 
-        Returns the build's description (``ok``, ``seconds``, ``log``, ``tail``…); a failed
-        build returns ``ok: False`` rather than raising: it is an outcome, not an error.
+        A failed build is returned (``ok`` False, with the reason), not raised: it is an
+        outcome of the run, not an error of lnrepro's.
         """
         ...
 
-    def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
-        """The test command of one attempt, as a person would type it."""
+    def program(self, attempt: int) -> list[str]:
+        """The test program of one attempt, before googletest's flags."""
+        ...
+
+    def prepare_attempt(
+        self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
+    ) -> str | None:
+        """Before an attempt (a card reset): why the attempt cannot run, or None."""
         ...
 
     def execute(
         self,
-        gtest_filter: str,
-        report: Path,
+        argv: list[str],
+        record_dir: Path,
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
     ) -> ProcResult:
-        """Run one attempt, streaming its output; the exit status and timeout come back as data."""
+        """Run ``argv`` where the tests run, streaming its output; exit and timeout as data."""
         ...
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> dict[str, JSON]:
         """The environment the results depend on (commit, image, host, driver…)."""
         ...
 
-    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
-        """What a run would do, as lines a person could type: ``build`` commands and ``test``."""
+    def shell_line(self, argv: list[str], record_dir: Path) -> str:
+        """What a person would type to run ``argv`` as ``execute`` does."""
+        ...
+
+    def build_lines(self, record_dir: Path) -> list[str]:
+        """The build, as lines a person could type (empty when there is nothing to build)."""
         ...

@@ -4,37 +4,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from lnrepro.errors import EnvironmentProblem
 from lnrepro.model.events import Events
+from lnrepro.model.jsonio import JSON
+from lnrepro.model.record import BuildResult
+from lnrepro.model.requests import BinarySpec
 from lnrepro.run.backends.host import LocalProcess
 
 
 @dataclass(frozen=True)
 class BinaryBackend(LocalProcess):
-    binary: Path
-    extra_args: tuple[str, ...] = ()
+    spec: BinarySpec
     name: str = "local"
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "backend": self.name,
-            "binary": str(self.binary),
-            "extra_args": list(self.extra_args),
-        }
+    def describe(self) -> dict[str, JSON]:
+        return self.spec.to_json()
 
-    def rerun_args(self) -> list[str]:
-        return ["--backend", "local", "--binary", str(self.binary)]
+    def build(self, record_dir: Path, events: Events) -> BuildResult | None:
+        """Nothing to build; a missing binary makes this commit untestable, not lnrepro broken
+        (``git bisect run`` gets 125 for it, as for a build that failed)."""
+        if self.spec.binary.is_file():
+            return None
+        return BuildResult(
+            ok=False,
+            log="",
+            reason=f"no test binary at {self.spec.binary} (build it first, or pass --binary)",
+        )
 
-    def build(self, record_dir: Path, events: Events) -> dict[str, Any] | None:
-        if not self.binary.is_file():
-            raise EnvironmentProblem(
-                f"no test binary at {self.binary}",
-                "build it first (./build_metal.sh --build-tt-train) or pass --binary",
-            )
-        return None
-
-    def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
-        return [str(self.binary), f"--gtest_filter={gtest_filter}", f"--gtest_output=json:{report}",
-                "--gtest_color=no", *self.extra_args]  # fmt: skip
+    def program(self, attempt: int) -> list[str]:
+        return [str(self.spec.binary)]

@@ -7,9 +7,9 @@ import platform
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from lnrepro.doors import proc
+from lnrepro.model.jsonio import JSON
 
 
 def _first_line(path: str) -> str | None:
@@ -19,7 +19,7 @@ def _first_line(path: str) -> str | None:
         return None
 
 
-def host_fingerprint() -> dict[str, Any]:
+def host_fingerprint() -> dict[str, JSON]:
     from lnrepro import __version__
 
     dev = Path("/dev/tenstorrent")
@@ -50,27 +50,28 @@ def _os_release() -> str | None:
 
 
 class LocalProcess:
-    """For a backend whose test command runs here as is: ``execute``, ``plan``, ``fingerprint``
-    in terms of its ``command``."""
+    """For a backend whose test program runs here as is, with nothing to build."""
 
-    def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
-        raise NotImplementedError
+    def prepare_attempt(
+        self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
+    ) -> str | None:
+        return None
 
     def execute(
         self,
-        gtest_filter: str,
-        report: Path,
+        argv: list[str],
+        record_dir: Path,
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
     ) -> proc.ProcResult:
-        return proc.stream(self.command(gtest_filter, report, attempt), on_output, timeout=timeout)
+        return proc.stream(argv, on_output, timeout=timeout)
 
-    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
-        return {
-            "build": [],
-            "test": shlex.join(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
-        }
+    def shell_line(self, argv: list[str], record_dir: Path) -> str:
+        return shlex.join(argv)
 
-    def fingerprint(self) -> dict[str, Any]:
+    def build_lines(self, record_dir: Path) -> list[str]:
+        return []
+
+    def fingerprint(self) -> dict[str, JSON]:
         return host_fingerprint()

@@ -22,76 +22,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
 from lnrepro.doors import proc
 from lnrepro.doors.fsio import write_error
 from lnrepro.errors import GitError
 from lnrepro.model.events import Events
+from lnrepro.model.jsonio import JSON
+from lnrepro.model.record import BuildResult, Inputs
+from lnrepro.model.requests import TtMetalSpec
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
+from lnrepro.run.runners import LocalRunner, Runner
 
 BUILD_TIMEOUT_S = 4 * 3600.0
 TAIL_LINES = 40
-
-
-class Runner(Protocol):
-    """Where commands run. ``shell_line`` is what a person would type to do the same."""
-
-    @property
-    def name(self) -> str: ...
-
-    def run(
-        self,
-        argv: list[str],
-        on_output: Callable[[bytes], None],
-        *,
-        cwd: Path,
-        env: dict[str, str],
-        mounts: tuple[Path, ...],
-        timeout: float | None,
-    ) -> proc.ProcResult: ...
-
-    def shell_line(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
-    ) -> str: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def fingerprint(self) -> dict[str, Any]:
-        """What the results depend on beyond describe() (e.g. the image's id)."""
-        ...
-
-
-@dataclass(frozen=True)
-class LocalRunner:
-    """This host (or the container lnrepro itself runs in)."""
-
-    name: str = "local"
-
-    def run(
-        self,
-        argv: list[str],
-        on_output: Callable[[bytes], None],
-        *,
-        cwd: Path,
-        env: dict[str, str],
-        mounts: tuple[Path, ...],
-        timeout: float | None,
-    ) -> proc.ProcResult:
-        return proc.stream(argv, on_output, timeout=timeout, cwd=cwd, env={**os.environ, **env})
-
-    def shell_line(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
-    ) -> str:
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        return f"cd {shlex.quote(str(cwd))} && env {exports} {shlex.join(argv)}"
-
-    def describe(self) -> dict[str, Any]:
-        return {"runner": self.name}
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {}
 
 
 def _walk(root: Path) -> list[Path]:
@@ -117,45 +61,26 @@ def _sha256_files(files: list[Path], base: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class TtMetalBackend:
-    checkout: Path
+    spec: TtMetalSpec
     profile: BuildProfile
     runner: Runner = field(default_factory=LocalRunner)
-    env: tuple[tuple[str, str], ...] = ()
-    reset_cmd: tuple[str, ...] | None = None
-    watcher_s: int | None = None
+    env: tuple[tuple[str, str], ...] = ()  # the configuration's, then the request's
     build_timeout_s: float = BUILD_TIMEOUT_S
     name: str = "tt-metal"
+
+    @property
+    def checkout(self) -> Path:
+        return self.spec.checkout
 
     @property
     def binary(self) -> Path:
         return self.checkout / self.profile.binary
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "backend": self.name,
-            "checkout": str(self.checkout),
-            "profile": self.profile.to_json(),
-            **self.runner.describe(),
-            "env": dict(self.env),
-            "reset_cmd": list(self.reset_cmd) if self.reset_cmd else None,
-            "watcher_s": self.watcher_s,
-        }
-
-    def rerun_args(self) -> list[str]:
-        args = ["--tt-metal", str(self.checkout), "--profile", self.profile.name,
-                "--runner", self.runner.name]  # fmt: skip
-        runner = self.runner.describe()
-        if runner.get("image"):
-            args += ["--image", str(runner["image"])]
-        if runner.get("mount_set", "full") != "full":
-            args += ["--mount-set", str(runner["mount_set"])]
-        for k, v in self.env:
-            args += ["--env", f"{k}={v}"]
-        if self.reset_cmd:
-            args += ["--reset-cmd", shlex.join(self.reset_cmd)]
-        if self.watcher_s:
-            args += ["--watcher", str(self.watcher_s)]
-        return args
+    def describe(self) -> dict[str, JSON]:
+        return {"backend": self.name, "checkout": str(self.checkout),
+                "profile": self.profile.to_json(), **self.runner.describe(), "env": dict(self.env),
+                "reset_cmd": list(self.spec.reset_cmd) if self.spec.reset_cmd else None,
+                "watcher_s": self.spec.watcher_s}  # fmt: skip
 
     # ------------------------------------------------------------------ environment
     def test_env(self, record_dir: Path) -> dict[str, str]:
@@ -163,33 +88,28 @@ class TtMetalBackend:
         if os.environ.get("ARCH_NAME"):
             env["ARCH_NAME"] = os.environ["ARCH_NAME"]
         env["TT_METAL_CACHE"] = str(record_dir / "kernel-cache")  # fresh per run: never stale
-        if self.watcher_s:
-            env["TT_METAL_WATCHER"] = str(self.watcher_s)
+        if self.spec.watcher_s:
+            env["TT_METAL_WATCHER"] = str(self.spec.watcher_s)
         env.update(dict(self.env))
         return env
 
     def _mounts(self, record_dir: Path) -> tuple[Path, ...]:
         return (self.checkout, record_dir)
 
+    def shell_line(self, argv: list[str], record_dir: Path) -> str:
+        return self.runner.shell_line(argv, cwd=self.checkout, env=self.test_env(record_dir),
+                                      mounts=self._mounts(record_dir))  # fmt: skip
+
     # ------------------------------------------------------------------ build
-    def plan(self, gtest_filter: str, record_dir: Path) -> dict[str, list[str] | str]:
-        env = self.test_env(record_dir)
-        mounts = self._mounts(record_dir)
+    def build_lines(self, record_dir: Path) -> list[str]:
+        return [self.shell_line(list(c), record_dir) for c in self.profile.build]
 
-        def line(argv: list[str]) -> str:
-            return self.runner.shell_line(argv, cwd=self.checkout, env=env, mounts=mounts)
-
-        return {
-            "build": [line(list(c)) for c in self.profile.build],
-            "test": line(self.command(gtest_filter, record_dir / "attempt-1.json", 1)),
-        }
-
-    def build(self, record_dir: Path, events: Events) -> dict[str, Any] | None:
+    def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         log_path = record_dir / "build.log"
         env = self.test_env(record_dir)
         start = time.monotonic()
         tail: list[bytes] = []
-        result: dict[str, Any] = {"ok": True, "profile": self.profile.name, "log": log_path.name}
+        failed: dict[str, object] = {}
         events.build_started(f"{self.profile.name} build of {self.checkout} ({self.runner.name})")
         try:
             with log_path.open("wb") as log:
@@ -208,22 +128,26 @@ class TtMetalBackend:
                         mounts=self._mounts(record_dir), timeout=self.build_timeout_s,
                     )  # fmt: skip
                     if res.exit_code != 0:
-                        result.update(ok=False, command=list(cmd), exit_code=res.exit_code,
-                                      timed_out=res.timed_out)  # fmt: skip
+                        failed = {"command": tuple(cmd), "exit_code": res.exit_code,
+                                  "timed_out": res.timed_out}  # fmt: skip
                         break
         except OSError as exc:
             raise write_error(log_path, exc) from None
-        if result["ok"] and not self.binary.is_file():
-            result.update(ok=False, reason=f"the build did not produce {self.profile.binary}")
-        if result["ok"]:
-            result["inputs"] = self.inputs()
-        result["seconds"] = round(time.monotonic() - start, 3)
+        reason = None
+        if not failed and not self.binary.is_file():
+            reason = f"the build did not produce {self.profile.binary}"
+        ok = not failed and reason is None
         lines = b"".join(tail).decode("utf-8", "replace").splitlines()
-        result["tail"] = lines[-TAIL_LINES:] if not result["ok"] else []
-        events.build_finished(bool(result["ok"]), result["seconds"])
+        result = BuildResult(
+            ok, self.profile.name, log_path.name, time.monotonic() - start,
+            tuple(lines[-TAIL_LINES:]) if not ok else (),
+            failed.get("command"), failed.get("exit_code"), bool(failed.get("timed_out")),  # type: ignore[arg-type]
+            reason, self.inputs() if ok else None,
+        )  # fmt: skip
+        events.build_finished(ok, result.seconds)
         return result
 
-    def inputs(self) -> dict[str, str]:
+    def inputs(self) -> Inputs:
         """Hashes of what the tests run: the binary, the shared libraries beside it (the build
         tree's ``*.so``: tt-metal, ttnn, ttml) and the kernel sources it JIT-compiles.
 
@@ -241,36 +165,44 @@ class TtMetalBackend:
         binary = _sha256_files([self.binary, *libs], self.checkout)
         files = sorted(f for k in self.profile.kernels for f in _walk(self.checkout / k))
         kernels = _sha256_files(files, self.checkout)
-        return {"binary_sha256": binary, "kernels_sha256": kernels,
-                "key": hashlib.sha256(f"{binary}:{kernels}".encode()).hexdigest()[:24]}  # fmt: skip
+        key = hashlib.sha256(f"{binary}:{kernels}".encode()).hexdigest()[:24]
+        return Inputs(key, {"binary_sha256": binary, "kernels_sha256": kernels})
 
     # ------------------------------------------------------------------ tests
-    def command(self, gtest_filter: str, report: Path, attempt: int) -> list[str]:
-        return [str(self.binary), f"--gtest_filter={gtest_filter}",
-                f"--gtest_output=json:{report}", "--gtest_color=no"]  # fmt: skip
+    def program(self, attempt: int) -> list[str]:
+        return [str(self.binary)]
+
+    def prepare_attempt(
+        self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
+    ) -> str | None:
+        """``--reset-cmd`` before the attempt; a reset that fails makes the attempt an
+        environment error (its results would be suspect), so it is not run."""
+        if not self.spec.reset_cmd:
+            return None
+        code, out = proc.capture(list(self.spec.reset_cmd), timeout=300)
+        on_output(f"lnrepro: reset command exited {code}: {out.strip()[-200:]}\n".encode())
+        if code != 0:
+            return f"the reset command `{shlex.join(self.spec.reset_cmd)}` exited {code}"
+        return None
 
     def execute(
         self,
-        gtest_filter: str,
-        report: Path,
+        argv: list[str],
+        record_dir: Path,
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
     ) -> proc.ProcResult:
-        record_dir = report.parent
-        if self.reset_cmd:
-            code, out = proc.capture(list(self.reset_cmd), timeout=300)
-            on_output(f"lnrepro: reset command exited {code}: {out.strip()[-200:]}\n".encode())
         res = self.runner.run(
-            self.command(gtest_filter, report, attempt), on_output, cwd=self.checkout,
-            env=self.test_env(record_dir), mounts=self._mounts(record_dir), timeout=timeout,
+            argv, on_output, cwd=self.checkout, env=self.test_env(record_dir),
+            mounts=self._mounts(record_dir), timeout=timeout,
         )  # fmt: skip
         watcher = self.checkout / "generated" / "watcher" / "watcher.log"
-        if self.watcher_s and res.exit_code != 0 and watcher.is_file():
+        if self.spec.watcher_s and res.exit_code != 0 and watcher.is_file():
             shutil.copyfile(watcher, record_dir / f"attempt-{attempt}.watcher.log")
         return res
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> dict[str, JSON]:
         from lnrepro.doors import gitops
 
         fp = host_fingerprint()

@@ -1,0 +1,142 @@
+"""lnrepro as a library: one function per command, typed requests in, typed records out.
+
+Every function validates its request completely before anything starts (no record, lock,
+worktree or state for a request that is wrong) and raises :class:`~lnrepro.errors.LnreproError`
+subclasses for expected failures, each with a one-line message, a fix and an exit code. Progress
+goes to an :class:`~lnrepro.model.events.Events` you pass (the default shows nothing).
+
+Example (see ``docs/api.md``)::
+
+    from pathlib import Path
+    from lnrepro import api
+    from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
+
+    record = api.run(RunRequest(EmulatorSpec(), TestSpec(repeat=3), Path("/tmp/runs")))
+    print(record.verdict, [(t.name, t.verdict) for t in record.tests])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.events import BisectEvents, Events
+from lnrepro.model.jsonio import JSON
+from lnrepro.model.record import RunRecord
+from lnrepro.model.requests import BisectRequest, RunRequest
+
+__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run"]
+
+
+def run(request: RunRequest, events: Events | None = None) -> RunRecord:
+    """``lnrepro run``: build, run the tests ``repeat`` times, write and return the record.
+
+    Outcomes that say nothing about the kernel (the build failed, no test matched, the
+    environment failed) are the record's verdict and ``why``, not exceptions.
+    """
+    from lnrepro.run.backends.factory import make_backend
+    from lnrepro.run.pipeline import run_tests
+    from lnrepro.run.validate import validate_run
+
+    req = validate_run(request)
+    return run_tests(make_backend(req.backend), req, events=events)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``run`` would do, as lines a person could type; nothing is started or written."""
+
+    request: RunRequest
+    backend: dict[str, JSON]
+    build: list[str]
+    test: str
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"schema": "lnrepro.plan/1", "request": self.request.to_json(),
+                "backend": self.backend, "filter": self.request.tests.gtest_filter,
+                "build": self.build, "test": self.test, "warnings": self.warnings}  # fmt: skip
+
+
+def plan(request: RunRequest) -> Plan:
+    """``lnrepro run --dry-run``."""
+    from lnrepro.run.backends.factory import make_backend
+    from lnrepro.run.pipeline import gtest_argv
+    from lnrepro.run.validate import validate_run
+
+    req = validate_run(request)
+    backend = make_backend(req.backend)
+    where = req.record_dir / "run-<id>"
+    test = backend.shell_line(
+        gtest_argv(backend.program(1), req.tests.gtest_filter, where / "attempt-1.json"), where
+    )
+    desc = backend.describe()
+    warnings = (
+        [str(w) for w in desc.get("warnings") or []]
+        if isinstance(desc.get("warnings"), list)
+        else []
+    )
+    return Plan(req, desc, backend.build_lines(where), test, warnings)
+
+
+def list_tests(request: RunRequest) -> str:
+    """``lnrepro run --list``: what ``--gtest_list_tests`` prints (after a build if need be)."""
+    from lnrepro.run.backends.factory import make_backend
+    from lnrepro.run.pipeline import list_tests as listing
+    from lnrepro.run.validate import validate_run
+
+    req = validate_run(request)
+    return listing(make_backend(req.backend), req.record_dir, req.tests.gtest_filter)
+
+
+def _runs_dir(req: BisectRequest) -> Path:
+    from lnrepro.bisect import state
+
+    # by default a bisect's records stay inside .git: the checkout stays clean
+    return req.record_dir or state.state_dir(req.repo) / "runs"
+
+
+def bisect(request: BisectRequest, events: BisectEvents | None = None) -> BisectRecord:
+    """``lnrepro bisect``: find the first bad (or, ``find_fix``, fixed) commit.
+
+    Raises :class:`~lnrepro.errors.EndpointsDoNotSeparate` when the endpoints (or a merge base)
+    do not show the bug as they should; the record says so too.
+    """
+    from lnrepro.bisect import loop, state
+    from lnrepro.bisect.oracle import oracles_for
+    from lnrepro.bisect.validate import validate_bisect
+    from lnrepro.doors.fsio import new_record_dir
+
+    req = validate_bisect(request)
+    runs = _runs_dir(req)
+    record = BisectRecord(req, rerun=tuple(req.argv()))
+    b = loop.build(record, oracles_for(req, runs))
+    with state.lock(req.repo):
+        record.record = new_record_dir(runs, "bisect") / "bisect.json"
+        record.id = record.record.parent.name
+        b.save()
+        b.run(events or BisectEvents())
+    return record
+
+
+def resume(repo: Path, events: BisectEvents | None = None) -> BisectRecord:
+    """``lnrepro bisect --resume``: the saved bisect, continued with its own request."""
+    from lnrepro.bisect import loop, state
+    from lnrepro.bisect.oracle import oracles_for
+
+    repo = repo.expanduser().absolute()
+    with state.lock(repo):
+        record = state.load(repo)
+        req = record.request
+        b = loop.build(record, oracles_for(req, _runs_dir(req)))
+        b.replay(record.steps)
+        b.run(events or BisectEvents())
+    return record
+
+
+def bisect_log(repo: Path) -> BisectRecord:
+    """``lnrepro bisect --log``: the saved bisect of ``repo``, as it stands."""
+    from lnrepro.bisect import state
+
+    return state.load(repo.expanduser().absolute())

@@ -1,0 +1,347 @@
+"""One bisect over a real repository: the loop that asks the strategy, runs the oracle, records.
+
+* Isolation: every commit is checked out in a worktree of lnrepro's own
+  (:func:`~lnrepro.bisect.state.worktree_path`); the user's checkout, branch, index, stash and
+  uncommitted work are never touched.
+* Test injection: ``--pick`` commits are cherry-picked (uncommitted) and ``--patch`` files applied
+  on top of each tested commit; a commit where they do not apply is skipped with the reason.
+* Every step is saved at once (:mod:`~lnrepro.bisect.state`); :meth:`Bisect.replay` rebuilds the
+  search from saved steps, the one way ``--resume`` continues without repeating a step.
+* ``--jobs K``: K worktrees, asynchronously; a stopped bisect leaves nothing running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lnrepro.bisect import state
+from lnrepro.bisect.bayes import BayesSearch, Rates
+from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
+from lnrepro.bisect.evidence import classify, learn
+from lnrepro.bisect.oracle import Oracle
+from lnrepro.bisect.strategy import GitSearch, Strategy, mark_of
+from lnrepro.doors import gitops, proc
+from lnrepro.errors import EndpointsDoNotSeparate, LnreproError, Terminated
+from lnrepro.model.bisect import (
+    Action,
+    ActionKind,
+    BisectRecord,
+    BisectResult,
+    BisectState,
+    Candidate,
+    CommitInfo,
+    Evidence,
+    RunOutcome,
+    Step,
+)
+from lnrepro.model.events import BisectEvents, Events
+from lnrepro.model.requests import BisectRequest
+
+
+@dataclass(frozen=True)
+class Prep:
+    seconds: float
+    checkout_s: float
+    note: str | None
+
+
+@dataclass
+class Bisect:
+    record: BisectRecord
+    oracles: list[Oracle]  # one per job (its own device or Docker engine)
+    graph: Graph
+    strategy: Strategy
+    buggy: str  # the endpoint whose runs teach the bug's signature
+    inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
+
+    @property
+    def request(self) -> BisectRequest:
+        return self.record.request
+
+    @property
+    def repo(self) -> Path:
+        return self.request.repo
+
+    def save(self) -> None:
+        state.save(self.record, self.repo)
+
+    # ------------------------------------------------------------------ one action
+    def _execute(self, action: Action, events: Events | None) -> tuple[Evidence, Prep]:
+        """Check out, apply the picks, run the oracle: in the action's own worktree (any thread)."""
+        worktree = gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, action.job))
+        start = time.monotonic()
+        note = gitops.checkout_clean(worktree, action.sha)
+        checkout_s = time.monotonic() - start
+        problem = None
+        for pick in self.request.picks:
+            problem = problem or gitops.apply_pick(worktree, pick)
+        for patch in self.request.patches:
+            problem = problem or gitops.apply_patch(worktree, patch)
+        prep = Prep(time.monotonic() - start, checkout_s, note)
+        if problem:
+            return Evidence(cannot_test=problem), prep
+        # a re-test re-runs: a confirmation, and any commit against itself
+        known = (
+            None
+            if action.kind is ActionKind.CONFIRM
+            else {k: v for k, v in self.inputs.items() if v != action.sha}
+        )
+        runs = self.strategy.runs_per_action()
+        return self.oracles[action.job].evaluate(worktree, events, runs, known), prep
+
+    def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
+        policy = self.request.policy
+        if self.record.signature is None and action.sha == self.buggy:
+            self.record.signature = next(
+                (sig for a in ev.attempts if (sig := learn(a, policy)) is not None), None
+            )
+        outs = [classify(a, self.record.signature, policy) for a in ev.attempts]
+        if self.request.find_fix:  # the search's "bad" is the fixed state: passing runs show it
+            flip = {RunOutcome.FAIL: RunOutcome.PASS, RunOutcome.PASS: RunOutcome.FAIL}
+            outs = [(flip.get(o, o), why) for o, why in outs]
+        return outs
+
+    def _observe(self, action: Action, ev: Evidence, outs: list[tuple[RunOutcome, str]]) -> Mark:
+        """Tell the strategy what one action showed (a live step and a replayed one alike)."""
+        if ev.same_as:
+            return self.strategy.equate(action, ev.same_as)
+        mark = self.strategy.observe(action, outs, ev.cannot_test)
+        if ev.inputs and mark is not Mark.SKIP:
+            self.inputs.setdefault(ev.inputs, action.sha)
+        return mark
+
+    def _record(
+        self, action: Action, info: CommitInfo, ev: Evidence, prep: Prep, events: BisectEvents
+    ) -> Mark:
+        outs = self._outcomes(action, ev)
+        mark = self._observe(action, ev, outs)
+        self.strategy.learn_costs(action.build, prep.seconds + (ev.build_s or 0.0), ev.run_s)
+        reason = (
+            (
+                f"same inputs as {ev.same_as[:12]}: its verdict, not run again"
+                if ev.same_as
+                else None
+            )
+            or ev.cannot_test
+            or next(
+                (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
+            )
+        )
+        self.record.steps.append(Step(action, info.subject, ev, tuple(outs), mark, reason,
+                                      prep.seconds, prep.checkout_s, prep.note))  # fmt: skip
+        self.save()
+        events.step_finished(action.kind.value, info, mark.value, reason, ev.seconds)
+        return mark
+
+    def replay(self, steps: Iterable[Step]) -> None:
+        """Rebuild the search from saved steps; nothing runs (``--resume``)."""
+        for s in steps:
+            self._observe(s.action, s.evidence, list(s.outcomes))
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, events: BisectEvents) -> BisectResult:
+        cands, left = self.strategy.progress()
+        events.started(cands, left)
+        self.record.state = BisectState.RUNNING
+        if self.strategy.error:  # resumed after the endpoints failed: the same error again
+            self._endpoints_fail()
+        try:
+            if max(1, self.request.jobs) == 1:
+                while (a := self.strategy.next_for(0, {})) is not None:
+                    info = self._started(a, events)
+                    ev, prep = self._execute(a, events)
+                    self._record(a, info, ev, prep, events)
+                    if self.strategy.error:
+                        self._endpoints_fail()
+            else:
+                self._run_jobs(events)
+        except EndpointsDoNotSeparate:
+            raise
+        except (KeyboardInterrupt, Terminated) as exc:
+            self._stopped(BisectState.INTERRUPTED, "interrupted" if isinstance(exc, KeyboardInterrupt)
+                          else f"interrupted ({signal.Signals(exc.signum).name})")  # fmt: skip
+            raise
+        except LnreproError as exc:
+            self._stopped(BisectState.ABORTED, exc.one_line())
+            raise
+        except Exception as exc:
+            self._stopped(BisectState.ABORTED, f"{type(exc).__name__}: {exc}")
+            raise
+        self.record.result = self._result()
+        self.record.state = BisectState.COMPLETE
+        self.save()
+        return self.record.result
+
+    def _stopped(self, st: BisectState, why: str) -> None:
+        self.record.state, self.record.stop_reason = st, why
+        with contextlib.suppress(LnreproError):
+            self.save()
+
+    def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
+        info = gitops.commit_info(self.repo, a.sha)
+        cands, left = self.strategy.progress()
+        events.step_started(a.kind.value, info, cands, left)
+        return info
+
+    def _run_jobs(self, events: BisectEvents) -> None:
+        """K jobs, asynchronously: an idle job gets its next action as soon as it finishes.
+
+        Their builds and runs are not drawn, only their verdicts. When the answer is in, the
+        actions still in flight are stopped (processes killed, containers removed) and dropped;
+        on Ctrl-C or SIGTERM likewise, before the signal propagates.
+        """
+        jobs = self.request.jobs
+        for job in range(jobs):  # made here, one at a time: git locks the repository to add one
+            gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, job))
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lnrepro-job")
+        running: dict[int, tuple[Action, Future[tuple[Evidence, Prep]], CommitInfo]] = {}
+        try:
+            while True:
+                for job in range(jobs):
+                    if job in running or self.strategy.done:
+                        continue
+                    a = self.strategy.next_for(job, {j: r[0].sha for j, r in running.items()})
+                    if a is not None:
+                        info = self._started(a, events)
+                        running[job] = (a, pool.submit(self._execute, a, None), info)
+                if not running:
+                    break
+                finished, _ = wait([r[1] for r in running.values()], return_when=FIRST_COMPLETED)
+                ready = sorted(
+                    (j for j, r in running.items() if r[1] in finished),
+                    key=lambda j: running[j][0].sha != self.buggy,  # the signature's teacher first
+                )
+                for j in ready:
+                    a, fut, info = running.pop(j)
+                    ev, prep = fut.result()
+                    self._record(a, info, ev, prep, events)
+                    if self.strategy.error:
+                        self._endpoints_fail()
+                if self.strategy.done and running:
+                    _stop_all()
+                    running.clear()
+        except BaseException:
+            _stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            _reopen()
+
+    def _endpoints_fail(self) -> None:
+        self.record.result = self._result()
+        self.record.state = BisectState.COMPLETE
+        self.save()
+        raise self._with_record(
+            EndpointsDoNotSeparate(
+                f"{self.strategy.error}: the bug does not separate the endpoints"
+                if "merge base" not in (self.strategy.error or "")
+                else f"{self.strategy.error}",
+                "check --good/--bad and the test (or --pick the tests), or pass --no-confirm"
+                if "merge base" not in (self.strategy.error or "")
+                else "bisect for the fix instead: --find-fix with the merge base as --bad",
+            )
+        )
+
+    def _with_record(self, exc: EndpointsDoNotSeparate) -> EndpointsDoNotSeparate:
+        exc.record = self.record
+        return exc
+
+    def _result(self) -> BisectResult:
+        kind = "first fixed commit" if self.request.find_fix else "first bad commit"
+        r = self.strategy.answer(kind)
+        kinds = [s.action.kind for s in self.record.steps]
+
+        def info(sha: str) -> CommitInfo:
+            return gitops.commit_info(self.repo, sha)
+
+        fb = r.first_bad
+        parents = self.graph.parents.get(fb, ()) if fb else ()
+        last_good_all = r.last_good_all or (tuple(parents) if r.search == "bayesian" else ())
+        return replace(
+            r,
+            commit=info(fb) if fb else None,
+            last_good=r.last_good or (last_good_all[0] if last_good_all else None),
+            last_good_all=last_good_all,
+            steps=kinds.count(ActionKind.STEP),
+            endpoint_checks=kinds.count(ActionKind.ENDPOINT) + kinds.count(ActionKind.MERGE_BASE),
+            signature=self.record.signature,
+            candidates=tuple(info(c.sha) for c in r.candidates),
+            posterior=tuple(Candidate(p.sha, p.p, info(p.sha).subject) for p in r.posterior),
+        )
+
+
+def _stop_all() -> None:
+    """Kill every process and remove every container the jobs are running now, and let none
+    start until the jobs are gone (:func:`_reopen`)."""
+    from lnrepro.doors import container
+
+    proc.kill_all(close=True)
+    container.remove_all_live(close=True)
+
+
+def _reopen() -> None:
+    from lnrepro.doors import container
+
+    proc.reopen()
+    container.reopen()
+
+
+@dataclass(frozen=True)
+class Range:
+    """What a bisect searches: the DAG between the endpoints, with git's merge bases."""
+
+    graph: Graph
+    tip: str  # the search's "bad" (the fixed commit with --find-fix)
+    bottoms: list[str]  # the search's "good" commits, merge bases included
+    merge_bases: list[str]  # of a --good that is not an ancestor of --bad, to be tested first
+    buggy: str
+
+
+def commit_range(req: BisectRequest) -> Range:
+    """The commit graph of a (validated, resolved) request; read from git, nothing written."""
+    from lnrepro.errors import UsageError
+
+    repo, bad, goods = req.repo, req.bad, list(req.good)
+    # --find-fix: the fixed (new) state plays "bad", the older buggy commits play "good"
+    tip, bottoms = (goods[0], [bad]) if req.find_fix else (bad, goods)
+    bases: list[str] = []
+    for b in list(bottoms):
+        if gitops.is_ancestor(repo, b, tip):
+            continue
+        for mb in gitops.merge_bases(repo, b, tip):  # as git: "a merge base must be tested"
+            if mb not in bases and mb not in bottoms:
+                bases.append(mb)
+    if req.paths:  # path-limited, as git: the search's top is the newest commit touching PATHS
+        top = gitops.git(repo, "rev-list", "-1", tip, "--", *req.paths).strip()
+        if not top or any(gitops.is_ancestor(repo, top, b) for b in [*bottoms, *bases]):
+            raise UsageError(f"no commit between the endpoints touches {' '.join(req.paths)}",
+                             "widen the paths, or drop them")  # fmt: skip
+        tip = top
+    lines = gitops.rev_list_parents(
+        repo, tip, [*bottoms, *bases], first_parent=req.first_parent, paths=req.paths
+    )
+    graph = graph_from_rev_list([*bottoms, *bases, *lines], first_parent=req.first_parent)
+    return Range(graph, tip, [*bottoms, *bases], bases, bad if req.find_fix else tip)
+
+
+def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
+    """The bisect for a record: its commit graph and its search (fresh, or for :meth:`replay`)."""
+    req = record.request
+    rng = commit_range(req)
+    strategy: Strategy
+    if req.confidence is not None:
+        rates = Rates(fixed=req.fail_rates) if req.fail_rates else Rates()
+        if req.find_fix and req.fail_rates:  # the search's "bad" (fixed) state passes
+            rates = Rates(fixed=(1 - req.fail_rates[1], 1 - req.fail_rates[0]))
+        strategy = BayesSearch(rng.graph, rng.tip, rng.bottoms, req.confidence, rates,
+                               merge_bases=rng.merge_bases)  # fmt: skip
+    else:
+        strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
+                             merge_bases=rng.merge_bases)  # fmt: skip
+    return Bisect(record, oracles, rng.graph, strategy, rng.buggy)

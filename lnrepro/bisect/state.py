@@ -1,0 +1,123 @@
+"""Where a bisect keeps its state, the lock that keeps two bisects apart, and reading it back.
+
+* State: ``<git-common-dir>/lnrepro/bisect.json`` (a :class:`BisectRecord`, schema
+  ``lnrepro.bisect/3``), rewritten atomically after every step, and the same document in the
+  bisect's record directory. It holds the whole request, so ``--resume`` needs nothing else.
+* Lock: ``<git-common-dir>/lnrepro/bisect.lock`` with the owner's pid; a dead owner's lock is
+  taken over.
+* Worktrees: ``<git-common-dir>/lnrepro/worktree[-N]``, one per job, reused across steps and
+  runs so incremental builds and ccache pay off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from lnrepro.doors import gitops
+from lnrepro.doors.fsio import write_json
+from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord, UsageError
+from lnrepro.model import jsonio
+from lnrepro.model.bisect import SCHEMA, BisectRecord
+
+OLD_SCHEMAS = ("lnrepro.bisect/2",)
+
+
+def state_dir(repo: Path) -> Path:
+    return gitops.common_dir(repo) / "lnrepro"
+
+
+def state_path(repo: Path) -> Path:
+    return state_dir(repo) / "bisect.json"
+
+
+def worktree_path(repo: Path, job: int) -> Path:
+    return state_dir(repo) / ("worktree" if job == 0 else f"worktree-{job}")
+
+
+def _unusable(path: Path, exc: OSError) -> EnvironmentProblem:
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return EnvironmentProblem(
+            f"cannot write the bisect's state at {path}: {exc.strerror}",
+            "bisect a clone on a writable disk (git clone --shared keeps it small)",
+        )
+    return EnvironmentProblem(f"cannot use {path}: {exc.strerror}", f"remove {path} and retry")
+
+
+@contextlib.contextmanager
+def lock(repo: Path) -> Iterator[None]:
+    """One bisect per repository; a lock whose owner is dead is taken over."""
+    path = state_dir(repo) / "bisect.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unusable(path.parent, exc) from None
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            if path.is_dir() and not path.is_symlink():
+                raise EnvironmentProblem(f"the bisect lock {path} is a directory",
+                                         f"remove it: rmdir {path}") from None  # fmt: skip
+            try:
+                pid = int(path.read_text().strip() or "0")
+            except (OSError, ValueError):
+                pid = 0
+            if pid and Path(f"/proc/{pid}").exists() and pid != os.getpid():
+                raise UsageError(
+                    f"another lnrepro bisect (pid {pid}) is running on {repo}",
+                    "wait for it, or stop it; its state survives and --resume continues it",
+                ) from None
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # its owner is gone
+        except OSError as exc:
+            raise _unusable(path, exc) from None
+    else:
+        raise EnvironmentProblem(
+            f"cannot take the bisect lock {path}", "remove it if no bisect runs"
+        )
+    try:
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.close(fd)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def load(repo: Path) -> BisectRecord:
+    """The bisect whose state is in ``repo``; a missing, damaged or older one says what to do."""
+    path = state_path(repo)
+    if not path.exists():
+        raise InputError(f"no bisect to resume in {repo}", "start one with --good and --bad")
+    return read(path)
+
+
+def read(path: Path) -> BisectRecord:
+    """A bisect record from its file (state or record copy)."""
+    r = jsonio.load(path)
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    schema = r.opt_str("schema")
+    if schema in OLD_SCHEMAS:
+        raise MalformedRecord(
+            f"{path} was written by an older lnrepro ({schema}), whose state does not hold "
+            "every option of the bisect",
+            f"finish it with that version, or move {path} aside and start again",
+        )
+    if schema != SCHEMA:
+        raise MalformedRecord(f"{path} is not an lnrepro bisect state (schema {schema!r})",
+                              f"move {path} aside and start again")  # fmt: skip
+    return BisectRecord.from_json(r, path)
+
+
+def save(record: BisectRecord, repo: Path) -> None:
+    """The state file and the record copy, each rewritten atomically."""
+    doc = record.to_json()
+    for path in (state_path(repo), record.record):
+        if path is not None:
+            write_json(path, doc)

@@ -1,0 +1,131 @@
+"""A bisect request checked completely before anything starts: no lock, no worktree, no state
+file for a request that is wrong. Git is read (refs, ancestry), never written.
+
+Returns the request made concrete: refs and picks as full shas, paths absolute. That is what the
+state keeps, so ``--resume`` needs nothing from the new command line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from lnrepro.doors import gitops
+from lnrepro.errors import GitError, UsageError
+from lnrepro.model.requests import BisectRequest, CommandOracleSpec, RunOracleSpec
+from lnrepro.run.validate import check_record_dir, check_tests, check_tt_metal, finite
+
+MAX_JOBS = 64
+
+
+def validate_bisect(req: BisectRequest) -> BisectRequest:
+    """``req`` checked and resolved, or the one-line error that says what to change."""
+    if not req.good or not req.bad:
+        raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
+    repo = req.repo.expanduser().absolute()
+    gitops.common_dir(repo)  # a repository at all (GitError otherwise)
+    oracle = _oracle(req, repo)
+    _policy(req)
+    _search(req)
+    good = tuple(gitops.resolve(repo, g) for g in req.good)
+    bad = gitops.resolve(repo, req.bad)
+    if req.find_fix and len(good) != 1:
+        raise UsageError("--find-fix takes one --good (the fixed commit)", "pass a single --good")
+    tip, bottoms = (good[0], [bad]) if req.find_fix else (bad, list(good))
+    for b in bottoms:
+        if b == tip:
+            raise UsageError(f"--good and --bad are the same commit ({b[:12]})", "give two commits")
+        if gitops.is_ancestor(repo, tip, b):  # git: the merge base is bad; nothing to search
+            raise GitError(
+                f"{tip[:12]} is an ancestor of {b[:12]}: the search would start at a bad commit",
+                "the newer commit goes last: swap --good/--bad, or add --find-fix to find the fix",
+            )
+    picks = tuple(_pick(repo, p) for p in req.picks)
+    patches = tuple(_patch(p) for p in req.patches)
+    record_dir = check_record_dir(req.record_dir) if req.record_dir is not None else None
+    out = replace(req, repo=repo, good=good, bad=bad, oracle=oracle, picks=picks,
+                  patches=patches, record_dir=record_dir)  # fmt: skip
+    from lnrepro.bisect.oracle import oracles_for
+
+    oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
+    return out
+
+
+def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec:
+    o = req.oracle
+    if isinstance(o, CommandOracleSpec):
+        if not o.argv or not o.argv[0].strip():
+            raise UsageError("--command is empty", "give the command to run at each commit")
+        finite(o.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+        if not 1 <= o.repeat <= 100_000:
+            raise UsageError(
+                f"--repeat {o.repeat} is not from 1 to 100000", "give a count in range"
+            )
+        if req.contexts or req.devices:
+            raise UsageError("--docker-context and --device need the run oracle (no --command)",
+                             "drop them, or drop --command")  # fmt: skip
+        return o
+    check_tests(o.tests)
+    spec = check_tt_metal(replace(o.backend, checkout=repo))
+    if (req.contexts or req.devices) and spec.runner != "docker":
+        raise UsageError("--docker-context and --device need --runner docker", "drop them")
+    return replace(o, backend=spec)
+
+
+def _policy(req: BisectRequest) -> None:
+    p = req.policy
+    if p.metric is not None and p.threshold is None:
+        raise UsageError("--metric needs --threshold", "e.g. --metric max_diff --threshold 1.0")
+    if p.threshold is not None:
+        if p.metric is None:
+            raise UsageError("--threshold needs --metric", "e.g. --metric max_diff --threshold 1.0")
+        finite(p.threshold, "--threshold", -1e300, 1e300)
+    if p.metric is not None and isinstance(req.oracle, CommandOracleSpec):
+        raise UsageError("--metric judges the tests' output, not a --command's exit",
+                         "drop --metric, or drop --command")  # fmt: skip
+
+
+def _search(req: BisectRequest) -> None:
+    if req.confidence is not None and not (
+        math.isfinite(req.confidence) and 0.5 <= req.confidence <= 0.9999
+    ):
+        raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.9999",
+                         "e.g. --confidence 0.95")  # fmt: skip
+    if req.fail_rates is not None:
+        if req.confidence is None:
+            raise UsageError("--fail-rates only applies with --confidence", "add --confidence 0.95")
+        bad_rate, good_rate = req.fail_rates
+        if not (
+            math.isfinite(bad_rate) and math.isfinite(good_rate) and 0 <= good_rate < bad_rate <= 1
+        ):
+            raise UsageError(f"--fail-rates {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
+                             "the buggy commits' rate first, e.g. 0.7,0.05")  # fmt: skip
+    if not 1 <= req.jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range")
+    if req.devices and len(req.devices) < req.jobs:
+        raise UsageError(f"--jobs {req.jobs} needs {req.jobs} --device options, got {len(req.devices)}",
+                         "give one device per job, or fewer --jobs")  # fmt: skip
+
+
+def _pick(repo: Path, ref: str) -> str:
+    try:
+        return gitops.resolve(repo, ref)
+    except GitError:
+        raise GitError(f"--pick {ref!r} is not a commit in {repo}",
+                       "fetch the branch that has it (git fetch origin BRANCH), then retry") from None  # fmt: skip
+
+
+def _patch(path: Path) -> Path:
+    p = path.expanduser().absolute()
+    if not p.is_file():
+        raise UsageError(f"--patch {path} does not exist" if not p.exists() else f"--patch {path} is not a file",
+                         "pass the path of a patch file (git format-patch or git diff output)")  # fmt: skip
+    try:
+        with p.open("rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise UsageError(
+            f"--patch {path} cannot be read: {exc.strerror}", "check its permissions"
+        ) from None
+    return p

@@ -1,0 +1,316 @@
+"""``lnrepro bisect``: find the commit that introduced (or fixed) the bug."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lnrepro.cli import cli
+from lnrepro.cli.options import (
+    BACKEND_NAMES,
+    Command,
+    backend_spec,
+    bisect_backend_options,
+    given,
+    json_flag,
+    option,
+    pop_backend,
+    pop_tests,
+    split_command,
+    test_options,
+    test_spec,
+)
+from lnrepro.errors import ExitCode, UsageError
+from lnrepro.model.requests import (
+    DEFAULT_TIMEOUT_S,
+    BisectRequest,
+    CommandOracleSpec,
+    OnCrash,
+    OnHang,
+    OracleSpec,
+    Policy,
+    RunOracleSpec,
+    TtMetalSpec,
+)
+
+# what --resume takes from the command line; everything else comes from the saved request
+RESUME_OWN = {"repo", "resume", "as_json", "show_log"}
+SEARCH = "Search"
+ORACLE = "How each commit is judged"
+JOBS = "Jobs"
+
+
+def _fail_rates(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        bad_rate, good_rate = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--fail-rates {text!r} is not BAD,GOOD", "e.g. --fail-rates 0.7,0.05"
+        ) from None
+    return bad_rate, good_rate
+
+
+def _oracle(
+    command: str | None, backend: dict[str, Any], tests: dict[str, Any], repo: Path
+) -> OracleSpec:
+    if command is not None:
+        argv = split_command(command, "--command")
+        for name in (*BACKEND_NAMES, "gtest_filter", "metric_patterns"):
+            v = {**backend, **tests}.get(name)
+            if v is not None and v is not False and v != ():
+                flag = "--filter" if name == "gtest_filter" else "--" + name.replace("_", "-")
+                raise UsageError(
+                    f"{flag} does not apply with --command", f"drop {flag}, or drop --command"
+                )
+        t = test_spec(tests)
+        return CommandOracleSpec(argv, t.timeout_s if tests.get("timeout_s") is not None else DEFAULT_TIMEOUT_S,
+                                 t.repeat)  # fmt: skip
+    if backend.get("backend") not in (None, "tt-metal"):
+        raise UsageError(f"bisect builds and tests a tt-metal checkout, not --backend {backend['backend']}",
+                         "drop --backend, or judge commits with --command")  # fmt: skip
+    if (
+        backend.get("tt_metal") is not None
+        and Path(backend["tt_metal"]).absolute() != repo.absolute()
+    ):
+        raise UsageError("--tt-metal and --repo name different checkouts",
+                         "bisect tests its own worktree of --repo: drop --tt-metal")  # fmt: skip
+    spec = backend_spec({**backend, "tt_metal": None}, default_checkout=repo)
+    assert isinstance(spec, TtMetalSpec)
+    return RunOracleSpec(spec, test_spec(tests))
+
+
+@cli.command(cls=Command, short_help="Find the commit that introduced (or fixed) the bug.")
+@option(
+    "--good",
+    "goods",
+    multiple=True,
+    metavar="REV",
+    group=SEARCH,
+    help="A commit where the tests pass (need not be an ancestor of --bad: its merge base is "
+    "tested first, as git does). Repeatable.",
+)
+@option("--bad", metavar="REV", group=SEARCH, help="A commit where the tests fail.")
+@option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(),
+    show_default=True,
+    group=SEARCH,
+    help="The repository (its checkout is never touched: lnrepro works in its own worktree).",
+)
+@option(
+    "--find-fix",
+    is_flag=True,
+    group=SEARCH,
+    help="Find the commit that fixed the bug: --bad is older, --good newer.",
+)
+@option(
+    "--first-parent",
+    is_flag=True,
+    group=SEARCH,
+    help="Follow only first parents (merges as units), as git does.",
+)
+@option(
+    "--confidence",
+    type=float,
+    group=SEARCH,
+    help="Bisect a flaky bug: a Bayesian search that re-runs and learns the fail rates, stopping "
+    "when one commit is the culprit with this probability (0.5 to 0.9999, e.g. 0.95).",
+)
+@option(
+    "--fail-rates",
+    metavar="BAD,GOOD",
+    group=SEARCH,
+    help="With --confidence: the fail rates of buggy and clean commits when known (e.g. 0.7,0.05); "
+    "default: learned from the runs.",
+)
+@option(
+    "--no-confirm",
+    is_flag=True,
+    group=SEARCH,
+    help="Do not test the endpoints first or re-test the culprit after.",
+)
+@option(
+    "--pick",
+    "picks",
+    multiple=True,
+    metavar="COMMIT",
+    group=SEARCH,
+    help="Cherry-pick onto every tested commit (e.g. the BugRepro tests' 16165972af). Repeatable.",
+)
+@option(
+    "--patch",
+    "patches",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    group=SEARCH,
+    help="Apply onto every tested commit. Repeatable.",
+)
+@option(
+    "--command",
+    "command",
+    metavar="CMD",
+    group=ORACLE,
+    help="Decide each commit by running CMD at the worktree's root, as `git bisect run` does: "
+    "exit 0 good, 125 skip (at once), 1-127 bad. Without it: build and run the gtests.",
+)
+@option(
+    "--metric",
+    metavar="NAME",
+    group=ORACLE,
+    help="Judge by a metric instead of pass/fail, e.g. max_diff.",
+)
+@option(
+    "--threshold",
+    type=float,
+    group=ORACLE,
+    help="With --metric: bad when the worst value exceeds it.",
+)
+@option(
+    "--on-crash",
+    type=click.Choice([c.value for c in OnCrash]),
+    group=ORACLE,
+    help="A crashed test (or a command killed by a signal): bad only when the buggy endpoint "
+    "crashed too (match), always bad, or never (skip, as noise). [default: match]",
+)
+@option(
+    "--on-hang",
+    type=click.Choice([c.value for c in OnHang]),
+    group=ORACLE,
+    help="A hung test (or a command past --timeout) counts as this; with bad, only the hang of "
+    "the tests that hung at --bad does. [default: skip]",
+)
+@bisect_backend_options
+@test_options
+@option(
+    "--jobs",
+    type=int,
+    group=JOBS,
+    help="Test this many commits at once (1 to 64), each in its own worktree and container. [default: 1]",
+)
+@option(
+    "--docker-context",
+    "contexts",
+    multiple=True,
+    metavar="NAME",
+    group=JOBS,
+    help="With --jobs: run job i on Docker context i (round robin), e.g. one per card host.",
+)
+@option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="N",
+    group=JOBS,
+    help="With --jobs: bind job i to /dev/tenstorrent/N (one --device per job). "
+    "[default: one host device per job when there are enough]",
+)
+@option(
+    "--record-dir",
+    type=click.Path(path_type=Path),
+    group="Records",
+    help="Where the bisect and its runs keep their records. [default: inside the repository's .git]",
+)
+@option(
+    "--resume",
+    is_flag=True,
+    group="State",
+    help="Continue the bisect whose state is in the repository, with the options it was started with.",
+)
+@option(
+    "--log",
+    "show_log",
+    is_flag=True,
+    group="State",
+    help="Show the steps of the last bisect and exit.",
+)
+@json_flag("the bisect record (lnrepro.bisect/3)")
+@click.argument("paths", nargs=-1, metavar="[-- PATHS]")
+def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
+    """Find the commit that introduced (or, with --find-fix, fixed) the bug.
+
+    Works in a worktree of its own (your checkout, branch and uncommitted work are never
+    touched), picks the BugRepro tests onto old commits, skips commits that do not build or
+    cannot be tested, writes its state after every step (--resume continues after a crash,
+    Ctrl-C or kill -9 with every option it was started with), and names the first bad commit
+    with the evidence.
+
+    \b
+    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --tt-metal . --runner local
+    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'      # like git bisect run
+    lnrepro bisect --resume        # after Ctrl-C, kill -9, a reboot
+    lnrepro bisect --log           # the steps so far
+    """
+    from lnrepro import api
+
+    ctx = click.get_current_context()
+    if show_log or resume:
+        extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
+        extra += ["paths"] if kwargs.get("paths") else []
+        if extra:
+            flag = "-- PATHS" if extra[0] == "paths" else "--" + extra[0].replace("_", "-")
+            what = (
+                "--resume continues with the options the bisect was started with"
+                if resume
+                else "--log only shows"
+            )
+            raise UsageError(
+                f"{what}; {flag} cannot be changed", f"drop {flag} (or start a new bisect)"
+            )
+        if show_log and resume:
+            raise UsageError("--log and --resume do not go together", "pick one")
+    if show_log:
+        rec = api.bisect_log(repo)
+    else:
+        from lnrepro.errors import EndpointsDoNotSeparate
+        from lnrepro.model.bisect import BisectRecord
+        from lnrepro.present.console import RichBisectEvents, make_console
+
+        try:
+            with RichBisectEvents(make_console(stderr=True)) as events:
+                rec = (
+                    api.resume(repo, events)
+                    if resume
+                    else api.bisect(_request(repo, kwargs), events)
+                )
+        except EndpointsDoNotSeparate as exc:
+            if as_json and isinstance(exc.record, BisectRecord):  # the document says so too
+                from lnrepro.model.jsonio import dumps
+
+                click.echo(dumps(exc.record.to_json()))
+            raise
+    if as_json:
+        from lnrepro.model.jsonio import dumps
+
+        click.echo(dumps(rec.to_json()))
+    else:
+        from lnrepro.present.console import make_console, render_bisect
+
+        render_bisect(rec, make_console())
+    if show_log:
+        return ExitCode.OK
+    return ExitCode.OK if rec.result and rec.result.first_bad else ExitCode.FAILED
+
+
+def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
+    backend, tests = pop_backend(kw), pop_tests(kw)
+    if not kw["goods"] or not kw["bad"]:
+        raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
+    if kw["confidence"] is not None and tests.get("repeat") is not None:
+        raise UsageError("--repeat and --confidence are two ways to handle flakiness",
+                         "use one: --confidence decides how often to re-run each commit")  # fmt: skip
+    policy = Policy(OnCrash(kw["on_crash"] or "match"), OnHang(kw["on_hang"] or "skip"), kw["metric"],
+                    kw["threshold"])  # fmt: skip
+    return BisectRequest(
+        repo=repo, good=tuple(kw["goods"]), bad=kw["bad"],
+        oracle=_oracle(kw["command"], backend, tests, repo), policy=policy,
+        confidence=kw["confidence"], fail_rates=_fail_rates(kw["fail_rates"]),
+        jobs=1 if kw["jobs"] is None else kw["jobs"], contexts=tuple(kw["contexts"]),
+        devices=tuple(kw["devices"]), picks=tuple(kw["picks"]), patches=tuple(kw["patches"]),
+        find_fix=kw["find_fix"], first_parent=kw["first_parent"], confirm=not kw["no_confirm"],
+        paths=tuple(kw["paths"]), record_dir=kw["record_dir"],
+    )  # fmt: skip

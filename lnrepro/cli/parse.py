@@ -1,0 +1,82 @@
+"""``lnrepro parse``: a gtest log (and its report) into typed results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from lnrepro.cli import cli
+from lnrepro.cli.options import Command, exclusive, json_flag, option
+from lnrepro.errors import ExitCode, UsageError
+
+
+def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """MetricRules with the user's extra patterns, or a usage error naming the bad one."""
+    from lnrepro.model.metrics import MetricRules, validate_pattern
+
+    for p in patterns:
+        problem = validate_pattern(p)
+        if problem:
+            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
+    return MetricRules(extra_patterns=patterns)
+
+
+@cli.command(cls=Command, short_help="Parse a gtest log (and its report) into typed results.")
+@click.argument("log", metavar="LOG|-")
+@option(
+    "--report",
+    type=click.Path(path_type=Path),
+    help="The --gtest_output JSON or XML report of the same run.",
+)
+@option(
+    "--exit-code",
+    type=int,
+    help="The binary's exit status, to say why an unfinished test ended (139 SIGSEGV, 134 SIGABRT, 124/137 timeout).",
+)
+@option(
+    "--metric-pattern",
+    "metric_patterns",
+    multiple=True,
+    metavar="REGEX",
+    help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
+)
+@json_flag("the lnrepro.gtest-run/1 document instead of a table")
+@option(
+    "--markdown",
+    is_flag=True,
+    group="Output",
+    help="Print a Markdown table to paste into an issue.",
+)
+def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns: tuple[str, ...],
+          as_json: bool, markdown: bool) -> int:  # fmt: skip
+    """Parse what a gtest binary printed (and its report) into typed results.
+
+    LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine), or
+    - for standard input (`ttml_tests 2>&1 | lnrepro parse -`). Exits 0 when every test
+    passed, 1 when any failed, crashed or timed out.
+    """
+    from lnrepro.gtest.files import parse_log_file, parse_log_stream
+
+    exclusive(json=as_json, markdown=markdown)
+    rules = metric_rules(metric_patterns)
+    if log == "-":
+        run = parse_log_stream(
+            sys.stdin.buffer, "standard input", report=report, exit_code=exit_code, rules=rules
+        )
+    else:
+        run = parse_log_file(Path(log), report=report, exit_code=exit_code, rules=rules)
+    if as_json:
+        from lnrepro.model.jsonio import dumps
+
+        click.echo(dumps(run.to_json()))
+    elif markdown:
+        from lnrepro.present.markdown import gtest_run_markdown
+
+        click.echo(gtest_run_markdown(run), nl=False)
+    else:
+        from lnrepro.present.console import make_console, render_gtest_run
+
+        render_gtest_run(run, make_console())
+    return ExitCode.OK if run.ok else ExitCode.FAILED

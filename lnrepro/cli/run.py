@@ -1,0 +1,157 @@
+"""``lnrepro run``: build (when there is code to build), run the tests N times, report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lnrepro.cli import cli
+from lnrepro.cli.options import (
+    Command,
+    backend_options,
+    backend_spec,
+    exclusive,
+    json_flag,
+    option,
+    pop_backend,
+    pop_tests,
+    record_dir_option,
+    test_options,
+    test_spec,
+)
+from lnrepro.errors import ExitCode
+from lnrepro.model.record import RunRecord, Verdict
+from lnrepro.model.requests import RunRequest
+
+BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
+
+
+def exit_code(rec: RunRecord, bisect_protocol: bool = False) -> int:
+    """The documented exit code of a run (git bisect run's protocol with ``--bisect-exit-code``).
+
+    ======================================  ========  ===========================
+    verdict                                 normally  --bisect-exit-code
+    ======================================  ========  ===========================
+    PASS (every requested test ran)         0         0 good
+    FAIL, FLAKY, CRASH, HANG                1         1 bad
+    BUILD_FAILED, NOT_RUN, tests missing    5         125 skip (this commit)
+    ENV_ERROR                               5         128 abort (nothing here can)
+    ======================================  ========  ===========================
+    """
+    v = rec.verdict
+    if v.failing:
+        return ExitCode.FAILED
+    if v is Verdict.ENV_ERROR:
+        return 128 if bisect_protocol else ExitCode.ENVIRONMENT
+    if v in (Verdict.BUILD_FAILED, Verdict.NOT_RUN) or rec.incomplete or v is Verdict.SKIP:
+        return BISECT_SKIP if bisect_protocol else ExitCode.ENVIRONMENT
+    return ExitCode.OK
+
+
+def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Path) -> RunRequest:
+    return RunRequest(backend_spec(backend), test_spec(tests), record_dir)
+
+
+@cli.command(
+    cls=Command, short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."
+)
+@backend_options
+@test_options
+@record_dir_option(
+    "Each run writes a new directory here (logs, reports, record.json); nothing is overwritten."
+)
+@option(
+    "--list",
+    "list_tests",
+    is_flag=True,
+    group="Output",
+    help="List the tests the backend has (--gtest_list_tests), then exit.",
+)
+@option(
+    "--dry-run",
+    is_flag=True,
+    group="Output",
+    help="Print the plan (the docker run line, build and test commands) and run nothing.",
+)
+@option(
+    "--bisect-exit-code",
+    is_flag=True,
+    group="Output",
+    help="Exit as `git bisect run` expects: 0 good, 1 bad, 125 skip (build failed, no test ran, "
+    "requested tests missing), 128 abort (environment error, usage error, no Docker or image).",
+)
+@json_flag("the lnrepro.run/3 record (with its id), whatever the outcome")
+@option(
+    "--markdown",
+    is_flag=True,
+    group="Output",
+    help="Print the run as a GitHub issue body (as `lnrepro report ID` does).",
+)
+def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: bool, as_json: bool,
+        markdown: bool, **kwargs: Any) -> int:  # fmt: skip
+    """Run the BugRepro and NIGHTLY gtests, repeatedly with timeouts, and report.
+
+    Builds the code under test first when there is any (--tt-metal: in lnrepro's container by
+    default). Each attempt runs in its own process (or container); its console log, gtest JSON
+    report and the parsed results go into a new record directory. Exits 0 when every requested
+    test passed every time, 1 when any failed, crashed or hung, 5 when nothing about the kernel
+    could be learned (build failed, environment error, no test matched, requested tests missing).
+
+    \b
+    lnrepro run                          # emulator, the kernel as shipped: 7 BugRepro tests fail
+    lnrepro run --defect none            # the fixed kernel: all pass
+    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'   # pass rates with 95% intervals
+    lnrepro run --tt-metal ~/tt-metal    # build in the container, run the tests there
+    lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
+    """
+    from lnrepro import api
+    from lnrepro.model.jsonio import dumps
+
+    exclusive(json=as_json, markdown=markdown)
+    exclusive(list=list_tests, dry_run=dry_run)
+    request = request_from(pop_backend(kwargs), pop_tests(kwargs), record_dir)
+    if dry_run:
+        plan = api.plan(request)
+        for w in plan.warnings:
+            click.echo(f"lnrepro: warning: {w}", err=True)
+        if as_json:
+            click.echo(dumps(plan.to_json()))
+        else:
+            lines = [f"# backend: {plan.backend.get('backend')}", "# build:"]
+            lines += [f"  {c}" for c in plan.build] or ["  (nothing to build)"]
+            click.echo("\n".join([*lines, "# each attempt:", f"  {plan.test}"]))
+        return ExitCode.OK
+    if list_tests:
+        click.echo(api.list_tests(request), nl=False)
+        return ExitCode.OK
+    from lnrepro.present.console import RichRunEvents, make_console, render_run
+
+    with RichRunEvents(make_console(stderr=True)) as events:
+        rec = api.run(request, events)
+    for w in (
+        [str(x) for x in rec.backend.get("warnings") or []]
+        if isinstance(rec.backend.get("warnings"), list)
+        else []
+    ):
+        click.echo(f"lnrepro: warning: {w}", err=True)
+    if as_json:
+        click.echo(dumps(rec.to_json()))
+    elif markdown:
+        from lnrepro.doors import store
+        from lnrepro.present.markdown import run_markdown
+
+        bases = store.bases_for(record_dir, True)
+        click.echo(
+            run_markdown(rec, store.logs_of(rec), store.related_bisect(bases, rec)), nl=False
+        )
+    else:
+        render_run(rec, make_console())
+    code = exit_code(rec, bisect_exit_code)
+    if not rec.verdict.about_the_kernel or rec.incomplete:
+        said = {BISECT_SKIP: "skip: ", 128: "abort: "}.get(code, "") if bisect_exit_code else ""
+        click.echo(
+            f"lnrepro: {said}{rec.verdict.value}: {rec.why or '; '.join(rec.notes)}", err=True
+        )
+    return code

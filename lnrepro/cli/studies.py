@@ -1,0 +1,245 @@
+"""``lnrepro explain`` and ``lnrepro tolerance``: studies on the kernel emulator."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from lnrepro.cli import cli
+from lnrepro.cli.options import Command, json_flag, option, record_dir_option
+from lnrepro.cli.records import bases
+from lnrepro.errors import ExitCode, InputError, UsageError
+
+EXPLAIN_SCHEMA = "lnrepro.explain/1"
+
+
+@cli.command(
+    cls=Command, short_help="Rank the kernel models by how well they reproduce a run or a log."
+)
+@click.argument("ref", metavar="RUN|LOG")
+@record_dir_option("Where run and bisect write their records.")
+@option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    group="Output",
+    help="Models to show.",
+)
+@json_flag("every model's fit")
+def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
+    """Which mechanism explains what a card showed? Every candidate model (defect set x kernel
+    era x arch) runs the observed tests on the emulator with the tests' own data and is scored
+    per test: a different verdict costs 1, each printed metric its relative residual (capped at
+    1). RUN is a saved record (id, `last`, path); LOG a gtest console log from anywhere.
+
+    \b
+    lnrepro explain seed-run.log        # a log copied from a bug report or a card
+    lnrepro explain last --json
+    """
+    from lnrepro.studies import explain as ex
+
+    path = Path(ref)
+    if (
+        path.is_file()
+        and path.name not in ("record.json", "bisect.json")
+        and not ref.endswith(".json")
+    ):
+        from lnrepro.gtest.files import parse_log_file
+
+        observed = ex.observed_from_run(parse_log_file(path))
+        source = str(path)
+    else:
+        from lnrepro.doors.store import load_run
+
+        rec = load_run(bases(record_dir), ref, "explain takes a run or a log")
+        observed = ex.observed_from_record(rec)
+        source = rec.id
+    if not observed:
+        raise InputError(
+            f"no passed or failed test in {source}", "pass a log or run that ran the tests"
+        )
+    from lnrepro.present.console import make_console, render_explain
+
+    err = make_console(stderr=True)
+    total = ex.n_models(ex.ERAS, ex.ARCHES)
+    with err.status(f"explain: {total} models on {len(observed)} test(s)") as status:
+        fits, meta = ex.explain(observed, eras=ex.ERAS, arches=ex.ARCHES,
+                                on_model=lambda n: status.update(f"explain: model {n}/{total}"))  # fmt: skip
+    if as_json:
+        from lnrepro.model.jsonio import dumps
+
+        click.echo(
+            dumps(
+                {
+                    "schema": EXPLAIN_SCHEMA,
+                    "source": source,
+                    **meta,
+                    "models": [f.to_json() for f in fits],
+                }
+            )
+        )
+    else:
+        render_explain(source, fits[:top], meta, make_console())
+    return ExitCode.OK
+
+
+def _shape(text: str) -> tuple[int, int]:
+    """B,S,H,F as (rows, features), within what this machine can study."""
+    from lnrepro.studies.tolerance import check_shape
+
+    try:
+        b, sq, h, f = (int(v) for v in text.split(","))
+        if min(b, sq, h, f) < 1:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--shape {text!r} is not B,S,H,F", "e.g. --shape 3,273,1,8462") from None
+    problem = check_shape(b * sq * h, f)
+    if problem:
+        raise UsageError(
+            f"--shape {text}: {problem}", "study a smaller shape (the bug shows from 64 tiles on)"
+        )
+    return b * sq * h, f
+
+
+@cli.command(
+    cls=Command,
+    short_help="Which tolerance (and which data) tells the correct kernel from the bug.",
+)
+@option(
+    "--test",
+    "tests",
+    multiple=True,
+    metavar="NAME",
+    help="A test (gtest pattern). Repeatable. [default: the BugRepro and NIGHTLY tests]",
+)
+@option(
+    "--shape",
+    metavar="B,S,H,F",
+    help="Study a shape instead: bands per tensor and rtol, every data kind.",
+)
+@option(
+    "--defect",
+    "defects",
+    multiple=True,
+    metavar="MODEL",
+    help="With --shape: defect models to compare (double-subtract, drop-xhat-blocks, shipped, 'overwrite (refuted)'). [default: all]",
+)
+@option(
+    "--trials",
+    type=click.IntRange(min=2, max=100_000),
+    default=200,
+    show_default=True,
+    help="Data draws per kind.",
+)
+@option(
+    "--alpha",
+    type=float,
+    default=1e-6,
+    show_default=True,
+    help="The correct kernel may fail a band with this probability (1e-12 to 0.5).",
+)
+@option(
+    "--kernel-era",
+    type=click.Choice(["2025-11", "2025-12"]),
+    default="2025-12",
+    show_default=True,
+    help="Which factory's paths and blocks.",
+)
+@option(
+    "--plot",
+    type=click.Path(path_type=Path, dir_okay=False),
+    group="Output",
+    help="With --shape: write a plot of the error distributions against the tolerances (.svg or .png; needs matplotlib).",
+)
+@option(
+    "--reference-variants",
+    is_flag=True,
+    help="With --shape: also how far the statistics' algorithms (Welford, two-pass, pairwise, sequential, one-pass, bf16-stored) move the reference.",
+)
+@json_flag("the results")
+def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...], trials: int, alpha: float,
+              kernel_era: str, plot: Path | None, reference_variants: bool, as_json: bool) -> int:  # fmt: skip
+    """Measure what a tolerance does: the correct kernel's error distribution (quantiles and a
+    Gumbel tail out to 1 - alpha), each defect's, the band (rtol, atol) the correct kernel passes
+    with probability 1 - alpha, each defect's power against it, and which data kind separates
+    them best. Without --shape: the verdict of each test's own tolerance, and the band that does
+    both jobs.
+
+    \b
+    lnrepro tolerance                          # the seeds' tests (1000 draws: --trials 1000)
+    lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
+    """
+    if not (math.isfinite(alpha) and 1e-12 <= alpha <= 0.5):
+        raise UsageError(f"--alpha {alpha:g} is not from 1e-12 to 0.5", "e.g. --alpha 1e-6")
+    if shape is None:
+        for flag, v in (
+            ("--defect", defects),
+            ("--reference-variants", reference_variants),
+            ("--plot", plot),
+        ):
+            if v:
+                raise UsageError(
+                    f"{flag} only applies with --shape", f"add --shape B,S,H,F, or drop {flag}"
+                )
+    elif tests:
+        raise UsageError("--test and --shape do not go together", "pick one")
+    from lnrepro.emulator.kernel import Era
+    from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
+    from lnrepro.studies import tolerance as tl
+
+    era = Era(kernel_era)
+    err = make_console(stderr=True)
+    if shape is not None:
+        rows, features = _shape(shape)
+        models = defects or tuple(tl.MODELS)
+        for m in models:
+            if m not in tl.MODELS:
+                raise UsageError(f"unknown model {m!r}", f"choose from {', '.join(tl.MODELS)}")
+        if plot is not None:
+            from lnrepro.present.plot import check_path
+
+            check_path(plot)
+        with err.status("tolerance: sampling") as status:
+            study = tl.shape_study(rows, features, trials=trials, models=models, era=era, alpha=alpha,
+                                   reference_variants=reference_variants,
+                                   progress=lambda d, n: status.update(f"tolerance: draw {d}/{n}"))  # fmt: skip
+        if plot is not None:
+            from lnrepro.present.plot import tolerance_plot
+
+            s = study.samples
+            tolerance_plot({m: s.get(m, "test", "dx", 0.0) for m in s.data}, study.plot_lines(),
+                           f"dx errors, shape {shape}, {trials} draws",
+                           "atol needed to pass (dx, rtol 0)", plot)  # fmt: skip
+            click.echo(f"lnrepro: wrote {plot}", err=True)
+        if as_json:
+            from lnrepro.model.jsonio import dumps
+
+            click.echo(dumps({"shape": shape, **study.to_json()}))
+        else:
+            render_tolerance_bands(shape, study, make_console())
+        return ExitCode.OK
+    names = tl.select_tests(tests)
+    if not names:
+        raise UsageError(f"no modelled test matches {', '.join(tests)}", "see `lnrepro run --list`")
+    with err.status("tolerance: sampling") as status:
+        rows_out = tl.seeds_table(names, trials=trials, alpha=alpha, era=era,
+                                  progress=lambda nm, d, n: status.update(f"tolerance: {nm.split('.')[-1]} draw {d}/{n}"))  # fmt: skip
+    if as_json:
+        from lnrepro.model.jsonio import dumps
+
+        click.echo(
+            dumps(
+                {
+                    "schema": tl.SCHEMA,
+                    "trials": trials,
+                    "alpha": alpha,
+                    "tests": [r.to_json() for r in rows_out],
+                }
+            )
+        )
+    else:
+        render_tolerance_tests(rows_out, alpha, make_console())
+    return ExitCode.OK

@@ -1,0 +1,299 @@
+"""JSON in and out, strictly: the one encoder every document goes through, and a typed reader.
+
+Writing
+    :func:`dumps` writes JSON that strict parsers accept (``JSON.parse``, ``jq``, Python with
+    ``allow_nan=False``). Non-finite numbers have one documented encoding, protobuf's canonical
+    JSON mapping for ``double``: the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
+    A metric of ``inf`` is therefore ``"Infinity"`` in every record and ``--json`` document.
+
+Reading
+    :class:`Reader` walks a parsed document and hands out typed values. Anything of the wrong
+    shape raises :class:`~lnrepro.errors.MalformedRecord` naming the file, the place in it
+    (``steps[3].outcomes``) and the fix: never a ``KeyError`` or ``TypeError`` that would become
+    an internal error. :func:`load` reads a file into a Reader with the same guarantees (unreadable,
+    not UTF-8, not JSON, nested too deeply).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from lnrepro.errors import InputError, MalformedRecord
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+JSON = Any  # a value json.loads returns; typed access goes through Reader
+E = TypeVar("E")
+
+
+def encode_number(v: float) -> float | str:
+    """A float as JSON carries it: itself when finite, else ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
+    if math.isfinite(v):
+        return v
+    if math.isnan(v):
+        return "NaN"
+    return "Infinity" if v > 0 else "-Infinity"
+
+
+def plain(obj: object) -> JSON:
+    """``obj`` with every non-finite float encoded and tuples as lists: ready for ``json.dumps``."""
+    if isinstance(obj, float):
+        return encode_number(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return obj
+
+
+def dumps(obj: object, *, indent: int | None = 2) -> str:
+    """Strict JSON text (no ``NaN``/``Infinity`` literals, ever)."""
+    return json.dumps(plain(obj), indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def decode_number(v: object) -> float | None:
+    """The inverse of :func:`encode_number` (None when ``v`` is not a number in either form)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str) and v in NON_FINITE:
+        return NON_FINITE[v]
+    return None
+
+
+def loads_text(text: str, source: Path | str) -> JSON:
+    """``json.loads`` with every failure as a MalformedRecord that names ``source``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise MalformedRecord(
+            f"{source} is nested too deeply to be an lnrepro document", _fix(source)
+        ) from None
+    except ValueError as exc:
+        raise MalformedRecord(
+            f"{source} is not valid JSON ({exc}); it was probably cut off while being written",
+            _fix(source),
+        ) from None
+
+
+def _fix(source: Path | str) -> str:
+    return f"move {source} aside (or restore it from a backup); the logs beside it are intact"
+
+
+def load(path: Path) -> Reader:
+    """A JSON file as a Reader; a missing, unreadable or damaged file is a one-line InputError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path} does not exist", "list the records with `lnrepro runs`") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory, not a file", "pass the file inside it") from None
+    except UnicodeDecodeError:
+        raise MalformedRecord(f"{path} is not UTF-8 text", _fix(path)) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}: {exc.strerror or exc}", "check its permissions"
+        ) from None
+    return Reader(loads_text(text, path), str(path))
+
+
+class Reader:
+    """A typed view of one value inside a parsed JSON document.
+
+    ``r.str("id")``, ``r.opt_float("threshold")``, ``r.list("steps")``, ``r.obj("plan")``: each
+    returns the typed value or raises MalformedRecord with the document and the place in it.
+    """
+
+    __slots__ = ("_at", "_source", "value")
+
+    def __init__(self, value: JSON, source: builtins.str, at: builtins.str = "") -> None:
+        self.value = value
+        self._source = source
+        self._at = at
+
+    # ------------------------------------------------------------------ errors
+    def where(self, key: builtins.str | builtins.int | None = None) -> builtins.str:
+        if key is None:
+            return self._at or "the top level"
+        if isinstance(key, int):
+            return f"{self._at}[{key}]"
+        return f"{self._at}.{key}" if self._at else key
+
+    def fail(self, what: builtins.str, key: builtins.str | builtins.int | None = None) -> NoReturn:
+        raise MalformedRecord(
+            f"{self._source}: {self.where(key)} {what}",
+            f"move {self._source} aside (or restore it); lnrepro writes only documents it can read",
+        )
+
+    # ------------------------------------------------------------------ shape
+    def _dict(self) -> dict[builtins.str, JSON]:
+        if not isinstance(self.value, dict):
+            self.fail(f"should be an object, not {_kind(self.value)}")
+        return self.value
+
+    def has(self, key: builtins.str) -> builtins.bool:
+        return key in self._dict() and self._dict()[key] is not None
+
+    def get(self, key: builtins.str) -> Reader:
+        """The member ``key`` (null when absent)."""
+        return Reader(self._dict().get(key), self._source, self.where(key))
+
+    def obj(self, key: builtins.str) -> Reader:
+        r = self.get(key)
+        if not isinstance(r.value, dict):
+            self.fail(f"should be an object, not {_kind(r.value)}", key)
+        return r
+
+    def opt_obj(self, key: builtins.str) -> Reader | None:
+        return self.obj(key) if self.has(key) else None
+
+    def items(self) -> Iterator[tuple[builtins.str, Reader]]:
+        for k in self._dict():
+            yield k, self.get(k)
+
+    def list(
+        self, key: builtins.str, *, default: Sequence[JSON] | None = None
+    ) -> builtins.list[Reader]:
+        v = self._dict().get(key)
+        if v is None and default is not None:
+            v = list(default)
+        if not isinstance(v, list):
+            self.fail(f"should be a list, not {_kind(v)}", key)
+        return [Reader(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
+
+    def elements(self) -> builtins.list[Reader]:
+        if not isinstance(self.value, list):
+            self.fail(f"should be a list, not {_kind(self.value)}")
+        return [Reader(x, self._source, f"{self.where()}[{i}]") for i, x in enumerate(self.value)]
+
+    # ------------------------------------------------------------------ scalars
+    def _scalar(
+        self, key: builtins.str, types: tuple[type, ...], name: builtins.str, default: object
+    ) -> Any:
+        d = self._dict()
+        if key not in d or d[key] is None:
+            if default is _REQUIRED:
+                self.fail(f"is missing (should be {name})", key)
+            return default
+        v = d[key]
+        if isinstance(v, bool) and bool not in types:
+            self.fail(f"should be {name}, not {_kind(v)}", key)
+        if not isinstance(v, types):
+            self.fail(f"should be {name}, not {_kind(v)}", key)
+        return v
+
+    def str(self, key: builtins.str, default: object = None) -> builtins.str:
+        return str(self._scalar(key, (str,), "a string", _REQUIRED if default is None else default))
+
+    def opt_str(self, key: builtins.str) -> builtins.str | None:
+        v = self._scalar(key, (str,), "a string", None)
+        return None if v is None else str(v)
+
+    def int(self, key: builtins.str, default: builtins.int | None = None) -> builtins.int:
+        return int(
+            self._scalar(key, (int,), "an integer", _REQUIRED if default is None else default)
+        )
+
+    def opt_int(self, key: builtins.str) -> builtins.int | None:
+        v = self._scalar(key, (int,), "an integer", None)
+        return None if v is None else int(v)
+
+    def bool(self, key: builtins.str, default: builtins.bool | None = None) -> builtins.bool:
+        return bool(
+            self._scalar(key, (bool,), "true or false", _REQUIRED if default is None else default)
+        )
+
+    def opt_bool(self, key: builtins.str) -> builtins.bool | None:
+        v = self._scalar(key, (bool,), "true or false", None)
+        return None if v is None else bool(v)
+
+    def float(self, key: builtins.str, default: builtins.float | None = None) -> builtins.float:
+        v = self.opt_float(key)
+        if v is None:
+            if default is None:
+                self.fail("is missing (should be a number)", key)
+            return default
+        return v
+
+    def opt_float(self, key: builtins.str) -> builtins.float | None:
+        d = self._dict()
+        if d.get(key) is None:
+            return None
+        v = decode_number(d[key])
+        if v is None:
+            self.fail(f"should be a number, not {_kind(d[key])}", key)
+        return v
+
+    def enum(self, key: builtins.str, kind: type[E], default: E | None = None) -> E:
+        raw = self._scalar(key, (str,), "a string", _REQUIRED if default is None else None)
+        if raw is None:
+            assert default is not None
+            return default
+        try:
+            return kind(raw)  # type: ignore[call-arg]
+        except ValueError:
+            names = ", ".join(str(getattr(m, "value", m)) for m in kind)  # type: ignore[attr-defined]
+            self.fail(f"is {raw!r}, which is not one of {names}", key)
+
+    def strs(
+        self, key: builtins.str, *, default: Sequence[builtins.str] = ()
+    ) -> tuple[builtins.str, ...]:
+        out = []
+        for r in self.list(key, default=list(default)):
+            if not isinstance(r.value, str):
+                r.fail(f"should be a string, not {_kind(r.value)}")
+            out.append(r.value)
+        return tuple(out)
+
+    def as_str(self) -> builtins.str:
+        if not isinstance(self.value, str):
+            self.fail(f"should be a string, not {_kind(self.value)}")
+        return self.value
+
+    def as_float(self) -> builtins.float:
+        v = decode_number(self.value)
+        if v is None:
+            self.fail(f"should be a number, not {_kind(self.value)}")
+        return v
+
+    def str_map(self, key: builtins.str) -> dict[builtins.str, builtins.str]:
+        r = self.get(key)
+        if r.value is None:
+            return {}
+        return {k: v.as_str() for k, v in self.obj(key).items()}
+
+    def facts(self, key: builtins.str) -> dict[builtins.str, JSON]:
+        """An open-ended object of facts (a fingerprint): any JSON values, kept as they are."""
+        r = self.get(key)
+        if r.value is None:
+            return {}
+        return dict(self.obj(key)._dict())
+
+
+class _Required:
+    pass
+
+
+_REQUIRED: Any = _Required()
+
+
+def _kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, (int, float)):
+        return f"the number {v!r}"[:40]
+    if isinstance(v, str):
+        return f"the string {v[:30]!r}"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return type(v).__name__

@@ -1,0 +1,483 @@
+"""Markdown a maintainer can paste: issue bodies in tt-metal's bug form, comparisons, gtest tables.
+
+Pure: typed records (and the log texts a report quotes) in, text out. Every value that came from
+a log, a path or a test name goes through :mod:`lnrepro.present.escape`.
+
+The issue body is what GitHub makes of tt-metal's bug form when it is filled in: one
+``### <label>`` section per submitted field, in the form's order, with its values. The labels,
+their order and the dropdowns' options were read from tenstorrent/tt-metal
+``.github/ISSUE_TEMPLATE/bug_report.yml`` at 28c3e72cdeba06b3c72961de8e4915151162a45f; an optional
+field left empty reads ``_No response_`` and an unanswered dropdown ``None``, as GitHub writes them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lnrepro import __version__
+from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.compare import compare
+from lnrepro.model.gtest import GtestRun
+from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
+from lnrepro.model.stats import wilson
+from lnrepro.present.escape import fence, markdown, markdown_code
+from lnrepro.present.text import fmt_metrics, fmt_num, why
+
+FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e72cde"
+
+
+@dataclass(frozen=True)
+class Field:
+    label: str
+    required: bool
+    options: tuple[str, ...] = ()  # a dropdown's
+
+
+# The bug form's submitted fields, in order (markdown elements are not submitted).
+AREA = Field("Component / Area", True)
+ISSUE_TYPE = Field("Issue Type (optional)", False, ("Deterministic Hang", "Non-Deterministic Hang",
+                   "Bad Outputs", "Runtime Crash", "Out of Memory", "Other"))  # fmt: skip
+OBSERVED = Field("Observed", True)
+EXPECTED = Field("Expected", True)
+STEPS = Field("1. Steps (exact commands)", True)
+INPUT = Field("2. Input data / link or description", True)
+FREQUENCY = Field("3. Frequency", True)
+SOFTWARE = Field("1. Software Versions", True)
+HARDWARE = Field("2. Hardware Details", True)
+REGRESSION = Field("Is this a regression?", False, ("Unknown", "Yes", "No"))
+REGRESSION_DETAILS = Field("Regression Details", False)
+LOGS = Field("Logs & Diagnostics", False)
+PRIORITY = Field("Priority", False, ("P0", "P1", "P2", "P3"))
+IMPACT = Field("Impact", False)
+FORM = (AREA, ISSUE_TYPE, OBSERVED, EXPECTED, STEPS, INPUT, FREQUENCY, SOFTWARE, HARDWARE,
+        REGRESSION, REGRESSION_DETAILS, LOGS, PRIORITY, IMPACT)  # fmt: skip
+NO_RESPONSE = "_No response_"
+NO_CHOICE = "None"
+
+
+def form(values: Mapping[Field, str], comment: str) -> str:
+    """The issue body GitHub writes for the form with these answers (every field, in order)."""
+    out = [comment, ""]
+    for f in FORM:
+        v = values.get(f, "").strip()
+        if f.options and v and v not in f.options:
+            raise ValueError(f"{v!r} is not an option of {f.label!r}")
+        out += [f"### {f.label}", "", v or (NO_CHOICE if f.options else NO_RESPONSE), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------------------------- run facts
+def _area(names: Sequence[str]) -> str:
+    if any("LayerNorm" in t or t.lower().startswith("ttml") for t in names):
+        return "tt-train (ops, kernels)"
+    return "tt-metal"
+
+
+def issue_type(rec: RunRecord) -> str:
+    tests = rec.tests
+    verdicts = {t.verdict for t in tests}
+    if Verdict.HANG in verdicts:
+        hung = [t for t in tests if t.verdict is Verdict.HANG]
+        every = all(t.statuses.get("TIMEOUT", 0) == t.runs for t in hung)
+        return "Deterministic Hang" if every else "Non-Deterministic Hang"
+    if Verdict.CRASH in verdicts:
+        return "Runtime Crash"
+    if verdicts & {Verdict.FAIL, Verdict.FLAKY}:
+        return "Bad Outputs"
+    return "Other"
+
+
+def _rate(t: TestAggregate) -> str:
+    if not t.runs:
+        return "not run"
+    lo, hi = t.interval
+    return f"{t.passed}/{t.runs} ({t.passed / t.runs:.0%}; 95% CI {lo:.0%}–{hi:.0%})"
+
+
+def _metric_text(t: TestAggregate, key: str) -> str:
+    m = t.worst_of(key)
+    return f"{fmt_num(m[1])} ({m[0]})" if m else ""
+
+
+def _first_failures(rec: RunRecord, name: str) -> list[str]:
+    """The first failure messages (or crash reasons) one test printed, de-duplicated."""
+    seen: list[str] = []
+    for a in rec.attempts:
+        for t in a.results:
+            if t.name != name:
+                continue
+            texts = [f.message.strip() for f in t.failures] + ([t.crash.reason] if t.crash else [])
+            for text in texts:
+                if text and text not in seen:
+                    seen.append(text)
+    return seen[:3]
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def log_excerpt(log: str, test: str, limit: int = 40) -> str:
+    """The lines of ``log`` from ``[ RUN ] test`` to its end marker (colour codes ignored)."""
+    out: list[str] = []
+    on = False
+    for raw in log.splitlines():
+        line = _ANSI.sub("", raw)
+        if re.match(r"^\[ RUN\s+\] " + re.escape(test) + r"\s*$", line):
+            on, out = True, [line]
+            continue
+        if on:
+            out.append(line)
+            if re.match(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] " + re.escape(test) + r"\b", line):
+                break
+    if len(out) > limit:
+        out = [*out[: limit // 2], f"... ({len(out) - limit} lines cut)", *out[-limit // 2 :]]
+    return "\n".join(out)
+
+
+def _log_tail(log: str, lines: int = 30) -> str:
+    return "\n".join(_ANSI.sub("", x) for x in log.splitlines()[-lines:])
+
+
+def _observed(rec: RunRecord) -> list[str]:
+    tests = rec.tests
+    failing = [t for t in tests if t.verdict.failing]
+    v = rec.verdict
+    out: list[str] = []
+    if not v.about_the_kernel or rec.incomplete or rec.state is not RunState.COMPLETE:
+        what = rec.why or "; ".join(rec.notes) or v.value
+        out += [f"**{v.value}**: {markdown(what)}", ""]
+    if failing:
+        out.append(f"{len(failing)} of {len(tests)} test(s) fail (run verdict **{v.value}**, "
+                   f"{rec.request.tests.repeat} attempt(s), filter {markdown_code(rec.gtest_filter)}):")  # fmt: skip
+    elif tests and v is Verdict.PASS:
+        out.append(f"All {len(tests)} test(s) pass (run verdict **{v.value}**).")
+    elif not tests:
+        out.append("No test reached a verdict.")
+    if tests:
+        out += [
+            "",
+            "| test | verdict | max_diff | mean_diff | first failure |",
+            "|---|---|---|---|---|",
+        ]
+        for t in tests:
+            first = _first_failures(rec, t.name)
+            out.append(
+                f"| {markdown(t.short)} | **{t.verdict.value}** | {markdown(_metric_text(t, 'max_diff') or _metric_text(t, 'max_abs_diff'))} | "
+                f"{markdown(_metric_text(t, 'mean_diff'))} | {markdown(first[0].splitlines()[0], limit=120) if first else ''} |"
+            )
+    for note in rec.notes:
+        if note not in (rec.why or ""):
+            out += ["", f"Note: {markdown(note)}"]
+    return out
+
+
+def _steps(rec: RunRecord) -> list[str]:
+    out = ["With lnrepro (the run recorded here):", "", fence(shlex.join(rec.rerun), "sh")]
+    build = (
+        [str(x) for x in rec.commands.get("build") or []]
+        if isinstance(rec.commands.get("build"), list)
+        else []
+    )
+    test = str(rec.commands.get("test") or "")
+    if build or test:
+        out += ["", "The same without lnrepro (build, then test):", "",
+                fence("\n".join(x for x in [*build, test] if x), "sh")]  # fmt: skip
+    return out
+
+
+def _input(rec: RunRecord) -> list[str]:
+    b = rec.backend
+    out = [f"- Tests: {markdown_code(rec.gtest_filter)} ({len(rec.tests)} matched)"]
+    if b.get("seed") is not None:
+        out.append(
+            f"- Data: the emulator's seed {markdown_code(b['seed'])} (attempt k uses seed+k-1)"
+        )
+    elif b.get("backend") == "emulator":
+        out.append(f"- Data: the test's own, from std::mt19937(5489) ({markdown(b.get('data', 'copy'))}); "
+                   f"emulated kernel {markdown_code(b.get('kernel_era'))} on {markdown_code(b.get('arch'))}")  # fmt: skip
+    else:
+        out.append(
+            "- Data: each test's own inputs (see the test source); the same for every attempt"
+        )
+    return out
+
+
+def _frequency(rec: RunRecord) -> list[str]:
+    out = ["| test | verdict | passed (95% interval) |", "|---|---|---|"]
+    out += [
+        f"| {markdown(t.short)} | {t.verdict.value} | {markdown(_rate(t))} |" for t in rec.tests
+    ]
+    return out if rec.tests else [f"Not measured: {markdown(rec.why or 'no test ran')}"]
+
+
+def _versions(rec: RunRecord | None) -> list[str]:
+    if rec is None:
+        return ["- (no test run recorded: a `--command` bisect)"]
+    fp, b = rec.fingerprint, rec.backend
+    commit = fp.get("commit")
+    rows = [
+        ("OS version", markdown(fp["os"]) if fp.get("os") else None),
+        ("Kernel", markdown(fp["host_kernel"]) if fp.get("host_kernel") else None),
+        ("tt-metal", " ".join(x for x in (markdown_code(str(commit)[:12]) if commit else "",
+                                          f"({markdown(fp['describe'])})" if fp.get("describe") else "") if x) or None),
+        ("Build", f"{markdown(rec.build.profile)} profile" if rec.build and rec.build.profile else None),
+        ("Image", " ".join(markdown_code(str(x)[:40]) for x in (fp.get("image"), fp.get("image_id")) if x) or None),
+        ("Backend", markdown(b.get("backend")) + (f" (defect model {markdown_code(b['defect'])})" if b.get("defect") else "")),
+        ("lnrepro", markdown(fp.get("lnrepro") or __version__)),
+    ]  # fmt: skip
+    return [f"- **{k}:** {v}" for k, v in rows if v]
+
+
+def _hardware(rec: RunRecord | None) -> list[str]:
+    if rec is None:
+        return ["- (no test run recorded)"]
+    fp = rec.fingerprint
+    devices = fp.get("devices") if isinstance(fp.get("devices"), list) else []
+    lines = [
+        f"- **Devices:** {', '.join(markdown_code(d) for d in devices) if devices else 'none (no Tenstorrent card on the host)'}",
+        f"- **Driver (tt-kmd):** {markdown(fp.get('driver') or 'not loaded')}",
+        f"- **ARCH_NAME:** {markdown(fp.get('arch_name') or 'unset')}",
+        f"- **Host:** {markdown(fp.get('machine') or '?')}",
+    ]
+    if rec.backend.get("backend") == "emulator":
+        lines.append("- **Note:** run on lnrepro's numpy emulator of the kernel, not on a card")
+    return lines
+
+
+def _logs(rec: RunRecord, logs: Mapping[str, str]) -> list[str]:
+    out: list[str] = []
+    rdir = rec.record_dir
+    build = rec.build
+    if build is not None and not build.ok:
+        tail = "\n".join(build.tail) or build.reason or "(no output)"
+        out += [
+            f"**build** ({markdown(build.reason or build.first_error or 'failed')})",
+            "",
+            fence(tail),
+            "",
+        ]
+        if build.log:
+            out += [f"Full log: {markdown_code(rdir / build.log)}", ""]
+    failing = [t for t in rec.tests if t.verdict.failing or t.verdict is Verdict.ENV_ERROR]
+    for t in failing[:8]:
+        text, path = "", ""
+        for a in rec.attempts:
+            text = log_excerpt(logs.get(a.log, ""), t.name)
+            if text:
+                path = str(rdir / a.log)
+                break
+        if not text:
+            text = "\n".join(_first_failures(rec, t.name)) or "(no output captured)"
+            path = str(rdir / rec.attempts[0].log) if rec.attempts else ""
+        n = len(text.splitlines())
+        if n > 15:
+            out += [f"<details><summary>{markdown(t.short)} ({n} lines)</summary>", "", fence(text), "",
+                    "</details>", ""]  # fmt: skip
+        else:
+            out += [f"**{markdown(t.short)}**", "", fence(text), ""]
+        if path:
+            out += [f"Full log: {markdown_code(path)}", ""]
+    if not failing and rec.attempts and not rec.verdict.about_the_kernel:
+        a = rec.attempts[-1]
+        out += [f"**attempt {a.index}** (last lines)", "", fence(_log_tail(logs.get(a.log, "")) or "(empty)"), "",
+                f"Full log: {markdown_code(rdir / a.log)}", ""]  # fmt: skip
+    if not out:
+        out.append(f"No failing test. Full logs: {markdown_code(rdir)}")
+    return out
+
+
+def _regression(bisect: BisectRecord | None) -> tuple[str, str]:
+    r = bisect.result if bisect else None
+    if bisect is None or r is None or not r.first_bad:
+        status = (
+            "not finished"
+            if bisect
+            else "not performed (`lnrepro bisect --good REV --bad REV` finds it)"
+        )
+        return "Unknown", "\n".join(["First bad version: Unknown", "Last known good version: Unknown",
+                                      f"Git bisect status: {status}"])  # fmt: skip
+    fixed = bisect.request.find_fix
+    return ("No" if fixed else "Yes"), "\n".join(_bisect_facts(bisect))
+
+
+def _bisect_facts(rec: BisectRecord) -> list[str]:
+    r = rec.result
+    assert r is not None
+    c = r.commit
+    who = f", {markdown(c.author)}, {markdown(c.date)}" if c and c.author else ""
+    pr = f" (PR #{c.pr})" if c and c.pr else ""
+    status = (
+        f"lnrepro bisect (Bayesian, confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s))"
+        if r.search == "bayesian" and r.confidence is not None
+        else f"lnrepro bisect, {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
+        + ("; culprit and parent re-tested: consistent" if r.confirmed else "")
+    )
+    out = [
+        f"{'First fixed' if rec.request.find_fix else 'First bad'} version: "
+        f"{markdown_code((r.first_bad or '')[:12])} {markdown(c.subject if c else '')}{pr}{who}",
+        f"Last known good version: {markdown_code(r.last_good[:12]) if r.last_good else 'Unknown'}",
+        f"Git bisect status: {status}",
+        "",
+        "| # | kind | commit | subject | mark | runs (fail/pass/noise) | evidence |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for i, s in enumerate(rec.steps, 1):
+        outs = [o.value for o, _ in s.outcomes]
+        counts = f"{outs.count('fail')}/{outs.count('pass')}/{outs.count('noise')}"
+        out.append(f"| {i} | {s.action.kind.value} | {markdown_code(s.sha[:12])} | {markdown(s.subject, limit=60)} | "
+                   f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |")  # fmt: skip
+    if r.search == "bayesian" and r.rates:
+        out += ["", f"Posterior (fail rate learned: buggy {r.rates[0]:.2f}, clean {r.rates[1]:.2f}):", "",
+                "| commit | subject | P(first bad) |", "|---|---|---|"]  # fmt: skip
+        out += [
+            f"| {markdown_code(p.sha[:12])} | {markdown(p.subject)} | {p.p:.4f} |"
+            for p in r.posterior
+        ]
+    return out
+
+
+def _comment(kind: str, rid: str) -> str:
+    return f"<!-- written by lnrepro {__version__} from {kind} {rid}, in the fields of {FORM_SOURCE}; regenerate: lnrepro report {rid} -->"
+
+
+def run_markdown(
+    rec: RunRecord, logs: Mapping[str, str] | None = None, bisect: BisectRecord | None = None
+) -> str:
+    """A GitHub issue body for one run (``logs``: attempt log name -> text)."""
+    regression, details = _regression(bisect)
+    values = {
+        AREA: _area([t.name for t in rec.tests]),
+        ISSUE_TYPE: issue_type(rec),
+        OBSERVED: "\n".join(_observed(rec)),
+        EXPECTED: "Every test passes: the kernel's outputs agree with the reference within each "
+                  "test's own tolerance (the allclose rtol/atol in the test source), in every attempt.",
+        STEPS: "\n".join(_steps(rec)),
+        INPUT: "\n".join(_input(rec)),
+        FREQUENCY: "\n".join(_frequency(rec)),
+        SOFTWARE: "\n".join(_versions(rec)),
+        HARDWARE: "\n".join(_hardware(rec)),
+        REGRESSION: regression,
+        REGRESSION_DETAILS: details,
+        LOGS: "\n".join(_logs(rec, logs or {})),
+    }  # fmt: skip
+    return form(values, _comment("run", rec.id))
+
+
+def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
+    """A GitHub issue body for a bisect (``run``: one of its steps' run records, for versions)."""
+    req, r = rec.request, rec.result
+    rid = rec.id or "?"
+    sig = sorted(rec.signature.tests) if rec.signature else []
+    if r and r.first_bad:
+        c = r.commit
+        observed = [
+            f"The {markdown(r.kind)} is {markdown_code(r.first_bad[:12])}: {markdown(c.subject if c else '')}."
+        ]
+    else:
+        observed = [
+            f"The bisect did not name one commit: {markdown((r.reason or r.error) if r else 'not finished')}."
+        ]
+    if sig:
+        observed += ["", f"The bug's signature (learned from {markdown_code(req.bad[:12])}): "
+                     + ", ".join(markdown_code(t.split('.', 1)[-1]) for t in sig)]  # fmt: skip
+    git_lines = [f"git bisect start {req.bad} {' '.join(req.good)}"]
+    o = req.oracle.to_json()
+    if o["oracle"] == "command":
+        git_lines.append(f"git bisect run {o['command']}")
+    else:
+        flt = shlex.quote(str(o["tests"]["filter"]))
+        git_lines.append(
+            f"git bisect run lnrepro run --tt-metal . --filter {flt} --bisect-exit-code"
+        )
+    steps = ["With lnrepro:", "", fence(shlex.join(rec.rerun or req.argv()), "sh"), "",
+             "The same with git alone (no isolation, no retries, no evidence rules):", "",
+             fence("\n".join(git_lines), "sh")]  # fmt: skip
+    inputs = [
+        f"- Oracle: {o['oracle']}"
+        + (f", filter {markdown_code(o['tests']['filter'])}" if o["oracle"] == "run" else "")
+    ]
+    if req.picks:
+        inputs.append(
+            f"- Tests picked onto every commit: {', '.join(markdown_code(p[:12]) for p in req.picks)}"
+        )
+    regression, details = _regression(rec)
+    values = {
+        AREA: _area(sig) if sig else "tt-metal",
+        ISSUE_TYPE: "Bad Outputs" if r and r.first_bad and not (rec.signature and (rec.signature.crash or rec.signature.hang))
+        else ("Runtime Crash" if rec.signature and rec.signature.crash else
+              "Deterministic Hang" if rec.signature and rec.signature.hang else "Other"),
+        OBSERVED: "\n".join(observed),
+        EXPECTED: f"The tests pass at {markdown_code((r.first_bad if r and r.first_bad else req.bad)[:12])} as they do at "
+                  + ", ".join(markdown_code(g[:12]) for g in req.good) + ".",
+        STEPS: "\n".join(steps),
+        INPUT: "\n".join(inputs),
+        FREQUENCY: "\n".join(_bisect_frequency(rec)),
+        SOFTWARE: "\n".join(_versions(run)),
+        HARDWARE: "\n".join(_hardware(run)),
+        REGRESSION: regression,
+        REGRESSION_DETAILS: details,
+        LOGS: f"Bisect record: {markdown_code(rec.record or rid)}; each step's run record is named in `lnrepro show {rid}`.",
+    }  # fmt: skip
+    return form(values, _comment("bisect", rid))
+
+
+def _bisect_frequency(rec: BisectRecord) -> list[str]:
+    r, req = rec.result, rec.request
+    per: dict[str, list[str]] = {}
+    for s in rec.steps:
+        per.setdefault(s.sha, []).extend(o.value for o, _ in s.outcomes)
+    roles = {req.bad: "--bad", **{g: "--good" for g in req.good}}
+    if r and r.first_bad:
+        roles[r.first_bad] = "first fixed" if req.find_fix else "first bad"
+    if r and r.last_good:
+        roles.setdefault(r.last_good, "last good")
+    rows = ["| commit | role | runs showing the bug | noise |", "|---|---|---|---|"]
+    for sha, role in roles.items():
+        outs = per.get(sha, [])
+        fails, passes = outs.count("fail"), outs.count("pass")
+        n = fails + passes
+        if req.find_fix:
+            fails, passes = passes, fails  # outcomes are stored in the search's sense
+        lo, hi = wilson(fails, n)
+        rate = f"{fails}/{n} (95% CI {lo:.0%}–{hi:.0%})" if n else "not run"
+        rows.append(f"| {markdown_code(sha[:12])} | {role} | {rate} | {outs.count('noise')} |")
+    return rows
+
+
+def compare_markdown(a: RunRecord, b: RunRecord) -> str:
+    def head(r: RunRecord) -> str:
+        commit = str(r.fingerprint.get("commit") or "?")[:12]
+        return (
+            f"{markdown_code(r.id)} ({markdown(r.backend.get('backend'))}, {markdown_code(commit)})"
+        )
+
+    def pct(v: float | None) -> str:
+        return "" if v is None else f"{v:.0%}"
+
+    def num(v: float | None) -> str:
+        return "" if v is None else fmt_num(v)
+
+    out = [f"A: {head(a)}; B: {head(b)}", "",
+           "| test | A | B | pass rate A | pass rate B | max_diff A | max_diff B | change |",
+           "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in compare(a, b):
+        short = r.test.split(".", 1)[1] if "." in r.test else r.test
+        out.append(f"| {markdown(short)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
+                   f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |")  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def gtest_run_markdown(run: GtestRun) -> str:
+    """``lnrepro parse --markdown``: one row per test per iteration."""
+    lines = ["| iteration | test | status | time | metrics | why |", "|---|---|---|---|---|---|"]
+    for t in run.tests:
+        ms = "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms"
+        lines.append(f"| {t.iteration} | {markdown_code(t.name)} | **{t.status.value}** | {ms} | "
+                     f"{markdown(fmt_metrics(t.metrics))} | {markdown(why(t))} |")  # fmt: skip
+    totals = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v)
+    lines += ["", f"{len(run.iterations)} iteration(s): {totals or 'no tests'}"]
+    lines += [f"> warning: {markdown(w)}" for w in run.warnings]
+    return "\n".join(lines) + "\n"

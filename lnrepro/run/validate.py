@@ -1,0 +1,166 @@
+"""A run request checked completely before anything starts: no record directory, build or
+process for a request that is wrong. Returns the request made concrete (absolute paths, a
+recorded seed for random data), which is what the record keeps and ``rerun`` repeats.
+
+Usage errors (exit 2) are the request's own faults; a record directory that exists but cannot be
+used is the environment's (exit 5).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import secrets
+from dataclasses import replace
+from pathlib import Path
+
+from lnrepro.errors import EnvironmentProblem, UsageError
+from lnrepro.model.metrics import validate_pattern
+from lnrepro.model.requests import (
+    ARCHES,
+    DATA_KINDS,
+    KERNEL_ERAS,
+    MOUNT_SETS,
+    RUNNERS,
+    BackendSpec,
+    BinarySpec,
+    EmulatorSpec,
+    RunRequest,
+    TestSpec,
+    TtMetalSpec,
+)
+
+MAX_SEED = 2**32 - 1  # the emulator's generators take 32-bit seeds (attempt k uses seed + k - 1)
+MAX_REPEAT = 100_000
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MAX_BLOCK_SIZE = 1024
+# a docker image reference: [host[:port]/]path[:tag][@digest], lower-case path components
+IMAGE_REF = re.compile(
+    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+)
+ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def finite(value: float, flag: str, lo: float, hi: float, unit: str = "") -> None:
+    """``lo <= value <= hi`` and a real number (``nan`` and ``inf`` are never accepted)."""
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise UsageError(f"{flag} {value:g} is not a number from {lo:g} to {hi:g}{unit}",
+                         f"give {flag} a value in that range")  # fmt: skip
+
+
+def check_tests(t: TestSpec) -> None:
+    if not t.gtest_filter.strip():
+        raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
+    if any(c in t.gtest_filter for c in "\n\r\0"):
+        raise UsageError("--filter holds a line break or NUL", "give a one-line gtest pattern")
+    if not 1 <= t.repeat <= MAX_REPEAT:
+        raise UsageError(
+            f"--repeat {t.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
+        )
+    finite(t.timeout_s, "--timeout", 0.1, MAX_TIMEOUT_S, " seconds")
+    for p in t.metric_patterns:
+        problem = validate_pattern(p)
+        if problem:
+            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
+
+
+def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
+    if value not in allowed:
+        raise UsageError(
+            f"{flag} {value!r} is not one of {', '.join(allowed)}", f"choose one for {flag}"
+        )
+
+
+def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
+    from lnrepro.emulator.kernel import parse_defects
+
+    _choice(s.kernel_era, KERNEL_ERAS, "--kernel-era")
+    _choice(s.arch, ARCHES, "--arch")
+    _choice(s.data, DATA_KINDS, "--data")
+    if s.defect is not None:
+        if not s.defect.strip():
+            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
+        try:
+            parse_defects(s.defect)
+        except ValueError as exc:
+            raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
+    if s.block_size is not None and not 1 <= s.block_size <= MAX_BLOCK_SIZE:
+        raise UsageError(f"--block-size {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
+                         "give a block size in tiles in that range")  # fmt: skip
+    if s.l1_max_tiles is not None and not 0 <= s.l1_max_tiles <= 1_000_000:
+        raise UsageError(f"--l1-max-tiles {s.l1_max_tiles} is not from 0 to 1000000",
+                         "give a width in tiles in that range")  # fmt: skip
+    if s.seed is not None:
+        if s.data != "random":
+            raise UsageError(f"--seed does not apply with --data {s.data}",
+                             "use --data random, or drop --seed")  # fmt: skip
+        top = MAX_SEED - (repeat - 1)
+        if not 0 <= s.seed <= top:
+            raise UsageError(f"--seed {s.seed} is not from 0 to {top}",
+                             f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})")  # fmt: skip
+    if s.data == "random" and s.seed is None:
+        return replace(s, seed=secrets.randbelow(2**31))  # chosen now, so the record repeats it
+    return s
+
+
+def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpec:
+    from lnrepro.run.backends.factory import make_backend
+
+    _choice(s.runner, RUNNERS, "--runner")
+    _choice(s.mount_set, MOUNT_SETS, "--mount-set")
+    if s.runner == "local":
+        given = [flag for flag, on in (("--image", s.image), ("--mount-set", s.mount_set != "full"),
+                 ("--require-device", s.require_device), ("--docker-context", s.docker_context),
+                 ("--device", s.devices)) if on]  # fmt: skip
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply with --runner docker",
+                             "add --runner docker, or drop them")  # fmt: skip
+    if s.image is not None and not IMAGE_REF.match(s.image):
+        raise UsageError(
+            f"--image {s.image!r} is not a valid image name", "use a name like repo/name:tag"
+        )
+    for k, _ in s.env:
+        if not ENV_KEY.match(k):
+            raise UsageError(f"--env {k!r} is not a variable name", "write it as --env NAME=value")
+    if s.reset_cmd is not None and not s.reset_cmd:
+        raise UsageError("--reset-cmd is empty", "give the command, e.g. --reset-cmd 'tt-smi -r 0'")
+    if s.watcher_s is not None and not 1 <= s.watcher_s <= 3600:
+        raise UsageError(
+            f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
+            "give a poll interval in range",
+        )
+    s = replace(s, checkout=s.checkout.expanduser().absolute())
+    make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
+    return s
+
+
+def check_backend(b: BackendSpec, repeat: int = 1) -> BackendSpec:
+    if isinstance(b, EmulatorSpec):
+        return check_emulator(b, repeat)
+    if isinstance(b, BinarySpec):
+        return replace(b, binary=b.binary.expanduser().absolute())
+    return check_tt_metal(b)
+
+
+def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
+    """Absolute, and usable if it exists: nothing is created here."""
+    path = path.expanduser().absolute()
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():  # an existing path the directory cannot be made in: the environment's
+        raise EnvironmentProblem(f"cannot use the record directory {path}: {probe} is a file",
+                                 f"pass a directory to {flag}")  # fmt: skip
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise EnvironmentProblem(f"{flag} {path}: {probe} is not writable",
+                                 f"make {probe} writable, or pass another {flag}")  # fmt: skip
+    return path
+
+
+def validate_run(req: RunRequest) -> RunRequest:
+    """``req`` checked and made concrete, or the one-line error that says what to change."""
+    check_tests(req.tests)
+    return replace(req, backend=check_backend(req.backend, req.tests.repeat),
+                   record_dir=check_record_dir(req.record_dir))  # fmt: skip

@@ -1,0 +1,311 @@
+"""Bisect under noise, pure: the evidence rules, the Bayesian posterior against brute force, its
+calibration on seeded trials, the cost rule against the entropy rule, and K jobs at once."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
+from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.evidence import classify, learn, shape
+from lnrepro.bisect.strategy import GitSearch
+from lnrepro.model.bisect import Action, ActionKind, AttemptObs, RunOutcome, Signature, TestObs
+from lnrepro.model.requests import OnCrash, OnHang, Policy
+from tests.bisect.test_core import linear, random_dag
+
+ALLCLOSE = "Value of: xt::allclose(metal_dx_flat, dx_ref, 1.0e-3F, 5e-1F)\n  Actual: false"
+HEALTHY = "Value of: device.is_healthy()\n  Actual: false\nExpected: true"
+REPRO = "BugRepro_Deterministic_256Tiles"
+
+
+def run_of(*tests: TestObs, env_error: str | None = None, timed_out: bool = False) -> AttemptObs:
+    return AttemptObs(1, tests, env_error=env_error, timed_out=timed_out)
+
+
+def failed(name: str, message: str = ALLCLOSE, metric: float | None = None) -> TestObs:
+    return TestObs(name, "FAILED", (shape(message),), metric)
+
+
+# ---------------------------------------------------------------------------------- evidence
+def test_shape_masks_numbers_and_keeps_the_first_line() -> None:
+    assert shape("dx FAILED: max_diff=1001.25, mean_diff=1e-3\nmore") == shape(
+        "dx FAILED: max_diff=998.7, mean_diff=4.2E+01"
+    )
+    assert shape(ALLCLOSE) != shape(HEALTHY)
+
+
+def test_a_failure_counts_only_with_the_signature() -> None:
+    policy = Policy()
+    sig = learn(run_of(failed(REPRO), TestObs("Other", "PASSED")), policy)
+    assert sig == Signature(frozenset({REPRO}), frozenset({shape(ALLCLOSE)}))
+    # the same test failing the same way: the bug
+    assert classify(run_of(failed(REPRO)), sig, policy)[0] is RunOutcome.FAIL
+    # the same test failing another way (a sick device): noise, never "bad"
+    out, why = classify(run_of(failed(REPRO, HEALTHY)), sig, policy)
+    assert out is RunOutcome.NOISE and "device.is_healthy" in why
+    # another test failing while the signature's passes: a pass, the failure recorded
+    out, why = classify(run_of(TestObs(REPRO, "PASSED"), failed("Other")), sig, policy)
+    assert out is RunOutcome.PASS and "Other" in why
+    # infrastructure, hangs, crashes that are not the signature's: noise
+    assert (
+        classify(run_of(failed(REPRO), env_error="Failed to pin pages"), sig, policy)[0]
+        is RunOutcome.NOISE
+    )
+    assert classify(run_of(TestObs(REPRO, "TIMEOUT")), sig, policy)[0] is RunOutcome.NOISE
+    assert classify(run_of(TestObs(REPRO, "CRASHED")), sig, policy)[0] is RunOutcome.NOISE
+    assert classify(run_of(TestObs(REPRO, "SKIPPED")), sig, policy)[0] is RunOutcome.NOISE
+    assert classify(AttemptObs(0, cannot_test="build failed"), sig, policy)[0] is RunOutcome.NOISE
+
+
+def test_crashes_and_hangs_follow_the_policy() -> None:
+    crash_sig = learn(run_of(TestObs(REPRO, "CRASHED")), Policy())
+    assert crash_sig is not None and crash_sig.crash
+    assert classify(run_of(TestObs(REPRO, "CRASHED")), crash_sig, Policy())[0] is RunOutcome.FAIL
+    assert (
+        classify(run_of(TestObs(REPRO, "CRASHED")), None, Policy(on_crash=OnCrash.SKIP))[0]
+        is RunOutcome.NOISE
+    )
+    assert (
+        classify(run_of(TestObs(REPRO, "TIMEOUT")), None, Policy(on_hang=OnHang.BAD))[0]
+        is RunOutcome.FAIL
+    )
+
+
+def test_metric_mode_judges_by_the_threshold() -> None:
+    policy = Policy(metric="max_diff", threshold=1.0)
+    sig = learn(run_of(failed(REPRO, metric=1000.0)), policy)
+    assert sig is not None and sig.tests == {REPRO}
+    assert classify(run_of(failed(REPRO, metric=2.5)), sig, policy)[0] is RunOutcome.FAIL
+    assert classify(run_of(failed(REPRO, metric=0.5)), sig, policy)[0] is RunOutcome.PASS
+    assert classify(run_of(TestObs(REPRO, "PASSED")), sig, policy)[0] is RunOutcome.PASS
+
+
+def test_commands_follow_git_bisect_run() -> None:
+    cmd = [AttemptObs(c, gtest=False) for c in (0, 1, 125, 134)]
+    got = [classify(a, None, Policy())[0] for a in cmd]
+    assert got == [RunOutcome.PASS, RunOutcome.FAIL, RunOutcome.NOISE, RunOutcome.FAIL]
+    no_crash = Signature(frozenset(), exit_code=1)
+    assert classify(cmd[3], no_crash, Policy())[0] is RunOutcome.NOISE
+
+
+# ---------------------------------------------------------------------------------- posterior
+def brute_posterior(
+    graph: Graph, tip: str, good: str, obs: dict[str, tuple[int, int]], rates: Rates
+) -> dict[str, float]:
+    """P(h | data) by numerical integration over a grid of both fail rates."""
+    hyps = [c for c in graph.members(graph.ancestors(tip) & ~graph.ancestors(good))]
+    grid = (np.arange(4000) + 0.5) / 4000
+    (ab, bb), (ag, bg) = rates.bad, rates.good
+    pb = grid ** (ab - 1) * (1 - grid) ** (bb - 1)
+    pg = grid ** (ag - 1) * (1 - grid) ** (bg - 1)
+    pb, pg = pb / pb.sum(), pg / pg.sum()
+    like = {}
+    for h in hyps:
+        kb = nb = kg = ng = 0
+        for sha, (k, n) in obs.items():
+            if graph.ancestors(sha) & graph.bit(h):
+                kb, nb = kb + k, nb + n
+            else:
+                kg, ng = kg + k, ng + n
+        lb = (pb * grid**kb * (1 - grid) ** (nb - kb)).sum()
+        lg = (pg * grid**kg * (1 - grid) ** (ng - kg)).sum()
+        like[h] = lb * lg
+    z = sum(like.values())
+    return {h: v / z for h, v in like.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_posterior_matches_brute_force_integration_on_a_dag(seed: int) -> None:
+    rng = random.Random(seed)
+    g = random_dag(rng, 24)
+    tip, good = g.order[-1], g.order[0]
+    rates = Rates(
+        bad=(2.0, 1.0), good=(1.0, 6.0)
+    )  # smooth densities: the grid integrates them well
+    post = Posterior(g, tip, [good], rates)
+    obs: dict[str, tuple[int, int]] = {}
+    for sha in rng.sample(g.order, 8):
+        n = rng.randint(1, 6)
+        k = rng.randint(0, n)
+        post.observe(sha, k, n)
+        prev = obs.get(sha, (0, 0))
+        obs[sha] = (prev[0] + k, prev[1] + n)
+    want = brute_posterior(g, tip, good, obs, rates)
+    got = dict(zip(post.hyps, post.probs(), strict=True))
+    assert set(got) == set(want)
+    for h in want:
+        assert got[h] == pytest.approx(want[h], rel=0.02, abs=1e-6)
+
+
+def test_fixed_rates_give_the_textbook_update() -> None:
+    g = linear(4)  # c0 good; c1..c3 candidates
+    post = Posterior(g, "c3", ["c0"], Rates(fixed=(0.7, 0.05)))
+    post.observe("c2", 1, 1)  # c2 failed once: bad if h in {c1, c2}
+    p = dict(zip(post.hyps, post.probs(), strict=True))
+    z = 0.7 + 0.7 + 0.05
+    assert p["c1"] == pytest.approx(0.7 / z) and p["c3"] == pytest.approx(0.05 / z)
+
+
+def test_information_is_a_bit_for_a_noise_free_halving_test() -> None:
+    g = linear(5)  # candidates c1..c4, uniform
+    post = Posterior(g, "c4", ["c0"], Rates(fixed=(1.0, 0.0)))
+    info = post.information(["c2", "c4"], (1, 2))
+    assert info[0, 0] == pytest.approx(1.0, abs=1e-6)  # splits 2 | 2
+    assert info[0, 1] == pytest.approx(1.0, abs=1e-6)  # a second run adds nothing
+    assert info[1, 0] == pytest.approx(0.0, abs=1e-9)  # the tip holds every candidate
+
+
+# ---------------------------------------------------------------------------------- search
+def simulate(
+    graph: Graph, culprit: str, seed: int, confidence: float, rule: str = "cost", jobs: int = 1,
+    infra: float = 0.0,
+) -> tuple[BayesSearch, bool]:  # fmt: skip
+    rng = random.Random(seed)
+    s = BayesSearch(graph, graph.order[-1], [graph.order[0]], confidence,
+                    costs=Costs(1800, 72, 60), rule=rule)  # fmt: skip
+    bad = graph.bit(culprit)
+    while batch := s.next_batch(jobs):
+        for a in batch:
+            if rng.random() < infra:
+                s.observe(a, [(RunOutcome.NOISE, "infra")])
+                continue
+            q = 0.7 if graph.ancestors(a.sha) & bad else 0.05
+            s.observe(a, [(RunOutcome.FAIL if rng.random() < q else RunOutcome.PASS, "")])
+    return s, s.answer("first bad commit").first_bad == culprit
+
+
+def test_stated_confidence_is_calibrated_on_seeded_trials() -> None:
+    """Over 60 trials at 70%/5% fail rates, the share found right is at least about the stated
+    confidence (a binomial lower bound, not a point: 60 trials cannot pin more)."""
+    g = linear(64)
+    right = 0
+    stated = []
+    for t in range(60):
+        culprit = g.order[random.Random(t).randrange(1, 64)]
+        s, ok = simulate(g, culprit, t, 0.9)
+        right += ok
+        stated.append(s.answer("first bad commit").confidence)
+    assert min(stated) >= 0.9
+    # P(X <= 47 | n=60, p=0.9) < 0.01: fewer right than that means the confidence lies
+    assert right >= 48, right
+
+
+def test_cost_rule_builds_fewer_commits_than_the_entropy_rule() -> None:
+    g = linear(100)
+    builds = {"cost": 0, "entropy": 0}
+    for t in range(12):
+        culprit = g.order[random.Random(t).randrange(1, 100)]
+        for rule in builds:
+            s, _ = simulate(g, culprit, 100 + t, 0.9, rule)
+            builds[rule] += s.builds
+    assert builds["cost"] < 0.8 * builds["entropy"], builds
+
+
+def test_infrastructure_noise_is_set_aside_not_believed() -> None:
+    g = linear(40)
+    s, ok = simulate(g, "c17", 5, 0.95, infra=0.3)
+    r = s.answer("first bad commit")
+    assert ok and r.noisy_runs > 0 and r.runs > 0
+
+
+def test_a_buggy_endpoint_that_never_fails_stops_the_search() -> None:
+    g = linear(10)
+    s = BayesSearch(g, "c9", ["c0"], 0.95)
+    while a := s.next_for(0, {}):
+        s.observe(a, [(RunOutcome.PASS, "passed")])
+    assert s.error and "no failure" in s.error and s.answer("first bad commit").first_bad is None
+
+
+def test_jobs_never_run_one_commit_twice_at_once() -> None:
+    g = linear(80)
+    _, ok = simulate(g, "c50", 3, 0.95, jobs=4)
+    assert ok
+    s2 = BayesSearch(g, "c79", ["c0"], 0.95)
+    batch = s2.next_batch(4)
+    assert [a.kind.value for a in batch] == ["endpoint", "endpoint", "step", "step"]
+    assert len({a.sha for a in batch}) == 4 and sorted(a.job for a in batch) == [0, 1, 2, 3]
+    # an idle job is not handed what another is running
+    busy = {1: batch[2].sha, 2: batch[3].sha, 3: batch[0].sha}
+    nxt = s2.next_for(0, busy)
+    assert nxt is not None and nxt.sha not in busy.values()
+
+
+# ---------------------------------------------------------------------------------- git's
+def test_git_search_splits_k_ways_and_retries_noise() -> None:
+    g = linear(65)
+    gs = GitSearch(g, "c64", ["c0"], confirm=False)
+    picks = gs.next_batch(3)
+    shares = sorted(int(a.sha[1:]) for a in picks)
+    assert shares == [16, 32, 48] or all(
+        abs(x - y) <= 1 for x, y in zip(shares, [16, 32, 48], strict=True)
+    )
+    a = Action(0, "c32", ActionKind.STEP)
+    assert gs.observe(a, [(RunOutcome.NOISE, "infra")]) is Mark.SKIP
+    assert "c32" not in gs.search.marks  # retried, not skipped yet
+    gs.observe(a, [(RunOutcome.NOISE, "infra")])
+    gs.observe(a, [(RunOutcome.NOISE, "infra")])
+    assert gs.search.marks["c32"] is Mark.SKIP  # after the retries
+
+
+def test_git_search_with_k_jobs_finds_the_culprit_in_fewer_rounds() -> None:
+    g = linear(257)
+    for k, most in ((1, 8), (3, 5)):
+        gs = GitSearch(g, "c256", ["c0"], confirm=False)
+        rounds = 0
+        while batch := gs.next_batch(k):
+            rounds += 1
+            for a in batch:
+                bad = int(a.sha[1:]) >= 100
+                gs.observe(a, [(RunOutcome.FAIL if bad else RunOutcome.PASS, "")])
+        assert gs.answer("first bad commit").first_bad == "c100"
+        assert rounds <= most, (k, rounds)
+        assert rounds >= math.ceil(math.log(256, k + 1)) - 1
+
+
+def test_replaying_observations_rebuilds_the_same_posterior() -> None:
+    g = linear(30)
+    s, _ = simulate(g, "c11", 9, 0.9)
+    again = BayesSearch(g, "c29", ["c0"], 0.9, costs=Costs(1800, 72, 60))
+    for sha, t in s.tallies.items():
+        outs = [(RunOutcome.FAIL, "")] * t.fails + [(RunOutcome.PASS, "")] * t.passes
+        for o in outs:
+            again.observe(Action(0, sha, ActionKind.STEP), [o])
+    assert np.allclose(again.post.probs(), s.post.probs())
+    assert list(itertools.islice(again.post.hyps, 3)) == list(itertools.islice(s.post.hyps, 3))
+
+
+def test_commits_with_the_same_inputs_share_a_verdict() -> None:
+    g = linear(9)
+    gs = GitSearch(g, "c8", ["c0"], confirm=False)
+    gs.observe(Action(0, "c4", ActionKind.STEP), [(RunOutcome.FAIL, "")])
+    assert (
+        gs.equate(Action(0, "c2", ActionKind.STEP), "c4") is Mark.BAD
+    )  # c2..c4 change nothing tested
+    assert gs.search.marks["c2"] is Mark.BAD
+    post = Posterior(g, "c8", ["c0"])
+    post.equate("c2", "c4")  # then neither c3 nor c4 can be the culprit
+    p = dict(zip(post.hyps, post.probs(), strict=True))
+    assert p["c3"] == p["c4"] == 0 and p["c2"] == pytest.approx(1 / 6)
+
+
+def test_a_commit_equated_to_another_is_not_picked_again() -> None:
+    """Its runs would only ever be "the same as" the other's: picking it again would loop."""
+    g = linear(30)
+    s = BayesSearch(g, "c29", ["c0"], 0.95)
+    for a in s.next_batch(2):
+        s.observe(a, [(RunOutcome.FAIL if a.sha == "c29" else RunOutcome.PASS, "")])
+    s.observe(Action(0, "c15", ActionKind.STEP), [(RunOutcome.PASS, "")])
+    s.equate(Action(0, "c16", ActionKind.STEP), "c15")
+    for _ in range(40):
+        a = s.next_for(0, {})
+        if a is None:
+            break
+        assert a.sha != "c16"
+        bad = int(a.sha[1:]) >= 20
+        s.observe(a, [(RunOutcome.FAIL if bad else RunOutcome.PASS, "")])
+    assert s.actions <= 2 * s.max_runs

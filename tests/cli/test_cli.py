@@ -1,0 +1,222 @@
+"""The installed ``lnrepro`` command: help, errors, exit codes — run for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lnrepro.cli import cli, main
+from lnrepro.errors import ExitCode
+from tests.conftest import ROOT
+
+LNREPRO = [sys.executable, "-m", "lnrepro"]
+
+
+def run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LNREPRO, *args], capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload,no-any-return]
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys; from lnrepro.cli import main\n"
+        "for args in (['--help'], ['parse', '--help'], ['run', '--help'], ['env-check', '--help'], ['bisect', '--help']):\n"
+        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "heavy = [m for m in ('numpy', 'docker', 'git', 'rich', 'ml_dtypes') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "HEAVY []" in out
+
+
+def test_every_command_has_help_and_is_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for name, cmd in cli.commands.items():
+        assert cmd.help and len(cmd.help) > 20, name
+        assert f"lnrepro {name}" in readme, f"README has no usage for {name}"
+
+
+def test_exit_code_table_in_readme_matches_the_enum() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = {int(m) for m in re.findall(r"^\|\s*(\d+)\s*\|", section, re.M)}
+    assert rows == {int(c) for c in ExitCode}  # every code documented, nothing else claimed
+    # and the codes the command really returns for signals are the table's
+    assert (ExitCode.HANGUP, ExitCode.INTERRUPTED, ExitCode.TERMINATED) == (129, 130, 143)
+
+
+def test_version() -> None:
+    p = run("--version")
+    assert p.returncode == 0 and re.search(r"\d+\.\d+\.\d+", p.stdout)
+
+
+def test_bisect_without_endpoints_is_a_usage_error(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    p = run("bisect", "--repo", str(tmp_path), "--command", "true")
+    assert p.returncode == 2
+    assert "needs --good and --bad" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (None, "no such file"),
+        (b"", "is empty"),
+        (b"hello\nworld\n" * 100, "no googletest output"),
+        (bytes(range(256)) * 50, "binary file"),
+    ],
+)
+def test_parse_bad_inputs_are_one_line_errors(
+    tmp_path: Path, content: bytes | None, needle: str
+) -> None:
+    log = tmp_path / "x.log"
+    if content is not None:
+        log.write_bytes(content)
+    p = run("parse", str(log))
+    assert p.returncode == ExitCode.INPUT
+    assert needle in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert "fix:" in p.stderr
+
+
+def test_parse_directory_and_bad_report(tmp_path: Path) -> None:
+    p = run("parse", str(tmp_path))
+    assert p.returncode == ExitCode.INPUT and "directory" in p.stderr
+    log = tmp_path / "ok.log"
+    log.write_text("[ RUN      ] A.B\n[       OK ] A.B (1 ms)\n")
+    bad = tmp_path / "r.json"
+    bad.write_text("{not json")
+    p = run("parse", str(log), "--report", str(bad))
+    assert p.returncode == ExitCode.INPUT and "not valid JSON" in p.stderr
+
+
+def test_parse_bad_metric_pattern_is_usage_error(tmp_path: Path) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text("[ RUN      ] A.B\n[       OK ] A.B (1 ms)\n")
+    p = run("parse", str(log), "--metric-pattern", "(unclosed")
+    assert p.returncode == ExitCode.USAGE and "not a regular expression" in p.stderr
+
+
+def test_parse_json_schema_and_exit_codes(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[ RUN      ] S.Good\n[       OK ] S.Good (3 ms)\n"
+        "[ RUN      ] S.Bad\ndx FAILED: max_diff=1000, mean_diff=1004.21\n"
+        "x.cpp:183: Failure\nValue of: xt::allclose(metal_dx_flat, dx_ref, 1.0e-3F, 5e-1F)\n"
+        "  Actual: false\nExpected: true\n[  FAILED  ] S.Bad (4 ms)\n[ RUN      ] S.Crash\n"
+    )
+    p = run("parse", str(log), "--json", "--exit-code", "139")
+    assert p.returncode == ExitCode.FAILED
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == "lnrepro.gtest-run/1"
+    tests = {t["name"]: t for t in doc["tests"]}
+    assert tests["S.Good"]["status"] == "PASSED" and tests["S.Good"]["duration_ms"] == 3
+    assert tests["S.Bad"]["metrics"]["dx"] == {
+        "max_diff": 1000,
+        "mean_diff": 1004.21,
+        "rtol": 0.001,
+        "atol": 0.5,
+    }
+    assert tests["S.Bad"]["failures"][0] == {
+        "file": "x.cpp",
+        "line": 183,
+        "message": "Value of: xt::allclose(metal_dx_flat, dx_ref, 1.0e-3F, 5e-1F)\n  Actual: false\nExpected: true",
+    }
+    assert (
+        tests["S.Crash"]["status"] == "CRASHED" and tests["S.Crash"]["crash"]["signal"] == "SIGSEGV"
+    )
+    assert doc["totals"]["CRASHED"] == 1
+    ok = tmp_path / "ok.log"
+    ok.write_text("[ RUN      ] S.Good\n[       OK ] S.Good (3 ms)\n")
+    assert run("parse", str(ok)).returncode == 0
+    md = run("parse", str(log), "--markdown", "--exit-code", "139")
+    assert "| 1 | <code>S.Bad</code> | **FAILED** |" in md.stdout
+
+
+def test_table_output_renders(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[ RUN      ] S.Bad\ndx FAILED: max_diff=1000, mean_diff=1\n[  FAILED  ] S.Bad (4 ms)\n"
+    )
+    r = CliRunner().invoke(cli, ["parse", str(log)], standalone_mode=False)
+    assert r.return_value == ExitCode.FAILED
+    assert "S.Bad" in r.output and "FAILED" in r.output and "max_diff=1000" in r.output
+
+
+def test_internal_errors_become_exit_3_with_a_crash_log(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import lnrepro.gtest.files as files
+
+    def boom(*a: object, **k: object) -> None:
+        raise RuntimeError("synthetic bug")
+
+    monkeypatch.setattr(files, "parse_log_file", boom)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    log = tmp_path / "x.log"
+    log.write_text("x")
+    assert main(["parse", str(log)]) == ExitCode.INTERNAL
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: synthetic bug" in err
+    crash = list(tmp_path.glob("lnrepro-crash-*.log"))
+    assert crash and "synthetic bug" in crash[0].read_text()
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_signals_exit_128_plus_n_without_traceback(sig: str, code: int) -> None:
+    import signal
+    import time
+
+    # `parse -` on a pipe nobody writes to: blocked in a read when the signal comes
+    from tests.conftest import default_signals
+
+    proc = subprocess.Popen(
+        [*LNREPRO, "parse", "-"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_signals,
+    )
+    time.sleep(1.5)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    assert ("interrupted" in err or "terminated" in err) and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_help_summaries_are_whole() -> None:
+    p = run("--help")
+    assert p.returncode == 0
+    commands = p.stdout.split("Commands:", 1)[1]
+    assert "..." not in commands  # click truncates a long docstring summary with "..."
+    for name, cmd in cli.commands.items():
+        assert cmd.short_help and cmd.short_help.split()[0] in commands, name
+
+
+def test_default_human_output_of_run_and_env_check(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    p = run("run", "--filter", "*2048Features:*OneTilePerRow", "--seed", "1", "--record-dir",
+            str(tmp_path), cwd=tmp_path, env=env)  # fmt: skip
+    assert p.returncode == 1, p.stderr
+    out = p.stdout
+    assert "BugRepro_Deterministic_2048Features" in out and "FAIL" in out and "PASS" in out
+    assert "dx: max_diff=1000" in out and "0/1 = 0%" in out
+    assert (
+        "rerun:  lnrepro run --backend emulator --kernel-era 2025-12 --arch wormhole_b0 --data random --seed 1"
+        in out
+    )
+    p = run("env-check", "--sysroot", str(tmp_path), cwd=tmp_path, env=env)
+    assert p.returncode == 1 and "lnrepro env-check (sysroot)" in p.stdout
+    assert "verdict: not ready" in p.stdout and "device" in p.stdout
