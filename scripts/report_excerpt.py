@@ -1,11 +1,11 @@
-"""Write the README's report excerpt from a real report, never by hand.
+"""Write the command reference's report excerpt from a real report, never by hand.
 
 Runs ``lnrepro run -n 3`` on the emulator (the test's own data) (the kernel as shipped) in a scratch
 directory, renders ``lnrepro report last``, and puts its Observed and Frequency sections between
-the README's ``<!-- report-excerpt:begin -->`` and ``<!-- report-excerpt:end -->`` markers.
+the command reference's ``<!-- report-excerpt:begin -->`` and ``<!-- report-excerpt:end -->`` markers.
 
-    python scripts/report_excerpt.py           # rewrite README.md
-    python scripts/report_excerpt.py --check   # exit 1 when README.md is not what it would write
+    python scripts/report_excerpt.py           # rewrite docs/commands.md
+    python scripts/report_excerpt.py --check   # exit 1 when docs/commands.md is not what it would write
 """
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ def main() -> int:
     )
     ap.add_argument("--check", action="store_true")
     ns = ap.parse_args()
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "commands.md"
     text = readme.read_text()
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
     if not pattern.search(text):
-        sys.exit(f"README.md has no {BEGIN} ... {END} markers")
+        sys.exit(f"docs/commands.md has no {BEGIN} ... {END} markers")
     new = pattern.sub(lambda _m: excerpt(), text)
     if ns.check:
         if new != text:
             print(
-                "README.md's report excerpt is stale: run python scripts/report_excerpt.py",
+                "docs/commands.md's report excerpt is stale: run python scripts/report_excerpt.py",
                 file=sys.stderr,
             )
             return 1

@@ -16,6 +16,8 @@ command -v cmake >/dev/null || need+=(cmake)      # the tt-metal look-alike buil
 command -v ninja >/dev/null || need+=(ninja-build) # Ninja
 command -v ccache >/dev/null || need+=(ccache)     # and, when asked, ccache
 command -v debootstrap >/dev/null || need+=(debootstrap)  # the container tests' toolchain image
+command -v node >/dev/null || need+=(nodejs)       # GitHub's issue-form parser and JSON.parse,
+command -v npm >/dev/null || need+=(npm)           # from the npm registry
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "test.sh: installing ${need[*]}"
@@ -35,7 +37,26 @@ if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1 && [ "$(id -u)
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
+
+# A user who is not root, in the docker group: lnrepro's containers run as the invoking user,
+# and tt-metal's dev image's entrypoint needs root for sshd, which root cannot show. The tests run
+# lnrepro as this user (LNREPRO_TEST_USER); it must be able to run the venv's interpreter.
+if [ "$(id -u)" = 0 ]; then
+  id lnrepro-test >/dev/null 2>&1 || useradd --create-home --shell /bin/sh lnrepro-test
+  getent group docker >/dev/null && usermod -aG docker lnrepro-test
+  real=$(readlink -f .venv/bin/python)
+  d=$(dirname "$real")
+  while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
+  chmod -R o+rX "$(dirname "$(dirname "$real")")" "$PWD" 2>/dev/null || true
+  export LNREPRO_TEST_USER=lnrepro-test
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+
+# GitHub's parser of issue forms, once per machine (tests/consumers/test_issue_form.py)
+if command -v npm >/dev/null && [ ! -d .cache/npm/node_modules/@github/issue-parser ]; then
+  npm install --silent --no-audit --no-fund --prefix .cache/npm @github/issue-parser@2.0.0 >/dev/null 2>&1 \
+    || echo "test.sh: npm could not install @github/issue-parser; its tests will say so" >&2
+fi
 
 echo "test.sh: ruff"
 .venv/bin/ruff check lnrepro tests scripts

@@ -1,8 +1,8 @@
-"""Write the README's tolerance table and plot from a real `lnrepro tolerance` study, not by hand.
+"""Write the command reference's tolerance table and plot from a real `lnrepro tolerance` study, not by hand.
 
 Runs the seeds' tests (the BugRepro and NIGHTLY tests) with 1,000 data draws each (the tests
 with the same shape share their draws) and the NIGHTLY shape study with its plot, then puts the
-table between README.md's ``<!-- tolerance:begin -->`` and ``<!-- tolerance:end -->`` markers and
+table between docs/commands.md's ``<!-- tolerance:begin -->`` and ``<!-- tolerance:end -->`` markers and
 the plot at docs/tolerance-nightly.svg.
 
     python scripts/tolerance_table.py [--trials 1000] [--check-only]
@@ -71,8 +71,8 @@ def main() -> int:
     best = study.best
     lines += ["", "Which data separates each defect from the correct kernel best (NIGHTLY shape, dx): "
               + "; ".join(f"{m}: {k} ({r:.3g}x the band)" for m, (k, r) in best.items()) + ".", "",
-              "![dx errors on the NIGHTLY shape](docs/tolerance-nightly.svg)"]  # fmt: skip
-    readme = ROOT / "README.md"
+              "![dx errors on the NIGHTLY shape](tolerance-nightly.svg)"]  # fmt: skip
+    readme = ROOT / "docs" / "commands.md"
     text = readme.read_text()
     block = BEGIN + "\n" + "\n".join(lines) + "\n" + END
     readme.write_text(

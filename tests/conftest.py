@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,45 @@ def need(ok: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI must provide this: {reason}")
     pytest.skip(reason)
+
+
+# Every JSON document lnrepro writes or prints during the session is kept (LNREPRO_JSON_CAPTURE,
+# inherited by subprocesses) and validated against docs/schemas when the session ends.
+_CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{os.getpid()}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    shutil.rmtree(_CAPTURE, ignore_errors=True)
+    os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from tests.consumers.schemas import errors
+
+    files = sorted(_CAPTURE.glob("*.json")) if _CAPTURE.is_dir() else []
+    bad = [(f, e) for f in files for e in errors(f.read_text(encoding="utf-8"))[:3]]
+    if files and shutil.which("node"):  # and Node's JSON.parse, the strictest reader there is
+        js = "const fs=require('fs');for(const f of process.argv.slice(1)){try{JSON.parse(fs.readFileSync(f,'utf8'))}catch(e){console.log(f+': '+e.message)}}"
+        for i in range(0, len(files), 200):
+            out = subprocess.run(
+                ["node", "-e", js, *map(str, files[i : i + 200])], capture_output=True, text=True
+            ).stdout
+            bad += [
+                (Path(line.split(": ", 1)[0]), "JSON.parse: " + line.split(": ", 1)[1])
+                for line in out.splitlines()
+                if ": " in line
+            ]
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and files:
+        tr.write_line(
+            f"json schemas: {len(files)} document(s) checked, {len({f for f, _ in bad})} invalid"
+        )
+    for f, e in bad[:20]:
+        if tr is not None:
+            tr.write_line(f"  {f.name}: {e}")
+    if bad and session.exitstatus == 0:
+        session.exitstatus = 1
+    shutil.rmtree(_CAPTURE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -209,6 +249,23 @@ def fake_card_host() -> Iterator[None]:
         for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir):
             with contextlib.suppress(OSError):
                 undo()
+
+
+@pytest.fixture(scope="session")
+def test_user() -> str:
+    """A user who is not root (scripts/test.sh makes one, in the docker group) and can run the
+    venv's lnrepro: what a real user is, where root would hide permission problems."""
+    import pwd
+
+    name = os.environ.get("LNREPRO_TEST_USER", "lnrepro-test")
+    need(os.geteuid() == 0, "needs root to run lnrepro as another user")
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        need(False, f"no user {name} (scripts/test.sh creates it)")
+    ok = subprocess.run(["runuser", "-u", name, "--", sys.executable, "-c", "import lnrepro"], capture_output=True)
+    need(ok.returncode == 0, f"{name} cannot run {sys.executable} (scripts/test.sh makes it reachable)")
+    return name
 
 
 def default_signals() -> None:

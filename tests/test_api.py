@@ -10,7 +10,13 @@ from lnrepro.errors import UsageError
 from lnrepro.model.events import Events
 from lnrepro.model.gtest import TestResult
 from lnrepro.model.record import RunRecord, Verdict
-from lnrepro.model.requests import BisectRequest, CommandOracleSpec, EmulatorSpec, RunRequest, TestSpec
+from lnrepro.model.requests import (
+    BisectRequest,
+    CommandOracleSpec,
+    EmulatorSpec,
+    RunRequest,
+    TestSpec,
+)
 
 
 class Seen(Events):
@@ -32,7 +38,11 @@ def test_run_then_read_the_record_back(tmp_path: Path) -> None:
     from lnrepro.doors.store import load_path
 
     again = load_path(rec.record_dir / "record.json")
-    assert isinstance(again, RunRecord) and again.request == rec.request and again.verdict is Verdict.FAIL
+    assert (
+        isinstance(again, RunRecord)
+        and again.request == rec.request
+        and again.verdict is Verdict.FAIL
+    )
     assert rec.rerun[:2] == ["lnrepro", "run"]
 
 
@@ -56,6 +66,12 @@ def test_bisect_from_python(tmp_path: Path) -> None:
         (repo / "n").write_text(f"{i}\n")
         sh("add", "v", "n")
         sh("commit", "-q", "-m", f"c{i}")
-    rec = api.bisect(BisectRequest(repo, ("main~7",), "main", CommandOracleSpec(("grep", "-q", "good", "v"))))
-    assert rec.result is not None and rec.result.commit is not None and rec.result.commit.subject == "c5"
+    rec = api.bisect(
+        BisectRequest(repo, ("main~7",), "main", CommandOracleSpec(("grep", "-q", "good", "v")))
+    )
+    assert (
+        rec.result is not None
+        and rec.result.commit is not None
+        and rec.result.commit.subject == "c5"
+    )
     assert api.bisect_log(repo).result == rec.result

@@ -59,6 +59,16 @@ def cli() -> None:
     """
 
 
+def echo_json(doc: object) -> None:
+    """A document on stdout as strict JSON (and, for the test suite, captured: see fsio)."""
+    from lnrepro.doors.fsio import capture_json
+    from lnrepro.model.jsonio import dumps
+
+    text = dumps(doc)
+    click.echo(text)
+    capture_json(text)
+
+
 def write_output(path: Path, text: str) -> None:
     """``-o FILE``: written atomically, through the one write door."""
     from lnrepro.doors.fsio import atomic_write_text, write_error

@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli
+from lnrepro.cli import cli, echo_json
 from lnrepro.cli.options import (
     BACKEND_NAMES,
+    PATHS,
     Command,
     backend_spec,
     bisect_backend_options,
@@ -96,7 +97,7 @@ def _oracle(
 @option("--bad", metavar="REV", group=SEARCH, help="A commit where the tests fail.")
 @option(
     "--repo",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=PATHS,
     default=Path(),
     show_default=True,
     group=SEARCH,
@@ -146,7 +147,7 @@ def _oracle(
     "--patch",
     "patches",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=PATHS,
     group=SEARCH,
     help="Apply onto every tested commit. Repeatable.",
 )
@@ -211,7 +212,7 @@ def _oracle(
 )
 @option(
     "--record-dir",
-    type=click.Path(path_type=Path),
+    type=PATHS,
     group="Records",
     help="Where the bisect and its runs keep their records. [default: inside the repository's .git]",
 )
@@ -279,14 +280,10 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
                 )
         except EndpointsDoNotSeparate as exc:
             if as_json and isinstance(exc.record, BisectRecord):  # the document says so too
-                from lnrepro.model.jsonio import dumps
-
-                click.echo(dumps(exc.record.to_json()))
+                echo_json(exc.record.to_json())
             raise
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps(rec.to_json()))
+        echo_json(rec.to_json())
     else:
         from lnrepro.present.console import make_console, render_bisect
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import click
-
-from lnrepro.cli import cli
-from lnrepro.cli.options import Command, exclusive, json_flag, option, tt_metal_home
+from lnrepro.cli import cli, echo_json
+from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode, UsageError
 
 _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
@@ -20,7 +18,7 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 )
 @option(
     "--sysroot",
-    type=click.Path(path_type=Path),
+    type=PATHS,
     metavar="DIR",
     help="Judge DIR as if it were / (its proc/, sys/, dev/).",
 )
@@ -45,7 +43,7 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 @option(
     "--tt-metal",
     "tt_metal",
-    type=click.Path(path_type=Path),
+    type=PATHS,
     help="The tt-metal checkout. [default: $TT_METAL_HOME]",
 )
 @option("--min-driver", help="Oldest acceptable tt-kmd version. [default: 1.33]")
@@ -84,9 +82,7 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
     else:
         report = envcheck.check_host(home, min_driver)
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps(report.to_json()))
+        echo_json(report.to_json())
     else:
         from lnrepro.present.console import make_console, render_env
 

@@ -32,6 +32,9 @@ from lnrepro.model.requests import (
 )
 
 F = Callable[..., Any]
+# Paths are the request's to check (validate.py): click's own checks would make an unreadable
+# record directory a usage error, and it is the environment's (exit 5).
+PATHS = click.Path(path_type=Path, readable=False)
 
 
 class Option(click.Option):
@@ -167,14 +170,14 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
     ),
     option(
         "--binary",
-        type=click.Path(path_type=Path),
+        type=PATHS,
         group="Local binary",
         help="The gtest binary, e.g. build/tt-train/tests/ttml_tests.",
     ),
     option(
         "--tt-metal",
         "tt_metal",
-        type=click.Path(path_type=Path),
+        type=PATHS,
         metavar="DIR",
         group="tt-metal",
         help="A tt-metal checkout to build and test (selects --backend tt-metal). "
@@ -379,7 +382,7 @@ def pop_tests(kwargs: dict[str, Any]) -> dict[str, Any]:
 def record_dir_option(
     help_text: str, *, default: Path | None = DEFAULT_RECORD_DIR
 ) -> Callable[[F], F]:
-    return option("--record-dir", type=click.Path(path_type=Path), default=default, group="Records",
+    return option("--record-dir", type=PATHS, default=default, group="Records",
                   show_default=default is not None, help=help_text)  # fmt: skip
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli
-from lnrepro.cli.options import Command, exclusive, json_flag, option
+from lnrepro.cli import cli, echo_json
+from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option
 from lnrepro.errors import ExitCode, UsageError
 
 
@@ -27,7 +27,7 @@ def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
 @click.argument("log", metavar="LOG|-")
 @option(
     "--report",
-    type=click.Path(path_type=Path),
+    type=PATHS,
     help="The --gtest_output JSON or XML report of the same run.",
 )
 @option(
@@ -68,9 +68,7 @@ def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns:
     else:
         run = parse_log_file(Path(log), report=report, exit_code=exit_code, rules=rules)
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps(run.to_json()))
+        echo_json(run.to_json())
     elif markdown:
         from lnrepro.present.markdown import gtest_run_markdown
 

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, write_output
-from lnrepro.cli.options import Command, exclusive, given, json_flag, option, record_dir_option
+from lnrepro.cli import cli, echo_json, write_output
+from lnrepro.cli.options import (
+    PATHS,
+    Command,
+    exclusive,
+    given,
+    json_flag,
+    option,
+    record_dir_option,
+)
 from lnrepro.errors import ExitCode, UsageError
 from lnrepro.model.requests import DEFAULT_RECORD_DIR
 
@@ -40,9 +48,7 @@ def runs(record_dir: Path, as_json: bool) -> int:
 
     entries = scan(bases(record_dir))
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps({"schema": RUNS_SCHEMA, "records": [e.to_json() for e in entries]}))
+        echo_json({"schema": RUNS_SCHEMA, "records": [e.to_json() for e in entries]})
         return ExitCode.OK
     from lnrepro.present.console import make_console, render_records
 
@@ -67,9 +73,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
 
     rec = load(bases(record_dir), ref)
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps(rec.to_json()))
+        echo_json(rec.to_json())
         return ExitCode.OK
     from lnrepro.present.console import make_console, render_bisect, render_run
 
@@ -101,9 +105,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     ra = load_run(where, a, "compare takes two runs")
     rb = load_run(where, b, "compare takes two runs")
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(dumps(compare_json(ra, rb)))
+        echo_json(compare_json(ra, rb))
     elif markdown:
         from lnrepro.present.markdown import compare_markdown
 
@@ -132,7 +134,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
 @option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=PATHS,
     group="Output",
     help="Write here (atomically) instead of standard output.",
 )

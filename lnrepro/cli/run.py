@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli
+from lnrepro.cli import cli, echo_json
 from lnrepro.cli.options import (
     Command,
     backend_options,
@@ -107,7 +107,6 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
     """
     from lnrepro import api
-    from lnrepro.model.jsonio import dumps
 
     exclusive(json=as_json, markdown=markdown)
     exclusive(list=list_tests, dry_run=dry_run)
@@ -117,7 +116,7 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
         for w in plan.warnings:
             click.echo(f"lnrepro: warning: {w}", err=True)
         if as_json:
-            click.echo(dumps(plan.to_json()))
+            echo_json(plan.to_json())
         else:
             lines = [f"# backend: {plan.backend.get('backend')}", "# build:"]
             lines += [f"  {c}" for c in plan.build] or ["  (nothing to build)"]
@@ -137,7 +136,7 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     ):
         click.echo(f"lnrepro: warning: {w}", err=True)
     if as_json:
-        click.echo(dumps(rec.to_json()))
+        echo_json(rec.to_json())
     elif markdown:
         from lnrepro.doors import store
         from lnrepro.present.markdown import run_markdown

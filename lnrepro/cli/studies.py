@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli
-from lnrepro.cli.options import Command, json_flag, option, record_dir_option
+from lnrepro.cli import cli, echo_json
+from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import bases
 from lnrepro.errors import ExitCode, InputError, UsageError
 
@@ -69,17 +69,13 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         fits, meta = ex.explain(observed, eras=ex.ERAS, arches=ex.ARCHES,
                                 on_model=lambda n: status.update(f"explain: model {n}/{total}"))  # fmt: skip
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(
-            dumps(
-                {
-                    "schema": EXPLAIN_SCHEMA,
-                    "source": source,
-                    **meta,
-                    "models": [f.to_json() for f in fits],
-                }
-            )
+        echo_json(
+            {
+                "schema": EXPLAIN_SCHEMA,
+                "source": source,
+                **meta,
+                "models": [f.to_json() for f in fits],
+            }
         )
     else:
         render_explain(source, fits[:top], meta, make_console())
@@ -150,7 +146,7 @@ def _shape(text: str) -> tuple[int, int]:
 )
 @option(
     "--plot",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=PATHS,
     group="Output",
     help="With --shape: write a plot of the error distributions against the tolerances (.svg or .png; needs matplotlib).",
 )
@@ -215,9 +211,7 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
                            "atol needed to pass (dx, rtol 0)", plot)  # fmt: skip
             click.echo(f"lnrepro: wrote {plot}", err=True)
         if as_json:
-            from lnrepro.model.jsonio import dumps
-
-            click.echo(dumps({"shape": shape, **study.to_json()}))
+            echo_json({"shape": shape, **study.to_json()})
         else:
             render_tolerance_bands(shape, study, make_console())
         return ExitCode.OK
@@ -228,17 +222,13 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
         rows_out = tl.seeds_table(names, trials=trials, alpha=alpha, era=era,
                                   progress=lambda nm, d, n: status.update(f"tolerance: {nm.split('.')[-1]} draw {d}/{n}"))  # fmt: skip
     if as_json:
-        from lnrepro.model.jsonio import dumps
-
-        click.echo(
-            dumps(
-                {
-                    "schema": tl.SCHEMA,
-                    "trials": trials,
-                    "alpha": alpha,
-                    "tests": [r.to_json() for r in rows_out],
-                }
-            )
+        echo_json(
+            {
+                "schema": tl.SCHEMA,
+                "trials": trials,
+                "alpha": alpha,
+                "tests": [r.to_json() for r in rows_out],
+            }
         )
     else:
         render_tolerance_tests(rows_out, alpha, make_console())

@@ -7,6 +7,7 @@ renamed into place.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -82,7 +83,27 @@ def write_json(path: Path, doc: object) -> None:
     failed write is the one-line error it is."""
     from lnrepro.model.jsonio import dumps
 
+    text = dumps(doc)
     try:
-        atomic_write_text(path, dumps(doc) + "\n")
+        atomic_write_text(path, text + "\n")
     except OSError as exc:
         raise write_error(path, exc) from None
+    capture_json(text)
+
+
+_captured = 0
+
+
+def capture_json(text: str) -> None:
+    """``LNREPRO_JSON_CAPTURE=DIR``: also keep a copy of every JSON document lnrepro writes or
+    prints in DIR (the test suite checks them all against docs/schemas). Never fails a command."""
+    global _captured
+    where = os.environ.get("LNREPRO_JSON_CAPTURE")
+    if not where:
+        return
+    _captured += 1
+    with contextlib.suppress(OSError):
+        Path(where).mkdir(parents=True, exist_ok=True)
+        (Path(where) / f"{os.getpid()}-{_captured}-{time.monotonic_ns()}.json").write_text(
+            text, encoding="utf-8"
+        )

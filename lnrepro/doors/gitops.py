@@ -8,6 +8,7 @@ repository structure. ``GIT_TERMINAL_PROMPT=0`` so a credential prompt can never
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,7 @@ def _clear_stale_index_lock(worktree: Path) -> None:
     """
     dotgit = worktree / ".git"
     try:
-        text = dotgit.read_text() if dotgit.is_file() else ""
+        text = os.fsdecode(dotgit.read_bytes()) if dotgit.is_file() else ""
     except OSError:
         return
     if text.startswith("gitdir:"):

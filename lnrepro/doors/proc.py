@@ -277,7 +277,11 @@ def capture(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[int, str]:
-    """Run a short command; return (exit code, stdout+stderr as text)."""
+    """Run a short command; return (exit code, stdout+stderr as text).
+
+    Bytes that are not UTF-8 are kept as surrogate escapes (``os.fsdecode``'s way), so a path
+    git prints comes back as the same path, never as a look-alike with U+FFFD in it.
+    """
     chunks: list[bytes] = []
     res = stream(argv, chunks.append, timeout=timeout, cwd=cwd, env=env)
-    return res.exit_code, b"".join(chunks).decode("utf-8", "replace")
+    return res.exit_code, b"".join(chunks).decode("utf-8", "surrogateescape")

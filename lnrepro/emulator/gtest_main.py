@@ -103,14 +103,81 @@ class Options:
     data: Data = Data.COPY
     seed: int | None = None
     dump: str | None = None  # JSON lines of what the model computed, for round-trip tests
+    shard: tuple[int, int] | None = None  # (index, total) from GTEST_SHARD_INDEX/_TOTAL_SHARDS
+    shard_status_file: str | None = None
+    also_run_disabled: bool = False
 
 
 def _bool(value: str) -> bool:
     return value.lower() not in ("0", "f", "false", "no", "n")
 
 
-def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
+class ExitNow(Exception):
+    """googletest prints a message and exits 1 (bad sharding variables, an unwritable status file)."""
+
+
+def _env_bool(value: str) -> bool:
+    return value != "0"  # googletest: any value but exactly "0" is true
+
+
+def _env_int(env: dict[str, str], name: str, default: int, out: TextIO) -> int:
+    try:
+        return int(env[name])
+    except KeyError:
+        return default
+    except ValueError:
+        out.write(f"WARNING: Environment variable {name} is expected to be a 32-bit integer, "
+                  f"but actually has value \"{env[name]}\".\n")  # fmt: skip
+        return default
+
+
+def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
+    """googletest's environment variables: each sets the default its flag then overrides.
+
+    Read from googletest 1.12.1 (``gtest.cc``: ``BoolFromGTestEnv``, ``Int32FromGTestEnv``,
+    ``ShouldShard``), as Debian ships it; checked against its binaries in tests/emulator.
+    """
+    if "GTEST_FILTER" in env:
+        opts.gtest_filter = env["GTEST_FILTER"]
+    if "GTEST_OUTPUT" in env:
+        opts.output = env["GTEST_OUTPUT"]
+    opts.repeat = _env_int(env, "GTEST_REPEAT", opts.repeat, out)
+    opts.random_seed = _env_int(env, "GTEST_RANDOM_SEED", opts.random_seed, out)
+    for name, attr in (("GTEST_SHUFFLE", "shuffle"), ("GTEST_BRIEF", "brief"),
+                       ("GTEST_PRINT_TIME", "print_time"), ("GTEST_ALSO_RUN_DISABLED_TESTS", "also_run_disabled")):  # fmt: skip
+        if name in env:
+            setattr(opts, attr, _env_bool(env[name]))
+    if "GTEST_COLOR" in env:
+        opts.color = env["GTEST_COLOR"].lower()
+    opts.shard_status_file = env.get("GTEST_SHARD_STATUS_FILE")
+    total, index = env.get("GTEST_TOTAL_SHARDS"), env.get("GTEST_SHARD_INDEX")
+    if total is None and index is None:
+        return
+    if total is None or index is None:
+        have, missing = (
+            ("GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS")
+            if total is None
+            else ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")
+        )
+        raise ExitNow(
+            f"Invalid environment variables: you have {have} = {env[have]}, but have left {missing} unset."
+        )
+    try:
+        t, i = int(total), int(index)
+    except ValueError:
+        bad = "GTEST_TOTAL_SHARDS" if not total.lstrip("-").isdigit() else "GTEST_SHARD_INDEX"
+        raise ExitNow(f"WARNING: The value of environment variable {bad} is expected to be a 32-bit "
+                      f"integer, but actually has value \"{env[bad]}\".") from None  # fmt: skip
+    if not 0 <= i < t:
+        raise ExitNow("Invalid environment variables: we require 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS, "
+                      f"but you have GTEST_SHARD_INDEX={i}, GTEST_TOTAL_SHARDS={t}.")  # fmt: skip
+    if t > 1:
+        opts.shard = (i, t)
+
+
+def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = None) -> Options:
     opts = Options()
+    _from_env(opts, env, out or sys.stdout)
     model: dict[str, str] = {
         k[len("LNREPRO_EMU_") :].lower(): v for k, v in env.items() if k.startswith("LNREPRO_EMU_")
     }
@@ -286,8 +353,14 @@ def iso(ts: float) -> str:
 def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
     kind, _, path_text = spec.partition(":")
     path = Path(path_text or f"test_detail.{kind}")
-    if path_text.endswith("/") or path.is_dir():
-        path = path / f"ttml_tests.{kind}"
+    if path_text.endswith("/") or path.is_dir():  # a directory: the program's name, made unique
+        stem = Path(sys.argv[0]).stem
+        stem = "ttml_tests" if stem in ("", "__main__", "-c") else stem
+        path = path / f"{stem}.{kind}"
+        n = 0
+        while path.exists():
+            n += 1
+            path = path.parent / f"{stem}_{n}.{kind}"
     path.parent.mkdir(parents=True, exist_ok=True)
     failed = sum(not r.passed for r in results)
     if kind == "json":
@@ -366,9 +439,32 @@ def write_report(spec: str, results: list[Result], started: float, total_ms: int
         raise FlagError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
 
 
+def shard_of(cases: Sequence[Case], shard: tuple[int, int] | None) -> list[Case]:
+    """googletest's sharding: the tests that pass the filter, numbered 0, 1, 2… in order; test k
+    runs on shard k % total (``UnitTestImpl::FilterTests``), before any shuffling."""
+    if shard is None:
+        return list(cases)
+    index, total = shard
+    return [c for k, c in enumerate(cases) if k % total == index]
+
+
+def _seed(raw: int) -> int:
+    """googletest's seed: 0 means the clock; then (raw - 1) % 99999 + 1 (``GetRandomSeedFromFlag``)."""
+    if raw == 0:
+        raw = int(time.time() * 1000)
+    return (raw - 1) % 99999 + 1
+
+
 def run(opts: Options, out: TextIO) -> int:
+    if opts.shard_status_file:  # "this binary supports sharding", before anything else
+        try:
+            Path(opts.shard_status_file).write_bytes(b"")
+        except OSError:
+            out.write(f"Could not write to the test shard status file \"{opts.shard_status_file}\" "
+                      "specified by the GTEST_SHARD_STATUS_FILE environment variable.\n")  # fmt: skip
+            return 1
     cases = select(CASES, opts.gtest_filter)
-    if opts.list_tests:
+    if opts.list_tests:  # never sharded
         if cases:
             out.write(f"{SUITE}.\n")
             for c in cases:
@@ -382,17 +478,22 @@ def run(opts: Options, out: TextIO) -> int:
     data = DataSource(opts.data, data_seed)
     any_failed = False
     iteration = 0
+    mine = shard_of(cases, opts.shard)
+    shuffle_seed = _seed(opts.random_seed)
     while opts.repeat < 0 or iteration < opts.repeat:
         iteration += 1
         if opts.repeat != 1:
             out.write(f"\nRepeating all tests (iteration {iteration}) . . .\n\n")
-        if opts.gtest_filter != "*":
+        if opts.gtest_filter != "*" and not opts.brief:
             out.write(f"Note: Google Test filter = {opts.gtest_filter}\n")
-        order = list(cases)
+        if opts.shard is not None and not opts.brief:
+            out.write(f"Note: This is test shard {opts.shard[0] + 1} of {opts.shard[1]}.\n")
+        order = list(mine)
         if opts.shuffle:
-            shuffle_seed = opts.random_seed or (int(time.time() * 1000) % 99999 + 1)
-            shuffle_seed = shuffle_seed + iteration - 1
-            out.write(f"Note: Randomizing tests' orders with a seed of {shuffle_seed} .\n")
+            if iteration > 1:
+                shuffle_seed = shuffle_seed % 99999 + 1  # the next seed, wrapping 99999 to 1
+            if not opts.brief:
+                out.write(f"Note: Randomizing tests' orders with a seed of {shuffle_seed} .\n")
             random.Random(shuffle_seed).shuffle(order)
         if opts.data is Data.RANDOM:
             logger(
@@ -455,6 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         opts = parse_args(args, dict(os.environ))
         return run(opts, sys.stdout)
+    except ExitNow as exc:
+        sys.stdout.write(f"{exc}\n")
+        return 1
     except FlagError as exc:
         if str(exc) == "help":
             sys.stdout.write(USAGE)

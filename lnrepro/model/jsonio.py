@@ -19,12 +19,14 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from lnrepro.errors import InputError, MalformedRecord
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 JSON = Any  # a value json.loads returns; typed access goes through Reader
@@ -41,9 +43,13 @@ def encode_number(v: float) -> float | str:
 
 
 def plain(obj: object) -> JSON:
-    """``obj`` with every non-finite float encoded and tuples as lists: ready for ``json.dumps``."""
+    """``obj`` with every non-finite float encoded and tuples as lists: ready for ``json.dumps``.
+    A string holding bytes that were not UTF-8 (a surrogate escape from a path) shows U+FFFD
+    there: JSON text is Unicode."""
     if isinstance(obj, float):
         return encode_number(obj)
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj) if _SURROGATE.search(obj) else obj
     if isinstance(obj, Mapping):
         return {str(k): plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -18,8 +18,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)"
+# a number as C++ streams and printf write it, non-finite values included (inf, -inf, nan, in any case)
+NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:inf(?:inity)?|nan)\b)"
 
+UNNAMED = "(unnamed)"  # the tensor of a metric line that names none
 DEFAULT_KEYS = (
     "max_diff",
     "mean_diff",
@@ -102,7 +104,14 @@ class MetricRules:
         pairs = list(self._pairs.finditer(line))
         if pairs:
             m = self._tensor.search(line, 0, pairs[0].start())
-            tensor = m.group("tensor") if m else ""
+            lead = line[: pairs[0].start()].split()
+            # "dx FAILED: max_diff=…" or "dx: …" name the tensor; "dx max_abs_diff=…" too (one
+            # word before the numbers); a line that names none: UNNAMED, never an empty name
+            tensor = (
+                m.group("tensor")
+                if m
+                else (lead[0] if len(lead) == 1 and lead[0].isidentifier() else UNNAMED)
+            )
             found.extend((tensor, p.group("key"), _num(p.group("value"))) for p in pairs)
         for m in self._allclose.finditer(line):
             tensor = self.tensor_name(m.group("actual")) or self.tensor_name(m.group("expected"))
@@ -111,7 +120,7 @@ class MetricRules:
         for rx in self._extra:
             for m in rx.finditer(line):
                 groups = m.groupdict()
-                tensor = groups.pop("tensor", None) or ""
+                tensor = groups.pop("tensor", None) or UNNAMED
                 for key, value in groups.items():
                     if value is None:
                         continue
@@ -123,7 +132,10 @@ class MetricRules:
 
 
 def _num(text: str) -> float:
-    return float(text.rstrip("fF"))
+    """A printed number as a float: ``1000f`` (a C++ literal's suffix), ``-inf``, ``NaN``."""
+    if text[-1:] in "fF" and (text[-2:-1].isdigit() or text[-2:-1] == "."):
+        text = text[:-1]
+    return float(text)
 
 
 def _unname(pattern: str) -> str:

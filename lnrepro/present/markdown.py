@@ -31,31 +31,54 @@ FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e7
 
 @dataclass(frozen=True)
 class Field:
+    id: str  # the form's id for the field
+    kind: str  # input | textarea | dropdown
     label: str
     required: bool
     options: tuple[str, ...] = ()  # a dropdown's
 
 
 # The bug form's submitted fields, in order (markdown elements are not submitted).
-AREA = Field("Component / Area", True)
-ISSUE_TYPE = Field("Issue Type (optional)", False, ("Deterministic Hang", "Non-Deterministic Hang",
-                   "Bad Outputs", "Runtime Crash", "Out of Memory", "Other"))  # fmt: skip
-OBSERVED = Field("Observed", True)
-EXPECTED = Field("Expected", True)
-STEPS = Field("1. Steps (exact commands)", True)
-INPUT = Field("2. Input data / link or description", True)
-FREQUENCY = Field("3. Frequency", True)
-SOFTWARE = Field("1. Software Versions", True)
-HARDWARE = Field("2. Hardware Details", True)
-REGRESSION = Field("Is this a regression?", False, ("Unknown", "Yes", "No"))
-REGRESSION_DETAILS = Field("Regression Details", False)
-LOGS = Field("Logs & Diagnostics", False)
-PRIORITY = Field("Priority", False, ("P0", "P1", "P2", "P3"))
-IMPACT = Field("Impact", False)
+AREA = Field("area", "input", "Component / Area", True)
+ISSUE_TYPE = Field("issue_type", "dropdown", "Issue Type (optional)", False, ("Deterministic Hang",
+                   "Non-Deterministic Hang", "Bad Outputs", "Runtime Crash", "Out of Memory", "Other"))  # fmt: skip
+OBSERVED = Field("observed", "textarea", "Observed", True)
+EXPECTED = Field("expected", "textarea", "Expected", True)
+STEPS = Field("repro_steps", "textarea", "1. Steps (exact commands)", True)
+INPUT = Field("repro_input", "textarea", "2. Input data / link or description", True)
+FREQUENCY = Field("repro_frequency", "textarea", "3. Frequency", True)
+SOFTWARE = Field("software_versions", "textarea", "1. Software Versions", True)
+HARDWARE = Field("hardware_details", "textarea", "2. Hardware Details", True)
+REGRESSION = Field(
+    "regression", "dropdown", "Is this a regression?", False, ("Unknown", "Yes", "No")
+)
+REGRESSION_DETAILS = Field("regression_info", "textarea", "Regression Details", False)
+LOGS = Field("diagnostics", "textarea", "Logs & Diagnostics", False)
+PRIORITY = Field("priority", "dropdown", "Priority", False, ("P0", "P1", "P2", "P3"))
+IMPACT = Field("optional_impact", "textarea", "Impact", False)
 FORM = (AREA, ISSUE_TYPE, OBSERVED, EXPECTED, STEPS, INPUT, FREQUENCY, SOFTWARE, HARDWARE,
         REGRESSION, REGRESSION_DETAILS, LOGS, PRIORITY, IMPACT)  # fmt: skip
 NO_RESPONSE = "_No response_"
 NO_CHOICE = "None"
+
+
+def form_template() -> dict[str, object]:
+    """The form's fields as an issue-form template (ids, kinds, labels, options): what a parser
+    of filled-in forms (github/issue-parser) reads the body against."""
+    body: list[dict[str, object]] = []
+    for f in FORM:
+        attrs: dict[str, object] = {"label": f.label}
+        if f.options:
+            attrs["options"] = list(f.options)
+        body.append(
+            {
+                "type": f.kind,
+                "id": f.id,
+                "attributes": attrs,
+                "validations": {"required": f.required},
+            }
+        )
+    return {"name": "Bug Report", "body": body}
 
 
 def form(values: Mapping[Field, str], comment: str) -> str:

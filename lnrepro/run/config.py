@@ -116,10 +116,15 @@ def load_config(start: Path) -> Config:
 
 def _parse(table: dict[str, Any], path: Path) -> Config:
     def bad(what: str) -> InputError:
-        return InputError(f"{path}: {what}", "see the configuration example in README.md")
+        return InputError(f"{path}: {what}", "see the configuration example in docs/commands.md")
 
     profiles = dict(PROFILES)
-    for name, spec in (table.get("profiles") or {}).items():
+    given = table.get("profiles") or {}
+    if not isinstance(given, dict):
+        raise bad(
+            "profiles must be a table of profiles ([tool.lnrepro.profiles.NAME] or [profiles.NAME])"
+        )
+    for name, spec in given.items():
         if not isinstance(spec, dict):
             raise bad(f"profile {name!r} is not a table")
         build = spec.get("build")

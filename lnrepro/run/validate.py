@@ -148,8 +148,12 @@ def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
     """Absolute, and usable if it exists: nothing is created here."""
     path = path.expanduser().absolute()
     probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    try:
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+    except OSError as exc:  # a directory on the way that may not be entered
+        raise EnvironmentProblem(f"cannot use the record directory {path}: {exc.strerror}",
+                                 f"make it usable by you, or pass another {flag}") from None  # fmt: skip
     if not probe.is_dir():  # an existing path the directory cannot be made in: the environment's
         raise EnvironmentProblem(f"cannot use the record directory {path}: {probe} is a file",
                                  f"pass a directory to {flag}")  # fmt: skip

@@ -58,7 +58,7 @@ def test_default_run_every_shape(gtest_binary: Path) -> None:
     assert thrown.file is None and "kernel blew up" in thrown.message
     assert by["Basic.PrintsMetrics"].metrics == {
         "dx": {"max_diff": 1000.0, "mean_diff": 1004.21, "rtol": 1e-3, "atol": 0.5},
-        "": {"max_abs_diff": 1.06631},
+        "(unnamed)": {"max_abs_diff": 1.06631},
     }
     assert run.totals()["FAILED"] == 5
     assert not run.ok

@@ -16,7 +16,7 @@ def test_bug_report_line() -> None:
 
 def test_post_fix_line_and_tensor_forms() -> None:
     r = MetricRules()
-    assert r.extract("max_abs_diff=1.06631") == [("", "max_abs_diff", 1.06631)]
+    assert r.extract("max_abs_diff=1.06631") == [("(unnamed)", "max_abs_diff", 1.06631)]
     assert r.extract("dgamma: max_abs_diff=2.5e-3") == [("dgamma", "max_abs_diff", 0.0025)]
     assert math.isnan(r.extract("dbeta FAILED: max_abs_diff=nan")[0][2])
 
@@ -61,3 +61,20 @@ def test_a_metric_reported_twice_keeps_its_worst_value() -> None:
     add_metric(m, "dx", "max_diff", float("nan"))
     add_metric(m, "dx", "max_diff", 5000.0)
     assert m["dx"]["max_diff"] != m["dx"]["max_diff"]  # NaN is the worst and stays
+
+
+def test_non_finite_values_parse_and_every_metric_has_a_tensor() -> None:
+    import math
+
+    from lnrepro.model.metrics import UNNAMED
+
+    rules = MetricRules()
+    got = rules.extract("dx FAILED: max_diff=inf, mean_diff=-inf")
+    assert got == [("dx", "max_diff", math.inf), ("dx", "mean_diff", -math.inf)]
+    ((t, k, v),) = rules.extract("dgamma: max_abs_diff=NaN")
+    assert (t, k) == ("dgamma", "max_abs_diff") and math.isnan(v)
+    assert rules.extract("dx: max_diff=Infinity")[0][2] == math.inf
+    assert rules.extract("dx: max_diff=information") == []  # a word, not a number
+    assert rules.extract("dx: max_diff=1000f") == [("dx", "max_diff", 1000.0)]
+    assert rules.extract("max_abs_diff=nan")[0][0] == UNNAMED  # never an empty name
+    assert rules.extract("dx max_abs_diff=1.06631") == [("dx", "max_abs_diff", 1.06631)]

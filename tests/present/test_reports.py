@@ -377,7 +377,7 @@ def test_markdown_of_a_lookalike_container_run(
     assert observed["NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"][1] == "PASS"
 
 
-def test_readme_report_excerpt_is_what_the_script_writes() -> None:
+def test_report_excerpt_in_the_docs_is_what_the_script_writes() -> None:
     root = Path(__file__).resolve().parents[2]
     p = subprocess.run([sys.executable, str(root / "scripts" / "report_excerpt.py"), "--check"],
                        capture_output=True, text=True, timeout=300)  # fmt: skip

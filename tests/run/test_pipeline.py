@@ -205,3 +205,16 @@ def test_status_enum_is_stable() -> None:
         "CRASHED",
         "TIMEOUT",
     ]
+
+
+def test_a_non_finite_metric_is_recorded_in_strict_json(tmp_path: Path) -> None:
+    """``max_diff=inf`` used to end the run with an internal error and lose its record."""
+    prog = tmp_path / "gt"
+    prog.write_text("#!/bin/sh\necho '[ RUN      ] S.T'\necho 'dx FAILED: max_diff=inf, mean_diff=nan'\n"
+                    "echo 'x.cpp:1: Failure'\necho 'Value of: dx_close'\necho '[  FAILED  ] S.T (1 ms)'\nexit 1\n")  # fmt: skip
+    prog.chmod(0o755)
+    rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*"), tmp_path / "runs"))
+    assert rec.verdict is Verdict.FAIL and rec.tests[0].worst["dx"]["max_diff"] == float("inf")
+    text = (rec.record_dir / "record.json").read_text()
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the record"))
+    assert doc["tests"][0]["worst_metrics"]["dx"] == {"max_diff": "Infinity", "mean_diff": "NaN"}
