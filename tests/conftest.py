@@ -263,8 +263,13 @@ def test_user() -> str:
         pwd.getpwnam(name)
     except KeyError:
         need(False, f"no user {name} (scripts/test.sh creates it)")
-    ok = subprocess.run(["runuser", "-u", name, "--", sys.executable, "-c", "import lnrepro"], capture_output=True)
-    need(ok.returncode == 0, f"{name} cannot run {sys.executable} (scripts/test.sh makes it reachable)")
+    ok = subprocess.run(
+        ["runuser", "-u", name, "--", sys.executable, "-c", "import lnrepro"], capture_output=True
+    )
+    need(
+        ok.returncode == 0,
+        f"{name} cannot run {sys.executable} (scripts/test.sh makes it reachable)",
+    )
     return name
 
 

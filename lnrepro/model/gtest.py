@@ -134,11 +134,23 @@ def metrics_from_json(r: Reader, key: str) -> Metrics:
     return out
 
 
+# Metrics that are better when higher (a Pearson correlation): their worst value is the lowest.
+HIGHER_IS_BETTER = frozenset({"pcc"})
+
+
+def worse(key: str, value: float, than: float) -> bool:
+    """Whether ``value`` of metric ``key`` is worse than ``than`` (NaN is always worst)."""
+    if value != value:
+        return True
+    return value < than if key in HIGHER_IS_BETTER else value > than
+
+
 def add_metric(metrics: Metrics, tensor: str, key: str, value: float) -> None:
-    """Keep the worst (largest) value of a metric reported several times in one test."""
+    """Keep the worst value of a metric reported several times in one test (the largest
+    difference; the lowest PCC)."""
     slot = metrics.setdefault(tensor, {})
     old = slot.get(key)
-    if old is None or value > old or value != value:  # NaN is always worst
+    if old is None or worse(key, value, old):
         slot[key] = value
 
 

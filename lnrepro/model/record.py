@@ -35,6 +35,7 @@ from lnrepro.model.gtest import (
     TestStatus,
     add_metric,
     describe_exit,
+    worse,
 )
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import RunRequest
@@ -296,7 +297,7 @@ class TestAggregate:
         best: tuple[str, float] | None = None
         for tensor, vals in self.worst.items():
             v = vals.get(key)
-            if v is not None and (best is None or v > best[1] or v != v):
+            if v is not None and (best is None or worse(key, v, best[1])):
                 best = (tensor, v)
         return best
 

@@ -45,7 +45,9 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def one_line(err: str, *needles: str) -> None:
     lines = err.strip().splitlines()
     assert lines and "Traceback" not in err and "internal error" not in err, err
-    assert len([ln for ln in lines if ln.startswith("lnrepro: error")]) == 1 and lines[-1].startswith("lnrepro: error"), err
+    assert len([ln for ln in lines if ln.startswith("lnrepro: error")]) == 1 and lines[
+        -1
+    ].startswith("lnrepro: error"), err
     for n in needles:
         assert n in lines[-1], err
 
@@ -73,13 +75,17 @@ def test_how_the_binary_ends_weighs_in_the_verdict(
     assert code == 1  # "bad" for git bisect run, never "good"
 
 
-def test_a_failed_reset_makes_the_attempt_an_environment_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_reset_makes_the_attempt_an_environment_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Chosen: a reset that fails (tt-smi -r) leaves the card in doubt, so the attempt is not run
     and is ENV_ERROR (exit 5); a bisect takes it as noise."""
     checkout = tmp_path / "tt"
     checkout.mkdir()
     prog(checkout, "exit 0", "ttml_tests")
-    (tmp_path / "lnrepro.toml").write_text('[profiles.here]\nbuild = [["true"]]\nbinary = "ttml_tests"\n')
+    (tmp_path / "lnrepro.toml").write_text(
+        '[profiles.here]\nbuild = [["true"]]\nbinary = "ttml_tests"\n'
+    )
     os.chdir(tmp_path)
     code, out, err = cli(capsys, "run", "--tt-metal", str(checkout), "--runner", "local", "--profile", "here",
                          "--filter", "S.*", "--reset-cmd", "false", "--json")  # fmt: skip
@@ -98,7 +104,9 @@ def repo_with_commits(where: Path, n: int = 4) -> Path:
     subprocess.run(["git", "init", "-q", "-b", "main", str(where)], check=True)
     for i in range(n):
         (where / "f").write_text(f"{i}\n")
-        subprocess.run(["git", "-C", str(where), "commit", "-qam" if i else "-qm", f"c{i}"], check=False)
+        subprocess.run(
+            ["git", "-C", str(where), "commit", "-qam" if i else "-qm", f"c{i}"], check=False
+        )
         if i == 0:
             subprocess.run(["git", "-C", str(where), "add", "f"], check=True)
             subprocess.run(["git", "-C", str(where), "commit", "-qm", "c0"], check=True)
@@ -119,7 +127,14 @@ def test_an_invalid_bisect_option_leaves_nothing_behind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
 ) -> None:
     repo = repo_with_commits(tmp_path / "r")
-    code, _, err = cli(capsys, "bisect", "--repo", str(repo), *(["--good", "HEAD~3", "--bad", "HEAD"] if "--resume" not in extra else []), *extra)
+    code, _, err = cli(
+        capsys,
+        "bisect",
+        "--repo",
+        str(repo),
+        *(["--good", "HEAD~3", "--bad", "HEAD"] if "--resume" not in extra else []),
+        *extra,
+    )
     assert code == 2
     one_line(err, needle)
     assert not (repo / ".git" / "lnrepro").exists()  # no lock, no worktree, no state file
@@ -148,10 +163,15 @@ def test_usage_errors_are_one_line_and_leave_no_record(
     assert not (tmp_path / ".lnrepro").exists()
 
 
-def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "tt").mkdir()
     os.chdir(tmp_path)
-    for name, text in (("pyproject.toml", "[tool.lnrepro]\nprofiles = 3\n"), ("lnrepro.toml", "profiles = 3\n")):
+    for name, text in (
+        ("pyproject.toml", "[tool.lnrepro]\nprofiles = 3\n"),
+        ("lnrepro.toml", "profiles = 3\n"),
+    ):
         (tmp_path / name).write_text(text)
         code, _, err = cli(capsys, "run", "--tt-metal", "tt", "--runner", "local", "--dry-run")
         assert code == 4
@@ -160,7 +180,9 @@ def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(tmp_path: Path, 
 
 
 # ---------------------------------------------------------------------------------- damaged files
-def test_damaged_state_and_records_are_named_with_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_damaged_state_and_records_are_named_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = repo_with_commits(tmp_path / "r")
     state = repo / ".git" / "lnrepro" / "bisect.json"
     state.parent.mkdir(parents=True)
@@ -173,7 +195,12 @@ def test_damaged_state_and_records_are_named_with_the_fix(tmp_path: Path, capsys
             assert code == 4, (text[:40], err)
             one_line(err, str(state))
     runs = tmp_path / "runs"
-    for i, text in enumerate(['{"schema": "lnrepro.run/3", "request": {"backend": null}}', '{"schema": "lnrepro.run/3", "attempts": [null]}']):
+    for i, text in enumerate(
+        [
+            '{"schema": "lnrepro.run/3", "request": {"backend": null}}',
+            '{"schema": "lnrepro.run/3", "attempts": [null]}',
+        ]
+    ):
         (runs / f"run-2026010{i}-000000").mkdir(parents=True)
         (runs / f"run-2026010{i}-000000" / "record.json").write_text(text)
     (runs / "run-loop").symlink_to(runs / "run-loop")
@@ -190,11 +217,17 @@ json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max
                          max_leaves=15)  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(doc=st.fixed_dictionaries({"schema": st.just("lnrepro.bisect/3")}, optional={
     k: json_like for k in ("request", "steps", "result", "signature", "state", "record")}))  # fmt: skip
 def test_no_generated_bisect_state_makes_an_internal_error(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], doc: dict[str, object]
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    doc: dict[str, object],
 ) -> None:
     repo = tmp_path_factory.mktemp("g")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -220,11 +253,24 @@ def test_an_ascii_terminal_still_gets_one_line(tmp_path: Path) -> None:
     assert p.returncode == 4 and len(p.stderr.splitlines()) == 1
 
 
-def test_odd_repositories_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_odd_repositories_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = repo_with_commits(tmp_path / "r")
     lock = repo / ".git" / "lnrepro" / "bisect.lock"
     lock.mkdir(parents=True)
-    code, _, err = cli(capsys, "bisect", "--repo", str(repo), "--good", "HEAD~3", "--bad", "HEAD", "--command", "true")
+    code, _, err = cli(
+        capsys,
+        "bisect",
+        "--repo",
+        str(repo),
+        "--good",
+        "HEAD~3",
+        "--bad",
+        "HEAD",
+        "--command",
+        "true",
+    )
     assert code == 5
     one_line(err, "is a directory", "rmdir")
     lock.rmdir()
@@ -234,7 +280,9 @@ def test_odd_repositories_are_one_line_errors(tmp_path: Path, capsys: pytest.Cap
                          "--command", "grep -q 0 f", "--json")  # fmt: skip
     assert code == 0 and "internal error" not in err, err
     assert json.loads(out)["result"]["commit"]["subject"] == "c1"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["r"[:0] + odd.name])  # no look-alike path made
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["r"[:0] + odd.name]
+    )  # no look-alike path made
 
 
 def test_a_record_directory_nobody_may_use_is_exit_5(tmp_path: Path, test_user: str) -> None:

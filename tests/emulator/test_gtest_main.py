@@ -119,7 +119,9 @@ def test_xml_report_brief_color_shuffle(tmp_path: Path) -> None:
     assert b"\x1b[0;31m[  FAILED  ]" in out and b"[ RUN      ]" not in out
     run = parse_bytes(out, exit_code=code)
     assert run.iterations[0].random_seed is None  # brief mode prints no notes, as googletest's
-    _, loud = emu(f"--gtest_filter={FAST}", "--gtest_shuffle", "--gtest_random_seed=5", "--emu_seed=2")
+    _, loud = emu(
+        f"--gtest_filter={FAST}", "--gtest_shuffle", "--gtest_random_seed=5", "--emu_seed=2"
+    )
     assert parse_bytes(loud).iterations[0].random_seed == 5
     rep = read_report(report)
     assert {t.status for t in merge(run, rep).tests} == {TestStatus.PASSED, TestStatus.FAILED}

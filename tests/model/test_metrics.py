@@ -78,3 +78,14 @@ def test_non_finite_values_parse_and_every_metric_has_a_tensor() -> None:
     assert rules.extract("dx: max_diff=1000f") == [("dx", "max_diff", 1000.0)]
     assert rules.extract("max_abs_diff=nan")[0][0] == UNNAMED  # never an empty name
     assert rules.extract("dx max_abs_diff=1.06631") == [("dx", "max_abs_diff", 1.06631)]
+
+
+def test_a_pcc_is_worst_when_lowest() -> None:
+    from lnrepro.model.gtest import add_metric
+
+    m: dict[str, dict[str, float]] = {}
+    for v in (0.9999, 0.71, 0.98):
+        add_metric(m, "out", "pcc", v)
+    add_metric(m, "dx", "max_diff", 3.0)
+    add_metric(m, "dx", "max_diff", 1000.0)
+    assert m == {"out": {"pcc": 0.71}, "dx": {"max_diff": 1000.0}}
