@@ -24,7 +24,7 @@ from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import RunRecord
-from lnrepro.model.requests import BisectRequest, RunRequest
+from lnrepro.model.requests import BisectRequest, RunRequest, TtMetalSpec
 
 __all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run"]
 
@@ -77,6 +77,14 @@ def plan(request: RunRequest) -> Plan:
         if isinstance(desc.get("warnings"), list)
         else []
     )
+    if isinstance(req.backend, TtMetalSpec):  # the requested tests, read before any build
+        from lnrepro.doors.fsio import read_tree
+        from lnrepro.model.tests_known import missing_note, missing_patterns
+
+        facts = read_tree(req.backend.checkout)
+        if facts.test_file_present:
+            note = missing_note(missing_patterns(req.tests.gtest_filter, list(facts.tests)))
+            warnings += [note] if note else []
     return Plan(req, desc, backend.build_lines(where), test, warnings)
 
 

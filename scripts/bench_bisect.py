@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.lookalike import KERNEL, Spec, build, device_env, generate
+from tests.lookalike import KERNEL, Spec, build, device_env, generate, use_compilers
 
 GIT_FILE_OK = {
     "GIT_CONFIG_COUNT": "1",
@@ -409,6 +409,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--only", nargs="*", default=["evaluations", "overhead", "builds", "noise"])
     ns = ap.parse_args()
+    use_compilers()  # the clang-17/clang-20 the look-alike's toolchain files name
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-bisect-"))
     try:
         rows = evaluations(work, ns.histories) if "evaluations" in ns.only else []

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.lookalike import KERNEL, Spec, generate
+from tests.lookalike import KERNEL, Spec, generate, use_compilers
 
 FLAGS = ["--debug", "--build-tt-train", "--build-tests"]
 
@@ -69,6 +69,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="repeat each incremental measurement")
     ap.add_argument("--keep", type=Path, help="generate here and keep it")
     ns = ap.parse_args()
+    use_compilers()  # the clang-17/clang-20 the look-alike's toolchain files name
     if not shutil.which("ccache"):
         sys.exit("ccache is not installed (apt-get install ccache)")
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-build-"))

@@ -1,19 +1,24 @@
-"""`lnrepro run --tt-metal` in the container, against the same build run by hand with `docker run`.
+"""`lnrepro run --tt-metal` in the container: its target-only build against the same commands by
+hand, and against the whole build with tt-metal's tests (`--build-tests`, lnrepro's old plan).
 
-On a look-alike whose clean build takes about a minute on 2 cores (``--tus``), in the toolchain
-image the tests make (debootstrap, cached by name), in one run:
+On a look-alike whose library takes about a minute to build on 2 cores (``--tus``) and whose
+tt-metal tests as much again (``--test-tus``: on tt-metal the tests are most of a full build),
+in the toolchain image the tests make (debootstrap, cached by name), in one run:
 
-  builds through `lnrepro run --runner docker` (build seconds from the record):
-      clean (cold ccache) · no-change rebuild · one-file change · clean with a warm ccache
-  the same four by hand: `docker run --rm -v DIR:DIR -w DIR -u UID:GID -e CCACHE_DIR=…
-      IMAGE ./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache`
+  builds through `lnrepro run --runner docker` (build seconds from the record): its plan,
+      `build_metal.sh --debug --build-tt-train --enable-ccache --configure-only` then
+      `cmake --build build_Debug --target ttml_tests`;
+  the same commands by hand (`docker run --rm -v DIR:DIR -w DIR -u UID:GID -e CCACHE_DIR=… IMAGE`);
+  by hand, the old plan: `./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache`;
+  each: clean (cold ccache) · no-change rebuild · one-file change in libtt_metal · clean with a
+  warm ccache; each in its own checkout and ccache.
   per attempt: lnrepro's wall time per attempt (`run -n N`, build excluded) against a bare
       `docker run IMAGE ttml_tests --gtest_filter=…` of the same test
 
 Targets (issue 9): no-change ≤ 10% of a clean build, one-file change ≤ 30%, overhead per attempt
 ≤ 0.5 s over a bare `docker run`. Needs root, dockerd and debootstrap (as scripts/test.sh sets up).
 
-    python scripts/bench_run.py [--tus 150] [--attempts 5]
+    python scripts/bench_run.py [--tus 150] [--test-tus 150] [--attempts 5]
 """
 
 from __future__ import annotations
@@ -28,13 +33,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.lookalike import Spec, ensure_toolchain_image, generate
 
-BUILD = ["./build_metal.sh", "--debug", "--build-tt-train", "--build-tests", "--enable-ccache"]
+OLD_PLAN = [["./build_metal.sh", "--debug", "--build-tt-train", "--build-tests", "--enable-ccache"]]
+TARGET_ONLY = [
+    ["./build_metal.sh", "--debug", "--build-tt-train", "--enable-ccache", "--configure-only"],
+    ["cmake", "--build", "build_Debug", "--target", "ttml_tests"],
+]
 FILTER = "*OneTilePerRow"
 
 
@@ -75,8 +85,8 @@ def by_hand(
 ) -> float:
     uid, gid = os.getuid(), os.getgid()
     env = {"CCACHE_DIR": str(ccache), "TT_METAL_HOME": str(checkout), **(extra_env or {})}
-    cmd = ["docker", "run", "--rm", "-v", f"{checkout}:{checkout}", "-v", f"{ccache}:{ccache}",
-           "-w", str(checkout), "-u", f"{uid}:{gid}"]  # fmt: skip
+    cmd = ["docker", "run", "--rm", "--entrypoint", "", "-v", f"{checkout}:{checkout}",
+           "-v", f"{ccache}:{ccache}", "-w", str(checkout), "-u", f"{uid}:{gid}"]  # fmt: skip
     for k, v in env.items():
         cmd += ["-e", f"{k}={v}"]
     start = time.monotonic()
@@ -86,71 +96,81 @@ def by_hand(
     return time.monotonic() - start
 
 
+def by_hand_all(checkout: Path, image: str, ccache: Path, commands: list[list[str]]) -> float:
+    return sum(by_hand(checkout, image, ccache, argv) for argv in commands)
+
+
+def four_builds(checkout: Path, build: Callable[[], float]) -> list[float]:
+    """clean (cold ccache), no change, one libtt_metal unit changed, clean with a warm ccache."""
+    unit = checkout / "tt_metal/impl/gen/unit_000.cpp"
+    clean = build()
+    nochange = build()
+    unit.write_text(unit.read_text() + "\nstatic int bench_touched = 1;\n")
+    onefile = build()
+    shutil.rmtree(checkout / "build_Debug")
+    return [clean, nochange, onefile, build()]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--tus", type=int, default=150)
+    ap.add_argument("--test-tus", type=int, default=150)
     ap.add_argument("--attempts", type=int, default=5)
     ns = ap.parse_args()
     image = ensure_toolchain_image()
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-run-"))
+    spec = Spec(commits=40, tus=ns.tus, test_tus=ns.test_tus)
     try:
-        rows: list[tuple[str, float, float]] = []
         checkout = work / "tt-metal"
-        generate(checkout, Spec(commits=40, tus=ns.tus))
+        generate(checkout, spec)
         home = work / "home"  # lnrepro's ccache lives under $HOME/.cache/lnrepro/ccache: cold
-        unit = checkout / "tt_metal/impl/gen/unit_000.cpp"
 
-        def lnrepro_build(*extra: str) -> float:
-            doc, _ = lnrepro_run(checkout, image, home, work, *extra)
+        def lnrepro_build() -> float:
+            doc, _ = lnrepro_run(checkout, image, home, work)
             return float(doc["build"]["seconds"])
 
-        clean = lnrepro_build()
-        nochange = lnrepro_build()
-        unit.write_text(unit.read_text() + "\nstatic int bench_touched = 1;\n")
-        onefile = lnrepro_build()
-        shutil.rmtree(checkout / "build_Debug")
-        warm = lnrepro_build()
-        # the same by hand, in a second checkout with its own cold ccache
-        hand = work / "by-hand" / "tt-metal"
-        generate(hand, Spec(commits=40, tus=ns.tus))
-        ccache = work / "hand-ccache"
-        ccache.mkdir()
-        h_clean = by_hand(hand, image, ccache, BUILD)
-        h_nochange = by_hand(hand, image, ccache, BUILD)
-        hunit = hand / "tt_metal/impl/gen/unit_000.cpp"
-        hunit.write_text(hunit.read_text() + "\nstatic int bench_touched = 1;\n")
-        h_onefile = by_hand(hand, image, ccache, BUILD)
-        shutil.rmtree(hand / "build_Debug")
-        h_warm = by_hand(hand, image, ccache, BUILD)
-        rows = [
-            ("clean build, cold ccache", clean, h_clean),
-            ("no-change rebuild", nochange, h_nochange),
-            ("one-file change", onefile, h_onefile),
-            ("clean build, warm ccache", warm, h_warm),
-        ]
+        mine = four_builds(checkout, lnrepro_build)
+        columns = [mine]
+        for name, commands in (("same", TARGET_ONLY), ("old", OLD_PLAN)):
+            hand = work / name / "tt-metal"
+            generate(hand, spec)
+            ccache = work / f"{name}-ccache"
+            ccache.mkdir()
+            columns.append(
+                four_builds(
+                    hand, lambda h=hand, c=ccache, cmds=commands: by_hand_all(h, image, c, cmds)
+                )
+            )
+        names = ["clean build, cold ccache", "no-change rebuild", "one-file change (libtt_metal)",
+                 "clean build, warm ccache"]  # fmt: skip
         # per attempt
         doc, wall = lnrepro_run(checkout, image, home, work, "-n", str(ns.attempts))
         per_attempt = (wall - float(doc["build"]["seconds"])) / ns.attempts
         attempt_secs = statistics.median(a["seconds"] for a in doc["attempts"])
-        binary = str(checkout / "build/tt-train/tests/ttml_tests")
+        binary = str(checkout / "build_Debug/tt-train/tests/ttml_tests")
         bare = statistics.median(
             by_hand(
-                checkout, image, ccache, [binary, f"--gtest_filter={FILTER}"], fake_card(checkout)
+                checkout,
+                image,
+                work / "same-ccache",
+                [binary, f"--gtest_filter={FILTER}"],
+                fake_card(checkout),
             )
             for _ in range(ns.attempts)
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"Look-alike with {ns.tus} generated units; {os.cpu_count()} cores, {platform.machine()}, "
-          f"Python {platform.python_version()}; image {image} (Debian bookworm toolchain)\n")  # fmt: skip
-    print(
-        "| build, in the container | `lnrepro run` | by hand (`docker run`) | of lnrepro's clean build |"
-    )
-    print("| --- | ---: | ---: | ---: |")
-    for name, mine, theirs in rows:
-        print(f"| {name} | {mine:.1f} s | {theirs:.1f} s | {100 * mine / clean:.0f}% |")
+    print(f"Look-alike with {ns.tus} generated library units and {ns.test_tus} tt-metal test units; "
+          f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
+          f"image {image} (Debian bookworm toolchain)\n")  # fmt: skip
+    print("| build, in the container | `lnrepro run` (ttml_tests only) | the same by hand "
+          "| by hand, old plan (`--build-tests`) | lnrepro / old plan |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for i, name in enumerate(names):
+        a, b, c = (col[i] for col in columns)
+        print(f"| {name} | {a:.1f} s | {b:.1f} s | {c:.1f} s | {100 * a / c:.0f}% |")
     print()
     print(f"| per attempt ({FILTER}, median of {ns.attempts}) | seconds |")
     print("| --- | ---: |")

@@ -31,11 +31,17 @@ def need(ok: bool, reason: str) -> None:
 # Every JSON document lnrepro writes or prints during the session is kept (LNREPRO_JSON_CAPTURE,
 # inherited by subprocesses) and validated against docs/schemas when the session ends.
 _CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{os.getpid()}")
+_COMPILERS = pytest.StashKey[Path]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     shutil.rmtree(_CAPTURE, ignore_errors=True)
     os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
+    # the compilers tt-metal's toolchain files name (tests/lookalike/build.py), on PATH for every
+    # build on this host; readable by the non-root test user too
+    from tests.lookalike.build import use_compilers
+
+    config.stash[_COMPILERS] = use_compilers()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -65,6 +71,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if bad and session.exitstatus == 0:
         session.exitstatus = 1
     shutil.rmtree(_CAPTURE, ignore_errors=True)
+    shutil.rmtree(session.config.stash.get(_COMPILERS, Path("/nonexistent")), ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

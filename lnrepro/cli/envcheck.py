@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
+
 from lnrepro.cli import cli, echo_json
 from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode, UsageError
@@ -36,9 +38,10 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
     help="Image for --container. [default: ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
 )
 @option(
-    "--mount-dev",
-    is_flag=True,
-    help="With --container: also mount the host's /dev (-v /dev:/dev), as seed 001 did.",
+    "--mount-set",
+    type=click.Choice(["full", "tt-metal", "seed-broken"]),
+    help="With --container: the mount set to judge, as lnrepro run --mount-set has them. "
+    "[default: full, what lnrepro run starts]",
 )
 @option(
     "--tt-metal",
@@ -48,20 +51,20 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 )
 @option("--min-driver", help="Oldest acceptable tt-kmd version. [default: 1.33]")
 @json_flag("{schema, checks: [{id, status, detail, fix}], summary}")
-def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount_dev: bool,
+def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount_set: str | None,
               tt_metal: Path | None, min_driver: str | None, as_json: bool) -> int:  # fmt: skip
     """Check that this host (or container) can run tt-metal's tests; say how to fix what cannot.
 
     Checks (stable ids): docker, device, driver, hugepages-count, hugepages-mount, iommu,
-    sysfs, arch, tt-metal-home, submodules, lfs, disk, tt-smi. Exits 0 when nothing failed,
+    sysfs, arch, tt-metal-home, submodules, lfs, tests, disk, tt-smi. Exits 0 when nothing failed,
     1 when something did, 2 on usage errors.
     """
     from lnrepro import envcheck
     from lnrepro.run.validate import IMAGE_REF
 
     exclusive(sysroot=sysroot is not None, container=in_container)
-    if not in_container and (image is not None or mount_dev):
-        raise UsageError(("--image" if image is not None else "--mount-dev") + " only applies with --container",
+    if not in_container and (image is not None or mount_set is not None):
+        raise UsageError(("--image" if image is not None else "--mount-set") + " only applies with --container",
                          "add --container, or drop the option")  # fmt: skip
     if image is not None and not IMAGE_REF.match(image):
         raise UsageError(
@@ -78,7 +81,9 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
     elif in_container:
         from lnrepro.doors.container import DEFAULT_IMAGE
 
-        report = envcheck.check_container(image or DEFAULT_IMAGE, home, min_driver, mount_dev)
+        report = envcheck.check_container(
+            image or DEFAULT_IMAGE, home, min_driver, mount_set or "full"
+        )
     else:
         report = envcheck.check_host(home, min_driver)
     if as_json:

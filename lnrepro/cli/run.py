@@ -151,6 +151,6 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     if not rec.verdict.about_the_kernel or rec.incomplete:
         said = {BISECT_SKIP: "skip: ", 128: "abort: "}.get(code, "") if bisect_exit_code else ""
         click.echo(
-            f"lnrepro: {said}{rec.verdict.value}: {rec.why or '; '.join(rec.notes)}", err=True
+            f"lnrepro: {said}{rec.verdict_line}: {rec.why or '; '.join(rec.notes)}", err=True
         )
     return code

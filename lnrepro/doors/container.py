@@ -1,11 +1,15 @@
 """The one door for Docker, and the pure builders of how lnrepro starts a container.
 
 :func:`run_spec` is *the* container lnrepro uses for tt-metal (``env-check --container``, the
-docker runner of ``run`` and ``bisect``): every Tenstorrent device node, the
-host's sysfs read-write (seed 001: tests fail without it), the 1 GiB hugetlbfs mount, the
-checkout at the same path, the invoking user's uid:gid, and TT_METAL_HOME / ARCH_NAME /
-PYTHONPATH — the set tt-metal's own scripts use, plus ``/sys``. Never ``--privileged`` unless
-asked. The builders are pure: tests check them without a daemon.
+docker runner of ``run`` and ``bisect``): every Tenstorrent device node, the 1 GiB hugetlbfs
+mount, ``/etc/passwd`` and ``/etc/group`` read-only (so the invoking user has a name and a HOME,
+as tt-metal's scripts/docker/run_docker_func.sh mounts them), the checkout at the same path, the
+invoking user's uid:gid plus the device's group, and TT_METAL_HOME / ARCH_NAME / PYTHONPATH; by
+default also the host's ``/dev`` and ``/sys`` (seed 001: tests fail without sysfs). The image's
+ENTRYPOINT is not run: tt-metal's dev image starts sshd there under ``set -e``
+(dockerfile/entrypoint.sh@47ad2f56a9), which only root may, so it would end every container of a
+user's before the command. Never ``--privileged`` unless asked. The builders are pure: tests
+check them without a daemon.
 
 The SDK is driven as its authors advise: ``detach=True``, then ``wait`` and ``logs``, and the
 container removed in every case (timeout and Ctrl-C included); ``containers.run`` without
@@ -37,6 +41,11 @@ from lnrepro.errors import (
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
 LABEL = "io.lnrepro"  # every container lnrepro starts carries it: findable, removable
+USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
+# git trusts every directory (safe.directory=*), for this process only: a checkout owned by
+# another uid than the container's user is otherwise "dubious" and git refuses to describe it
+GIT_TRUST_ALL = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+                 "GIT_CONFIG_VALUE_0": "*"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,10 +65,13 @@ class ContainerSpec:
     workdir: str | None = None
     privileged: bool = False
     group_add: tuple[str, ...] = ()  # e.g. the group that owns /dev/tenstorrent/*
+    keep_entrypoint: bool = False  # run the image's ENTRYPOINT (lnrepro clears it)
 
     def docker_argv(self, command: Sequence[str]) -> list[str]:
         """The equivalent ``docker run`` command line, for people to read and rerun."""
         argv = ["docker", "run", "--rm"]
+        if not self.keep_entrypoint:
+            argv += ["--entrypoint", ""]
         for d in self.devices:
             argv += ["--device", f"{d}:{d}"]
         for v in self.volumes:
@@ -91,6 +103,8 @@ class ContainerSpec:
             "privileged": self.privileged,
             "labels": {LABEL: "1"},
         }
+        if not self.keep_entrypoint:
+            kw["entrypoint"] = ""  # the engine then runs the command itself
         if self.user:
             kw["user"] = self.user
         if self.workdir:
@@ -107,7 +121,7 @@ def invoking_user() -> str:
     return f"{uid}:{gid}"
 
 
-MOUNT_SETS = ("full", "tt-metal", "seed-broken")
+MOUNT_SETS = ("full", "tt-metal", "seed-broken")  # "full" is the default
 HUGEPAGE_DIRS = (HUGEPAGE_MOUNT, "/dev/hugepages")
 
 
@@ -119,6 +133,7 @@ def run_spec(
     checkout: Path | None = None,
     workdir: Path | None = None,
     extra_mounts: Sequence[Path] = (),
+    ro_mounts: Sequence[Path] = (),
     env: Sequence[tuple[str, str]] = (),
     device_group: str | None = None,
     mount_set: str = "full",
@@ -130,26 +145,35 @@ def run_spec(
     Mount sets, by name:
 
     ``full``         seed 001's working set: every ``/dev/tenstorrent/N`` as a device, the host's
-                     ``/dev`` and ``/sys``, the hugepage mounts that exist;
-    ``tt-metal``     the set tt-metal's own scripts use: the same without ``-v /dev:/dev``;
+                     ``/dev`` and ``/sys``, the hugepage mounts that exist, ``/etc/passwd`` and
+                     ``/etc/group`` read-only;
+    ``tt-metal``     the set tt-metal's own scripts use (scripts/docker/run_docker_func.sh at
+                     0d59861eb2, .github/workflows/bisect-dispatch.yaml at 00b0fa3f57): the
+                     devices, ``/dev/hugepages-1G``, ``/etc/passwd`` and ``/etc/group`` read-only,
+                     the device group added; neither ``/dev`` nor ``/sys``;
     ``seed-broken``  seed 001's failing set: ``--device`` only.
 
-    All of them mount the checkout (and any extra directories) at the same path, run as the
-    invoking user plus the device's group, and pass the environment; never ``--privileged``
-    unless asked.
+    All of them mount the checkout (and any extra directories) at the same path, ``ro_mounts``
+    read-only (a worktree's git directories), run as the invoking user plus the device's group,
+    and pass the environment; never ``--privileged`` unless asked.
     """
     if mount_set not in MOUNT_SETS:
         raise ValueError(f"mount set {mount_set!r}")
     devices = tuple(f"/dev/tenstorrent/{n}" for n in device_nodes)
     volumes: list[Volume] = []
     if mount_set == "full":
-        volumes.append(Volume("/dev", "/dev"))
-    if mount_set in ("full", "tt-metal"):
-        volumes.append(Volume("/sys", "/sys"))
+        volumes += [Volume("/dev", "/dev"), Volume("/sys", "/sys")]
         volumes += [Volume(d, d) for d in hugepage_dirs]
+    if mount_set == "tt-metal":
+        volumes += [Volume(d, d) for d in hugepage_dirs if d == HUGEPAGE_MOUNT]
+    if mount_set in ("full", "tt-metal"):
+        volumes += [Volume(f, f, read_only=True) for f in USER_DB if Path(f).exists()]
     for p in (*((checkout,) if checkout else ()), *extra_mounts):
         if not any(Path(v.host) == p for v in volumes):
             volumes.append(Volume(str(p), str(p)))
+    for p in ro_mounts:
+        if not any(Path(v.host) == p for v in volumes):
+            volumes.append(Volume(str(p), str(p), read_only=True))
     return ContainerSpec(
         image,
         devices,

@@ -15,6 +15,15 @@ import time
 from pathlib import Path
 
 from lnrepro.errors import DiskFull, EnvironmentProblem
+from lnrepro.model.checkout import (
+    BUILD_METAL,
+    CHECKOUT_FILES,
+    SFPI_VERSION,
+    STAMP,
+    CacheFacts,
+    TreeFacts,
+    default_toolchain,
+)
 
 
 def write_error(path: Path, exc: OSError) -> EnvironmentProblem:
@@ -107,3 +116,26 @@ def capture_json(text: str) -> None:
         (Path(where) / f"{os.getpid()}-{_captured}-{time.monotonic_ns()}.json").write_text(
             text, encoding="utf-8"
         )
+
+
+# ------------------------------------------------------------------ a checkout's files
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def read_tree(checkout: Path) -> TreeFacts:
+    """:class:`~lnrepro.model.checkout.TreeFacts` of the files checked out at ``checkout`` now."""
+    files = {f: _read_text(checkout / f) for f in CHECKOUT_FILES}
+    present = {f for f in SFPI_VERSION if (checkout / f).is_file()}
+    toolchain = default_toolchain(files.get(BUILD_METAL) or "")
+    if toolchain and (checkout / toolchain).is_file():
+        present.add(toolchain)
+    return TreeFacts.parse(files, frozenset(present))
+
+
+def read_cache(build_dir: Path) -> CacheFacts:
+    """A build directory's CMake cache and lnrepro's stamp in it."""
+    return CacheFacts.parse(_read_text(build_dir / "CMakeCache.txt"), _read_text(build_dir / STAMP))

@@ -139,6 +139,55 @@ def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:
     return found
 
 
+# ------------------------------------------------------------------ what a checkout holds
+def tree_listing(repo: Path) -> bytes:
+    """``git ls-files -s -z``: mode, object id and path of every tracked file (the index's, so
+    staged changes count), a commit id for every submodule."""
+    return git(repo, "ls-files", "-s", "-z").encode("utf-8", "surrogateescape")
+
+
+def status_z(repo: Path) -> bytes:
+    """``git status --porcelain -z``, every untracked file listed (ignored ones not)."""
+    out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    return out.encode("utf-8", "surrogateescape")
+
+
+def submodule_status(repo: Path) -> str:
+    """``git submodule status --recursive``: each submodule's checked-out commit, marked when it
+    differs from the recorded one."""
+    return git(repo, "submodule", "status", "--recursive")
+
+
+def git_dirs(checkout: Path) -> tuple[Path, ...]:
+    """The git directories a checkout's git commands need that lie outside it: a worktree's
+    ``.git`` is a file pointing into the main repository's ``.git/worktrees/NAME``, whose
+    ``commondir`` names the shared ``.git`` (objects, refs, the submodules' repositories).
+    Read from those files, no git needed; empty for an ordinary clone."""
+    dot = checkout / ".git"
+    if not dot.is_file():
+        return ()
+    try:
+        line = dot.read_text(encoding="utf-8", errors="surrogateescape").strip()
+    except OSError:
+        return ()
+    if not line.startswith("gitdir:"):
+        return ()
+    gitdir = Path(line[len("gitdir:") :].strip())
+    if not gitdir.is_absolute():
+        gitdir = (checkout / gitdir).resolve()
+    common = gitdir
+    try:
+        rel = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        common = (gitdir / rel).resolve() if not Path(rel).is_absolute() else Path(rel)
+    except OSError:
+        pass
+    inside = checkout.resolve()
+    out = [d for d in (common,) if not d.resolve().is_relative_to(inside)]
+    if not gitdir.resolve().is_relative_to(common.resolve()):
+        out.append(gitdir)
+    return tuple(out)
+
+
 # ------------------------------------------------------------------ bisect support
 def common_dir(repo: Path) -> Path:
     """The repository's shared .git directory (the same for every worktree)."""

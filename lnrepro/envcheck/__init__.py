@@ -139,7 +139,7 @@ def check_container(
     image: str,
     tt_metal: Path | None = None,
     min_driver: str | None = None,
-    mount_dev: bool = False,
+    mount_set: str = "full",
     spec: Any = None,
 ) -> EnvReport:
     """The host, and the inside of the container lnrepro would start, judged by the same checks."""
@@ -157,7 +157,7 @@ def check_container(
             hugepage_dirs=[d for d in container.HUGEPAGE_DIRS if Path(d).is_dir()],
             checkout=tt_metal,
             env=env,
-            mount_set="full" if mount_dev else "tt-metal",
+            mount_set=mount_set,
         )
     report.container_command = spec.shell_line(["sh", "-c", "<probe>"])
     inside = container_facts(spec)

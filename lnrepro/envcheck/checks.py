@@ -373,6 +373,34 @@ def check_submodules(f: Facts, ctx: Context) -> Result:
     return Result(i, Status.OK, f"{len(subs)} submodule(s) initialised at their recorded commits")
 
 
+def check_tests(f: Facts, ctx: Context) -> Result:
+    """The tests a default run asks for, read from the checkout's test file before any build."""
+    i = "tests"
+    repo = _checkout(ctx)
+    if repo is None:
+        return Result(i, Status.SKIP, "no tt-metal checkout to check")
+    from lnrepro.doors.fsio import read_tree
+    from lnrepro.model.checkout import TEST_FILE
+    from lnrepro.model.requests import DEFAULT_FILTER
+    from lnrepro.model.tests_known import missing_note, missing_patterns
+
+    facts = read_tree(repo)
+    if not facts.test_file_present:
+        return Result(
+            i,
+            Status.WARN,
+            f"{TEST_FILE} is not in this checkout: no LayerNorm backward test to run",
+            "check out a commit that has tt-train's LayerNorm backward tests",
+        )
+    missing = missing_patterns(DEFAULT_FILTER, list(facts.tests))
+    note = missing_note(missing)
+    if note is not None:
+        return Result(i, Status.WARN, note.split("; ", 1)[0], note.split("; ", 1)[-1])
+    return Result(
+        i, Status.OK, f"{len(facts.tests)} LayerNorm backward tests, the BugRepro ones included"
+    )
+
+
 def check_lfs(f: Facts, ctx: Context) -> Result:
     i = "lfs"
     repo = _checkout(ctx)
@@ -453,6 +481,7 @@ CHECKS: tuple[Check, ...] = (
     Check("tt-metal-home", "facts", "tt-metal checkout", check_tt_metal_home),
     Check("submodules", "host", "git submodules", check_submodules),
     Check("lfs", "host", "git-LFS files", check_lfs),
+    Check("tests", "host", "the requested tests", check_tests),
     Check("disk", "host", "free disk", check_disk),
     Check("tt-smi", "host", "tt-smi", check_tt_smi),
 )

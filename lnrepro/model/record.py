@@ -54,6 +54,8 @@ ENV_MESSAGES = (
     "No chips detected",
     "IOMMU is required for sysmem without hugepages",
     "TT_METAL_HOME is not set",
+    "Root Directory is not set",  # the runtime found no root (TT_METAL_RUNTIME_ROOT, cwd)
+    "Increase Number of Hugepages",  # UMD's warning: only the environment's if no test finished
 )
 
 
@@ -139,6 +141,7 @@ class BuildResult:
     inputs: Inputs | None = None
     prebuilt: str | None = None  # an artifact used instead of building
     steps: tuple[str, ...] = ()  # what was done (configure, build target…), in order
+    warnings: tuple[str, ...] = ()  # what a person should know about a build that worked
 
     @property
     def first_error(self) -> str:
@@ -154,7 +157,8 @@ class BuildResult:
                 "command": list(self.command) if self.command else None,
                 "exit_code": self.exit_code, "timed_out": self.timed_out, "reason": self.reason,
                 "inputs": self.inputs.to_json() if self.inputs else None,
-                "prebuilt": self.prebuilt, "steps": list(self.steps)}  # fmt: skip
+                "prebuilt": self.prebuilt, "steps": list(self.steps),
+                "warnings": list(self.warnings)}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> BuildResult:
@@ -164,7 +168,7 @@ class BuildResult:
                    r.strs("command") if r.has("command") else None, r.opt_int("exit_code"),
                    r.bool("timed_out", False), r.opt_str("reason"),
                    Inputs.from_json(inputs) if inputs else None, r.opt_str("prebuilt"),
-                   r.strs("steps"))  # fmt: skip
+                   r.strs("steps"), r.strs("warnings"))  # fmt: skip
 
 
 @dataclass
@@ -410,7 +414,17 @@ class RunRecord:
         counts = Counter(t.verdict.value for t in self.tests)
         parts = [f"{counts.pop(v)} {v}" for v in LISTING_ORDER if v in counts]
         parts += [f"{n} {v}" for v, n in counts.items()]
+        if self.incomplete:  # never a bare PASS when requested tests were not there
+            parts.append(f"{len(self.missing)} requested pattern(s) matched no test")
         return ", ".join(parts) or self.verdict.value
+
+    @property
+    def verdict_line(self) -> str:
+        """The verdict as a person reads it: an incomplete run says so before anything else."""
+        v = self.verdict.value
+        if self.incomplete and self.verdict.about_the_kernel:
+            return f"INCOMPLETE ({v} on the tests that ran; missing: {', '.join(self.missing)})"
+        return v
 
     @property
     def why(self) -> str | None:

@@ -137,7 +137,11 @@ def render_run(rec: RunRecord, console: Console) -> None:
         for line in build.tail:
             console.print(esc(f"  {line}"))
     v = rec.verdict.value
-    console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
+    if rec.incomplete and rec.verdict.about_the_kernel:
+        console.print(styled(("verdict:", "bold"), " ", ("INCOMPLETE", "bold yellow"),
+                             f" ({v} on the tests that ran; missing: {', '.join(rec.missing)})"))  # fmt: skip
+    else:
+        console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
     if rec.why:
         console.print(styled(("why:", "bold"), f" {rec.why}"))
     for note in rec.notes:

@@ -1,23 +1,26 @@
 """Build profiles and user configuration (``lnrepro.toml`` or ``[tool.lnrepro]`` in pyproject.toml).
 
-A *profile* says how to build a tt-metal checkout and where its ``ttml_tests`` ends up. Two
-ship with lnrepro, following tt-metal's own instructions (``../shared/TTMETAL.md``):
+A *profile* says how to build a tt-metal checkout and where its ``ttml_tests`` ends up. The two
+that ship with lnrepro decide their commands per commit, from the files of the commit being
+built (:mod:`lnrepro.run.buildplan`; docs/compatibility.md):
 
-``in-tree``     ``./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache``
-                → ``build/tt-train/tests/ttml_tests``
-``standalone``  seed 000's tt-train build: ``cmake -S tt-train -B tt-train/build -G Ninja
-                -DCMAKE_BUILD_TYPE=Debug`` (ccache as the launcher) and ``cmake --build``
-                → ``tt-train/build/tests/ttml_tests``
+``in-tree``     tt-metal's own CMake: ``./build_metal.sh --debug --build-tt-train --enable-ccache
+                --configure-only`` once per build directory (again when the commit's toolchain
+                differs from the cache's), then ``cmake --build build_Debug --target ttml_tests``
+                → ``build_Debug/tt-train/tests/ttml_tests``
+``standalone``  tt-train's own CMake, against tt-metal built at the same commit
+                (``./build_metal.sh --debug --enable-ccache``), with that commit's default
+                toolchain file → ``tt-train/build/tests/ttml_tests``
 
-A configuration file may change them or add others::
+A configuration file may add profiles with fixed commands::
 
     [tool.lnrepro]
     profile = "standalone"
     base_image = "my-registry/tt-metal-dev:2025-12"   # lnrepro's image is built on it
 
     [tool.lnrepro.profiles.release]
-    build = [["./build_metal.sh", "--release", "--build-tt-train", "--build-tests"]]
-    binary = "build/tt-train/tests/ttml_tests"
+    build = [["./build_metal.sh", "--release", "--build-tt-train"]]
+    binary = "build_Release/tt-train/tests/ttml_tests"
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro.errors import InputError, UsageError
+from lnrepro.model.checkout import IN_TREE_BINARY, STANDALONE_BINARY
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,38 +39,21 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
-KERNEL_SOURCES = ("tt-train/sources/ttml/metal", "tt_metal/hw", "tt_metal/include")
-
-
 @dataclass(frozen=True)
 class BuildProfile:
     name: str
-    build: tuple[tuple[str, ...], ...]  # commands, each an argv run at the checkout's root
+    build: tuple[tuple[str, ...], ...]  # fixed commands, each an argv run at the checkout's root
     binary: str  # the gtest binary, relative to the checkout
-    # sources the binary reads at run time (tt-metal JIT-compiles kernels from the checkout):
-    # with the binary's bytes, what decides whether two commits test the same thing
-    kernels: tuple[str, ...] = KERNEL_SOURCES
+    planned: str | None = None  # "in-tree" or "standalone": commands decided per commit
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "build": [list(c) for c in self.build], "binary": self.binary,
-                "kernels": list(self.kernels)}  # fmt: skip
+                "planned": self.planned}  # fmt: skip
 
 
-_STANDALONE_CONFIGURE = (
-    "cmake", "-S", "tt-train", "-B", "tt-train/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug",
-    "-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
-)  # fmt: skip
 PROFILES: dict[str, BuildProfile] = {
-    "in-tree": BuildProfile(
-        "in-tree",
-        (("./build_metal.sh", "--debug", "--build-tt-train", "--build-tests", "--enable-ccache"),),
-        "build/tt-train/tests/ttml_tests",
-    ),
-    "standalone": BuildProfile(
-        "standalone",
-        (_STANDALONE_CONFIGURE, ("cmake", "--build", "tt-train/build")),
-        "tt-train/build/tests/ttml_tests",
-    ),
+    "in-tree": BuildProfile("in-tree", (), IN_TREE_BINARY, "in-tree"),
+    "standalone": BuildProfile("standalone", (), STANDALONE_BINARY, "standalone"),
 }
 DEFAULT_PROFILE = "in-tree"
 
@@ -137,10 +124,12 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
             raise bad(f"profile {name!r}: build must be a list of commands (lists of strings)")
         if not isinstance(binary, str) or not binary:
             raise bad(f"profile {name!r}: binary must be a path relative to the checkout")
-        kernels = spec.get("kernels", list(KERNEL_SOURCES))
-        if not isinstance(kernels, list) or not all(isinstance(k, str) for k in kernels):
-            raise bad(f"profile {name!r}: kernels must be a list of paths relative to the checkout")
-        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in build), binary, tuple(kernels))
+        if "kernels" in spec:
+            raise bad(
+                f"profile {name!r}: kernels is no longer read (whether two commits test the same "
+                "thing is decided from the whole source tree and the build's outputs); remove it"
+            )
+        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in build), binary)
     env = table.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise bad("env must be a table of strings")

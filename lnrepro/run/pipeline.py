@@ -35,8 +35,8 @@ from lnrepro.model.events import Events
 from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
 from lnrepro.model.requests import RunRequest
+from lnrepro.model.tests_known import missing_note, missing_patterns
 from lnrepro.run.backends import Backend
-from lnrepro.run.tests_known import missing_note, missing_patterns
 
 LIST_TIMEOUT_S = 300.0
 

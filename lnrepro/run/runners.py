@@ -39,11 +39,21 @@ class Runner(Protocol):
         cwd: Path,
         env: dict[str, str],
         mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
-    ) -> proc.ProcResult: ...
+    ) -> proc.ProcResult:
+        """``mounts``: the checkout first, then directories written to; ``ro_mounts``: read
+        only (a worktree's git directories)."""
+        ...
 
     def shell_line(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
     ) -> str: ...
 
     def describe(self) -> dict[str, JSON]: ...
@@ -67,12 +77,19 @@ class LocalRunner:
         cwd: Path,
         env: dict[str, str],
         mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
     ) -> proc.ProcResult:
         return proc.stream(argv, on_output, timeout=timeout, cwd=cwd, env={**os.environ, **env})
 
     def shell_line(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
     ) -> str:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         return f"cd {shlex.quote(str(cwd))} && env {exports} {shlex.join(argv)}"
@@ -166,9 +183,16 @@ class DockerRunner:
                    docker_host=docker_host)  # fmt: skip
 
     def spec(
-        self, *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+        self,
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
     ) -> container.ContainerSpec:
-        env = {**env, "CCACHE_DIR": str(self.ccache_dir)}
+        # git in the container trusts the mounted checkout whoever owns it (the dev image's
+        # safe.directory is root's own setting, and lnrepro runs as the invoking user)
+        env = {**env, "CCACHE_DIR": str(self.ccache_dir), **container.GIT_TRUST_ALL}
         return container.run_spec(
             self.image,
             checkout=mounts[0] if mounts else cwd,
@@ -176,6 +200,7 @@ class DockerRunner:
             device_nodes=self.devices,
             hugepage_dirs=self.hugepage_dirs,
             extra_mounts=(*mounts[1:], self.ccache_dir),
+            ro_mounts=ro_mounts,
             env=tuple(env.items()),
             device_group=self.device_group,
             mount_set=self.mount_set,
@@ -189,6 +214,7 @@ class DockerRunner:
         cwd: Path,
         env: dict[str, str],
         mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
     ) -> proc.ProcResult:
         if self.base is not None:
@@ -203,7 +229,7 @@ class DockerRunner:
         for w in self.warnings:
             on_output(f"lnrepro: warning: {w}\n".encode())
         return container.stream(
-            self.spec(cwd=cwd, env=env, mounts=mounts),
+            self.spec(cwd=cwd, env=env, mounts=mounts, ro_mounts=ro_mounts),
             argv,
             on_output,
             timeout=timeout,
@@ -211,9 +237,15 @@ class DockerRunner:
         )
 
     def shell_line(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], mounts: tuple[Path, ...]
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
     ) -> str:
-        return self.spec(cwd=cwd, env=env, mounts=mounts).shell_line(argv)
+        return self.spec(cwd=cwd, env=env, mounts=mounts, ro_mounts=ro_mounts).shell_line(argv)
 
     def describe(self) -> dict[str, JSON]:
         return {

@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnrepro.cli import main
-from tests.conftest import need
 
 GT_HEAD = 'echo "[==========] Running 1 test from 1 test suite."\necho "[ RUN      ] S.T"\n'
 GT_PASS = 'echo "[       OK ] S.T (1 ms)"\necho "[==========] 1 test from 1 test suite ran. (1 ms total)"\necho "[  PASSED  ] 1 test."\n'

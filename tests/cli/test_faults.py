@@ -262,7 +262,7 @@ def test_bracketed_paths_do_not_break_env_check(tmp_path: Path) -> None:
         (["run", "--json", "--markdown"], 2, "do not go together"),
         (["parse", "x.log", "--json", "--markdown"], 2, "do not go together"),
         (["env-check", "--image", "busybox"], 2, "only applies with --container"),
-        (["env-check", "--mount-dev"], 2, "only applies with --container"),
+        (["env-check", "--mount-set", "full"], 2, "only applies with --container"),
         (["env-check", "--container", "--image", "Bad Image!!"], 2, "not a valid image name"),
         (["env-check", "--min-driver", "abc"], 2, "not a version"),
         (["env-check", "--min-driver", "-1"], 2, "not a version"),

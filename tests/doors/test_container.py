@@ -13,9 +13,13 @@ def test_tt_metal_mount_set() -> None:
                     env=[("TT_METAL_HOME", "/src/tt-metal"), ("PYTHONPATH", "/src/tt-metal"),
                          ("ARCH_NAME", "wormhole_b0")], user="1000:1000", mount_set="tt-metal")  # fmt: skip
     argv = spec.docker_argv(["true"])
-    assert argv[:3] == ["docker", "run", "--rm"]
-    assert argv[3:5] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
-    assert "/sys:/sys" in argv and f"{HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT}" in argv
+    # the image's ENTRYPOINT is not run (tt-metal's dev image starts sshd there: root only)
+    assert argv[:5] == ["docker", "run", "--rm", "--entrypoint", ""]
+    assert argv[5:7] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
+    # what tt-metal's scripts mount (run_docker_func.sh@0d59861eb2): hugepages-1G and the user
+    # database read-only, neither /dev nor /sys
+    assert f"{HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT}" in argv and "/sys:/sys" not in argv
+    assert "/etc/passwd:/etc/passwd:ro" in argv and "/etc/group:/etc/group:ro" in argv
     assert "/src/tt-metal:/src/tt-metal" in argv  # the checkout at the same path
     assert argv[argv.index("-u") : argv.index("-u") + 2] == ["-u", "1000:1000"]
     assert "TT_METAL_HOME=/src/tt-metal" in argv and "ARCH_NAME=wormhole_b0" in argv
@@ -26,7 +30,8 @@ def test_tt_metal_mount_set() -> None:
         "/dev/tenstorrent/0:/dev/tenstorrent/0:rwm",
         "/dev/tenstorrent/1:/dev/tenstorrent/1:rwm",
     ]
-    assert kw["volumes"]["/sys"] == {"bind": "/sys", "mode": "rw"} and kw["privileged"] is False
+    assert kw["volumes"]["/etc/passwd"] == {"bind": "/etc/passwd", "mode": "ro"}
+    assert kw["privileged"] is False and kw["entrypoint"] == ""
     assert kw["user"] == "1000:1000" and kw["working_dir"] == "/src/tt-metal"
 
 
@@ -50,6 +55,8 @@ def test_seed_broken_is_seed_001s_failing_setup() -> None:
         "docker",
         "run",
         "--rm",
+        "--entrypoint",
+        "",
         "--device",
         "/dev/tenstorrent/0:/dev/tenstorrent/0",
         "-u",

@@ -26,9 +26,7 @@ def judge(spec: container.ContainerSpec) -> dict[str, Status]:
 
 
 def test_lnrepro_container_vs_seed_001_device_only(busybox_image: str) -> None:
-    good = container.run_spec(
-        busybox_image, device_nodes=[], hugepage_dirs=[], mount_set="tt-metal"
-    )
+    good = container.run_spec(busybox_image, device_nodes=[], hugepage_dirs=[], mount_set="full")
     bad = container.run_spec(
         busybox_image, device_nodes=[], hugepage_dirs=[], mount_set="seed-broken"
     )
@@ -114,7 +112,7 @@ def test_good_host_made_real(good_host: None, busybox_image: str) -> None:
     # no Tenstorrent PCI function backs the node: env-check says so instead of passing
     assert host["device"].status is Status.FAIL and "0 Tenstorrent PCI" in host["device"].detail
     good = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
-                              mount_set="tt-metal")  # fmt: skip
+                              mount_set="full")  # fmt: skip
     bad = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
                              mount_set="seed-broken")  # fmt: skip
     g, b = container_facts(good), container_facts(bad)

@@ -10,7 +10,9 @@ from tests.lookalike.build import (
     build,
     device_env,
     ensure_toolchain_image,
+    install_compilers,
     run_tests,
+    use_compilers,
 )
 from tests.lookalike.generator import (
     BUGREPRO_BRANCH,
@@ -33,6 +35,8 @@ __all__ = [
     "device_env",
     "ensure_toolchain_image",
     "generate",
+    "install_compilers",
     "load_truth",
     "run_tests",
+    "use_compilers",
 ]

@@ -26,11 +26,8 @@ def build(
     env: dict[str, str] | None = None,
     timeout: float = 900,
 ) -> BuildResult:
-    """``./build_metal.sh FLAGS`` (default: --debug --build-tt-train --build-tests)."""
-    argv = [
-        str(checkout / "build_metal.sh"),
-        *(flags or ("--debug", "--build-tt-train", "--build-tests")),
-    ]
+    """``./build_metal.sh FLAGS`` (default: --debug --build-tt-train; tt-train adds its tests)."""
+    argv = [str(checkout / "build_metal.sh"), *(flags or ("--debug", "--build-tt-train"))]
     start = time.monotonic()
     res = subprocess.run(
         argv,
@@ -63,7 +60,8 @@ def device_env(
         + (f"hugetlbfs {hp} hugetlbfs rw,pagesize=1G 0 0\n" if hugepages else "")
     )
     return {
-        "TT_METAL_HOME": str(checkout),
+        "TT_METAL_HOME": str(checkout),  # the runtime's root before TT_METAL_RUNTIME_ROOT
+        "TT_METAL_RUNTIME_ROOT": str(checkout),  # and after
         "ARCH_NAME": "wormhole_b0",
         "TT_METAL_CACHE": str(root / "tt-metal-cache"),
         "TT_LOOKALIKE_DEV_ROOT": str(dev),
@@ -86,19 +84,78 @@ def run_tests(
     return code, (res.stdout + res.stderr).decode(errors="replace")
 
 
-TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache")
+TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache", "git")
+
+# The compilers tt-metal's toolchain files name (clang-17/clang++-17, clang-20/clang++-20), stood
+# in for by the system's GCC under those names: each defines LOOKALIKE_CLANG, which tt-train's
+# sources require (as tt-train needs Clang), so a build that gets plain GCC fails as on tt-metal.
+COMPILERS = {"clang-17": "gcc", "clang++-17": "g++", "clang-20": "gcc", "clang++-20": "g++"}
+
+
+def compiler_wrapper(name: str) -> str:
+    version = name.rsplit("-", 1)[1]
+    return (
+        "#!/bin/bash\n"
+        f"# {name} (look-alike): {COMPILERS[name]} under Clang's name. ccache takes a compiler named\n"
+        "# clang* for Clang and may add Clang's spelling of the colour flag; GCC's is passed instead.\n"
+        "args=()\n"
+        'for a in "$@"; do\n'
+        '  case "$a" in\n'
+        "    -fcolor-diagnostics) args+=(-fdiagnostics-color=always) ;;\n"
+        "    -fno-color-diagnostics) args+=(-fdiagnostics-color=never) ;;\n"
+        '    *) args+=("$a") ;;\n'
+        "  esac\n"
+        "done\n"
+        f'exec {COMPILERS[name]} -DLOOKALIKE_CLANG={version} "${{args[@]}}"\n'
+    )
+
+
+def install_compilers(bin_dir: Path) -> Path:
+    """Write the stand-in compilers into ``bin_dir`` (put it on PATH); returns ``bin_dir``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in COMPILERS:
+        f = bin_dir / name
+        f.write_text(compiler_wrapper(name))
+        f.chmod(0o755)
+    return bin_dir
+
+
+def use_compilers() -> Path:
+    """Put the stand-in compilers first on this process's PATH (children inherit it); returns
+    their directory (readable by everyone, for tests that run as another user)."""
+    import tempfile
+
+    bin_dir = Path(tempfile.mkdtemp(prefix="lnrepro-compilers-"))
+    bin_dir.chmod(0o755)
+    install_compilers(bin_dir)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    return bin_dir
+
+
+# tt-metal's dev image starts sshd in its ENTRYPOINT under `set -e` before running the command
+# (dockerfile/Dockerfile's dev stage, dockerfile/entrypoint.sh@47ad2f56a9): as anyone but root the
+# container exits there. The look-alike's image does the same with a directory only root may make.
+ENTRYPOINT = (
+    "#!/bin/sh\n"
+    "# Like tt-metal's dev image: start a service that needs root, then run the command.\n"
+    "set -e\n"
+    "mkdir -p /run/sshd\n"
+    'exec "$@"\n'
+)
 
 
 def toolchain_image_name() -> str:
     import hashlib
 
-    tag = "bookworm-v1:" + ",".join(TOOLCHAIN_PACKAGES)
+    tag = "bookworm-v2:" + ",".join(TOOLCHAIN_PACKAGES) + ENTRYPOINT
+    tag += "".join(compiler_wrapper(n) for n in COMPILERS)
     return "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
 
 
 def ensure_toolchain_image() -> str:
-    """A Debian bookworm image with the look-alike's toolchain (debootstrap + docker import, as
-    root, no registry); reused while an image of that name exists."""
+    """A Debian bookworm image with the look-alike's toolchain, its stand-in compilers and a
+    dev-image-like entrypoint that needs root (debootstrap + docker import, as root, no
+    registry); reused while an image of that name exists."""
     import shutil
     import tempfile
 
@@ -113,10 +170,16 @@ def ensure_toolchain_image() -> str:
              "bookworm", str(root), "http://deb.debian.org/debian"],
             check=True, capture_output=True, timeout=1500,
         )  # fmt: skip
+        install_compilers(root / "usr" / "local" / "bin")
+        entry = root / "usr" / "local" / "bin" / "entrypoint.sh"
+        entry.write_text(ENTRYPOINT)
+        entry.chmod(0o755)
         tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
         subprocess.run(
-            ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
-        )
+            ["docker", "import", "--change", 'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]',
+             "-", name],
+            stdin=tar.stdout, check=True, capture_output=True,
+        )  # fmt: skip
         tar.wait()
     finally:
         shutil.rmtree(work, ignore_errors=True)

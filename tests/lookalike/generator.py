@@ -26,14 +26,53 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TREE = HERE / "tree"
 UMD = HERE / "umd"
+LLK = HERE / "llk"
 KERNEL = (
     "tt-train/sources/ttml/metal/ops/layernorm_bw/device/kernels/compute/layernorm_bw_kernel.cpp"
 )
 TEST_FILE = "tt-train/tests/ops/layernorm_bw_fused_op_test.cpp"
 DEVICE = "tt_metal/impl/device.cpp"
 UMD_PATH = "tt_metal/third_party/umd"
+LLK_PATH = "tt_metal/third_party/tt_llk"
 BUGREPRO_BRANCH = "ivoitovych/layernorm-bw-nightly-test-failure-bug-report-3"
 DEFECTS = ("double-subtract", "drop-xhat-blocks", "overwrite-dy-gamma-sum")
+# an LLK release whose zero_dst_reg skips the clear: a defect no tt-metal file shows, only the
+# submodule's commit (the JIT reads the LLK headers at run time)
+LLK_DEFECT = "llk-skips-zero-dst"
+ALL_DEFECTS = (*DEFECTS, LLK_DEFECT)
+LLK_ARCHES = ("wormhole_b0", "blackhole")
+
+# Eras of tt-metal's history the look-alike goes through, in their real order (flag, default
+# position on main, flags it ends, subject). docs/compatibility.md names the source of each.
+ERAS: tuple[tuple[str, float, tuple[str, ...], str], ...] = (
+    ("configure-only", 0.08, (), "[build] build_metal.sh: add --configure-only"),
+    (
+        "runtime-root",
+        0.2,
+        (),
+        "[tt-metal] Make TT_METAL_HOME optional: TT_METAL_RUNTIME_ROOT or the working directory",
+    ),
+    ("clang20", 0.47, (), "[CI] Upgrade default toolchain from Clang 17 to Clang 20"),
+    (
+        "no-clang17",
+        0.5,
+        (),
+        "[CI] Remove the Clang 17 toolchain files; tt-train defaults to Clang 20",
+    ),
+    (
+        "train-none",
+        0.53,
+        (),
+        "[tt-train] Bump clang from 17 to 20: tt-train no longer picks a compiler",
+    ),
+    (
+        "train-inherit",
+        0.7,
+        ("train-none",),
+        "[tt-train] Inherit the compiler from tt-metal's build",
+    ),
+)
+ERA_FLAGS = tuple(e[0] for e in ERAS)
 
 AUTHORS = (
     ("Daniil Yurshevich", "dyurshevich@tenstorrent.com"),
@@ -84,6 +123,11 @@ class Spec:
     flake: str | None = None  # committed tests/flake.conf (see tree/.../support/flake.hpp)
     start: str = "2025-06-02"
     days: int = 180
+    # era flag -> position on main (0: from the first commit); ERAS gives the defaults
+    eras: tuple[tuple[str, float], ...] = tuple((e[0], e[1]) for e in ERAS)
+    culprit_kind: str = "kernel"  # or "llk": the culprit only bumps the LLK submodule
+    llk_bump_at: float = 0.4  # a harmless LLK bump
+    test_tus: int = 2  # tt-metal's own tests (built only with --build-tests)
 
 
 @dataclass
@@ -106,6 +150,9 @@ class GroundTruth:
     noop: list[str] = field(default_factory=list)  # change nothing the tests see (docs, CI)
     defects: dict[str, list[str]] = field(default_factory=dict)  # sha -> defects present
     umd: list[str] = field(default_factory=list)
+    llk: list[str] = field(default_factory=list)  # the LLK submodule's releases
+    eras: dict[str, str] = field(default_factory=dict)  # era flag -> the main commit starting it
+    tags: dict[str, str] = field(default_factory=dict)  # annotated release tags on main
     spec: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
@@ -137,6 +184,13 @@ def render(text: str, flags: set[str] | frozenset[str]) -> str:
         if all(stack):
             out.append(line)
     return "".join(out)
+
+
+def render_file(text: str, flags: set[str] | frozenset[str]) -> str | None:
+    """A template file as a commit has it; None when nothing of it is left (the file is absent
+    in that commit, e.g. a toolchain file an era removed)."""
+    out = render(text, flags)
+    return out if out.strip() else None
 
 
 def _templates(root: Path) -> dict[str, str]:
@@ -198,6 +252,15 @@ def filler_unit(index: int, revision: int, functions: int) -> str:
         "",
     ]
     return "\n".join(body)
+
+
+def test_unit(index: int, functions: int) -> str:
+    """One of tt-metal's own test files: a gtest over a generated unit's worth of code."""
+    return filler_unit(1000 + index, 0, functions) + (
+        "\n#include <gtest/gtest.h>\n"
+        f'extern "C" double tt_gen_unit_{1000 + index}();\n'
+        f"TEST(GeneratedApiTest, Unit{index}) {{ EXPECT_GT(tt_gen_unit_{1000 + index}(), 0.0); }}\n"
+    )
 
 
 def lfs_pointer(index: int) -> str:
@@ -313,6 +376,31 @@ def _umd(dest: Path, start: int) -> list[str]:
     return [got[m] for m in marks]
 
 
+def _llk(dest: Path, start: int) -> list[str]:
+    """The LLK submodule's origin: release 1 (pinned first), 2 (a harmless bump), 3 (its
+    zero_dst_reg skips the clear) and 4 (the clear is back)."""
+    origin = dest / ".git" / "lookalike" / "tt_llk.git"
+    origin.mkdir(parents=True)
+    _git(origin, "init", "-q", "--bare", "-b", "main")
+    header = (LLK / "llk_lib" / "llk_math_common.h").read_text(encoding="utf-8")
+    s = _Stream()
+    marks: list[int] = []
+    parent: list[int] = []
+    for i in range(4):
+        flags = {"skips-zero-dst"} if i == 2 else set()
+        changes: Files = {
+            f"tt_llk_{arch}/llk_lib/llk_math_common.h": ("100644", render(header, flags))
+            for arch in LLK_ARCHES
+        }
+        changes["README.md"] = ("100644", f"# tt-llk (look-alike)\n\nRelease {i + 1}.\n")
+        m = s.commit("refs/heads/main", AUTHORS[(i + 5) % len(AUTHORS)], start + i * 86400 * 30,
+                     f"Release tt-llk 1.{i + 1}.0\n", parent, changes)  # fmt: skip
+        marks.append(m)
+        parent = [m]
+    got = s.run(origin)
+    return [got[m] for m in marks]
+
+
 class _History:
     """Builds the commit graph; each commit's tree is a pure function of (flags, revs)."""
 
@@ -334,7 +422,9 @@ class _History:
         if key not in self._cache:
             out: Files = {}
             for path, text in self.templates.items():
-                out[path] = ("100755" if path.endswith(".sh") else "100644", render(text, flags))
+                rendered = render_file(text, flags)
+                if rendered is not None:
+                    out[path] = ("100755" if path.endswith(".sh") else "100644", rendered)
             for k in range(self.spec.tus):
                 out[f"tt_metal/impl/gen/unit_{k:03d}.cpp"] = (
                     "100644",
@@ -375,8 +465,15 @@ class _History:
         files = self.files(flags, revs)
         base = parents[0].files if parents else {}
         changes = {p: v for p, v in files.items() if base.get(p) != v}
+        deletes = tuple(p for p in base if p not in files) if parents else ()
         m = self.stream.commit(
-            ref, author, when, message, [p.mark for p in parents], {**changes, **(extra or {})}
+            ref,
+            author,
+            when,
+            message,
+            [p.mark for p in parents],
+            {**changes, **(extra or {})},
+            deletes,
         )
         c = _Commit(m, flags, dict(revs), files)
         self.commits[m] = c
@@ -400,29 +497,62 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
     h = _History(dest, spec)
     rng = h.rng
     umd_shas = _umd(dest, h.start - 86400 * 60)
+    llk_shas = _llk(dest, h.start - 86400 * 90)
     n = spec.commits
+    llk_culprit = spec.culprit_kind == "llk"
+    if spec.culprit_kind not in ("kernel", "llk"):
+        raise ValueError(f"culprit_kind {spec.culprit_kind!r}")
 
     def pos(frac: float) -> int:
         return max(2, min(n - 2, round(frac * n)))
 
-    culprit_pos = pos(spec.culprit_at)
-    fix_pos = pos(spec.fix_at) if spec.fix_at is not None else None
-    bugrepro_pos = pos(spec.bugrepro_at)
-    umd_bump_pos = pos(0.45)
-    u0, u1 = (pos(spec.unbuildable[0]), pos(spec.unbuildable[1])) if spec.unbuildable else (-1, -1)
+    taken: set[int] = set()
+
+    def place(frac: float) -> int:
+        """The nearest free position on main at or around ``frac`` (special commits never share)."""
+        want = pos(frac)
+        for d in range(n):
+            for j in (want + d, want - d):
+                if 2 <= j <= n - 2 and j not in taken:
+                    taken.add(j)
+                    return j
+        raise ValueError("the history is too short for its special commits")
+
+    culprit_pos = place(spec.culprit_at)
+    bugrepro_pos = place(spec.bugrepro_at)
+    fix_pos = place(spec.fix_at) if spec.fix_at is not None else None
+    u0, u1 = (
+        (place(spec.unbuildable[0]), place(spec.unbuildable[1])) if spec.unbuildable else (-1, -1)
+    )
+    umd_bump_pos = place(0.42)
+    llk_bump_pos = place(spec.llk_bump_at)
+    if llk_culprit and not llk_bump_pos < culprit_pos:
+        raise ValueError("an LLK culprit needs llk_bump_at < culprit_at")
+    era_ends = {e[0]: e[2] for e in ERAS}
+    era_subject = {e[0]: e[3] for e in ERAS}
+    root_flags = frozenset(name for name, at in spec.eras if at <= 0)
+    era_at = {place(at): name for name, at in sorted(spec.eras, key=lambda e: e[1]) if at > 0}
     if not culprit_pos < bugrepro_pos or (fix_pos is not None and not bugrepro_pos < fix_pos):
         raise ValueError("need culprit_at < bugrepro_at < fix_at")
-    special = {culprit_pos, fix_pos, u0, u1, umd_bump_pos, bugrepro_pos}
+    special = {culprit_pos, fix_pos, u0, u1, umd_bump_pos, llk_bump_pos, bugrepro_pos, *era_at}
 
+    llk_url = dest / ".git" / "lookalike" / "tt_llk.git"
     static: Files = {
         ".gitmodules": (
             "100644",
+            f'[submodule "{LLK_PATH}"]\n\tpath = {LLK_PATH}\n\turl = {llk_url}\n\tbranch = main\n'
             f'[submodule "{UMD_PATH}"]\n\tpath = {UMD_PATH}\n\turl = {dest / ".git" / "lookalike" / "umd.git"}\n',
         ),
         UMD_PATH: ("160000", umd_shas[1]),
+        LLK_PATH: ("160000", llk_shas[0]),
         "README.md": ("100644", h.docs("imported")),
         ".github/workflows/build.yaml": ("100644", "name: build\non: [push]\n"),
     }
+    for k in range(spec.test_tus):
+        static[f"tests/tt_metal/gen/test_unit_{k:03d}.cpp"] = (
+            "100644",
+            test_unit(k, spec.tu_functions),
+        )
     if spec.flake:
         static["tt-train/tests/flake.conf"] = ("100644", spec.flake + "\n")
     if spec.lfs_pointers:
@@ -438,17 +568,29 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         h.when(0),
         "[tt-train] LayerNorm forward + backward (#30389)\n",
         [],
-        frozenset(),
+        root_flags,
         {},
         static,
     )
     first_parent = [tip]
+    era_commits: dict[str, _Commit | None] = {name: None for name in root_flags}
     noop: list[_Commit] = []
     culprit = culprit_merge = fix = bugrepro = None
-    culprit_defects = frozenset(spec.culprit_defects)
+    culprit_defects = frozenset(() if llk_culprit else spec.culprit_defects)
     for i in range(1, n):
         author = rng.choice(AUTHORS)
-        if i == culprit_pos and not spec.culprit_on_branch:
+        if i == culprit_pos and llk_culprit:
+            culprit = tip = h.commit(
+                "refs/heads/main",
+                AUTHORS[3],
+                h.when(i),
+                f"[LLK] Bump tt_llk to 1.3.0: skip redundant DEST clears (#{h.pr_number()})\n",
+                [tip],
+                tip.flags | {LLK_DEFECT},
+                tip.revs,
+                {LLK_PATH: ("160000", llk_shas[2])},
+            )
+        elif i == culprit_pos and not spec.culprit_on_branch:
             culprit = tip = h.commit(
                 "refs/heads/main",
                 AUTHORS[0],
@@ -512,9 +654,20 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
                     flags - {"broken"},
                     "[tt-metal] Fix build: update check_cluster call after UMD API change",
                 )
+            elif fix_pos is not None and i == fix_pos and llk_culprit:
+                flags = flags - set(ALL_DEFECTS)
+                extra = {LLK_PATH: ("160000", llk_shas[3])}
+                msg = "[LLK] Bump tt_llk to 1.4.0: clear DEST again"
             elif fix_pos is not None and i == fix_pos:
-                flags = flags - set(DEFECTS)
+                flags = flags - set(ALL_DEFECTS)
                 msg = "[tt-train] Fix LayerNorm backward double subtraction and block accumulation"
+            elif i in era_at:
+                era = era_at[i]
+                flags = (flags | {era}) - set(era_ends[era])
+                msg = era_subject[era]
+            elif i == llk_bump_pos:
+                extra = {LLK_PATH: ("160000", llk_shas[1])}
+                msg = "[LLK] Bump tt_llk to 1.2.0"
             elif i == umd_bump_pos:
                 extra = {UMD_PATH: ("160000", umd_shas[2])}
                 msg = "[UMD] Bump umd to 0.3.0"
@@ -544,6 +697,8 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
             )
             if kind == "noop":
                 noop.append(tip)
+            if i in era_at:
+                era_commits[era_at[i]] = tip
             if fix_pos is not None and i == fix_pos:
                 fix = tip
         first_parent.append(tip)
@@ -560,13 +715,20 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
     assert culprit is not None and bugrepro is not None
     shas = h.stream.run(dest)
     _git(dest, "update-ref", "-d", "refs/lookalike/branch")
+    # annotated release tags along main, as tt-metal's (git describe, hence the version, uses them)
+    tags: dict[str, str] = {}
+    for k, c in enumerate(first_parent[:: max(1, n // 4)]):
+        name = f"v0.{60 + k}.0"
+        _git(dest, "-c", f"user.name={AUTHORS[0][0]}", "-c", f"user.email={AUTHORS[0][1]}",
+             "tag", "-a", name, "-m", f"Release {name}", shas[c.mark])  # fmt: skip
+        tags[name] = shas[c.mark]
     _git(dest, "checkout", "-q", "-f", "main")
     _git(dest, "-c", "protocol.file.allow=always", "submodule", "update", "--init", "--quiet")
 
     def sha(c: _Commit) -> str:
         return shas[c.mark]
 
-    defects = {shas[m]: sorted(c.flags & set(DEFECTS)) for m, c in h.commits.items()}
+    defects = {shas[m]: sorted(c.flags & set(ALL_DEFECTS)) for m, c in h.commits.items()}
     parents: dict[str, list[str]] = {}
     for line in _git(dest, "rev-list", "--parents", "--all").splitlines():
         c, *ps = line.split()
@@ -596,6 +758,9 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         noop=[sha(c) for c in noop],
         defects=defects,
         umd=umd_shas,
+        llk=llk_shas,
+        eras={name: (shas[c.mark] if c is not None else "") for name, c in era_commits.items()},
+        tags=tags,
         spec={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items()},
     )
     (dest / ".git" / "lookalike.json").write_text(json.dumps(truth.to_json(), indent=1))

@@ -145,7 +145,10 @@ def test_submodule_lfs_pointers_and_bulk_files(tmp_path: Path) -> None:
     t = generate(tmp_path / "x", Spec(commits=20, tus=1, lfs_pointers=3, bulk_files=1500))
     repo = Path(t.path)
     states = submodules(repo)
-    assert [(s.path, s.state) for s in states] == [("tt_metal/third_party/umd", "ok")]
+    assert [(s.path, s.state) for s in states] == [
+        ("tt_metal/third_party/tt_llk", "ok"),
+        ("tt_metal/third_party/umd", "ok"),
+    ]
     assert len(lfs_pointers(repo)) == 3
     assert len(git(repo, "ls-files").split()) > 1500
 
@@ -211,7 +214,9 @@ def test_bugrepro_tests_exist_only_when_picked(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"TT_METAL_HOME": ""}, "TT_METAL_HOME is not set"),
+        # since TT_METAL_RUNTIME_ROOT (tt-metal PR #30502) TT_METAL_HOME is not read: still set,
+        # from a directory without tt_metal/ the runtime has no root
+        ({"TT_METAL_RUNTIME_ROOT": ""}, "Root Directory is not set."),
         ({"device": False}, "No chips detected"),
         (
             {"hugepages": False},
@@ -259,22 +264,39 @@ def test_unbuildable_commit_fails_to_build(lookalike: GroundTruth, tmp_path: Pat
 
 
 def test_standalone_tt_train_build_with_ccache(
-    lookalike_builds: dict[str, Path], tmp_path: Path
+    lookalike: GroundTruth, lookalike_builds: dict[str, Path], tmp_path: Path
 ) -> None:
+    """At the culprit, tt-train picks no compiler of its own (tt-metal #36568): a plain standalone
+    configure gets the system's GCC and fails as tt-metal #36993 reports; with tt-metal's
+    default toolchain file it builds, through ccache, against tt-metal's build/lib."""
     need(
         subprocess.run(["which", "ccache"], capture_output=True).returncode == 0,
         "ccache is not installed",
     )
+    fp = lookalike.first_parent
+    assert fp.index(lookalike.eras["train-none"]) < fp.index(lookalike.culprit_merge)
+    assert fp.index(lookalike.culprit_merge) < fp.index(lookalike.eras["train-inherit"])
     tree = lookalike_builds["good"]
+    assert not (tree / "tt-train/cmake/compilers.cmake").exists()
     env = {**os.environ, "TT_METAL_HOME": str(tree), "CCACHE_DIR": str(tmp_path / "ccache")}
+
+    def standalone(out_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        for argv in (
+            ["cmake", "-S", str(tree / "tt-train"), "-B", str(out_dir), "-G", "Ninja",
+             "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", *extra],
+            ["cmake", "--build", str(out_dir)],
+        ):  # fmt: skip
+            res = subprocess.run(argv, env=env, capture_output=True, text=True)
+            if res.returncode != 0:
+                return res
+        return res
+
+    res = standalone(tmp_path / "gcc")
+    assert res.returncode != 0 and "#36993" in res.stdout + res.stderr
+    toolchain = tree / "cmake/x86_64-linux-clang-20-libstdcpp-toolchain.cmake"
     out_dir = tmp_path / "tt-train-build"
-    for argv in (
-        ["cmake", "-S", str(tree / "tt-train"), "-B", str(out_dir), "-G", "Ninja",
-         "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
-        ["cmake", "--build", str(out_dir)],
-    ):  # fmt: skip
-        res = subprocess.run(argv, env=env, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    res = standalone(out_dir, f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert any((tmp_path / "ccache").rglob("*")), "ccache was not used"
     code, out = run_tests(
         out_dir / "tests" / "ttml_tests", "--gtest_filter=*Deterministic_2048Features",

@@ -145,7 +145,22 @@ def test_dry_run_has_seed_001s_working_mount_set(
                  f"-w {lookalike.path}", "-e TT_METAL_HOME=", "-u "):  # fmt: skip
         assert part in line, (part, line)
     assert "--privileged" not in line
-    assert line.endswith("./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache")
+    assert "--entrypoint ''" in line  # the dev image's sshd entrypoint needs root: not run
+    assert "-v /etc/passwd:/etc/passwd:ro" in line and "-e 'GIT_CONFIG_VALUE_0=*'" in line
+    assert line.endswith(
+        "./build_metal.sh --debug --build-tt-train --enable-ccache --configure-only"
+    )
+    # tt-metal's own scripts' set: no /dev, no /sys
+    p = subprocess.run([*LNREPRO, "run", "--tt-metal", lookalike.path, "--dry-run", "--json",
+                        "--mount-set", "tt-metal"], capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    line = json.loads(p.stdout)["build"][0]
+    assert "-v /dev:/dev" not in line and "-v /sys:/sys" not in line
+    for part in (
+        "-v /dev/hugepages-1G:/dev/hugepages-1G",
+        "-v /etc/group:/etc/group:ro",
+        "--group-add ",
+    ):
+        assert part in line, (part, line)
 
 
 def test_lnrepro_builds_its_image_from_the_dockerfile_on_a_base(

@@ -50,9 +50,9 @@ def test_culprit_fails_like_the_reports(
         v["verdict"] == "FAIL" and v["worst_metrics"]["dx"]["max_diff"] == 1000 for v in det
     )
     assert doc["build"]["ok"] and doc["build"]["profile"] == "in-tree"
-    assert (
-        (Path(doc["record_dir"]) / "build.log").read_text().startswith("$ ./build_metal.sh --debug")
-    )
+    # the tree is configured already (build_metal.sh ran): only the test's target is built
+    assert doc["build"]["steps"] == ["cmake --build build_Debug --target ttml_tests"]
+    assert (Path(doc["record_dir"]) / "build.log").read_text().startswith("$ cmake --build")
     fp = doc["fingerprint"]
     assert (
         fp["commit"] == lookalike.culprit
@@ -152,9 +152,13 @@ def test_dry_run_prints_the_plan_and_runs_nothing(lookalike: GroundTruth, tmp_pa
     assert p.returncode == 0, p.stderr
     plan = json.loads(p.stdout)
     assert plan["build"][0].endswith(
-        "./build_metal.sh --debug --build-tt-train --build-tests --enable-ccache"
+        "./build_metal.sh --debug --build-tt-train --enable-ccache --configure-only"
     )
-    assert "build/tt-train/tests/ttml_tests" in plan["test"] and "--gtest_filter=" in plan["test"]
+    assert plan["build"][1].endswith("cmake --build build_Debug --target ttml_tests")
+    assert (
+        "build_Debug/tt-train/tests/ttml_tests" in plan["test"]
+        and "--gtest_filter=" in plan["test"]
+    )
     assert not (tmp_path / ".lnrepro").exists()
 
 
@@ -197,7 +201,8 @@ def test_build_inputs_are_equal_exactly_when_nothing_tested_changed(
         os.environ.update(old)
     assert keys[0]["key"] == keys[1]["key"]  # only no-op commits between them
     assert keys[1]["key"] != keys[2]["key"]
-    assert (
-        keys[1]["binary_sha256"] != keys[2]["binary_sha256"]
-        or keys[1]["kernels_sha256"] != keys[2]["kernels_sha256"]
+    assert (keys[1]["outputs_sha256"], keys[1]["sources_sha256"]) != (
+        keys[2]["outputs_sha256"],
+        keys[2]["sources_sha256"],
     )
+    assert int(keys[0]["output_files"]) > 5

@@ -4,16 +4,24 @@ The *runner* decides where commands run — ``local`` (this host, or already ins
 or ``docker`` (lnrepro's container, :mod:`lnrepro.doors.container`) — and nothing else differs: the
 same build commands, the same test command, the same environment:
 
-* ``TT_METAL_HOME`` is the checkout, ``ARCH_NAME`` is passed through, ``--env`` adds more;
+* the runtime's root is the checkout: ``TT_METAL_RUNTIME_ROOT`` (what tt-metal reads since PR
+  #30502) and ``TT_METAL_HOME`` (what it read before, and what its scripts and tt-train's CMake
+  still read); logs (watcher, DPRINT) go to the run's record (``TT_METAL_LOGS_PATH``);
+  ``ARCH_NAME`` is passed through, ``--env`` adds more;
 * ``TT_METAL_CACHE`` is a directory inside the run's record: JIT-compiled kernels are built
   fresh for every run (a stale cache gives stale results), and the user's own cache is never
   touched;
 * ``--watcher N`` sets ``TT_METAL_WATCHER`` and keeps the watcher log of a failed or hung
   attempt; ``--reset-cmd`` (e.g. ``tt-smi -r 0``) runs on the host before every attempt.
+
+The built-in profiles decide the build per commit from the commit's own files
+(:mod:`lnrepro.run.buildplan`); a worktree's git directories outside it are mounted read-only, since
+tt-metal's CMake asks git for the version while configuring.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
@@ -24,39 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lnrepro.doors import proc
-from lnrepro.doors.fsio import write_error
+from lnrepro.doors.fsio import atomic_write_text, read_cache, read_tree, write_error
 from lnrepro.errors import GitError
+from lnrepro.model import checkout as co
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult, Inputs
 from lnrepro.model.requests import TtMetalSpec
+from lnrepro.run import buildplan
+from lnrepro.run import inputs as inp
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
 from lnrepro.run.runners import LocalRunner, Runner
 
 BUILD_TIMEOUT_S = 4 * 3600.0
 TAIL_LINES = 40
-
-
-def _walk(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    return [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
-
-
-def _sha256_files(files: list[Path], base: Path | None = None) -> str:
-    h = hashlib.sha256()
-    for f in files:
-        if base is not None:
-            h.update(str(f.relative_to(base)).encode() + b"\0")
-        try:
-            with f.open("rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    h.update(chunk)
-        except OSError:
-            h.update(b"<unreadable>")
-        h.update(b"\0")
-    return h.hexdigest()
+# tt-metal's cmake/version.cmake warns so when git could not describe the checkout: the build
+# goes on with an empty version, so lnrepro says why
+VERSION_WARNING = b"Cannot parse tag"
 
 
 @dataclass(frozen=True)
@@ -77,14 +70,22 @@ class TtMetalBackend:
         return self.checkout / self.profile.binary
 
     def describe(self) -> dict[str, JSON]:
-        return {"backend": self.name, "checkout": str(self.checkout),
-                "profile": self.profile.to_json(), **self.runner.describe(), "env": dict(self.env),
-                "reset_cmd": list(self.spec.reset_cmd) if self.spec.reset_cmd else None,
-                "watcher_s": self.spec.watcher_s}  # fmt: skip
+        d: dict[str, JSON] = {
+            "backend": self.name, "checkout": str(self.checkout), "profile": self.profile.to_json(),
+            **self.runner.describe(), "env": dict(self.env),
+            "reset_cmd": list(self.spec.reset_cmd) if self.spec.reset_cmd else None,
+            "watcher_s": self.spec.watcher_s,
+        }  # fmt: skip
+        if self.profile.planned is not None:  # what this commit's files said, and the plan
+            d["tree"] = read_tree(self.checkout).to_json()
+            d["build_plan"] = self.plan().to_json()
+        return d
 
     # ------------------------------------------------------------------ environment
     def test_env(self, record_dir: Path) -> dict[str, str]:
-        env = {"TT_METAL_HOME": str(self.checkout), "PYTHONPATH": str(self.checkout)}
+        home = str(self.checkout)
+        env = {"TT_METAL_HOME": home, "TT_METAL_RUNTIME_ROOT": home, "PYTHONPATH": home,
+               "TT_METAL_LOGS_PATH": str(record_dir)}  # fmt: skip
         if os.environ.get("ARCH_NAME"):
             env["ARCH_NAME"] = os.environ["ARCH_NAME"]
         env["TT_METAL_CACHE"] = str(record_dir / "kernel-cache")  # fresh per run: never stale
@@ -96,41 +97,82 @@ class TtMetalBackend:
     def _mounts(self, record_dir: Path) -> tuple[Path, ...]:
         return (self.checkout, record_dir)
 
+    def _ro_mounts(self) -> tuple[Path, ...]:
+        from lnrepro.doors import gitops
+
+        return gitops.git_dirs(self.checkout)
+
+    def _run(self, argv: list[str], on_output: Callable[[bytes], None], record_dir: Path,
+             timeout: float | None) -> proc.ProcResult:  # fmt: skip
+        return self.runner.run(
+            argv, on_output, cwd=self.checkout, env=self.test_env(record_dir),
+            mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts(), timeout=timeout,
+        )  # fmt: skip
+
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
         return self.runner.shell_line(argv, cwd=self.checkout, env=self.test_env(record_dir),
-                                      mounts=self._mounts(record_dir))  # fmt: skip
+                                      mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts())  # fmt: skip
 
     # ------------------------------------------------------------------ build
+    def plan(self) -> buildplan.BuildPlan:
+        """This commit's build, from its files and the build directories' caches as they are."""
+        if self.profile.planned is None:
+            return buildplan.BuildPlan(self.profile.build, self.profile.binary)
+        facts = read_tree(self.checkout)
+        metal = read_cache(self.checkout / co.BUILD_DIR)
+        if self.profile.planned == "standalone":
+            train = read_cache(self.checkout / co.TRAIN_BUILD_DIR)
+            return buildplan.plan_standalone(facts, metal, train, self.checkout, self.where)
+        return buildplan.plan_in_tree(facts, metal, self.where)
+
+    @property
+    def where(self) -> str:
+        """Where builds run, as a build directory's stamp names it (compiler paths in a CMake
+        cache hold only there)."""
+        d = self.runner.describe()
+        if d.get("image"):
+            return f"docker:{d['image']}@{d.get('docker_host') or 'default'}"
+        return str(d.get("runner") or "local")
+
     def build_lines(self, record_dir: Path) -> list[str]:
-        return [self.shell_line(list(c), record_dir) for c in self.profile.build]
+        return [self.shell_line(list(c), record_dir) for c in self.plan().commands]
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         log_path = record_dir / "build.log"
-        env = self.test_env(record_dir)
+        plan = self.plan()
         start = time.monotonic()
         tail: list[bytes] = []
         failed: dict[str, object] = {}
+        version_lost = False
+        done: list[str] = []
         events.build_started(f"{self.profile.name} build of {self.checkout} ({self.runner.name})")
         try:
             with log_path.open("wb") as log:
+                for note in plan.notes:
+                    log.write(f"lnrepro: {note}\n".encode())
 
                 def sink(data: bytes) -> None:
+                    nonlocal version_lost
                     log.write(data)
                     tail.append(data)
                     if len(tail) > 64:
                         del tail[:-64]
+                    version_lost = version_lost or VERSION_WARNING in data
                     events.build_output(data)
 
-                for cmd in self.profile.build:
+                for i, cmd in enumerate(plan.commands):
+                    done.append(shlex.join(cmd))
                     log.write(f"$ {shlex.join(cmd)}\n".encode())
-                    res = self.runner.run(
-                        list(cmd), sink, cwd=self.checkout, env=env,
-                        mounts=self._mounts(record_dir), timeout=self.build_timeout_s,
-                    )  # fmt: skip
+                    res = self._run(list(cmd), sink, record_dir, self.build_timeout_s)
                     if res.exit_code != 0:
                         failed = {"command": tuple(cmd), "exit_code": res.exit_code,
                                   "timed_out": res.timed_out}  # fmt: skip
                         break
+                    for _, build_dir in (st for st in plan.stamps if st[0] == i):
+                        stamp = self.checkout / build_dir / co.STAMP
+                        if stamp.parent.is_dir():  # unwritten, it is only configured again
+                            with contextlib.suppress(OSError):
+                                atomic_write_text(stamp, self.where + "\n")
         except OSError as exc:
             raise write_error(log_path, exc) from None
         reason = None
@@ -138,35 +180,53 @@ class TtMetalBackend:
             reason = f"the build did not produce {self.profile.binary}"
         ok = not failed and reason is None
         lines = b"".join(tail).decode("utf-8", "replace").splitlines()
+        warnings = list(plan.notes)
+        if version_lost:
+            warnings.append(
+                "tt-metal's CMake could not read the checkout's git metadata (\"Cannot parse tag\"):"
+                " the build has no version; check that git works where the build runs"
+            )
         result = BuildResult(
             ok, self.profile.name, log_path.name, time.monotonic() - start,
             tuple(lines[-TAIL_LINES:]) if not ok else (),
             failed.get("command"), failed.get("exit_code"), bool(failed.get("timed_out")),  # type: ignore[arg-type]
-            reason, self.inputs() if ok else None,
+            reason, self.inputs() if ok else None, steps=tuple(done),
+            warnings=tuple(warnings),
         )  # fmt: skip
         events.build_finished(ok, result.seconds)
         return result
 
+    def _output_roots(self) -> list[Path]:
+        if self.profile.planned == "standalone":
+            return [self.checkout / co.BUILD_DIR, self.checkout / co.TRAIN_BUILD_DIR]
+        if self.profile.planned == "in-tree":
+            return [self.checkout / co.BUILD_DIR]
+        parts = Path(self.profile.binary).parts
+        top = next((i for i, p in enumerate(parts) if "build" in p), len(parts) - 2)
+        return [self.checkout.joinpath(*parts[: top + 1])]
+
     def inputs(self) -> Inputs:
-        """Hashes of what the tests run: the binary, the shared libraries beside it (the build
-        tree's ``*.so``: tt-metal, ttnn, ttml) and the kernel sources it JIT-compiles.
+        """What the tests can read, hashed (:mod:`lnrepro.run.inputs`): the build's outputs, the
+        tracked tree with submodule commits, and every change not committed.
 
         Two commits with the same ``key`` test the same thing (a docs-only commit, a CI change),
-        so a bisect shares their observations instead of running both.
+        so a bisect shares their observations instead of running both. When git cannot say what
+        the tree holds, the key is unique: nothing is shared.
         """
-        parts = Path(self.profile.binary).parts
-        root = next((i for i, p in enumerate(parts) if p.startswith("build")), 0)
-        build_root = self.checkout.joinpath(*parts[: root + 1])
-        libs = (
-            sorted(p for p in build_root.rglob("*.so*") if p.is_file())
-            if build_root.is_dir()
-            else []
-        )
-        binary = _sha256_files([self.binary, *libs], self.checkout)
-        files = sorted(f for k in self.profile.kernels for f in _walk(self.checkout / k))
-        kernels = _sha256_files(files, self.checkout)
-        key = hashlib.sha256(f"{binary}:{kernels}".encode()).hexdigest()[:24]
-        return Inputs(key, {"binary_sha256": binary, "kernels_sha256": kernels})
+        from lnrepro.doors import gitops
+
+        outputs, count = inp.outputs_digest(self._output_roots(), self.checkout)
+        try:
+            tracked = inp.tracked_digest(gitops.tree_listing(self.checkout))
+            changed = inp.changed_paths(gitops.status_z(self.checkout))
+            modules = gitops.submodule_status(self.checkout)
+        except GitError as exc:
+            tracked, changed, modules = f"unknown:{time.time_ns()}:{exc.message}", [], ""
+        local = inp.contents_digest(changed, self.checkout)
+        sources = hashlib.sha256(f"{tracked}:{modules}:{local}".encode()).hexdigest()
+        key = hashlib.sha256(f"{outputs}:{sources}".encode()).hexdigest()[:24]
+        return Inputs(key, {"outputs_sha256": outputs, "sources_sha256": sources,
+                            "output_files": str(count), "uncommitted_files": str(len(changed))})  # fmt: skip
 
     # ------------------------------------------------------------------ tests
     def program(self, attempt: int) -> list[str]:
@@ -193,13 +253,14 @@ class TtMetalBackend:
         on_output: Callable[[bytes], None],
         timeout: float | None,
     ) -> proc.ProcResult:
-        res = self.runner.run(
-            argv, on_output, cwd=self.checkout, env=self.test_env(record_dir),
-            mounts=self._mounts(record_dir), timeout=timeout,
-        )  # fmt: skip
-        watcher = self.checkout / "generated" / "watcher" / "watcher.log"
-        if self.spec.watcher_s and res.exit_code != 0 and watcher.is_file():
-            shutil.copyfile(watcher, record_dir / f"attempt-{attempt}.watcher.log")
+        res = self._run(argv, on_output, record_dir, timeout)
+        if self.spec.watcher_s and res.exit_code != 0:
+            # <TT_METAL_LOGS_PATH>/generated/watcher/ since PR #30502, <root>/generated/watcher before
+            for base in (record_dir, self.checkout):
+                watcher = base / "generated" / "watcher" / "watcher.log"
+                if watcher.is_file():
+                    shutil.copyfile(watcher, record_dir / f"attempt-{attempt}.watcher.log")
+                    break
         return res
 
     def fingerprint(self) -> dict[str, JSON]:

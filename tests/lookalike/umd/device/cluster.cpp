@@ -51,4 +51,9 @@ std::string check_cluster(const ClusterOptions& opts, std::vector<std::string>& 
     return "no huge page mount found in /proc/mounts for path: " + opts.hugepage_dir;
 }
 
+int host_mem_channels() {
+    const std::string v = env_or("TT_LOOKALIKE_HUGEPAGES", "");
+    return v.empty() ? kTargetHostMemChannels : std::atoi(v.c_str());
+}
+
 }  // namespace tt::umd

@@ -16,4 +16,9 @@ ClusterOptions options_from_env();
 // Empty when the cluster is usable; else the driver-layer message to print before aborting.
 std::string check_cluster(const ClusterOptions& opts, std::vector<std::string>& chips);
 
+// Host memory channels the hugepages allow (TT_LOOKALIKE_HUGEPAGES pages of 1 GiB; default 4,
+// the target). Fewer is UMD's warning, not an error: the workload runs, and may fail later.
+constexpr int kTargetHostMemChannels = 4;
+int host_mem_channels();
+
 }  // namespace tt::umd

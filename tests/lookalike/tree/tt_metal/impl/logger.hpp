@@ -8,3 +8,4 @@ void line(const char* level, const char* component, const std::string& text, con
 
 #define TT_LOG_INFO(component, text) ::tt::log::line("info", component, text, __FILE__, __LINE__)
 #define TT_LOG_CRITICAL(text) ::tt::log::line("critical", "Always", text, __FILE__, __LINE__)
+#define TT_LOG_WARNING(component, text) ::tt::log::line("warning", component, text, __FILE__, __LINE__)

@@ -6,7 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "tt_metal/impl/device.hpp"
 #include "tt_metal/impl/jit_cache.hpp"
+#include "ttml/core/compiler.hpp"
 #include "ttml/core/bf16.hpp"
 #include "ttml/metal/ops/layernorm_bw/device/kernels/compute/layernorm_bw_kernel.hpp"
 #include "ttml/metal/ops/layernorm_bw/device/layernorm_bw_program_factory.hpp"
@@ -59,7 +61,8 @@ LayerNormBwResult layernorm_bw(const std::vector<float>& x, const std::vector<fl
     const LayerNormBwKernelArgs args{rows, features, cfg.Wt, cfg.block_size,
                                      cfg.everything_fits_in_l1 ? 1u : 0u,
                                      xb.data(), dyb.data(), gb.data(), mean.data(), rstd.data(),
-                                     dx.data(), dgamma.data(), dbeta.data()};
+                                     dx.data(), dgamma.data(), dbeta.data(),
+                                     tt::tt_metal::open_device().llk_flags};
     load_kernel()(&args);
     LayerNormBwResult out;
     out.dx.resize(static_cast<std::size_t>(rows) * features);

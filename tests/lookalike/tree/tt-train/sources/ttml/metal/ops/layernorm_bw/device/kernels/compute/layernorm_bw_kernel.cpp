@@ -26,7 +26,14 @@ constexpr std::uint32_t kMeanDyGamma = 2;
 void tile_regs_acquire(Dest& dest) {
     for (float& r : dest.reg) r = 0.0f;
 }
-void zero_dst_reg(Dest& dest, std::uint32_t i) { dest.reg[i] = 0.0f; }
+// An LLK whose zero_dst_reg skips the clear (LLK_ZERO_DST_SKIPS_CLEAR) leaves the register as
+// it was: the accumulating mul_tiles that follows then adds to a stale value.
+constexpr std::uint32_t kLlkZeroDstSkipsClear = 1u;
+std::uint32_t g_llk_flags = 0;
+void zero_dst_reg(Dest& dest, std::uint32_t i) {
+    if (g_llk_flags & kLlkZeroDstSkipsClear) return;
+    dest.reg[i] = 0.0f;
+}
 void mul_tiles(Dest& dest, std::uint32_t i, float a, float b) { dest.reg[i] += a * b; }
 
 float tile_row_sum(const float* row, std::uint32_t tile) {
@@ -39,6 +46,7 @@ float tile_row_sum(const float* row, std::uint32_t tile) {
 
 extern "C" void layernorm_bw_compute(const LayerNormBwKernelArgs* a) {
     const std::uint32_t width = a->Wt * TILE_W;
+    g_llk_flags = a->llk_flags;
     const float scaler = static_cast<float>(1.0 / static_cast<double>(a->features));
     std::vector<float> x_hat(width), dyg(width), dyg_xhat(width);
     std::fill(a->dgamma, a->dgamma + width, 0.0f);

@@ -16,6 +16,7 @@ struct LayerNormBwKernelArgs {
     float* dx;           // [rows, Wt*32], written as bf16 values
     float* dgamma;       // [Wt*32], bf16 values
     float* dbeta;        // [Wt*32], bf16 values
+    std::uint32_t llk_flags;  // from the LLK headers the JIT compiles against (tt_metal/jit_build/llk.hpp)
 };
 
 extern "C" void layernorm_bw_compute(const LayerNormBwKernelArgs* args);
