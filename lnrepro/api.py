@@ -55,22 +55,20 @@ class Plan:
 
     def to_json(self) -> dict[str, JSON]:
         return {"schema": "lnrepro.plan/1", "request": self.request.to_json(),
-                "backend": self.backend, "filter": self.request.tests.gtest_filter,
+                "backend": self.backend, "filter": self.request.tests.selection,
                 "build": self.build, "test": self.test, "warnings": self.warnings}  # fmt: skip
 
 
 def plan(request: RunRequest) -> Plan:
     """``lnrepro run --dry-run``."""
     from lnrepro.run.backends.factory import make_backend
-    from lnrepro.run.pipeline import gtest_argv
+    from lnrepro.run.pipeline import attempt_argv
     from lnrepro.run.validate import validate_run
 
     req = validate_run(request)
     backend = make_backend(req.backend)
     where = req.record_dir / "run-<id>"
-    test = backend.shell_line(
-        gtest_argv(backend.program(1), req.tests.gtest_filter, where / "attempt-1.json"), where
-    )
+    test = backend.shell_line(attempt_argv(backend, req.tests, 1, where), where)
     desc = backend.describe()
     warnings = (
         [str(w) for w in desc.get("warnings") or []]
@@ -82,7 +80,7 @@ def plan(request: RunRequest) -> Plan:
         from lnrepro.model.tests_known import missing_note, missing_patterns
 
         facts = read_tree(req.backend.checkout)
-        if facts.test_file_present:
+        if facts.test_file_present and not req.tests.pytest:
             note = missing_note(missing_patterns(req.tests.gtest_filter, list(facts.tests)))
             warnings += [note] if note else []
     return Plan(req, desc, backend.build_lines(where), test, warnings)
@@ -95,7 +93,7 @@ def list_tests(request: RunRequest) -> str:
     from lnrepro.run.validate import validate_run
 
     req = validate_run(request)
-    return listing(make_backend(req.backend), req.record_dir, req.tests.gtest_filter)
+    return listing(make_backend(req.backend), req.record_dir, req.tests)
 
 
 def _runs_dir(req: BisectRequest) -> Path:

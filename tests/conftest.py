@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus" / "googletest"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# the look-alike's templates hold tt-metal's own pytest files (conftest.py, tests/ttnn/...):
+# they run inside generated checkouts, never as lnrepro's tests
+collect_ignore = ["lookalike/tree"]
 
 
 def need(ok: bool, reason: str) -> None:

@@ -55,14 +55,19 @@ def _side(policy: Policy) -> str:
 def learn(a: AttemptObs, policy: Policy) -> Signature | None:
     """The signature a buggy commit's run shows, or None when the run shows none.
 
-    With ``--on-hang bad`` a hang can be the bug: the tests that timed out are its signature, so
-    a later timeout of another test stays noise.
+    With ``--on-hang bad`` a hang can be the bug: the tests that timed out are its signature, and
+    where the watcher log says which kernel waits on what, that too; a later timeout of another
+    test, or a hang elsewhere, stays noise.
     """
     if a.cannot_test or a.env_error:
         return None
     hung = [t.name for t in a.tests if t.status == "TIMEOUT"]
+    if policy.on_hang is OnHang.BAD and policy.hang_in and (a.timed_out or hung):
+        if not hang_named(a.hang, policy.hang_in):
+            return None  # a hang elsewhere teaches nothing about the bug's
+        return Signature(frozenset(hung), hang=True, hang_key=a.hang)
     if policy.on_hang is OnHang.BAD and a.gtest and hung:
-        return Signature(frozenset(hung), hang=True)
+        return Signature(frozenset(hung), hang=True, hang_key=a.hang)
     if policy.on_hang is OnHang.BAD and not a.gtest and a.timed_out:
         return Signature(frozenset(), hang=True)
     if a.timed_out:
@@ -91,6 +96,11 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
     return None
 
 
+def hang_named(key: str | None, text: str) -> bool:
+    """``--hang-in TEXT``: the watcher diagnosis's key names TEXT (case does not matter)."""
+    return key is not None and text.strip().lower() in key.lower()
+
+
 def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunOutcome, str]:
     """One run's outcome against the signature, and why (the reason goes into the record)."""
     if a.cannot_test:
@@ -101,12 +111,29 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
         return _classify_command(a, sig, policy)
     hung = [t for t in a.tests if t.status == "TIMEOUT"]
     if a.timed_out or hung:
+        if policy.on_hang is OnHang.BAD and policy.hang_in:
+            where = f"{hung[0].name} hung" if hung else "hang"
+            if hang_named(a.hang, policy.hang_in):
+                return RunOutcome.FAIL, f"{where} at {a.hang} (--hang-in {policy.hang_in})"
+            return (
+                RunOutcome.NOISE,
+                f"{where} elsewhere: {a.hang or 'no watcher diagnosis'} "
+                f"(the bug's hang is in {policy.hang_in})",
+            )
         if policy.on_hang is OnHang.BAD:
             mine = [t for t in hung if sig is None or not sig.hang or t.name in sig.tests]
+            if mine and sig is not None and sig.hang_key and a.hang != sig.hang_key:
+                return (
+                    RunOutcome.NOISE,
+                    f"{mine[0].name} hung elsewhere: {a.hang or 'no watcher diagnosis'} "
+                    f"(the bug's hang: {sig.hang_key})",
+                )
             if mine or (sig is None and a.timed_out):
                 return (
                     RunOutcome.FAIL,
-                    f"{(mine[0].name + ' hung') if mine else 'hang'} (--on-hang bad)",
+                    f"{(mine[0].name + ' hung') if mine else 'hang'}"
+                    + (f" at {a.hang}" if a.hang else "")
+                    + " (--on-hang bad)",
                 )
             return (
                 RunOutcome.NOISE,

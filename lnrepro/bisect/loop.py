@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
+from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -38,10 +39,11 @@ from lnrepro.model.bisect import (
     CommitInfo,
     Evidence,
     RunOutcome,
+    Signature,
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest
+from lnrepro.model.requests import BisectRequest, OnHang
 
 
 @dataclass(frozen=True)
@@ -97,15 +99,47 @@ class Bisect:
 
     def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
         policy = self.request.policy
-        if self.record.signature is None and action.sha == self.buggy:
-            self.record.signature = next(
-                (sig for a in ev.attempts if (sig := learn(a, policy)) is not None), None
-            )
-        outs = [classify(a, self.record.signature, policy) for a in ev.attempts]
+        learning = self.record.signature is None and action.sha == self.buggy
+        if learning:
+            self.record.signature = self._learn(ev)
+        once = (
+            RunOutcome.NOISE,
+            "a hang seen once at the bad endpoint: it must hang there twice at the same place "
+            "to be the bug's hang",
+        )
+        provisional = (
+            learning
+            and self.record.signature is None
+            and policy.on_hang is OnHang.BAD
+            and not policy.hang_in
+        )
+        outs = [
+            once if provisional and a.hang else classify(a, self.record.signature, policy)
+            for a in ev.attempts
+        ]
         if self.request.find_fix:  # the search's "bad" is the fixed state: passing runs show it
             flip = {RunOutcome.FAIL: RunOutcome.PASS, RunOutcome.PASS: RunOutcome.FAIL}
             outs = [(flip.get(o, o), why) for o, why in outs]
         return outs
+
+    def _learn(self, ev: Evidence) -> Signature | None:
+        """The bug's signature from the buggy endpoint's runs. A hang the watcher places is the
+        bug's only once two hangs there agree on the place (a flaky hang elsewhere, at device
+        open say, must not become the signature): until then the hangs are noise and the
+        endpoint runs again."""
+        policy = self.request.policy
+        seen = Counter(a.hang for s in self.record.steps if s.action.sha == self.buggy
+                       for a in s.evidence.attempts if a.hang)  # fmt: skip
+        for a in ev.attempts:
+            sig = learn(a, policy)
+            if sig is None:
+                continue
+            if sig.hang_key and not policy.hang_in:
+                seen[sig.hang_key] += 1
+                if seen[sig.hang_key] < 2:
+                    continue
+            return sig
+        return None
 
     def _observe(self, action: Action, ev: Evidence, outs: list[tuple[RunOutcome, str]]) -> Mark:
         """Tell the strategy what one action showed (a live step and a replayed one alike)."""

@@ -138,6 +138,7 @@ class RunOracle:
                 ),
                 timed_out=a.timed_out,
                 env_error=a.env_error if a.environment_failed else None,
+                hang=a.hang.key if a.hang is not None and a.hang.hung else None,
             )
             for a in rec.attempts
         )

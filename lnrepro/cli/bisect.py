@@ -60,10 +60,12 @@ def _oracle(
 ) -> OracleSpec:
     if command is not None:
         argv = split_command(command, "--command")
-        for name in (*BACKEND_NAMES, "gtest_filter", "metric_patterns"):
+        for name in (*BACKEND_NAMES, "gtest_filter", "pytest_nodeids", "metric_patterns"):
             v = {**backend, **tests}.get(name)
             if v is not None and v is not False and v != ():
-                flag = "--filter" if name == "gtest_filter" else "--" + name.replace("_", "-")
+                flag = {"gtest_filter": "--filter", "pytest_nodeids": "--pytest"}.get(
+                    name, "--" + name.replace("_", "-")
+                )
                 raise UsageError(
                     f"{flag} does not apply with --command", f"drop {flag}, or drop --command"
                 )
@@ -163,13 +165,15 @@ def _oracle(
     "--metric",
     metavar="NAME",
     group=ORACLE,
-    help="Judge by a metric instead of pass/fail, e.g. max_diff.",
+    help="Judge by a metric instead of pass/fail, e.g. max_diff, or pcc for --pytest tests.",
 )
 @option(
     "--threshold",
     type=float,
     group=ORACLE,
-    help="With --metric: bad when the worst value exceeds it.",
+    help="With --metric: bad when the worst value is on the wrong side of it: above it for a "
+    "difference (max_diff), below it for a correlation (pcc: --threshold 0.999 means bad when "
+    "the lowest PCC is under 0.999).",
 )
 @option(
     "--on-crash",
@@ -183,7 +187,16 @@ def _oracle(
     type=click.Choice([c.value for c in OnHang]),
     group=ORACLE,
     help="A hung test (or a command past --timeout) counts as this; with bad, only the hang of "
-    "the tests that hung at --bad does. [default: skip]",
+    "the tests that hung at --bad does, and where the watcher log places it (--watcher), only a "
+    "hang at the same place: seen there twice, or named with --hang-in. [default: skip]",
+)
+@option(
+    "--hang-in",
+    metavar="TEXT",
+    group=ORACLE,
+    help="With --on-hang bad: the bug's hang is the one whose watcher diagnosis names TEXT (a "
+    "kernel file such as layernorm_fused_rm.cpp, a RISC, a waypoint, or a pattern such as "
+    "CONSUMER_STARVED, as `lnrepro run` printed it); other hangs are noise.",
 )
 @bisect_backend_options
 @test_options
@@ -229,7 +242,7 @@ def _oracle(
     group="State",
     help="Show the steps of the last bisect and exit.",
 )
-@json_flag("the bisect record (lnrepro.bisect/3)")
+@json_flag("the bisect record (lnrepro.bisect/4)")
 @click.argument("paths", nargs=-1, metavar="[-- PATHS]")
 def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
     """Find the commit that introduced (or, with --find-fix, fixed) the bug.
@@ -300,8 +313,13 @@ def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
     if kw["confidence"] is not None and tests.get("repeat") is not None:
         raise UsageError("--repeat and --confidence are two ways to handle flakiness",
                          "use one: --confidence decides how often to re-run each commit")  # fmt: skip
+    from lnrepro.model.gtest import HIGHER_IS_BETTER
+
+    if kw["hang_in"] is not None and (kw["on_hang"] != "bad" or not kw["hang_in"].strip()):
+        raise UsageError("--hang-in names the place of a hang that is the bug",
+                         "pass it with --on-hang bad and a non-empty text, e.g. --hang-in layernorm_fused_rm.cpp")  # fmt: skip
     policy = Policy(OnCrash(kw["on_crash"] or "match"), OnHang(kw["on_hang"] or "skip"), kw["metric"],
-                    kw["threshold"])  # fmt: skip
+                    kw["threshold"], kw["metric"] in HIGHER_IS_BETTER, kw["hang_in"])  # fmt: skip
     return BisectRequest(
         repo=repo, good=tuple(kw["goods"]), bad=kw["bad"],
         oracle=_oracle(kw["command"], backend, tests, repo), policy=policy,

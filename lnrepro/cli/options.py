@@ -103,7 +103,7 @@ EMULATOR = (
 )
 LOCAL = ("binary",)
 TT_METAL = ("tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
-            "reset_cmd", "watcher", "docker_context", "device_nodes")  # fmt: skip
+            "reset_cmd", "watcher", "docker_context", "device_nodes", "python")  # fmt: skip
 JOB_OWN = ("docker_context", "device_nodes")  # bisect has its own, one per job
 BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
 
@@ -238,7 +238,15 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
         type=int,
         metavar="SECONDS",
         group="tt-metal",
-        help="Set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt.",
+        help="Set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt; a hung "
+        "attempt's log is read into a diagnosis (which kernel waits on what, on which cores).",
+    ),
+    option(
+        "--python",
+        metavar="PATH",
+        group="tt-metal",
+        help="The Python that runs --pytest tests. [default: the checkout's python_env/bin/python "
+        "with --runner local if it exists, else python3]",
     ),
 ]
 
@@ -318,7 +326,8 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
                        bool(values.get("require_device")),
                        split_command(reset, "--reset-cmd") if reset is not None else None,
                        values.get("watcher"), values.get("docker_context"),
-                       tuple(values["device_nodes"]) if values.get("device_nodes") else None)  # fmt: skip
+                       tuple(values["device_nodes"]) if values.get("device_nodes") else None,
+                       values.get("python"))  # fmt: skip
 
 
 def pop_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -333,6 +342,16 @@ TEST_OPTIONS: list[Callable[[F], F]] = [
         metavar="PATTERN",
         group="Tests",
         help=f"gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests, {DEFAULT_FILTER}]",
+    ),
+    option(
+        "--pytest",
+        "pytest_nodeids",
+        multiple=True,
+        metavar="NODEID",
+        group="Tests",
+        help="Run these pytest tests of the checkout (node ids relative to it, e.g. "
+        "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm) instead of the gtest "
+        "binary; results come from pytest's JUnit XML, PCC lines become the metric pcc. Repeatable.",
     ),
     option(
         "--repeat",
@@ -359,7 +378,7 @@ TEST_OPTIONS: list[Callable[[F], F]] = [
         help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
     ),
 ]
-TEST_NAMES = ("gtest_filter", "repeat", "timeout_s", "metric_patterns")
+TEST_NAMES = ("gtest_filter", "pytest_nodeids", "repeat", "timeout_s", "metric_patterns")
 
 
 def test_options(f: F) -> F:
@@ -367,11 +386,16 @@ def test_options(f: F) -> F:
 
 
 def test_spec(values: dict[str, Any]) -> TestSpec:
+    pytest = tuple(values.get("pytest_nodeids") or ())
+    if pytest and values.get("gtest_filter") is not None:
+        raise UsageError("--filter and --pytest do not go together",
+                         "--filter picks gtests, --pytest names pytest tests: give one")  # fmt: skip
     return TestSpec(
         DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"],
         1 if values.get("repeat") is None else values["repeat"],
         DEFAULT_TIMEOUT_S if values.get("timeout_s") is None else values["timeout_s"],
         tuple(values.get("metric_patterns") or ()),
+        pytest,
     )
 
 

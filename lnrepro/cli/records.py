@@ -88,7 +88,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @_RECORD_DIR
-@json_flag("the comparison (lnrepro.compare/1)")
+@json_flag("the comparison (lnrepro.compare/2)")
 @option(
     "--markdown", is_flag=True, group="Output", help="Print the comparison as a Markdown table."
 )

@@ -82,7 +82,7 @@ def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Pat
     help="Exit as `git bisect run` expects: 0 good, 1 bad, 125 skip (build failed, no test ran, "
     "requested tests missing), 128 abort (environment error, usage error, no Docker or image).",
 )
-@json_flag("the lnrepro.run/3 record (with its id), whatever the outcome")
+@json_flag("the lnrepro.run/4 record (with its id), whatever the outcome")
 @option(
     "--markdown",
     is_flag=True,

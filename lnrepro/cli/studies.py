@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,11 +13,12 @@ from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_op
 from lnrepro.cli.records import bases
 from lnrepro.errors import ExitCode, InputError, UsageError
 
-EXPLAIN_SCHEMA = "lnrepro.explain/1"
+EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
 
 
 @cli.command(
-    cls=Command, short_help="Rank the kernel models by how well they reproduce a run or a log."
+    cls=Command,
+    short_help="Rank the kernel models that reproduce a run or log; say where a hang waits.",
 )
 @click.argument("ref", metavar="RUN|LOG")
 @record_dir_option("Where run and bisect write their records.")
@@ -28,25 +30,42 @@ EXPLAIN_SCHEMA = "lnrepro.explain/1"
     group="Output",
     help="Models to show.",
 )
-@json_flag("every model's fit")
+@json_flag("every model's fit (a watcher log: its diagnosis, lnrepro.hang/1)")
 def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     """Which mechanism explains what a card showed? Every candidate model (defect set x kernel
     era x arch) runs the observed tests on the emulator with the tests' own data and is scored
     per test: a different verdict costs 1, each printed metric its relative residual (capped at
     1). RUN is a saved record (id, `last`, path); LOG a gtest console log from anywhere.
 
+    A hang is explained from tt-metal's watcher log: which kernel, on which cores, waits on
+    which circular-buffer or NOC operation, and whether it still moves. LOG may be a
+    watcher.log; a HANG run's attempts carry theirs (run with --watcher N).
+
     \b
     lnrepro explain seed-run.log        # a log copied from a bug report or a card
+    lnrepro explain generated/watcher/watcher.log
     lnrepro explain last --json
     """
+    from lnrepro.present.console import make_console, render_explain, render_hang
     from lnrepro.studies import explain as ex
 
     path = Path(ref)
+    hangs: list[tuple[str, Any]] = []
     if (
         path.is_file()
         and path.name not in ("record.json", "bisect.json")
         and not ref.endswith(".json")
     ):
+        if _is_watcher_log(path):
+            from lnrepro.watcher.diagnose import diagnose
+            from lnrepro.watcher.log import parse_file
+
+            diagnosis = diagnose(parse_file(path))
+            if as_json:
+                echo_json(diagnosis.to_json())
+            else:
+                render_hang(str(path), diagnosis, make_console())
+            return ExitCode.OK
         from lnrepro.gtest.files import parse_log_file
 
         observed = ex.observed_from_run(parse_log_file(path))
@@ -57,17 +76,26 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         rec = load_run(bases(record_dir), ref, "explain takes a run or a log")
         observed = ex.observed_from_record(rec)
         source = rec.id
-    if not observed:
+        hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
+    if not observed and not hangs:
         raise InputError(
-            f"no passed or failed test in {source}", "pass a log or run that ran the tests"
+            f"no passed or failed test and no hang diagnosis in {source}",
+            "pass a log or run that ran the tests (for a hang: a run with --watcher N)",
         )
-    from lnrepro.present.console import make_console, render_explain
-
-    err = make_console(stderr=True)
-    total = ex.n_models(ex.ERAS, ex.ARCHES)
-    with err.status(f"explain: {total} models on {len(observed)} test(s)") as status:
-        fits, meta = ex.explain(observed, eras=ex.ERAS, arches=ex.ARCHES,
-                                on_model=lambda n: status.update(f"explain: model {n}/{total}"))  # fmt: skip
+    fits: list[Any] = []
+    meta: dict[str, Any] = {
+        "seconds": 0.0,
+        "models": 0,
+        "computed": 0,
+        "tests": [],
+        "skipped_tests": [],
+    }
+    if observed:
+        err = make_console(stderr=True)
+        total = ex.n_models(ex.ERAS, ex.ARCHES)
+        with err.status(f"explain: {total} models on {len(observed)} test(s)") as status:
+            fits, meta = ex.explain(observed, eras=ex.ERAS, arches=ex.ARCHES,
+                                    on_model=lambda n: status.update(f"explain: model {n}/{total}"))  # fmt: skip
     if as_json:
         echo_json(
             {
@@ -75,11 +103,28 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
                 "source": source,
                 **meta,
                 "models": [f.to_json() for f in fits],
+                "hangs": [{"where": w, "diagnosis": d.to_json()} for w, d in hangs],
             }
         )
-    else:
-        render_explain(source, fits[:top], meta, make_console())
+        return ExitCode.OK
+    console = make_console()
+    for where, diagnosis in hangs:
+        render_hang(where, diagnosis, console)
+    if fits:
+        render_explain(source, fits[:top], meta, console)
     return ExitCode.OK
+
+
+def _is_watcher_log(path: Path) -> bool:
+    """A watcher log, by its first 64 KiB: a ``Dump #N`` section or the watcher's legend."""
+    import re
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(re.search(r"(?m)^\s*Dump #\d+", head)) or ("Legend:" in head and "k_id" in head)
 
 
 def _shape(text: str) -> tuple[int, int]:

@@ -2,8 +2,8 @@
 
 Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)::
 
-    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/3    (a run and its logs)
-    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/3 (a bisect's request, steps, result)
+    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/4    (a run and its logs)
+    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/4 (a bisect's request, steps, result)
 
 A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` and
 ``/2``, ``lnrepro.bisect/2``). A record that cannot be read is listed as ``unreadable`` with the
@@ -26,8 +26,8 @@ from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
-RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", RUN_SCHEMA)
-BISECT_SCHEMAS = ("lnrepro.bisect/2", BISECT_SCHEMA)
+RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", RUN_SCHEMA)
+BISECT_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", BISECT_SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
 Record = RunRecord | BisectRecord
 
@@ -69,11 +69,11 @@ def load_path(path: Path) -> Record:
         r.fail("should be an object")
     schema = r.opt_str("schema")
     if schema in RUN_SCHEMAS:
-        if schema != RUN_SCHEMA:
-            r = jsonio.Reader(_upgrade_run(r.value), str(path))
+        if schema in RUN_SCHEMAS[:2]:
+            r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new
         return RunRecord.from_json(r, path.parent)
     if schema in BISECT_SCHEMAS:
-        if schema != BISECT_SCHEMA:
+        if schema == BISECT_SCHEMAS[0]:  # /3 reads as /4: the hang keys are new
             r = jsonio.Reader(_upgrade_bisect(r.value), str(path))
         rec = BisectRecord.from_json(r, path)
         rec.id = path.parent.name if path.name == FILES["bisect"] else rec.id

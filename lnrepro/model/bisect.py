@@ -2,7 +2,7 @@
 
 Pure types with ``to_json``/``from_json``; the search (:mod:`lnrepro.bisect`) produces them, the
 store reads them back, the presenters draw them. The state file and the record of a bisect are the
-same document, schema ``lnrepro.bisect/3``; it holds the whole :class:`BisectRequest`, so
+same document, schema ``lnrepro.bisect/4``; it holds the whole :class:`BisectRequest`, so
 ``--resume`` continues with every option of the original command.
 """
 
@@ -17,7 +17,7 @@ from lnrepro.model.gtest import Metrics, metrics_from_json
 from lnrepro.model.jsonio import Reader
 from lnrepro.model.requests import BisectRequest
 
-SCHEMA = "lnrepro.bisect/3"
+SCHEMA = "lnrepro.bisect/4"
 
 
 class Mark(str, Enum):
@@ -100,11 +100,12 @@ class AttemptObs:
     env_error: str | None = None
     cannot_test: str | None = None  # did not build, no tests matched: not a run at all
     crashed_after_tests: bool = False  # every test ended, then the process died (teardown)
+    hang: str | None = None  # a hung run's diagnosis key (Diagnosis.key), from its watcher log
 
     def to_json(self) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "gtest": self.gtest, "timed_out": self.timed_out,
                 "env_error": self.env_error, "cannot_test": self.cannot_test,
-                "crashed_after_tests": self.crashed_after_tests,
+                "crashed_after_tests": self.crashed_after_tests, "hang": self.hang,
                 "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
                 "tests": [t.to_json() for t in self.tests]}  # fmt: skip
 
@@ -112,7 +113,8 @@ class AttemptObs:
     def from_json(cls, r: Reader) -> AttemptObs:
         return cls(r.int("exit_code"), tuple(TestObs.from_json(t) for t in r.list("tests", default=[])),
                    r.bool("gtest", True), r.bool("timed_out", False), r.opt_str("env_error"),
-                   r.opt_str("cannot_test"), r.bool("crashed_after_tests", False))  # fmt: skip
+                   r.opt_str("cannot_test"), r.bool("crashed_after_tests", False),
+                   r.opt_str("hang"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -124,15 +126,16 @@ class Signature:
     crash: bool = False
     exit_code: int | None = None  # --command: the code the buggy commit exits with
     hang: bool = False  # the bug is a hang (--on-hang bad): its tests time out
+    hang_key: str | None = None  # and the watcher log says where (Diagnosis.key)
 
     def to_json(self) -> dict[str, Any]:
         return {"tests": sorted(self.tests), "shapes": sorted(self.shapes), "crash": self.crash,
-                "exit_code": self.exit_code, "hang": self.hang}  # fmt: skip
+                "exit_code": self.exit_code, "hang": self.hang, "hang_key": self.hang_key}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> Signature:
         return cls(frozenset(r.strs("tests")), frozenset(r.strs("shapes")), r.bool("crash", False),
-                   r.opt_int("exit_code"), r.bool("hang", False))  # fmt: skip
+                   r.opt_int("exit_code"), r.bool("hang", False), r.opt_str("hang_key"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -81,11 +81,12 @@ class TestResult:
 
     @property
     def suite(self) -> str:
-        return self.name.split(".", 1)[0]
+        """gtest's ``Suite`` of ``Suite.Test``; a pytest node id's file (and class)."""
+        return split_name(self.name)[0]
 
     @property
     def test(self) -> str:
-        return self.name.split(".", 1)[1] if "." in self.name else ""
+        return split_name(self.name)[1]
 
     def add_metric(self, tensor: str, key: str, value: float) -> None:
         add_metric(self.metrics, tensor, key, value)
@@ -121,6 +122,17 @@ class TestResult:
             r.opt_str("skip_message"),
             CrashInfo.from_json(crash) if crash is not None else None,
         )
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``Suite.Test`` at the first dot (gtest: ``Prefix/Suite.Test/0``); a pytest node id
+    ``path.py::Class::test[params]`` at its last ``::`` outside the parameters."""
+    if "::" in name:
+        head = name.split("[", 1)[0]
+        cut = head.rfind("::")
+        return name[:cut], name[cut + 2 :]
+    suite, _, test = name.partition(".")
+    return suite, test
 
 
 def metrics_from_json(r: Reader, key: str) -> Metrics:

@@ -1,4 +1,4 @@
-"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/3``).
+"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/4``).
 
 Pure data and pure logic: nothing here runs a process, writes a file or draws. Every rule about
 what a run means is derived here, once, on the types:
@@ -35,13 +35,15 @@ from lnrepro.model.gtest import (
     TestStatus,
     add_metric,
     describe_exit,
+    split_name,
     worse,
 )
+from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import RunRequest
 from lnrepro.model.stats import wilson
 
-SCHEMA = "lnrepro.run/3"  # /3: typed request, strict JSON numbers; /2 added "id"; /1 loads too
+SCHEMA = "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
 PROCESS_EXIT = "(process exit)"  # the entry for how the test binary itself ended
 
 # Printed by tt-metal's driver layer (UMD) or runtime when the machine or container, not the
@@ -189,6 +191,7 @@ class Attempt:
     env_error: str | None = None  # the driver-layer message the output carried, if any
     outside_failures: list[Failure] = field(default_factory=list)  # failures in no test
     extra_files: dict[str, str] = field(default_factory=dict)  # kind -> file (watcher log…)
+    hang: Diagnosis | None = None  # what the watcher log says about a hung attempt
 
     @property
     def environment_failed(self) -> bool:
@@ -238,6 +241,7 @@ class Attempt:
                 "escaped_processes_killed": self.escaped, "warnings": self.warnings,
                 "outside_failures": [f.to_json() for f in self.outside_failures],
                 "extra_files": self.extra_files,
+                "hang": self.hang.to_json() if self.hang is not None else None,
                 "tests": [t.to_json() for t in self.results]}  # fmt: skip
 
     @classmethod
@@ -249,7 +253,8 @@ class Attempt:
                    r.bool("saw_output", True), r.int("leftover_processes_killed", 0),
                    r.int("escaped_processes_killed", 0), r.opt_str("env_error"),
                    [Failure.from_json(f) for f in r.list("outside_failures", default=[])],
-                   r.str_map("extra_files"))  # fmt: skip
+                   r.str_map("extra_files"),
+                   Diagnosis.from_json(hang) if (hang := r.opt_obj("hang")) is not None else None)  # fmt: skip
 
 
 @dataclass
@@ -264,7 +269,8 @@ class TestAggregate:
 
     @property
     def short(self) -> str:
-        return self.name.split(".", 1)[1] if "." in self.name else self.name
+        """The test without its suite (a pytest node id without its file)."""
+        return split_name(self.name)[1] or self.name
 
     @property
     def runs(self) -> int:
@@ -373,7 +379,8 @@ class RunRecord:
 
     @property
     def gtest_filter(self) -> str:
-        return self.request.tests.gtest_filter
+        """What was run: the gtest filter, or the pytest node ids."""
+        return self.request.tests.selection
 
     @property
     def tests(self) -> list[TestAggregate]:

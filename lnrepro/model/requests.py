@@ -118,6 +118,7 @@ class TtMetalSpec:
     watcher_s: int | None = None
     docker_context: str | None = None  # another engine (a card host); None: the default
     devices: tuple[str, ...] | None = None  # only these /dev/tenstorrent/N (bisect --jobs)
+    python: str | None = None  # the interpreter of --pytest runs; None: decided by the runner
 
     kind = BackendKind.TT_METAL
 
@@ -141,6 +142,8 @@ class TtMetalSpec:
             args += ["--docker-context", self.docker_context]
         for d in self.devices or ():
             args += ["--device", d]
+        if self.python:
+            args += ["--python", self.python]
         return args
 
     def to_json(self) -> dict[str, Any]:
@@ -149,7 +152,8 @@ class TtMetalSpec:
                 "env": dict(self.env), "require_device": self.require_device,
                 "reset_cmd": list(self.reset_cmd) if self.reset_cmd is not None else None,
                 "watcher_s": self.watcher_s, "docker_context": self.docker_context,
-                "devices": list(self.devices) if self.devices is not None else None}  # fmt: skip
+                "devices": list(self.devices) if self.devices is not None else None,
+                "python": self.python}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> TtMetalSpec:
@@ -158,7 +162,8 @@ class TtMetalSpec:
         return cls(Path(r.str("checkout")), r.str("runner", "docker"), r.opt_str("profile"),
                    r.opt_str("image"), r.str("mount_set", "full"),
                    tuple(r.str_map("env").items()), r.bool("require_device", False), reset,
-                   r.opt_int("watcher_s"), r.opt_str("docker_context"), devices)  # fmt: skip
+                   r.opt_int("watcher_s"), r.opt_str("docker_context"), devices,
+                   r.opt_str("python"))  # fmt: skip
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
@@ -183,9 +188,18 @@ class TestSpec:
     repeat: int = 1
     timeout_s: float = DEFAULT_TIMEOUT_S
     metric_patterns: tuple[str, ...] = ()
+    pytest: tuple[str, ...] = ()  # pytest node ids: run them instead of the gtest binary
+
+    @property
+    def selection(self) -> str:
+        """What is run, as a person reads it: the gtest filter, or the pytest node ids."""
+        return " ".join(self.pytest) if self.pytest else self.gtest_filter
 
     def argv(self) -> list[str]:
-        args = ["--filter", self.gtest_filter]
+        args = [a for nid in self.pytest for a in ("--pytest", nid)] or [
+            "--filter",
+            self.gtest_filter,
+        ]
         if self.repeat != 1:
             args += ["--repeat", str(self.repeat)]
         if self.timeout_s != DEFAULT_TIMEOUT_S:
@@ -196,13 +210,13 @@ class TestSpec:
 
     def to_json(self) -> dict[str, Any]:
         return {"filter": self.gtest_filter, "repeat": self.repeat, "timeout_s": self.timeout_s,
-                "metric_patterns": list(self.metric_patterns)}  # fmt: skip
+                "metric_patterns": list(self.metric_patterns), "pytest": list(self.pytest)}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> TestSpec:
         return cls(r.str("filter", DEFAULT_FILTER), r.int("repeat", 1),
                    r.float("timeout_s", DEFAULT_TIMEOUT_S),
-                   r.strs("metric_patterns"))  # fmt: skip
+                   r.strs("metric_patterns"), r.strs("pytest"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -251,6 +265,9 @@ class Policy:
     metric: str | None = None
     threshold: float | None = None
     higher_is_better: bool = False  # a PCC: bad when the worst value falls BELOW the threshold
+    hang_in: str | None = (
+        None  # --hang-in: only a hang whose watcher diagnosis names this is the bug
+    )
 
     def argv(self) -> list[str]:
         args = []
@@ -258,6 +275,8 @@ class Policy:
             args += ["--on-crash", self.on_crash.value]
         if self.on_hang is not OnHang.SKIP:
             args += ["--on-hang", self.on_hang.value]
+        if self.hang_in is not None:
+            args += ["--hang-in", self.hang_in]
         if self.metric is not None:
             args += ["--metric", self.metric]
         if self.threshold is not None:
@@ -267,13 +286,13 @@ class Policy:
     def to_json(self) -> dict[str, Any]:
         return {"on_crash": self.on_crash.value, "on_hang": self.on_hang.value,
                 "metric": self.metric, "threshold": self.threshold,
-                "higher_is_better": self.higher_is_better}  # fmt: skip
+                "higher_is_better": self.higher_is_better, "hang_in": self.hang_in}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> Policy:
         return cls(r.enum("on_crash", OnCrash, OnCrash.MATCH), r.enum("on_hang", OnHang, OnHang.SKIP),
                    r.opt_str("metric"), r.opt_float("threshold"),
-                   r.bool("higher_is_better", False))  # fmt: skip
+                   r.bool("higher_is_better", False), r.opt_str("hang_in"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,16 @@ def missing_patterns(gtest_filter: str, names: list[str]) -> list[str]:
     ]
 
 
+def missing_nodeids(requested: tuple[str, ...], names: list[str]) -> list[str]:
+    """The pytest node ids that no result is: a result is its node id, or one of its
+    parametrized cases (``id[...]``) or members (``file.py::Class::test``)."""
+    return [
+        nid
+        for nid in requested
+        if not any(n == nid or n.startswith((nid + "[", nid + "::")) for n in names)
+    ]
+
+
 def where(pattern: str) -> KnownTests | None:
     """Known tests that ``pattern`` asks for (the pattern matches their names' pattern)."""
     for k in KNOWN:

@@ -136,6 +136,15 @@ def render_run(rec: RunRecord, console: Console) -> None:
                              + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
         for line in build.tail:
             console.print(esc(f"  {line}"))
+    hung = [(att.index, att.hang) for att in rec.attempts if att.hang is not None]
+    for index, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
+        render_hang(f"attempt {index}", diagnosis, console)
+    if len(hung) > 1:
+        console.print(esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
+    first = hung[0][1] if hung else None
+    if first is not None and first.hung and first.primary is not None and first.primary.kernel_name:
+        console.print(esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad --watcher 1 "
+                          f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
     v = rec.verdict.value
     if rec.incomplete and rec.verdict.about_the_kernel:
         console.print(styled(("verdict:", "bold"), " ", ("INCOMPLETE", "bold yellow"),
@@ -192,8 +201,10 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     def commit(r: RunRecord) -> str:
         return str(r.fingerprint.get("commit") or "?")[:12]
 
+    pcc = any(r.pcc_a is not None or r.pcc_b is not None for r in rows)  # a pytest run's metric
     t = table(f"A = {a.id} ({commit(a)})   B = {b.id} ({commit(b)})", "test", "A", "B", "pass A",
-              "pass B", "max_diff A", "max_diff B", "change", keep=("test",))  # fmt: skip
+              "pass B", "max_diff A", "max_diff B", *(("pcc A", "pcc B") if pcc else ()), "change",
+              keep=("test",))  # fmt: skip
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"
@@ -204,7 +215,8 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     for r in rows:
         va, vb = r.verdict_a or "", r.verdict_b or ""
         t.add_row(esc(short(r.test)), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
-                  pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b), esc(r.change))  # fmt: skip
+                  pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b),
+                  *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()), esc(r.change))  # fmt: skip
     console.print(t)
 
 
@@ -411,6 +423,14 @@ class RichBisectEvents(BisectEvents):
                 f" ({reason}, {seconds:.1f} s)",
             )
         )
+
+
+def render_hang(source: str, diagnosis: Any, console: Console) -> None:
+    """A hang's diagnosis (:class:`lnrepro.model.hang.Diagnosis`): the headline, then its lines."""
+    style = "bold red" if diagnosis.hung else "bold yellow"
+    console.print(styled((f"hang ({source}):", "bold"), " ", (diagnosis.pattern.value, style)))
+    for line in diagnosis.lines(pattern=False):
+        console.print(esc(line))
 
 
 def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:

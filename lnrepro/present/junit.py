@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lnrepro.model.bisect import BisectRecord, Mark
-from lnrepro.model.gtest import TestResult, TestStatus
+from lnrepro.model.gtest import TestResult, TestStatus, split_name
 from lnrepro.model.record import Attempt, RunRecord
 from lnrepro.present.escape import xml
 from lnrepro.present.markdown import log_excerpt
@@ -77,7 +77,8 @@ def _case(
     ]
     skipped = not results
     times = [_seconds(t, a) for t, a in (results or item.runs)]
-    cls = item.name.split(".", 1)[0] if "." in item.name else "lnrepro"
+    suite_name, test_name = split_name(item.name)
+    cls = suite_name if test_name else "lnrepro"
     case = _sub(
         suite,
         "testcase",

@@ -24,7 +24,7 @@ from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
-from lnrepro.present.text import fmt_metrics, fmt_num, why
+from lnrepro.present.text import fmt_metrics, fmt_num, short, why
 
 FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e72cde"
 
@@ -164,6 +164,13 @@ def _log_tail(log: str, lines: int = 30) -> str:
     return "\n".join(_ANSI.sub("", x) for x in log.splitlines()[-lines:])
 
 
+def _metric(t: TestAggregate, key: str) -> str:
+    """A test's worst value of ``key`` as text (max_diff falls back to max_abs_diff)."""
+    if key == "max_diff":
+        return _metric_text(t, "max_diff") or _metric_text(t, "max_abs_diff")
+    return _metric_text(t, key)
+
+
 def _observed(rec: RunRecord) -> list[str]:
     tests = rec.tests
     failing = [t for t in tests if t.verdict.failing]
@@ -180,17 +187,29 @@ def _observed(rec: RunRecord) -> list[str]:
     elif not tests:
         out.append("No test reached a verdict.")
     if tests:
+        has = {k for k in ("max_diff", "mean_diff", "pcc") if any(_metric(t, k) for t in tests)}
+        # gtest's differences always (empty when not measured); a PCC when one was measured
+        cols = ([] if has == {"pcc"} else ["max_diff", "mean_diff"]) + (
+            ["pcc"] if "pcc" in has else []
+        )
         out += [
             "",
-            "| test | verdict | max_diff | mean_diff | first failure |",
-            "|---|---|---|---|---|",
+            f"| test | verdict | {' | '.join(cols)} | first failure |",
+            f"|---|---|{'---|' * len(cols)}---|",
         ]
         for t in tests:
             first = _first_failures(rec, t.name)
+            cells = " | ".join(markdown(_metric(t, k)) for k in cols)
             out.append(
-                f"| {markdown(t.short)} | **{t.verdict.value}** | {markdown(_metric_text(t, 'max_diff') or _metric_text(t, 'max_abs_diff'))} | "
-                f"{markdown(_metric_text(t, 'mean_diff'))} | {markdown(first[0].splitlines()[0], limit=120) if first else ''} |"
+                f"| {markdown(t.short)} | **{t.verdict.value}** | {cells} | "
+                f"{markdown(first[0].splitlines()[0], limit=120) if first else ''} |"
             )
+    for a in rec.attempts:
+        if a.hang is not None:
+            log = a.extra_files.get("watcher")
+            where = f" (watcher log {markdown_code(log)})" if log else ""
+            out += ["", f"Hang, attempt {a.index}{where}: **{a.hang.pattern.value}**",
+                    "", fence("\n".join(a.hang.lines()))]  # fmt: skip
     for note in rec.notes:
         if note not in (rec.why or ""):
             out += ["", f"Note: {markdown(note)}"]
@@ -487,8 +506,7 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
            "| test | A | B | pass rate A | pass rate B | max_diff A | max_diff B | change |",
            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in compare(a, b):
-        short = r.test.split(".", 1)[1] if "." in r.test else r.test
-        out.append(f"| {markdown(short)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
+        out.append(f"| {markdown(short(r.test))} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
                    f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |")  # fmt: skip
     return "\n".join(out) + "\n"
 

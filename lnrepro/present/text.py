@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lnrepro.model.gtest import Metrics, TestResult
+from lnrepro.model.metrics import UNNAMED
 
 DIFF_KEYS = ("max_diff", "max_abs_diff", "mean_diff")
 
@@ -12,8 +13,11 @@ def fmt_num(value: float) -> str:
 
 
 def short(name: str) -> str:
-    """A test's name without its suite (``Suite.Test`` -> ``Test``)."""
-    return name.split(".", 1)[1] if "." in name else name
+    """A test's name without its suite (``Suite.Test`` -> ``Test``; a pytest node id without
+    its file)."""
+    from lnrepro.model.gtest import split_name
+
+    return split_name(name)[1] or name
 
 
 def first_line(text: str, width: int = 80) -> str:
@@ -25,7 +29,7 @@ def fmt_metrics(metrics: Metrics) -> str:
     parts = []
     for tensor, values in metrics.items():
         kv = " ".join(f"{k}={fmt_num(v)}" for k, v in values.items())
-        parts.append(f"{tensor}: {kv}" if tensor else kv)
+        parts.append(f"{tensor}: {kv}" if tensor and tensor != UNNAMED else kv)
     return "; ".join(parts)
 
 

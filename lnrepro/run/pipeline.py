@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lnrepro.doors.fsio import new_record_dir, write_error, write_json
+from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import (
     BuildFailed,
     LnreproError,
@@ -32,13 +33,23 @@ from lnrepro.errors import (
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.reportfile import merge, read_report
 from lnrepro.model.events import Events
+from lnrepro.model.gtest import (
+    CrashInfo,
+    GtestRun,
+    Iteration,
+    TestResult,
+    TestStatus,
+    describe_exit,
+)
+from lnrepro.model.hang import Diagnosis
 from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
-from lnrepro.model.requests import RunRequest
-from lnrepro.model.tests_known import missing_note, missing_patterns
+from lnrepro.model.requests import RunRequest, TestSpec
+from lnrepro.model.tests_known import missing_nodeids, missing_note, missing_patterns
 from lnrepro.run.backends import Backend
 
 LIST_TIMEOUT_S = 300.0
+DPRINT_TAIL = 16 << 20  # the end of a hung attempt's log read for DPRINT lines
 
 
 def gtest_argv(program: list[str], gtest_filter: str, report: Path) -> list[str]:
@@ -47,8 +58,22 @@ def gtest_argv(program: list[str], gtest_filter: str, report: Path) -> list[str]
             "--gtest_color=no"]  # fmt: skip
 
 
-def list_tests(backend: Backend, record_base: Path, gtest_filter: str = "*") -> str:
-    """What ``--gtest_list_tests`` prints for the backend's program (built first if need be)."""
+def attempt_argv(backend: Backend, tests: TestSpec, index: int, record_dir: Path) -> list[str]:
+    """The command of attempt ``index``: the gtest binary with its flags, or pytest on the node
+    ids with its JUnit report (:mod:`lnrepro.pytests.argv`)."""
+    if tests.pytest:
+        from lnrepro.pytests.argv import pytest_argv
+
+        return pytest_argv(tests.pytest, record_dir / f"attempt-{index}.xml",
+                           python=backend.python(index))  # fmt: skip
+    return gtest_argv(
+        backend.program(index), tests.gtest_filter, record_dir / f"attempt-{index}.json"
+    )
+
+
+def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
+    """What ``--gtest_list_tests`` (or ``pytest --collect-only -q``) prints for the backend's
+    program (built first if need be)."""
     work = new_record_dir(record_base, "list")
     try:
         build = backend.build(work, Events())
@@ -58,7 +83,15 @@ def list_tests(backend: Backend, record_base: Path, gtest_filter: str = "*") -> 
                 "fix the build (or pass --profile), then list again",
             )
         chunks: list[bytes] = []
-        argv = [*backend.program(1), "--gtest_list_tests", f"--gtest_filter={gtest_filter}"]
+        if tests.pytest:
+            argv = [backend.python(1), "-m", "pytest", "--collect-only", "-q", "-p",
+                    "no:cacheprovider", *tests.pytest]  # fmt: skip
+        else:
+            argv = [
+                *backend.program(1),
+                "--gtest_list_tests",
+                f"--gtest_filter={tests.gtest_filter}",
+            ]
         res = backend.execute(argv, work, 1, chunks.append, LIST_TIMEOUT_S)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -66,47 +99,107 @@ def list_tests(backend: Backend, record_base: Path, gtest_filter: str = "*") -> 
     if res.exit_code != 0:
         raise NoGtestOutput(
             f"listing the tests failed (exit {res.exit_code}): {out.strip()[-200:]}",
-            "run the test program by hand with --gtest_list_tests",
+            "run the test program by hand with --gtest_list_tests (or pytest --collect-only)",
         )
     return out
+
+
+def _diagnose_hang(
+    record_dir: Path, index: int, log_path: Path
+) -> tuple[Diagnosis | None, str | None]:
+    """The hung attempt's watcher log read into a diagnosis, with the attempt's DPRINT lines
+    about circular buffers attached to the cores they came from."""
+    watcher = record_dir / f"attempt-{index}.watcher.log"
+    if not watcher.is_file():
+        return None, None
+    from lnrepro.watcher.diagnose import diagnose
+    from lnrepro.watcher.dprint import parse_dprint
+    from lnrepro.watcher.log import parse_file
+
+    try:
+        with log_path.open("rb") as fh:
+            fh.seek(max(0, log_path.stat().st_size - DPRINT_TAIL))
+            console = fh.read().decode("utf-8", "replace")
+    except OSError:
+        console = ""
+    return diagnose(parse_file(watcher), parse_dprint(console)), watcher.name
+
+
+def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path | None) -> GtestRun:
+    """A pytest attempt read from its JUnit XML; without one (a hang, a crash), each requested
+    node id ended as the process did."""
+    from lnrepro.pytests.argv import exit_meaning
+    from lnrepro.pytests.junit import read_junit
+
+    if report.is_file() and not res.timed_out:
+        try:
+            return read_junit(report, requested=tests.pytest, root=root).as_run(res.exit_code)
+        except MalformedReport as exc:
+            run = GtestRun(exit_code=res.exit_code, warnings=[f"report ignored: {exc.message}"])
+    else:
+        run = GtestRun(exit_code=res.exit_code)
+    if res.timed_out:
+        status, crash = (
+            TestStatus.TIMEOUT,
+            CrashInfo(None, "SIGKILL", "killed by lnrepro at the timeout"),
+        )
+    else:
+        status, crash = describe_exit(res.exit_code)
+        crash = CrashInfo(
+            crash.exit_code, crash.signal, f"{crash.reason}; pytest: {exit_meaning(res.exit_code)}"
+        )
+    it = Iteration(1, [TestResult(nid, status, crash=crash) for nid in tests.pytest], started=True)
+    run.iterations.append(it)
+    run.saw_gtest_output = True
+    return run
 
 
 def run_attempt(
     backend: Backend,
     index: int,
     total: int,
-    gtest_filter: str,
+    tests: TestSpec,
     record_dir: Path,
-    timeout_s: float | None,
     rules: MetricRules,
     events: Events,
 ) -> Attempt:
-    report = record_dir / f"attempt-{index}.json"
     log_path = record_dir / f"attempt-{index}.log"
-    argv = gtest_argv(backend.program(index), gtest_filter, report)
+    argv = attempt_argv(backend, tests, index, record_dir)
+    report = record_dir / (f"attempt-{index}.xml" if tests.pytest else f"attempt-{index}.json")
     events.attempt_started(index, total, argv)
     parser = ConsoleParser(
         rules, on_test_start=events.test_started, on_test_end=events.test_finished
     )
     scanner = EnvScanner()
+    extra_env = None
+    if tests.pytest:
+        from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET
+
+        extra_env = {**ENV_SET, **dict.fromkeys(ENV_REMOVE, "")}  # empty: pytest reads none
     try:
         with log_path.open("wb") as log:
 
             def sink(data: bytes) -> None:
                 log.write(data)
-                parser.feed(data)
+                if not tests.pytest:
+                    parser.feed(data)
                 scanner.feed(data)
 
             problem = backend.prepare_attempt(record_dir, index, sink)
             if problem is not None:
                 return Attempt(index, argv, 0, False, 0.0, log_path.name, saw_output=False,
                                env_error=problem, warnings=[f"not run: {problem}"])  # fmt: skip
-            res = backend.execute(argv, record_dir, index, sink, timeout_s)
+            res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
     except OSError as exc:
         raise write_error(log_path, exc) from None
-    run = parser.close(res.exit_code, killed_after=timeout_s if res.timed_out else None)
+    if tests.pytest:
+        run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
+    else:
+        run = parser.close(res.exit_code, killed_after=tests.timeout_s if res.timed_out else None)
     if res.timed_out:
-        run.warnings.append(f"attempt {index} killed by lnrepro after the {timeout_s:g} s timeout")
+        run.warnings.append(
+            f"attempt {index} killed by lnrepro after the {tests.timeout_s:g} s timeout"
+        )
     if res.leftovers:
         run.warnings.append(
             f"the test binary left {res.leftovers} process(es) running in its group; killed"
@@ -117,16 +210,17 @@ def run_attempt(
         )
     if scanner.found:
         run.warnings.append(f"the output carries a driver-layer message: {scanner.found!r}")
-    if report.is_file() and not res.timed_out:
+    if not tests.pytest and report.is_file() and not res.timed_out:
         try:
             run = merge(run, read_report(report))
         except MalformedReport as exc:  # this attempt's problem: its console output stands
             run.warnings.append(f"report ignored: {exc.message}")
     outside = [f for it in run.iterations for f in it.global_failures]
     outside += [f for it in run.iterations for fs in it.suite_failures.values() for f in fs]
+    hang, watcher = _diagnose_hang(record_dir, index, log_path)
     return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name,
                    run.tests, run.warnings, run.saw_gtest_output, res.leftovers, res.escaped,
-                   scanner.found, outside)  # fmt: skip
+                   scanner.found, outside, {"watcher": watcher} if watcher else {}, hang)  # fmt: skip
 
 
 def run_tests(
@@ -153,10 +247,9 @@ def run_tests(
     record.backend = backend.describe()
     try:
         record.fingerprint = backend.fingerprint()
-        probe = record.record_dir / "attempt-1.json"
         record.commands = {
             "build": backend.build_lines(record.record_dir),
-            "test": backend.shell_line(gtest_argv(backend.program(1), tests.gtest_filter, probe), record.record_dir),
+            "test": backend.shell_line(attempt_argv(backend, tests, 1, record.record_dir), record.record_dir),
         }  # fmt: skip
         record.build = backend.build(record.record_dir, events)
         if record.build is not None:
@@ -166,18 +259,18 @@ def run_tests(
         if after_build is not None and (why := after_build(record)) is not None:
             return _complete(record, why)
         for i in range(1, tests.repeat + 1):
-            attempt = run_attempt(backend, i, tests.repeat, tests.gtest_filter, record.record_dir,
-                                  tests.timeout_s, rules, events)  # fmt: skip
+            attempt = run_attempt(backend, i, tests.repeat, tests, record.record_dir, rules, events)
             record.attempts.append(attempt)
             write_json(record.record_dir / "record.json", record.to_json())
             events.attempt_finished(attempt)
             if not attempt.saw_output and not attempt.timed_out and not attempt.env_error:
-                return _complete(
-                    record,
-                    f"the test program printed no googletest output (exit {attempt.exit_code}); "
-                    f"see {record.record_dir / attempt.log}",
-                )
-        record.missing = missing_patterns(tests.gtest_filter, [t.name for t in record.tests])
+                return _complete(record, _no_output(tests, attempt, record.record_dir))
+        names = [t.name for t in record.tests]
+        record.missing = (
+            missing_nodeids(tests.pytest, names)
+            if tests.pytest
+            else missing_patterns(tests.gtest_filter, names)
+        )
         note = missing_note(record.missing)
         if note is not None:
             record.notes.append(note)
@@ -185,6 +278,16 @@ def run_tests(
         _stop(record, exc)
         raise
     return _complete(record, None)
+
+
+def _no_output(tests: TestSpec, attempt: Attempt, record_dir: Path) -> str:
+    if tests.pytest:
+        from lnrepro.pytests.argv import exit_meaning
+
+        return (f"pytest reported no test (exit {attempt.exit_code}: "
+                f"{exit_meaning(attempt.exit_code)}); see {record_dir / attempt.log}")  # fmt: skip
+    return (f"the test program printed no googletest output (exit {attempt.exit_code}); "
+            f"see {record_dir / attempt.log}")  # fmt: skip
 
 
 def _complete(record: RunRecord, why: str | None) -> RunRecord:

@@ -20,6 +20,7 @@ from lnrepro.model.metrics import validate_pattern
 from lnrepro.model.requests import (
     ARCHES,
     DATA_KINDS,
+    DEFAULT_FILTER,
     KERNEL_ERAS,
     MOUNT_SETS,
     RUNNERS,
@@ -51,6 +52,17 @@ def finite(value: float, flag: str, lo: float, hi: float, unit: str = "") -> Non
 
 
 def check_tests(t: TestSpec) -> None:
+    if t.pytest:
+        from lnrepro.pytests.argv import node_id_problem
+
+        if t.gtest_filter != DEFAULT_FILTER:
+            raise UsageError("--filter and --pytest do not go together",
+                             "--filter picks gtests, --pytest names pytest tests: give one")  # fmt: skip
+        for nid in t.pytest:
+            problem = node_id_problem(nid)
+            if problem:
+                raise UsageError(f"--pytest: {problem}",
+                                 "give node ids as pytest --collect-only -q prints them")  # fmt: skip
     if not t.gtest_filter.strip():
         raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
     if any(c in t.gtest_filter for c in "\n\r\0"):
@@ -126,6 +138,9 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
             raise UsageError(f"--env {k!r} is not a variable name", "write it as --env NAME=value")
     if s.reset_cmd is not None and not s.reset_cmd:
         raise UsageError("--reset-cmd is empty", "give the command, e.g. --reset-cmd 'tt-smi -r 0'")
+    if s.python is not None and (not s.python.strip() or any(c in s.python for c in "\n\r\0")):
+        raise UsageError("--python is empty or not one line",
+                         "give the interpreter, e.g. --python python_env/bin/python")  # fmt: skip
     if s.watcher_s is not None and not 1 <= s.watcher_s <= 3600:
         raise UsageError(
             f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
@@ -166,5 +181,8 @@ def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
 def validate_run(req: RunRequest) -> RunRequest:
     """``req`` checked and made concrete, or the one-line error that says what to change."""
     check_tests(req.tests)
+    if req.tests.pytest and not isinstance(req.backend, TtMetalSpec):
+        raise UsageError("--pytest runs a tt-metal checkout's pytest tests",
+                         "pass --tt-metal DIR (the node ids are relative to it)")  # fmt: skip
     return replace(req, backend=check_backend(req.backend, req.tests.repeat),
                    record_dir=check_record_dir(req.record_dir))  # fmt: skip

@@ -50,7 +50,7 @@ def result(p: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """``bisect --json`` prints the bisect record: its result, with its steps and id beside it."""
     assert "Traceback" not in p.stderr, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["schema"] == "lnrepro.bisect/3" and doc["kind"] == "bisect"
+    assert doc["schema"] == "lnrepro.bisect/4" and doc["kind"] == "bisect"
     return {**(doc["result"] or {}), "steps_taken": doc["steps"], "id": doc["id"], "record": doc}
 
 
@@ -392,7 +392,9 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
                        env={**os.environ, "DOCKER_CONFIG": str(cfg)}, capture_output=True)  # fmt: skip
     fp = lookalike.first_parent
     good = fp[fp.index(lookalike.culprit_merge) - 4]
-    flake = "TT_LOOKALIKE_FLAKE=p=0.05,q=0.8,crash=0.08,hang=0.04,infra=0.08"
+    flake = (
+        "TT_LOOKALIKE_FLAKE=p=0.05,q=0.8,crash=0.08,hang=0.04,infra=0.25"  # no noise at all: <1%
+    )
     p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
                "--runner", "docker", "--image", toolchain_image, "--filter", "*Deterministic_2048Features",
                "--env", flake, "--timeout", "20", "--confidence", "0.999", "--jobs", "2",

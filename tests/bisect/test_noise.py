@@ -76,6 +76,40 @@ def test_crashes_and_hangs_follow_the_policy() -> None:
     )
 
 
+BUG = "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
+OTHER = "CONSUMER_STARVED:writer_binary.cpp:BRISC:CWFW"
+
+
+def hung_at(key: str | None) -> AttemptObs:
+    return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True, hang=key)
+
+
+def test_a_hang_elsewhere_is_noise_once_the_bugs_hang_is_known() -> None:
+    policy = Policy(on_hang=OnHang.BAD)
+    sig = learn(hung_at(BUG), policy)
+    assert sig is not None and sig.hang and sig.hang_key == BUG
+    assert classify(hung_at(BUG), sig, policy)[0] is RunOutcome.FAIL
+    outcome, why = classify(hung_at(OTHER), sig, policy)
+    assert outcome is RunOutcome.NOISE and "elsewhere" in why and OTHER in why
+    # a timeout the watcher could not place is not the bug's hang either
+    assert classify(hung_at(None), sig, policy)[0] is RunOutcome.NOISE
+    # without --on-hang bad every hang is noise
+    assert classify(hung_at(BUG), sig, Policy())[0] is RunOutcome.NOISE
+
+
+def test_hang_in_names_the_bugs_hang_before_any_is_seen() -> None:
+    policy = Policy(on_hang=OnHang.BAD, hang_in="LayerNorm_Fused_RM.cpp")
+    assert learn(hung_at(OTHER), policy) is None  # a flaky hang at the endpoint teaches nothing
+    assert learn(hung_at(None), policy) is None
+    sig = learn(hung_at(BUG), policy)
+    assert sig is not None and sig.hang_key == BUG
+    for s in (None, sig):
+        assert classify(hung_at(BUG), s, policy)[0] is RunOutcome.FAIL
+        assert classify(hung_at(OTHER), s, policy)[0] is RunOutcome.NOISE
+    passed = AttemptObs(1, (TestObs(REPRO, "PASSED"),))
+    assert classify(passed, sig, policy)[0] is RunOutcome.PASS
+
+
 def test_metric_mode_judges_by_the_threshold() -> None:
     policy = Policy(metric="max_diff", threshold=1.0)
     sig = learn(run_of(failed(REPRO, metric=1000.0)), policy)

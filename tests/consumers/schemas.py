@@ -11,9 +11,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 BY_NAME = {
-    "lnrepro.run/3": "run.json", "lnrepro.bisect/3": "bisect.json", "lnrepro.gtest-run/1": "gtest-run.json",
-    "lnrepro.env-check/2": "env-check.json", "lnrepro.runs/1": "runs.json", "lnrepro.compare/1": "compare.json",
-    "lnrepro.plan/1": "plan.json", "lnrepro.explain/1": "explain.json", "lnrepro.tolerance/1": "tolerance.json",
+    "lnrepro.run/4": "run.json", "lnrepro.bisect/4": "bisect.json", "lnrepro.gtest-run/1": "gtest-run.json",
+    "lnrepro.env-check/2": "env-check.json", "lnrepro.runs/1": "runs.json", "lnrepro.compare/2": "compare.json",
+    "lnrepro.plan/1": "plan.json", "lnrepro.explain/2": "explain.json", "lnrepro.tolerance/1": "tolerance.json",
+    "lnrepro.hang/1": "hang.json",
 }  # fmt: skip
 
 

@@ -16,7 +16,10 @@ from tests.lookalike.build import (
 )
 from tests.lookalike.generator import (
     BUGREPRO_BRANCH,
+    HANG_KERNEL,
+    HANG_TEST,
     KERNEL,
+    PCC_TEST,
     TEST_FILE,
     GroundTruth,
     Spec,
@@ -26,7 +29,10 @@ from tests.lookalike.generator import (
 
 __all__ = [
     "BUGREPRO_BRANCH",
+    "HANG_KERNEL",
+    "HANG_TEST",
     "KERNEL",
+    "PCC_TEST",
     "TEST_FILE",
     "BuildResult",
     "GroundTruth",

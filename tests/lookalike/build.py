@@ -84,7 +84,10 @@ def run_tests(
     return code, (res.stdout + res.stderr).decode(errors="replace")
 
 
-TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache", "git")
+# tt-metal's dev image carries Python with pytest and numpy for ttnn's tests (its venv, first on
+# PATH); the look-alike's image has Debian's.
+TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache", "git",
+                      "python3", "python3-pytest", "python3-numpy")  # fmt: skip
 
 # The compilers tt-metal's toolchain files name (clang-17/clang++-17, clang-20/clang++-20), stood
 # in for by the system's GCC under those names: each defines LOOKALIKE_CLANG, which tt-train's

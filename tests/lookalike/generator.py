@@ -41,6 +41,17 @@ DEFECTS = ("double-subtract", "drop-xhat-blocks", "overwrite-dy-gamma-sum")
 LLK_DEFECT = "llk-skips-zero-dst"
 ALL_DEFECTS = (*DEFECTS, LLK_DEFECT)
 LLK_ARCHES = ("wormhole_b0", "blackhole")
+# ttnn's side: a PCC regression in LayerNorm's compute kernel (a main commit), and a hang of the
+# fused row-major LayerNorm under development (a merged branch: its reader pushes 31 pages per
+# block where compute waits for 32). Neither is the tt-train bug: they have their own culprits.
+PCC_DEFECT = "pcc-ln"
+HANG_DEFECT = "cb-short-read"
+PY_TESTS = "tests/ttnn/unit_tests/operations"
+PCC_TEST = f"{PY_TESTS}/test_layer_norm.py::test_layer_norm[64-1024]"
+HANG_TEST = f"{PY_TESTS}/test_layernorm_fused_rm.py::test_layernorm_fused_rm[8x8]"
+HANG_KERNEL = "ttnn/cpp/ttnn/operations/normalization/layernorm_fused_rm/device/kernels/compute/layernorm_fused_rm.cpp"
+# the ops' device model, our own (lnrepro.emulator.cbmodel), shipped in the tree as ttnn's
+CBSIM = HERE.parent.parent / "lnrepro" / "emulator" / "cbmodel.py"
 
 # Eras of tt-metal's history the look-alike goes through, in their real order (flag, default
 # position on main, flags it ends, subject). docs/compatibility.md names the source of each.
@@ -128,6 +139,8 @@ class Spec:
     culprit_kind: str = "kernel"  # or "llk": the culprit only bumps the LLK submodule
     llk_bump_at: float = 0.4  # a harmless LLK bump
     test_tus: int = 2  # tt-metal's own tests (built only with --build-tests)
+    pcc_at: float | None = 0.64  # the ttnn LayerNorm PCC regression (a main commit)
+    hang_at: float | None = 0.75  # the merge of the branch whose reader hangs layernorm_fused_rm
 
 
 @dataclass
@@ -153,6 +166,9 @@ class GroundTruth:
     llk: list[str] = field(default_factory=list)  # the LLK submodule's releases
     eras: dict[str, str] = field(default_factory=dict)  # era flag -> the main commit starting it
     tags: dict[str, str] = field(default_factory=dict)  # annotated release tags on main
+    pcc_culprit: str | None = None  # ttnn's PCC regression
+    hang_culprit: str | None = None  # the commit (on a branch) that makes layernorm_fused_rm hang
+    hang_merge: str | None = None  # its merge into main
     spec: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
@@ -534,7 +550,10 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
     era_at = {place(at): name for name, at in sorted(spec.eras, key=lambda e: e[1]) if at > 0}
     if not culprit_pos < bugrepro_pos or (fix_pos is not None and not bugrepro_pos < fix_pos):
         raise ValueError("need culprit_at < bugrepro_at < fix_at")
-    special = {culprit_pos, fix_pos, u0, u1, umd_bump_pos, llk_bump_pos, bugrepro_pos, *era_at}
+    pcc_pos = place(spec.pcc_at) if spec.pcc_at is not None else None
+    hang_pos = place(spec.hang_at) if spec.hang_at is not None else None
+    special = {culprit_pos, fix_pos, u0, u1, umd_bump_pos, llk_bump_pos, bugrepro_pos, *era_at,
+               pcc_pos, hang_pos}  # fmt: skip
 
     llk_url = dest / ".git" / "lookalike" / "tt_llk.git"
     static: Files = {
@@ -547,6 +566,7 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         LLK_PATH: ("160000", llk_shas[0]),
         "README.md": ("100644", h.docs("imported")),
         ".github/workflows/build.yaml": ("100644", "name: build\non: [push]\n"),
+        "ttnn/ttnn/_cbsim.py": ("100644", CBSIM.read_text(encoding="utf-8")),
     }
     for k in range(spec.test_tus):
         static[f"tests/tt_metal/gen/test_unit_{k:03d}.cpp"] = (
@@ -576,6 +596,7 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
     era_commits: dict[str, _Commit | None] = {name: None for name in root_flags}
     noop: list[_Commit] = []
     culprit = culprit_merge = fix = bugrepro = None
+    hang_culprit = hang_merge = None
     culprit_defects = frozenset(() if llk_culprit else spec.culprit_defects)
     for i in range(1, n):
         author = rng.choice(AUTHORS)
@@ -600,14 +621,27 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
                 tip.flags | culprit_defects,
                 tip.revs,
             )
-        elif (i == culprit_pos) or (i not in special and rng.random() < 1 / spec.merge_every):
+        elif i == pcc_pos:
+            tip = h.commit(
+                "refs/heads/main",
+                AUTHORS[6],
+                h.when(i),
+                f"[ttnn] LayerNorm: reduce mean and variance once per tile row (#{h.pr_number()})\n",
+                [tip],
+                tip.flags | {PCC_DEFECT},
+                tip.revs,
+            )
+        elif i in (culprit_pos, hang_pos) or (
+            i not in special and rng.random() < 1 / spec.merge_every
+        ):
             # a short feature branch, forked a few commits back, merged here
             is_culprit = i == culprit_pos
+            is_hang = i == hang_pos
             k = rng.randint(1, min(4, len(first_parent)))
             fork = first_parent[-k]
-            b_author = AUTHORS[0] if is_culprit else rng.choice(AUTHORS)
+            b_author = AUTHORS[0] if is_culprit else AUTHORS[4] if is_hang else rng.choice(AUTHORS)
             parent = fork
-            n_branch = 3 if is_culprit else rng.randint(1, 3)
+            n_branch = 3 if is_culprit or is_hang else rng.randint(1, 3)
             for j in range(n_branch):
                 when = h.when(i - k + (j + 1) * k / (n_branch + 1))
                 if is_culprit and j == 1:
@@ -618,6 +652,16 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
                         "[tt-train] LayerNorm backward: fuse mean(dy*gamma) into compute_dx, carry sums per block\n",
                         [parent],
                         parent.flags | culprit_defects,
+                        parent.revs,
+                    )
+                elif is_hang and j == 1:
+                    parent = hang_culprit = h.commit(
+                        "refs/lookalike/branch",
+                        b_author,
+                        when,
+                        "[ttnn] layernorm_fused_rm: reader skips the padding page of each block\n",
+                        [parent],
+                        parent.flags | {HANG_DEFECT},
                         parent.revs,
                     )
                 else:
@@ -644,6 +688,8 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
             )
             if is_culprit:
                 culprit_merge = tip
+            if is_hang:
+                hang_merge = tip
         else:
             msg, flags, revs, extra = h.subject(), tip.flags, tip.revs, {}
             kind = "code"
@@ -735,6 +781,16 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         parents[c] = ps
     culprits = [c for c, d in defects.items() if d and all(not defects[p] for p in parents[c])]
     assert culprits == [sha(culprit)], (culprits, sha(culprit))
+    flags = {shas[m]: c.flags for m, c in h.commits.items()}
+
+    def introduced(flag: str) -> list[str]:
+        return [
+            c
+            for c, f in flags.items()
+            if flag in f and all(flag not in flags[p] for p in parents[c])
+        ]
+
+    assert introduced(HANG_DEFECT) == ([sha(hang_culprit)] if hang_culprit else [])
     fp = [sha(c) for c in first_parent]
     unbuildable = [shas[m] for m, c in h.commits.items() if "broken" in c.flags]
     bad_from = next(i for i, s in enumerate(fp) if defects[s])
@@ -761,6 +817,9 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         llk=llk_shas,
         eras={name: (shas[c.mark] if c is not None else "") for name, c in era_commits.items()},
         tags=tags,
+        pcc_culprit=(introduced(PCC_DEFECT) or [None])[0],
+        hang_culprit=sha(hang_culprit) if hang_culprit else None,
+        hang_merge=sha(hang_merge) if hang_merge else None,
         spec={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(spec).items()},
     )
     (dest / ".git" / "lookalike.json").write_text(json.dumps(truth.to_json(), indent=1))

@@ -53,7 +53,7 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
                      "attempt-3.log", "record.json"]  # fmt: skip
     doc = json.loads((rec.record_dir / "record.json").read_text())
     assert (
-        doc["schema"] == "lnrepro.run/3"
+        doc["schema"] == "lnrepro.run/4"
         and doc["id"] == Path(doc["record_dir"]).name
         and doc["backend"]["defect"] == "shipped"
     )

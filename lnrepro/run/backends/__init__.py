@@ -45,6 +45,10 @@ class Backend(Protocol):
         """The test program of one attempt, before googletest's flags."""
         ...
 
+    def python(self, attempt: int) -> str:
+        """The interpreter that runs ``--pytest`` tests where the tests run."""
+        ...
+
     def prepare_attempt(
         self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
     ) -> str | None:
@@ -58,8 +62,10 @@ class Backend(Protocol):
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
+        extra_env: dict[str, str] | None = None,
     ) -> ProcResult:
-        """Run ``argv`` where the tests run, streaming its output; exit and timeout as data."""
+        """Run ``argv`` where the tests run, streaming its output; exit and timeout as data.
+        ``extra_env`` is added to the backend's environment (a pytest run's settings)."""
         ...
 
     def fingerprint(self) -> dict[str, JSON]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,8 +65,13 @@ class LocalProcess:
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
+        extra_env: dict[str, str] | None = None,
     ) -> proc.ProcResult:
-        return proc.stream(argv, on_output, timeout=timeout)
+        env = {**os.environ, **extra_env} if extra_env else None
+        return proc.stream(argv, on_output, timeout=timeout, env=env)
+
+    def python(self, attempt: int) -> str:
+        return sys.executable
 
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
         return shlex.join(argv)

@@ -103,9 +103,9 @@ class TtMetalBackend:
         return gitops.git_dirs(self.checkout)
 
     def _run(self, argv: list[str], on_output: Callable[[bytes], None], record_dir: Path,
-             timeout: float | None) -> proc.ProcResult:  # fmt: skip
+             timeout: float | None, extra_env: dict[str, str] | None = None) -> proc.ProcResult:  # fmt: skip
         return self.runner.run(
-            argv, on_output, cwd=self.checkout, env=self.test_env(record_dir),
+            argv, on_output, cwd=self.checkout, env={**self.test_env(record_dir), **(extra_env or {})},
             mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts(), timeout=timeout,
         )  # fmt: skip
 
@@ -232,6 +232,17 @@ class TtMetalBackend:
     def program(self, attempt: int) -> list[str]:
         return [str(self.binary)]
 
+    def python(self, attempt: int) -> str:
+        """``--python``; else, on this host, the checkout's venv (create_venv.sh makes
+        ``python_env``) when there is one; else ``python3`` where the tests run (tt-metal's dev
+        image puts its venv, /opt/venv, first on PATH)."""
+        if self.spec.python:
+            return self.spec.python
+        venv = self.checkout / "python_env" / "bin" / "python"
+        if self.runner.name == "local" and venv.exists():
+            return str(venv)
+        return "python3"
+
     def prepare_attempt(
         self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
     ) -> str | None:
@@ -252,16 +263,29 @@ class TtMetalBackend:
         attempt: int,
         on_output: Callable[[bytes], None],
         timeout: float | None,
+        extra_env: dict[str, str] | None = None,
     ) -> proc.ProcResult:
-        res = self._run(argv, on_output, record_dir, timeout)
-        if self.spec.watcher_s and res.exit_code != 0:
-            # <TT_METAL_LOGS_PATH>/generated/watcher/ since PR #30502, <root>/generated/watcher before
-            for base in (record_dir, self.checkout):
-                watcher = base / "generated" / "watcher" / "watcher.log"
-                if watcher.is_file():
-                    shutil.copyfile(watcher, record_dir / f"attempt-{attempt}.watcher.log")
-                    break
+        started = time.time()
+        res = self._run(argv, on_output, record_dir, timeout, extra_env)
+        if self.spec.watcher_s:
+            self._keep_watcher_log(record_dir, attempt, started, keep=res.exit_code != 0)
         return res
+
+    def _keep_watcher_log(self, record_dir: Path, attempt: int, started: float, keep: bool) -> None:
+        """The attempt's watcher log as ``attempt-N.watcher.log``: from ``TT_METAL_LOGS_PATH``
+        (the record; since PR #30502), moved so the next attempt's is its own; else from the
+        checkout's ``generated/watcher`` (before), copied only if this attempt wrote it (a log
+        of the user's own is left alone)."""
+        ours = record_dir / "generated" / "watcher" / "watcher.log"
+        theirs = self.checkout / "generated" / "watcher" / "watcher.log"
+        target = record_dir / f"attempt-{attempt}.watcher.log"
+        with contextlib.suppress(OSError):
+            if ours.is_file():
+                if keep:
+                    shutil.copyfile(ours, target)
+                ours.unlink()
+            elif keep and theirs.is_file() and theirs.stat().st_mtime >= started - 1:
+                shutil.copyfile(theirs, target)
 
     def fingerprint(self) -> dict[str, JSON]:
         from lnrepro.doors import gitops

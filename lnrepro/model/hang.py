@@ -1,0 +1,395 @@
+"""A hang, explained: what a watcher log says about which kernel waits for what, typed both ways
+(schema ``lnrepro.hang/1``).
+
+Pure data. :mod:`lnrepro.watcher.diagnose` reads a parsed watcher.log into a :class:`Diagnosis`;
+:mod:`lnrepro.watcher.dprint` picks the DPRINT lines a diagnosis can carry. The words for the
+waypoints are in :data:`WAYPOINT_MEANING`, read from tt-metal's sources (see there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import PurePosixPath
+from typing import Any
+
+from lnrepro.model.jsonio import Reader
+
+SCHEMA = "lnrepro.hang/1"
+
+# What each waypoint means, in our words. The codes and the calls that set them were read in
+# tenstorrent/tt-metal tt_metal/hw/inc/dataflow_api.h at commit
+# f5fd36ed6fbae5c382b99efb41b6c6864a26f788: cb_reserve_back sets CRBW/CRBD around its spin,
+# cb_wait_front CWFW/CWFD, noc_async_read NARW/NARD, and the NOC command-buffer waits RP<n>W and
+# NWPW; the single letters from the legend tt_metal/impl/debug/watcher_server.cpp writes (commit
+# 007cf7fd108d9c7468c16b3baa239a7065a45357); the firmware codes (GW/GD, NTW/NTD, K/KD) from
+# tt_metal/hw/firmware/src brisc.cc and the kernel wrappers. By the watcher's convention
+# (docs/source/tt-metalium/tools/watcher.rst, commit 6cbc3065ab387d1c0a6c0a2af278da42c983aa11) a
+# code ending in W is "waiting at the top of a loop", one ending in D "done waiting after it".
+WAYPOINT_MEANING: dict[str, str] = {
+    "CWFW": "cb_wait_front: waiting for pages the producer has not pushed yet",
+    "CWFD": "cb_wait_front returned: the pages it waited for arrived",
+    "CRBW": "cb_reserve_back: waiting for free space in a full circular buffer",
+    "CRBD": "cb_reserve_back returned: there was space",
+    "NSW": "noc_semaphore_wait: waiting for a semaphore to reach a value",
+    "NSD": "noc_semaphore_wait returned",
+    "NSMW": "noc_semaphore_wait_min: waiting for a semaphore to reach a minimum",
+    "NSMD": "noc_semaphore_wait_min returned",
+    "NRBW": "noc_async_read_barrier: waiting for NOC reads to complete",
+    "NRBD": "noc_async_read_barrier returned",
+    "NWBW": "noc_async_write_barrier: waiting for NOC writes to complete",
+    "NWBD": "noc_async_write_barrier returned",
+    "NARW": "noc_async_read: waiting to issue a NOC read",
+    "NARD": "noc_async_read issued",
+    "NAWW": "noc_async_write: waiting to issue a NOC write",
+    "NABW": "waiting on a NOC atomic barrier",
+    "NKFW": "after the kernel: waiting for its NOC transactions to be flushed",
+    "NTW": "BRISC's kernel is done; BRISC waits for NCRISC and the TRISCs to finish",
+    "NTD": "BRISC saw NCRISC and the TRISCs finish",
+    "GW": "idle: waiting for a go message from dispatch",
+    "GD": "got the go message",
+    "W": "idle: waiting for BRISC to start it (or back there after its kernel)",
+    "I": "firmware initialisation",
+    "R": "about to enter the kernel",
+    "K": "inside the kernel, past its last waypoint",
+    "KD": "the kernel returned",
+    "D": "done: the kernel returned",
+    "X": "written by the host before the firmware started: never ran",
+    "UPAW": "unpacker waiting inside unpack (llk_unpack_A)",
+    "UPAD": "unpacker finished an unpack",
+    "MWDW": "math waiting for a free destination register",
+    "MWDD": "math got a destination register",
+}
+
+# The code as the API call a kernel developer wrote.
+WAYPOINT_CALL: dict[str, str] = {
+    "CWFW": "cb_wait_front",
+    "CRBW": "cb_reserve_back",
+    "NSW": "noc_semaphore_wait",
+    "NSMW": "noc_semaphore_wait_min",
+    "NRBW": "noc_async_read_barrier",
+    "NWBW": "noc_async_write_barrier",
+    "NARW": "noc_async_read",
+    "NAWW": "noc_async_write",
+    "NABW": "a NOC atomic barrier",
+    "NKFW": "the post-kernel NOC flush",
+}
+
+
+def is_noc_wait(waypoint: str | None) -> bool:
+    """A NOC wait: a semaphore, a barrier, a transfer being issued or a command buffer being
+    ready (``NSW``, ``NRBW``, ``NARW``, ``RP2W``, ``NWPW``…; not BRISC's ``NTW``)."""
+    if not waypoint or not waypoint.endswith("W") or len(waypoint) < 3 or waypoint == "NTW":
+        return False
+    return waypoint[0] == "N" or waypoint.startswith("RP")
+
+
+def waypoint_meaning(waypoint: str | None) -> str:
+    """What a waypoint says, in words ('' for none; a generic sentence for an unknown code)."""
+    if not waypoint:
+        return ""
+    if waypoint in WAYPOINT_MEANING:
+        return WAYPOINT_MEANING[waypoint]
+    if is_noc_wait(waypoint):
+        return "waiting on the NOC (a command buffer, a transfer or a barrier)"
+    if waypoint.endswith("W"):
+        return (
+            'waiting at a waypoint of its own (grep the sources for WAYPOINT("' + waypoint + '"))'
+        )
+    return 'last passed a waypoint of its own (WAYPOINT("' + waypoint + '"))'
+
+
+class HangPattern(str, Enum):
+    """What kind of hang the log shows, for one group of cores or the whole log."""
+
+    CONSUMER_STARVED = "CONSUMER_STARVED"  # a consumer waits in cb_wait_front; its producer is done
+    PRODUCER_BLOCKED = (
+        "PRODUCER_BLOCKED"  # a producer waits in cb_reserve_back for a CB nobody drains
+    )
+    NOC_WAIT = "NOC_WAIT"  # a NOC barrier, read/write issue or semaphore wait
+    NEVER_STARTED = (
+        "NEVER_STARTED"  # a processor with a kernel and a go never left init / the go wait
+    )
+    WATCHER_ERROR = (
+        "WATCHER_ERROR"  # the watcher stopped the device: a tripped assert, a bad NOC access
+    )
+    PAUSED = "PAUSED"  # a kernel sits in PAUSE() waiting for ENTER
+    OTHER_WAIT = "OTHER_WAIT"  # blocked at a waypoint no rule here knows
+    IDLE = "IDLE"  # every worker is idle: whatever hangs, it is not a worker kernel
+    UNKNOWN = "UNKNOWN"  # the log alone cannot tell
+
+
+class Progress(str, Enum):
+    """What the last dumps say over time."""
+
+    STUCK = "STUCK"  # no core's state changed across the dumps compared
+    SLOW = "SLOW"  # the state still changes: progressing (slowly), not hung yet
+    SINGLE_DUMP = "SINGLE_DUMP"  # one complete dump: cannot tell
+    NO_DUMP = "NO_DUMP"  # no dump at all
+
+
+@dataclass(frozen=True, slots=True)
+class CoreRef:
+    """A core as the watcher names it: device, kind, and its coordinates (``coords`` says which:
+    logical for 2024 on, physical in the older lines)."""
+
+    device: int | None
+    x: int
+    y: int
+    core_type: str = "worker"
+    coords: str = "logical"
+
+    def label(self) -> str:
+        dev = "" if self.device is None else f"{self.device}:"
+        kind = "" if self.core_type == "worker" else f"{self.core_type} "
+        return f"{kind}{dev}({self.x},{self.y})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"device": self.device, "x": self.x, "y": self.y, "core_type": self.core_type,
+                "coords": self.coords}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> CoreRef:
+        return cls(r.opt_int("device"), r.int("x"), r.int("y"), r.str("core_type", "worker"),
+                   r.str("coords", "logical"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DprintLine:
+    """One DPRINT line of a test's console output, with the core and processor its prefix names
+    (``<device>:<core>:<risc>: text``, the core as ``(x=1,y=2)`` or ``1-2``)."""
+
+    line_no: int  # 1-based, in the console text
+    device: int | None
+    x: int | None
+    y: int | None
+    risc: str | None  # BRISC, NCRISC, TRISC0..2, ERISC…, or as printed when unknown
+    text: str  # what the kernel printed, without the prefix
+    cb_ids: tuple[int, ...] = ()  # circular buffers the text names (c_0, cb 16, cb_id=24…)
+    ops: tuple[str, ...] = ()  # CB calls it names: cb_wait_front, cb_push_back, …
+
+    @property
+    def about_cb(self) -> bool:
+        return bool(self.cb_ids or self.ops)
+
+    def prefix(self) -> str:
+        dev = "?" if self.device is None else str(self.device)
+        core = "?" if self.x is None or self.y is None else f"(x={self.x},y={self.y})"
+        return f"{dev}:{core}:{self.risc or '?'}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line_no": self.line_no, "device": self.device, "x": self.x, "y": self.y,
+                "risc": self.risc, "text": self.text, "cb_ids": list(self.cb_ids),
+                "ops": list(self.ops)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> DprintLine:
+        return cls(r.int("line_no", 0), r.opt_int("device"), r.opt_int("x"), r.opt_int("y"),
+                   r.opt_str("risc"), r.str("text", ""), _ints(r, "cb_ids"), r.strs("ops"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PeerState:
+    """Another processor on the same cores, as evidence (the reader that is done, the writer
+    that waits too)."""
+
+    risc: str
+    state: str  # done, waiting, running, idle, never started, unknown
+    waypoint: str | None = None
+    kernel: str | None = None
+    role: str | None = None
+
+    def describe(self) -> str:
+        who = f"{self.role} ({self.risc}" if self.role else f"{self.risc} ("
+        who += f", {PurePosixPath(self.kernel).name})" if self.kernel else ")"
+        where = f" at {self.waypoint}" if self.waypoint else ""
+        return f"{who} {self.state}{where}".replace("( ", "(").replace("(,", "(")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"risc": self.risc, "state": self.state, "waypoint": self.waypoint,
+                "kernel": self.kernel, "role": self.role}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> PeerState:
+        return cls(r.str("risc"), r.str("state", "unknown"), r.opt_str("waypoint"),
+                   r.opt_str("kernel"), r.opt_str("role"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CoreGroup:
+    """Cores in the same state: one pattern, one processor at one waypoint, one kernel."""
+
+    pattern: HangPattern
+    cores: tuple[CoreRef, ...]
+    risc: str | None = None
+    waypoint: str | None = None
+    kernel_id: int | None = None
+    kernel: str | None = None  # the path the log maps the kernel id to
+    role: str | None = None  # reader, compute, writer, dispatch…
+    peers: tuple[PeerState, ...] = ()
+    sentence: str = ""  # what happens and what to look at, one actionable sentence
+    detail: str = ""  # an error's text, an unknown waypoint's hint
+    dprint: tuple[DprintLine, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.cores)
+
+    @property
+    def kernel_name(self) -> str | None:
+        return PurePosixPath(self.kernel).name if self.kernel else None
+
+    @property
+    def meaning(self) -> str:
+        return waypoint_meaning(self.waypoint)
+
+    def with_dprint(self, lines: tuple[DprintLine, ...]) -> CoreGroup:
+        return replace(self, dprint=lines)
+
+    def core_list(self, limit: int = 8) -> str:
+        shown = ", ".join(c.label() for c in self.cores[:limit])
+        more = len(self.cores) - limit
+        return shown + (f" and {more} more" if more > 0 else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pattern": self.pattern.value, "count": self.count,
+                "cores": [c.to_json() for c in self.cores], "risc": self.risc,
+                "waypoint": self.waypoint, "meaning": self.meaning, "kernel_id": self.kernel_id,
+                "kernel": self.kernel, "role": self.role, "peers": [p.to_json() for p in self.peers],
+                "sentence": self.sentence, "detail": self.detail,
+                "dprint": [d.to_json() for d in self.dprint]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> CoreGroup:
+        return cls(r.enum("pattern", HangPattern),
+                   tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
+                   r.opt_str("risc"), r.opt_str("waypoint"), r.opt_int("kernel_id"),
+                   r.opt_str("kernel"), r.opt_str("role"),
+                   tuple(PeerState.from_json(p) for p in r.list("peers", default=[])),
+                   r.str("sentence", ""), r.str("detail", ""),
+                   tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Which kernel hangs where, from one watcher log: the groups of cores in each state (the
+    most telling first), whether the state still changes over the last dumps, and a headline."""
+
+    pattern: HangPattern
+    progress: Progress
+    summary: str  # the headline: one sentence a kernel developer can act on
+    groups: tuple[CoreGroup, ...] = ()
+    dump: int | None = None  # the Dump #N read
+    dumps_compared: tuple[int, ...] = ()  # the dump numbers compared for STUCK/SLOW
+    cores_total: int = 0  # cores in the dump read
+    cores_idle: int = 0
+    cores_dispatch: int = 0
+    events: tuple[str, ...] = ()  # asserts, NOC errors, pauses the log records
+    warnings: tuple[str, ...] = ()  # what could not be read or decided
+    schema: str = SCHEMA
+
+    @property
+    def hung(self) -> bool:
+        """Whether the log shows a worker kernel that does not move."""
+        return self.pattern not in (HangPattern.IDLE, HangPattern.UNKNOWN) and (
+            self.progress is not Progress.SLOW
+        )
+
+    @property
+    def primary(self) -> CoreGroup | None:
+        return self.groups[0] if self.groups else None
+
+    @property
+    def key(self) -> str:
+        """What two hangs must share to be the same hang: the pattern, and the kernel, processor
+        and waypoint of the most telling group (a bisect's hang signature)."""
+        g = self.primary
+        if g is None:
+            return self.pattern.value
+        return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{g.waypoint or '?'}"
+
+    def lines(self, *, max_groups: int = 6, max_dprint: int = 4, pattern: bool = True) -> list[str]:
+        """The diagnosis as plain text lines (no markup: the caller escapes for its format);
+        ``pattern=False`` when the caller has shown the pattern already."""
+        out = [f"{self.pattern.value}: {self.summary}" if pattern else self.summary]
+        out.append(f"  {self._progress_text()}")
+        counts = f"{self.cores_total} cores in the dump, {self.cores_idle} idle"
+        if self.cores_dispatch:
+            counts += f", {self.cores_dispatch} dispatch"
+        out.append(f"  {counts}")
+        for g in self.groups[:max_groups]:
+            where = f"{g.risc} at {g.waypoint}" if g.risc and g.waypoint else (g.risc or "")
+            kernel = f" in {g.kernel}" if g.kernel else ""
+            out.append(f"- {g.pattern.value} on {g.count} core(s) {g.core_list()}: {where}{kernel}")
+            if g.waypoint:
+                out.append(f"    {g.waypoint} = {g.meaning}")
+            for p in g.peers:
+                out.append(f"    {p.describe()}")
+            if g.detail:
+                out.append(f"    {g.detail}")
+            if g.sentence and g.sentence != self.summary:
+                out.append(f"    -> {g.sentence}")
+            for d in g.dprint[:max_dprint]:
+                out.append(f"    dprint line {d.line_no}: {d.prefix()}: {d.text}")
+            if len(g.dprint) > max_dprint:
+                out.append(f"    ... {len(g.dprint) - max_dprint} more DPRINT line(s)")
+        if len(self.groups) > max_groups:
+            out.append(f"- and {len(self.groups) - max_groups} more group(s)")
+        out += [f"  event: {e}" for e in self.events]
+        out += [f"  note: {w}" for w in self.warnings]
+        return out
+
+    def _progress_text(self) -> str:
+        nums = ", ".join(f"#{n}" for n in self.dumps_compared)
+        if self.progress is Progress.STUCK:
+            return f"stuck: no core changed across dumps {nums}"
+        if self.progress is Progress.SLOW:
+            return f"still moving: the state changed across dumps {nums} (slow, not hung yet)"
+        if self.progress is Progress.SINGLE_DUMP:
+            return f"one complete dump (#{self.dump}): cannot tell stuck from slow"
+        return "no dump in the log"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": self.schema, "pattern": self.pattern.value,
+                "progress": self.progress.value, "hung": self.hung, "summary": self.summary,
+                "groups": [g.to_json() for g in self.groups], "dump": self.dump,
+                "dumps_compared": list(self.dumps_compared), "cores_total": self.cores_total,
+                "cores_idle": self.cores_idle, "cores_dispatch": self.cores_dispatch,
+                "events": list(self.events), "warnings": list(self.warnings)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Diagnosis:
+        schema = r.str("schema", SCHEMA)
+        if schema != SCHEMA:
+            r.fail(f"is {schema!r}; this lnrepro reads {SCHEMA}", "schema")
+        return cls(r.enum("pattern", HangPattern), r.enum("progress", Progress),
+                   r.str("summary", ""),
+                   tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
+                   r.opt_int("dump"), _ints(r, "dumps_compared"), r.int("cores_total", 0),
+                   r.int("cores_idle", 0), r.int("cores_dispatch", 0), r.strs("events"),
+                   r.strs("warnings"), schema)  # fmt: skip
+
+
+def _ints(r: Reader, key: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for item in r.list(key, default=[]):
+        if not isinstance(item.value, int) or isinstance(item.value, bool):
+            item.fail("should be an integer")
+        out.append(int(item.value))
+    return tuple(out)
+
+
+__all__ = [
+    "SCHEMA",
+    "WAYPOINT_CALL",
+    "WAYPOINT_MEANING",
+    "CoreGroup",
+    "CoreRef",
+    "Diagnosis",
+    "DprintLine",
+    "HangPattern",
+    "PeerState",
+    "Progress",
+    "is_noc_wait",
+    "waypoint_meaning",
+]

@@ -1,0 +1,5 @@
+"""Hangs explained: tt-metal's watcher.log read into typed dumps (:mod:`.log`), the kernel that
+waits for what named from them (:mod:`.diagnose`), and the DPRINT lines about circular buffers
+picked out of a test's console output (:mod:`.dprint`). Pure: text in, records out; the one
+function that reads a file is :func:`lnrepro.watcher.log.parse_file`.
+"""

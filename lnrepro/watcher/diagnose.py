@@ -1,0 +1,469 @@
+"""Which kernel hangs, waiting for what: a :class:`~lnrepro.model.hang.Diagnosis` from a parsed
+watcher.log. Pure.
+
+How a dump is read (the maintainers' method, tt-metal's CONTRIBUTING.md and watcher.rst at commit
+6cbc3065ab387d1c0a6c0a2af278da42c983aa11, turned into rules):
+
+1. The last *complete* dump of the last run is the state to explain; the dumps before it say
+   whether anything still moves (:class:`~lnrepro.model.hang.Progress`).
+2. Idle cores (``GW`` and ``W`` everywhere, a finished go message, kernel ids all 0) and
+   dispatch cores (they wait forever by design) are counted and set aside.
+3. On each remaining core every processor with a kernel is *done*, *waiting* (a waypoint ending
+   in ``W``), *running* (past its last waypoint) or *never started* (the go message says go, the
+   processor is still at init or its go wait). A waiting processor is explained by the state of
+   the processors that feed it or drain it on the same core, upstream first: reader, then
+   compute, then writer (the roles come from the kernel file names, else tt-metal's usual
+   placement: reader on NCRISC, compute on the TRISCs, writer on BRISC).
+4. Cores whose explanation is the same are one :class:`~lnrepro.model.hang.CoreGroup`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from lnrepro.model.hang import (
+    WAYPOINT_CALL,
+    CoreGroup,
+    CoreRef,
+    Diagnosis,
+    DprintLine,
+    HangPattern,
+    PeerState,
+    Progress,
+    is_noc_wait,
+    waypoint_meaning,
+)
+from lnrepro.watcher.dprint import attach
+from lnrepro.watcher.log import CoreKind, CoreLine, Dump, Event, EventKind, RiscState, WatcherLog
+
+BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
+SUB_DONE = frozenset({"KD", "D"})
+NOT_STARTED = frozenset({"I", "X"})
+ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
+# tt-metal's own dispatch and fabric kernels (by file name or directory), waiting by design
+DISPATCH_KERNEL = re.compile(
+    r"(^|/)(cq_[a-z_]+|packet_[a-z_]+|[a-z_]*fabric[a-z_]*)\.cpp$|/impl/dispatch/kernels/"
+)
+DISPATCH_WAYPOINTS = frozenset({"HQW", "UAPW"})
+RANK = {
+    HangPattern.WATCHER_ERROR: 0,
+    HangPattern.PAUSED: 1,
+    HangPattern.CONSUMER_STARVED: 2,
+    HangPattern.PRODUCER_BLOCKED: 3,
+    HangPattern.NOC_WAIT: 4,
+    HangPattern.NEVER_STARTED: 5,
+    HangPattern.OTHER_WAIT: 6,
+    HangPattern.UNKNOWN: 7,
+}
+COMPARE_DUMPS = 3  # how many complete dumps (the last one included) say stuck or slow
+
+
+@dataclass(frozen=True, slots=True)
+class _Risc:
+    """A processor with a kernel, as the rules see it."""
+
+    risc: str
+    status: str  # done, waiting, running, never started, idle, unknown
+    waypoint: str | None
+    kernel_id: int | None
+    kernel: str | None
+    role: str
+
+    def peer(self) -> PeerState:
+        wp = self.waypoint if self.status in ("waiting", "running", "never started") else None
+        return PeerState(self.risc, self.status, wp, self.kernel, self.role)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    pattern: HangPattern
+    culprit: _Risc | None
+    peers: tuple[PeerState, ...]
+    sentence_key: str  # which sentence, with what it depends on
+    detail: str = ""
+
+
+def diagnose(
+    log: WatcherLog, dprint: Sequence[DprintLine] = (), *, max_dprint: int = 8
+) -> Diagnosis:
+    """Name the hang the log shows. ``dprint``: DPRINT lines of the same run (see
+    :func:`lnrepro.watcher.dprint.parse_dprint`), attached to the groups of the cores that
+    printed them, at most ``max_dprint`` per group."""
+    warnings = list(log.warnings[:20])
+    dumps = log.last_run_dumps()
+    complete = [d for d in dumps if d.complete and d.cores]
+    chosen = complete[-1] if complete else (dumps[-1] if dumps else None)
+    if chosen is not None and not chosen.complete:
+        warnings.append(f"no complete dump: Dump #{chosen.number} was read as it is")
+    last_events = _events(log, dumps)
+    error_groups = _error_groups(last_events)
+    if chosen is None:
+        pattern = HangPattern.WATCHER_ERROR if error_groups else HangPattern.UNKNOWN
+        summary = (
+            error_groups[0].sentence
+            if error_groups
+            else "the log has no dump: the watcher never polled (set TT_METAL_WATCHER=<seconds>)"
+        )
+        return _finish(Diagnosis(pattern, Progress.NO_DUMP, summary, tuple(error_groups),
+                                 events=_event_texts(last_events), warnings=tuple(warnings)),
+                       dprint, max_dprint)  # fmt: skip
+
+    progress, compared = _progress(complete, chosen)
+    findings: dict[tuple[object, ...], tuple[_Finding, list[CoreRef]]] = {}
+    idle = dispatch = 0
+    for core in chosen.cores:
+        if core.error is not None:
+            continue  # reported as an event
+        if _is_dispatch(log, chosen, core):
+            dispatch += 1
+            continue
+        found = _explain(log, chosen, core)
+        if found is None:
+            idle += 1
+            continue
+        ref = CoreRef(core.device, core.x, core.y, core.kind.value, core.coords)
+        key = (found.pattern, found.culprit, found.peers, found.sentence_key, found.detail)
+        findings.setdefault(key, (found, []))[1].append(ref)
+
+    groups = [*error_groups, *_pause_groups(last_events)]
+    for found, refs in findings.values():
+        groups.append(_group(found, tuple(refs)))
+    groups.sort(key=lambda g: (RANK.get(g.pattern, 9), -g.count))
+    if not chosen.cores:
+        warnings.append(f"Dump #{chosen.number} lists no core")
+    if groups:
+        pattern = groups[0].pattern
+        summary = groups[0].sentence
+    elif chosen.cores:
+        pattern = HangPattern.IDLE
+        summary = (
+            "every worker core is idle or finished: the hang is not in a worker kernel (look at "
+            "dispatch, the host side, or ethernet cores)"
+        )
+    else:
+        pattern, summary = HangPattern.UNKNOWN, "the log alone cannot tell: its dump lists no core"
+    if progress is Progress.SLOW and pattern is not HangPattern.WATCHER_ERROR:
+        summary = "not hung yet, the state still changes between dumps; at the last one " + summary
+    diag = Diagnosis(pattern, progress, summary, tuple(groups), chosen.number, compared,
+                     len(chosen.cores), idle, dispatch, _event_texts(last_events),
+                     tuple(warnings))  # fmt: skip
+    return _finish(diag, dprint, max_dprint)
+
+
+def _finish(diag: Diagnosis, dprint: Sequence[DprintLine], cap: int) -> Diagnosis:
+    return attach(diag, dprint, cap=cap) if dprint else diag
+
+
+# ------------------------------------------------------------------------------- over time
+def _progress(complete: list[Dump], chosen: Dump) -> tuple[Progress, tuple[int, ...]]:
+    upto = [d for d in complete if d.line_no <= chosen.line_no][-COMPARE_DUMPS:]
+    if len(upto) < 2:
+        return Progress.SINGLE_DUMP, tuple(d.number for d in upto) or (chosen.number,)
+    states = [{c.key: c.state_key() for c in d.cores if c.error is None} for d in upto]
+    stuck = all(s == states[-1] for s in states)
+    return (Progress.STUCK if stuck else Progress.SLOW), tuple(d.number for d in upto)
+
+
+# ------------------------------------------------------------------------------- events
+def _events(log: WatcherLog, dumps: tuple[Dump, ...]) -> list[Event]:
+    """The events of the last run: those inside its dumps and those after its first line."""
+    if not dumps:
+        return list(log.events)
+    first = log.runs[-1].line_no if log.runs else 0
+    return [e for e in log.events if e.line_no >= first]
+
+
+def _event_texts(events: list[Event]) -> tuple[str, ...]:
+    keep = [e for e in events if e.kind not in (EventKind.STACK,)]
+    out = []
+    for e in keep[:10]:
+        where = "" if e.x is None else f" on core ({e.x},{e.y})"
+        out.append(f"{e.kind.value}{where}: {e.text}")
+    if len(keep) > 10:
+        out.append(f"... and {len(keep) - 10} more")
+    return tuple(out)
+
+
+def _error_groups(events: list[Event]) -> list[CoreGroup]:
+    kinds = (EventKind.ASSERT, EventKind.NOC_ERROR, EventKind.ERROR, EventKind.STACK_OVERFLOW)
+    by: dict[tuple[str | None, str], list[CoreRef]] = {}
+    for e in events:
+        if e.kind not in kinds:
+            continue
+        refs = by.setdefault((e.risc, e.text), [])
+        if e.x is not None and e.y is not None:
+            ref = CoreRef(e.device, e.x, e.y)
+            if ref not in refs:
+                refs.append(ref)
+    out = []
+    for (risc, text), refs in by.items():
+        where = f"on {_cores(len(refs))} " if refs else ""
+        out.append(CoreGroup(HangPattern.WATCHER_ERROR, tuple(refs), risc, detail=text,
+                             sentence=f"the watcher stopped the device {where}: {text}".replace(" :", ":")))  # fmt: skip
+    return out
+
+
+def _pause_groups(events: list[Event]) -> list[CoreGroup]:
+    refs = tuple(
+        dict.fromkeys(
+            CoreRef(e.device, e.x, e.y)
+            for e in events
+            if e.kind is EventKind.PAUSE and e.x is not None and e.y is not None
+        )
+    )
+    if not refs:
+        return []
+    risc = next((e.risc for e in events if e.kind is EventKind.PAUSE and e.risc), None)
+    sentence = (f"{_cores(len(refs))} wait in PAUSE() for ENTER on the test's console: press "
+                "it, or rebuild without the PAUSE")  # fmt: skip
+    return [CoreGroup(HangPattern.PAUSED, refs, risc, sentence=sentence)]
+
+
+# ------------------------------------------------------------------------------- one core
+def _role(risc: str, kernel: str | None) -> str:
+    name = PurePosixPath(kernel).name.lower() if kernel else ""
+    path = (kernel or "").lower()
+    if "reader" in name:
+        return "reader"
+    if "writer" in name:
+        return "writer"
+    if "/compute/" in path or "compute" in name:
+        return "compute"
+    if risc.startswith("TRISC"):
+        return "compute"
+    return {"NCRISC": "reader", "BRISC": "writer"}.get(risc, risc.lower())
+
+
+def _enabled(r: RiscState) -> bool | None:
+    if r.enabled is not None:
+        return r.enabled
+    if r.kernel_id is not None:
+        return r.kernel_id != 0
+    return None
+
+
+def _status(core: CoreLine, r: RiscState, enabled: bool | None) -> str:
+    wp, go = r.waypoint, core.run == "G"
+    main = r is core.riscs[0]
+    if wp is None:
+        state = core.run if main else r.run
+        return {"D": "done", "G": "running"}.get(state or "", "unknown")
+    if main:
+        if wp in BRISC_DONE:
+            return "done"
+        if wp == "GW" or wp in NOT_STARTED:
+            return "never started" if go and enabled else "idle"
+    else:
+        if wp in SUB_DONE:
+            return "done"
+        if wp == "W":
+            if r.run == "D":
+                return "done" if enabled and go else "idle"
+            if r.run == "G" and enabled:
+                return "never started"
+            return "idle" if not go else "unknown"
+        if wp in NOT_STARTED:
+            return "never started" if go and enabled else "idle"
+    if len(wp) > 1 and wp.endswith("W"):
+        return "waiting"
+    return "running"
+
+
+def _is_dispatch(log: WatcherLog, dump: Dump, core: CoreLine) -> bool:
+    for r in core.riscs:
+        path = log.kernel(r.kernel_id, dump) if r.kernel_id else None
+        if path and DISPATCH_KERNEL.search(path):
+            return True
+        if r.waypoint in DISPATCH_WAYPOINTS:
+            return True
+    return False
+
+
+def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
+    """Why this core does not finish; None when it is idle."""
+    if core.kind in (CoreKind.IDLE_ETH, CoreKind.DRAM) and not core.has_waypoints:
+        return None
+    if core.k_ids and not any(core.k_ids):
+        return None  # no kernel anywhere on the core
+    riscs: list[_Risc] = []
+    for r in core.riscs:
+        enabled = _enabled(r)
+        if enabled is False:
+            continue
+        status = _status(core, r, enabled)
+        if status == "idle" or (enabled is None and status not in ("waiting", "running")):
+            continue
+        path = log.kernel(r.kernel_id, dump)
+        riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, _role(r.risc, path)))
+    if not riscs:
+        return None
+    if core.run == "D" and all(r.status == "done" for r in riscs):
+        return None  # finished
+    if all(r.status == "done" for r in riscs):
+        return None
+    order = sorted(riscs, key=lambda r: (ROLE_ORDER.get(r.role, 3), r.risc))
+
+    def peers(of: _Risc) -> tuple[PeerState, ...]:
+        return tuple(p.peer() for p in order if p is not of)
+
+    never = sorted(
+        (r for r in order if r.status == "never started"), key=lambda r: r.risc != "BRISC"
+    )
+    if never:  # BRISC first: it is the one that starts the others
+        return _Finding(HangPattern.NEVER_STARTED, never[0], peers(never[0]), "never")
+    waiting = [r for r in order if r.status == "waiting"]
+    for w in waiting:
+        found = _waiting(w, order, peers(w))
+        if found is not None:
+            return found
+    running = [r for r in order if r.status == "running"]
+    if waiting and not running:
+        w = waiting[0]
+        pattern = (
+            HangPattern.CONSUMER_STARVED
+            if w.waypoint == "CWFW"
+            else HangPattern.PRODUCER_BLOCKED
+            if w.waypoint == "CRBW"
+            else HangPattern.OTHER_WAIT
+        )
+        return _Finding(pattern, w, peers(w), "chain")
+    unknown = [r for r in order if r.status == "unknown"]
+    if not core.has_waypoints:
+        who = (running or unknown or order)[0]
+        return _Finding(HangPattern.UNKNOWN, who, peers(who), "no-waypoints")
+    who = (running or unknown or order)[0]
+    return _Finding(HangPattern.UNKNOWN, who, peers(who), "running")
+
+
+def _waiting(w: _Risc, order: list[_Risc], peers: tuple[PeerState, ...]) -> _Finding | None:
+    mine = ROLE_ORDER.get(w.role)
+    if w.waypoint == "CWFW":
+        producers = [r for r in order if mine is not None and ROLE_ORDER.get(r.role, 9) < mine]
+        if not producers:
+            return _Finding(HangPattern.CONSUMER_STARVED, w, peers, "starved-remote")
+        blocked = [r for r in producers if r.status == "waiting" and r.waypoint == "CRBW"]
+        if blocked:
+            return _Finding(HangPattern.PRODUCER_BLOCKED, blocked[0], _peers_of(blocked[0], order),
+                            "cycle")  # fmt: skip
+        if all(r.status == "done" for r in producers):
+            return _Finding(HangPattern.CONSUMER_STARVED, w, peers, "starved")
+        return None  # its producer is still busy or itself stuck: look upstream first
+    if w.waypoint == "CRBW":
+        consumers = [r for r in order if mine is not None and ROLE_ORDER.get(r.role, -1) > mine]
+        if not consumers:
+            return _Finding(HangPattern.PRODUCER_BLOCKED, w, peers, "blocked-remote")
+        if all(r.status in ("done", "waiting") for r in consumers):
+            key = "blocked-done" if all(r.status == "done" for r in consumers) else "cycle"
+            return _Finding(HangPattern.PRODUCER_BLOCKED, w, peers, key)
+        return None
+    if is_noc_wait(w.waypoint):
+        return _Finding(HangPattern.NOC_WAIT, w, peers, "noc")
+    return _Finding(HangPattern.OTHER_WAIT, w, peers, "other")
+
+
+def _peers_of(r: _Risc, order: list[_Risc]) -> tuple[PeerState, ...]:
+    return tuple(p.peer() for p in order if p is not r)
+
+
+# ------------------------------------------------------------------------------- words
+def _cores(n: int) -> str:
+    return f"{n} core" if n == 1 else f"{n} cores"
+
+
+def _who(r: _Risc) -> str:
+    name = PurePosixPath(r.kernel).name if r.kernel else None
+    kernel = f"{r.role} kernel {name}" if name else f"the {r.role} kernel"
+    return f"{kernel} ({r.risc})"
+
+
+def _peer_words(
+    peers: tuple[PeerState, ...], roles: tuple[str, ...], state: str | None, *, upstream: bool
+) -> str:
+    """The nearest peer in ``roles`` as "the compute (TRISC2, kernel.cpp)": upstream the last
+    (a writer is fed by the packer, TRISC2), downstream the first (a reader by the unpacker)."""
+    chosen = [p for p in peers if p.role in roles and (state is None or p.state == state)]
+    if not chosen:
+        return "its peer"
+    ordered = sorted(chosen, key=lambda p: (ROLE_ORDER.get(p.role or "", 3), p.risc))
+    p = ordered[-1] if upstream else ordered[0]
+    name = PurePosixPath(p.kernel).name if p.kernel else None
+    return f"the {p.role} ({p.risc}{', ' + name if name else ''})"
+
+
+def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
+    r = found.culprit
+    n = _cores(len(refs))
+    key = found.sentence_key
+    if r is None:
+        return CoreGroup(
+            found.pattern, refs, peers=found.peers, sentence=f"on {n} the log alone cannot tell"
+        )
+    upstream = tuple(k for k, v in ROLE_ORDER.items() if v < ROLE_ORDER.get(r.role, 0))
+    downstream = tuple(k for k, v in ROLE_ORDER.items() if v > ROLE_ORDER.get(r.role, 3))
+    wp = r.waypoint or "?"
+    call = WAYPOINT_CALL.get(wp, wp)
+    if key == "starved":
+        producer = _peer_words(found.peers, upstream, "done", upstream=True)
+        s = (f"on {n} {_who(r)} waits in cb_wait_front (CWFW) while {producer} is done: the "
+             "producer pushed fewer pages than the consumer waits for; compare the page counts "
+             "of its cb_push_back calls with this cb_wait_front, per block and in total")  # fmt: skip
+    elif key == "starved-remote":
+        s = (f"on {n} {_who(r)} waits in cb_wait_front (CWFW) and nothing on these cores "
+             "produces for it: the pages come from another core or the host; check that sender's "
+             "pushes and the semaphores that signal them")  # fmt: skip
+    elif key == "cycle":
+        consumer = _peer_words(found.peers, downstream, "waiting", upstream=False)
+        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space while {consumer} "
+             "waits for pages: each waits for the other, so one call asks for more pages than "
+             "the circular buffer holds; check the CB's capacity in pages against the "
+             "cb_reserve_back and cb_wait_front counts")  # fmt: skip
+    elif key == "blocked-done":
+        consumer = _peer_words(found.peers, downstream, "done", upstream=False)
+        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space in a full circular "
+             f"buffer while {consumer} is done: the consumer pops fewer pages than the producer "
+             "pushes; compare its cb_pop_front counts with the cb_push_back counts")  # fmt: skip
+    elif key == "blocked-remote":
+        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space and nothing on these "
+             "cores drains that buffer: its consumer is on another core; check that consumer "
+             "and the signal that frees the pages")  # fmt: skip
+    elif key == "noc":
+        s = (f"on {n} {_who(r)} waits in {call} ({wp}): a NOC transfer or semaphore that never "
+             "completes; check the addresses and core coordinates it uses (the watcher's NOC "
+             "sanitizer stops bad ones) and which core is meant to signal it")  # fmt: skip
+    elif key == "never":
+        s = (f"on {n} {r.risc} has {_who(r).split(' (')[0]} and the go message says go, but it "
+             f"is still at {wp} ({waypoint_meaning(wp)}): the kernel never started; compare the "
+             "cores' h_id (an older program still running) and check that dispatch reached them")  # fmt: skip
+    elif key == "chain":
+        s = (f"on {n} {_who(r)} waits at {wp} ({waypoint_meaning(wp)}) and so does every peer "
+             "it depends on: follow the chain to the buffer whose counts disagree")  # fmt: skip
+    elif key == "other":
+        s = (f"on {n} {_who(r)} is blocked at waypoint {wp}: a wait with no rule here; grep the "
+             f'kernel and firmware sources for WAYPOINT("{wp}")')  # fmt: skip
+    elif key == "no-waypoints":
+        s = (f"on {n} the log has no waypoints (firmware built without watcher) and {r.risc} "
+             f"({r.role}) is {r.status}: the log alone cannot tell where it waits; rerun with "
+             "TT_METAL_WATCHER set")  # fmt: skip
+    else:
+        hint = ""
+        if r.role == "compute" and any(
+            p.role == "reader" and p.state == "done" for p in found.peers
+        ):
+            hint = (" (on Wormhole a compute cb_wait_front sets no waypoint, so a starved compute "
+                    "kernel looks like this; put DPRINTs around its CB calls)")  # fmt: skip
+        s = (f"on {n} {_who(r)} runs past its last waypoint {wp} and nothing moves: the log "
+             f"alone cannot tell what it waits for{hint}")  # fmt: skip
+    return CoreGroup(found.pattern, refs, r.risc, r.waypoint, r.kernel_id, r.kernel, r.role,
+                     found.peers, s, found.detail)  # fmt: skip
+
+
+def counts(diag: Diagnosis) -> Counter[HangPattern]:
+    """Cores per pattern (a group's cores counted once)."""
+    c: Counter[HangPattern] = Counter()
+    for g in diag.groups:
+        c[g.pattern] += g.count
+    return c
