@@ -31,3 +31,19 @@ def test_the_first_screen_holds_the_two_fresh_machine_commands() -> None:
     assert "./scripts/demo.sh" in first and "./scripts/test.sh" in first
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./scripts/test.sh" in ci  # CI runs the README's test command as written
+
+
+def test_every_guarantee_names_tests_that_exist() -> None:
+    """docs/guarantees.md: each promise names the tests that check it, and each named test is a
+    function in the named file."""
+    import re
+
+    text = (ROOT / "docs" / "guarantees.md").read_text()
+    promises = [p for p in text.split("\n- **")[1:]]
+    assert len(promises) >= 6
+    for promise in promises:
+        named = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", promise)
+        assert named, f"a promise names no test: {promise[:60]}"
+        for path, name in named:
+            source = (ROOT / path).read_text()
+            assert re.search(rf"^def {name}\(", source, re.M), f"{path}::{name} does not exist"

@@ -185,7 +185,7 @@ class DprintLine:
     @classmethod
     def from_json(cls, r: Reader) -> DprintLine:
         return cls(r.int("line_no", 0), r.opt_int("device"), r.opt_int("x"), r.opt_int("y"),
-                   r.opt_str("risc"), r.str("text", ""), _ints(r, "cb_ids"), r.strs("ops"))  # fmt: skip
+                   r.opt_str("risc"), r.str("text", ""), r.ints("cb_ids"), r.strs("ops"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,18 +365,9 @@ class Diagnosis:
         return cls(r.enum("pattern", HangPattern), r.enum("progress", Progress),
                    r.str("summary", ""),
                    tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
-                   r.opt_int("dump"), _ints(r, "dumps_compared"), r.int("cores_total", 0),
+                   r.opt_int("dump"), r.ints("dumps_compared"), r.int("cores_total", 0),
                    r.int("cores_idle", 0), r.int("cores_dispatch", 0), r.strs("events"),
                    r.strs("warnings"), schema)  # fmt: skip
-
-
-def _ints(r: Reader, key: str) -> tuple[int, ...]:
-    out: list[int] = []
-    for item in r.list(key, default=[]):
-        if not isinstance(item.value, int) or isinstance(item.value, bool):
-            item.fail("should be an integer")
-        out.append(int(item.value))
-    return tuple(out)
 
 
 __all__ = [

@@ -257,6 +257,15 @@ class Reader:
             out.append(r.value)
         return tuple(out)
 
+    def ints(self, key: builtins.str) -> tuple[builtins.int, ...]:
+        """A list of integers (booleans refused), empty when absent."""
+        out = []
+        for r in self.list(key, default=[]):
+            if not isinstance(r.value, int) or isinstance(r.value, bool):
+                r.fail(f"should be an integer, not {_kind(r.value)}")
+            out.append(int(r.value))
+        return tuple(out)
+
     def as_str(self) -> builtins.str:
         if not isinstance(self.value, str):
             self.fail(f"should be a string, not {_kind(self.value)}")

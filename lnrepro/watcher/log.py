@@ -90,15 +90,6 @@ class EventKind(str, Enum):
     NO_DEVICES = "NO_DEVICES"  # "No active devices"
 
 
-def _ints(r: Reader, key: str) -> tuple[int, ...]:
-    out: list[int] = []
-    for item in r.list(key, default=[]):
-        if not isinstance(item.value, int) or isinstance(item.value, bool):
-            item.fail("should be an integer")
-        out.append(int(item.value))
-    return tuple(out)
-
-
 def _pair(r: Reader, key: str) -> tuple[int, int] | None:
     if not r.has(key):
         return None
@@ -223,9 +214,9 @@ class CoreLine:
                    _pair(r, "virtual"), _pair(r, "phys"),
                    tuple(RiscState.from_json(x) for x in r.list("riscs", default=[])),
                    r.opt_str("dispatch"), r.opt_int("noc"), r.opt_str("run"), r.opt_str("enables"),
-                   r.opt_int("h_id"), r.opt_str("smsg"), _ints(r, "k_ids"),
+                   r.opt_int("h_id"), r.opt_str("smsg"), r.ints("k_ids"),
                    tuple(CbSync.from_json(c) for c in r.list("cb_sync", default=[])),
-                   _ints(r, "ring_buffer"), r.opt_str("error"), r.bool("partial", False),
+                   r.ints("ring_buffer"), r.opt_str("error"), r.bool("partial", False),
                    r.str("extra", ""))  # fmt: skip
 
 
@@ -309,7 +300,7 @@ class Run:
     @classmethod
     def from_json(cls, r: Reader) -> Run:
         return cls(r.int("index", 1), r.int("line_no", 0), r.opt_float("started_at"),
-                   r.strs("processors"), _ints(r, "attached"), _ints(r, "detached"),
+                   r.strs("processors"), r.ints("attached"), r.ints("detached"),
                    r.strs("legend"))  # fmt: skip
 
 
