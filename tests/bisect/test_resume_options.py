@@ -43,11 +43,21 @@ def test_resume_after_kill_9_keeps_every_option(
     repo = Path(t.path)
     state = repo / ".git" / "lnrepro" / "bisect.json"
     how = ["--repeat", "2"] if search == "repeat" else ["--confidence", "0.9"]
+    # two jobs on a host with one card: one Docker context (engine) per job, both this engine
+    cfg = tmp_path / "docker-config"
+    env = {**os.environ, **ENV, "DOCKER_CONFIG": str(cfg)}
+    for name, host in {
+        "lnrepro-a": "unix:///var/run/docker.sock",
+        "lnrepro-b": "unix:///run/docker.sock",
+    }.items():
+        subprocess.run(["docker", "context", "create", name, "--docker", f"host={host}"], check=True,
+                       env=env, capture_output=True)  # fmt: skip
     args = ["bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick", t.bugrepro,
             "--runner", "docker", "--image", toolchain_image, "--timeout", "77",
             "--env", "LNREPRO_PROBE=kept", "--filter", FILTER, "--jobs", "2", *how,
+            "--docker-context", "lnrepro-a", "--docker-context", "lnrepro-b",
             "--record-dir", str(tmp_path / "runs")]  # fmt: skip
-    proc = subprocess.Popen([*LNREPRO, *args], env={**os.environ, **ENV}, cwd=tmp_path,
+    proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
@@ -66,8 +76,7 @@ def test_resume_after_kill_9_keeps_every_option(
                    capture_output=True, check=False)  # fmt: skip
 
     p = subprocess.run([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=1500,
-                       env={**os.environ, **ENV})  # fmt: skip
+                       capture_output=True, text=True, cwd=tmp_path, timeout=1500, env=env)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     r = doc["result"]
@@ -90,5 +99,6 @@ def test_resume_after_kill_9_keeps_every_option(
         names = {x["name"] for a in rec["attempts"] for x in a["tests"]}
         assert any("BugRepro_Deterministic_2048Features" in n for n in names), names
     assert doc["request"]["picks"] == [t.bugrepro] and doc["request"]["jobs"] == 2
+    assert doc["request"]["contexts"] == ["lnrepro-a", "lnrepro-b"]
     jobs = {s["job"] for s in doc["steps"][before:]}
     assert jobs == {0, 1} or len(doc["steps"][before:]) == 1  # jobs
