@@ -18,6 +18,16 @@ In one run:
    cost-blind). Costs: a 30-minute build, a 1-minute run, a 72-second rebuild of a commit
    built before (warm ccache, ~4% of a build as bench_run.py measured).
 
+5. scale (``--only scale``): a simulated 5,000-commit first-parent range, deterministic bug, with
+   prebuilt artifacts on every 50th commit. Costs (issue 24's): a build 30 minutes, a rebuild 1.2
+   (a commit within 50 commits of the one last built in that worktree: the build tree and ccache
+   are warm), a run 1, an artifact fetched in 3. Machine-hours and wall hours to the culprit for
+   lnrepro's search (artifacts first, then builds inside the last interval; its endpoint checks
+   and the culprit's confirmation included), ``--jobs 1`` and ``--jobs 4``; ``git bisect run``
+   building at every step (a clean 30-minute build, as the issue has it, and the kinder
+   incremental model); tt_bisect.sh (``rm -rf build*``: a clean build per step). The search is
+   lnrepro's own code (lnrepro.bisect.core.Search with ``prefer``); the costs are a model.
+
     python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150] [--trials 200]
 """
 
@@ -399,6 +409,116 @@ def print_noise(res: dict[str, Any]) -> None:
           f"({mean(t.wall_s for t in one) / mean(t.wall_s for t in four):.2f}x faster)\n")  # fmt: skip
 
 
+SCALE_N, SCALE_EVERY, NEAR = 5000, 50, 50
+MIN = 60.0
+BUILD_M, REBUILD_M, RUN_M, FETCH_M = 30.0, 1.2, 1.0, 3.0
+
+
+def _scale_trial(culprit: int, jobs: int, prefer: bool) -> tuple[float, float, int, int, bool]:
+    """(machine minutes, wall minutes, builds, fetches, right) of one lnrepro bisect of the
+    5,000-commit line [0 good .. N-1 bad] with the culprit at ``culprit``."""
+    from lnrepro.bisect.core import Graph, Mark, Search
+
+    order = tuple(f"c{i}" for i in range(SCALE_N))
+    g = Graph(order, {c: ((order[i - 1],) if i else ()) for i, c in enumerate(order)})
+    artifacts = frozenset(order[::SCALE_EVERY]) | {order[0], order[-1]} if prefer else frozenset()
+    s = Search(g, order[-1], [order[0]], prefer=artifacts)
+    last_built: dict[int, int] = {}  # job -> position built last in its worktree
+    machine = wall = 0.0
+    builds = fetches = 0
+
+    def cost(job: int, pos: int) -> float:
+        nonlocal builds, fetches
+        if order[pos] in artifacts:
+            fetches += 1
+            return FETCH_M + RUN_M
+        builds += 1
+        near = job in last_built and abs(last_built[job] - pos) <= NEAR
+        last_built[job] = pos
+        return (REBUILD_M if near else BUILD_M) + RUN_M
+
+    # the endpoint checks (lnrepro tests both ends first; git trusts them)
+    for job, pos in enumerate((SCALE_N - 1, 0)):
+        c = cost(job % jobs, pos)
+        machine += c
+    wall += machine / min(jobs, 2)
+    while batch := s.next_batch(jobs):
+        costs = []
+        for job, c in enumerate(batch):
+            pos = g.position(c)
+            costs.append(cost(job, pos))
+            s.record(c, Mark.BAD if pos >= culprit else Mark.GOOD)
+        machine += sum(costs)
+        wall += max(costs)
+    fb = s.first_bad()
+    for pos in (culprit, culprit - 1):  # the confirmation: the culprit and its parent again
+        c = cost(0, pos)
+        machine += c
+        wall += c
+    return machine, wall, builds, fetches, fb == order[culprit]
+
+
+def _git_trial(culprit: int, clean: bool) -> tuple[float, int]:
+    """(machine minutes, steps) of git bisect run building at every step."""
+    from lnrepro.bisect.core import Graph, Mark, Search
+
+    order = tuple(f"c{i}" for i in range(SCALE_N))
+    g = Graph(order, {c: ((order[i - 1],) if i else ()) for i, c in enumerate(order)})
+    s = Search(g, order[-1], [order[0]])
+    minutes, steps, last = 0.0, 0, None
+    while (c := s.next()) is not None:
+        pos = g.position(c)
+        near = not clean and last is not None and abs(last - pos) <= NEAR
+        minutes += (REBUILD_M if near else BUILD_M) + RUN_M
+        last, steps = pos, steps + 1
+        s.record(c, Mark.BAD if pos >= culprit else Mark.GOOD)
+    return minutes, steps
+
+
+def scale(trials: int) -> dict[str, Any]:
+    import random
+
+    rng = random.Random(24)
+    culprits = [rng.randrange(1, SCALE_N - 1) for _ in range(trials)]
+    rows: dict[str, tuple[float, float, float, float, float]] = {}
+    for name, jobs, prefer in (("lnrepro, artifacts first, --jobs 1", 1, True),
+                               ("lnrepro, artifacts first, --jobs 4", 4, True),
+                               ("lnrepro without artifacts, --jobs 1", 1, False)):  # fmt: skip
+        res = [_scale_trial(c, jobs, prefer) for c in culprits]
+        assert all(r[4] for r in res), name
+        rows[name] = (statistics.mean(r[0] for r in res) / MIN, statistics.mean(r[1] for r in res) / MIN,
+                      statistics.mean(r[2] for r in res), statistics.mean(r[3] for r in res), 1.0)  # fmt: skip
+    for name, clean in (("git bisect run, a clean build every step", True),
+                        ("git bisect run, incremental builds (kinder to git)", False)):  # fmt: skip
+        res2 = [_git_trial(c, clean) for c in culprits]
+        h = statistics.mean(r[0] for r in res2) / MIN
+        rows[name] = (h, h, statistics.mean(r[1] for r in res2), 0.0, 1.0)
+    tt = [_git_trial(c, True) for c in culprits]
+    h = statistics.mean(r[0] for r in tt) / MIN
+    rows["tt_bisect.sh (rm -rf build*: a clean build every step)"] = (
+        h,
+        h,
+        statistics.mean(r[1] for r in tt),
+        0.0,
+        1.0,
+    )
+    return {"trials": trials, "rows": rows}
+
+
+def print_scale(res: dict[str, Any]) -> None:
+    rows = res["rows"]
+    git_h = rows["git bisect run, a clean build every step"][0]
+    git_inc = rows["git bisect run, incremental builds (kinder to git)"][0]
+    print(f"| {SCALE_N:,}-commit range, artifacts every {SCALE_EVERY}th, {res['trials']} culprits | machine-hours "
+          "| wall hours | builds | fetches | vs git (clean) | vs git (incremental) |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, (mh, wh, b, f, _) in rows.items():
+        print(
+            f"| {name} | {mh:.2f} | {wh:.2f} | {b:.1f} | {f:.1f} | {mh / git_h:.2f} | {mh / git_inc:.2f} |"
+        )
+    print()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -407,7 +527,9 @@ def main() -> int:
     ap.add_argument("--bulk-files", type=int, default=50_000)
     ap.add_argument("--tus", type=int, default=150)
     ap.add_argument("--trials", type=int, default=200)
-    ap.add_argument("--only", nargs="*", default=["evaluations", "overhead", "builds", "noise"])
+    ap.add_argument(
+        "--only", nargs="*", default=["evaluations", "overhead", "builds", "noise", "scale"]
+    )
     ns = ap.parse_args()
     use_compilers()  # the clang-17/clang-20 the look-alike's toolchain files name
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-bisect-"))
@@ -418,6 +540,7 @@ def main() -> int:
         )
         per_step, clean = builds(work, ns.tus) if "builds" in ns.only else ([0.0], 0.0)
         noisy = noise(work, ns.histories, ns.trials) if "noise" in ns.only else None
+        scaled = scale(ns.trials) if "scale" in ns.only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
@@ -449,6 +572,8 @@ def main() -> int:
         print(f"| a clean build, as tt_bisect.sh does at every step | {clean:.1f} |\n")
     if noisy:
         print_noise(noisy)
+    if scaled:
+        print_scale(scaled)
     return 0
 
 

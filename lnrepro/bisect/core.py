@@ -68,6 +68,10 @@ class Search:
     bad: str
     goods: list[str]
     marks: dict[str, Mark] = field(default_factory=dict)
+    # commits with a prebuilt artifact (no build to test them): while any untested candidate has
+    # one, the search picks among those only, so builds happen only inside the last interval
+    # between two artifacts (mozregression's nightlies-first, then inbound builds)
+    prefer: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         for sha in (self.bad, *self.goods):
@@ -98,6 +102,12 @@ class Search:
     def untested(self) -> list[str]:
         return [c for c in self.candidates() if c not in self.marks]
 
+    def _pickable(self, cands: list[str]) -> list[str]:
+        """The untested candidates a step may pick: those with artifacts while any is left."""
+        untested = [c for c in cands if c not in self.marks]
+        fetched = [c for c in untested if c in self.prefer]
+        return fetched or untested
+
     @property
     def done(self) -> bool:
         return not self.untested() or len(self.candidates()) == 1
@@ -125,9 +135,7 @@ class Search:
             cand_bits |= self.graph.bit(c)
         n = len(cands)
         best, best_score = None, -1
-        for c in cands:
-            if c in self.marks:
-                continue
+        for c in self._pickable(cands):
             reach = bin(self.graph.ancestors(c) & cand_bits).count("1")
             score = min(reach, n - reach)
             if score > best_score:
@@ -152,8 +160,7 @@ class Search:
         n = len(cands)
         share = {
             c: bin(self.graph.ancestors(c) & cand_bits).count("1") / n
-            for c in cands
-            if c not in self.marks
+            for c in self._pickable(cands)
         }
         picks: list[str] = []
         for i in range(1, k + 1):

@@ -84,12 +84,13 @@ class GitSearch:
     confirm: bool = True
     retries: int = 2  # re-runs of a commit whose runs were all noise, before it is skipped
     merge_bases: list[str] = field(default_factory=list)  # always tested first, as git does
+    prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: searched first
     search: Search = field(init=False)
     error: str | None = None
     name: str = "git"
 
     def __post_init__(self) -> None:
-        self.search = Search(self.graph, self.tip, list(self.bottoms))
+        self.search = Search(self.graph, self.tip, list(self.bottoms), prefer=self.prefer)
         self.tested: dict[tuple[ActionKind, str], Mark] = {}
         self.noisy: dict[tuple[ActionKind, str], int] = {}
 

@@ -106,3 +106,37 @@ def test_graph_from_rev_list_and_first_parent() -> None:
     assert not fp.ancestors("d") & fp.bit("x")
     with pytest.raises(ValueError, match="listed after"):
         Graph(("b", "a"), {"b": ("a",), "a": ()})
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+@given(seed=st.integers(0, 10_000))
+@settings(max_examples=40, deadline=None)
+def test_artifacts_first_then_builds_only_inside_the_last_interval(jobs: int, seed: int) -> None:
+    """With prebuilt artifacts on every 10th commit, every step before the first one without an
+    artifact tests an artifact, every later step lies between two neighbouring artifacts (the
+    last interval), and the answer is the one a search without artifacts gives."""
+    rng = random.Random(seed)
+    g = random_dag(rng, 120) if seed % 2 else linear(120)
+    culprit = g.order[rng.randrange(1, 119)]
+    bit = g.bit(culprit)
+    is_bad = {c: bool(g.ancestors(c) & bit) for c in g.order}
+    artifacts = frozenset(g.order[::10])
+    s = Search(g, g.order[-1], [g.order[0]], prefer=artifacts)
+    tested: list[str] = []
+    while batch := s.next_batch(jobs):
+        for c in batch:
+            tested.append(c)
+            s.record(c, Mark.BAD if is_bad[c] else Mark.GOOD)
+    plain, _ = run(g, g.order[-1], g.order[0], is_bad)
+    assert s.first_bad() == plain.first_bad()
+    built = [c for c in tested if c not in artifacts]
+    if built:
+        first = tested.index(built[0])
+        assert all(c in artifacts for c in tested[:first])
+        lows = [a for a in artifacts if s.marks.get(a) is Mark.GOOD] + [g.order[0]]
+        highs = [a for a in artifacts if s.marks.get(a) is Mark.BAD] + [g.order[-1]]
+        lo = max(g.position(a) for a in lows)
+        hi = min(g.position(a) for a in highs)
+        if not seed % 2:  # on a line the last interval is (lo, hi): at most 9 commits inside
+            assert hi - lo <= 10
+            assert all(lo < g.position(c) < hi for c in built)

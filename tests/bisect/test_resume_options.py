@@ -1,4 +1,4 @@
-"""`--resume` after `kill -9` continues with every option the bisect was started with.
+"""`--resume` after `kill -9` (or SIGTERM) continues with every option the bisect was started with.
 
 The bug this guards against: a resumed bisect read only `--command` from its state and took the
 rest from the new command line, so every step after a resume ran once, with the default timeout,
@@ -35,9 +35,16 @@ def step_records(doc: dict[str, Any]) -> list[dict[str, Any]]:
             for s in doc["steps"] if s.get("record")]  # fmt: skip
 
 
-@pytest.mark.parametrize("search", ["repeat", "confidence"])
+def containers() -> set[str]:
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}"],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize(("search", "sig"), [("repeat", signal.SIGKILL), ("confidence", signal.SIGTERM)],
+                         ids=["repeat-kill-9", "confidence-sigterm"])  # fmt: skip
 def test_resume_after_kill_9_keeps_every_option(
-    search: str, toolchain_image: str, fake_card_host: None, tmp_path: Path
+    search: str, sig: signal.Signals, toolchain_image: str, fake_card_host: None, tmp_path: Path
 ) -> None:
     t: GroundTruth = generate(tmp_path / "tt-metal", Spec(commits=40, tus=1))
     repo = Path(t.path)
@@ -66,14 +73,17 @@ def test_resume_after_kill_9_keeps_every_option(
             break
         time.sleep(0.1)
     assert proc.poll() is None, "the bisect ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    before_kill = containers()
+    proc.send_signal(sig)
+    code = proc.wait(timeout=60)
     killed = json.loads(state.read_text())
     assert killed["result"] is None
     before = len(killed["steps"])
-    # kill -9 is the one signal lnrepro cannot handle: the jobs' containers may still be running
-    subprocess.run(["sh", "-c", f"docker ps -aq --filter label={LABEL} | xargs -r docker rm -f"],
-                   capture_output=True, check=False)  # fmt: skip
+    if sig is signal.SIGTERM:  # handled: both jobs' containers are stopped and removed
+        assert code == 143 and not (containers() & before_kill)
+    else:  # kill -9 is the one signal lnrepro cannot handle: the jobs' containers may still run
+        subprocess.run(["sh", "-c", f"docker ps -aq --filter label={LABEL} | xargs -r docker rm -f"],
+                       capture_output=True, check=False)  # fmt: skip
 
     p = subprocess.run([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=1500, env=env)  # fmt: skip

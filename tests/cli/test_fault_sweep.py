@@ -295,3 +295,59 @@ def test_a_record_directory_nobody_may_use_is_exit_5(tmp_path: Path, test_user: 
                            capture_output=True, text=True, cwd="/", timeout=120)  # fmt: skip
         assert p.returncode == 5, (cmd, p.stderr)
         one_line(p.stderr, str(runs))
+
+
+# ---------------------------------------------------------------------------------- inf metrics
+def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`max_diff=inf` made parse, run and explain exit 3, and run deleted its own log."""
+    fail = ('echo "dx FAILED: max_diff=inf, mean_diff=-inf"\n'
+            'echo "[  FAILED  ] S.T (1 ms)"\necho "[==========] 1 test from 1 test suite ran. (1 ms total)"\n'
+            'echo "[  PASSED  ] 0 tests."\necho "[  FAILED  ] 1 test, listed below:"\necho "[  FAILED  ] S.T"\nexit 1\n')  # fmt: skip
+    binary = tmp_path / "gt"
+    binary.write_text("#!/bin/sh\n" + GT_HEAD + fail)
+    binary.chmod(0o755)
+    log = tmp_path / "gt.log"
+    log.write_text(subprocess.run([str(binary)], capture_output=True, text=True).stdout)
+    code, out, err = cli(capsys, "parse", str(log), "--json")
+    assert code == 1 and "Traceback" not in err, err
+    from tests.consumers.schemas import strict_loads
+
+    parsed = strict_loads(out)  # strict JSON: infinity is not a JSON number, so it is a string
+    assert parsed["tests"][0]["metrics"]["dx"]["max_diff"] == "Infinity"
+    code, out, err = cli(capsys, "run", "--backend", "local", "--binary", str(binary), "--filter", "S.*",
+                         "--record-dir", str(tmp_path / "r"), "--json")  # fmt: skip
+    assert code == 1 and "Traceback" not in err, err
+    doc = strict_loads(out)
+    assert (
+        doc["verdict"] == "FAIL"
+        and doc["tests"][0]["worst_metrics"]["dx"]["max_diff"] == "Infinity"
+    )
+    assert (Path(doc["record_dir"]) / "attempt-1.log").is_file()  # the log is kept
+    code, out, err = cli(capsys, "explain", doc["record_dir"])
+    assert code in (0, 1, 4) and "Traceback" not in err and "internal error" not in err, err
+
+
+@pytest.mark.root
+def test_a_repository_on_a_read_only_mount_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bisect needs to write its state and worktrees under .git: a read-only mount is exit 5
+    with one line, not an internal error, and nothing is left mounted or written."""
+    from tests.conftest import need
+
+    need(os.geteuid() == 0, "needs root (mount --bind)")
+    repo = repo_with_commits(tmp_path / "r")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "--bind", str(repo), str(ro)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
+        code, _, err = cli(capsys, "bisect", "--repo", str(ro), "--good", "HEAD~3", "--bad", "HEAD",
+                           "--command", "true")  # fmt: skip
+        assert code == 5, err
+        one_line(err, "Read-only file system", "clone")
+        assert not (repo / ".git" / "lnrepro").exists()
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)
