@@ -240,6 +240,7 @@ class BayesSearch:
     noise_limit: int = 3  # noisy runs in a row before a commit is set aside as untestable
     shortlist: int = 24  # commits per job scored in full (the best by one run's information)
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
+    prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -291,6 +292,8 @@ class BayesSearch:
     def _build_kind(self, job: int, sha: str) -> BuildKind:
         if self.current.get(job) == sha:
             return BuildKind.NONE
+        if sha in self.prefer:
+            return BuildKind.PREBUILT
         return BuildKind.REBUILD if sha in self.built else BuildKind.BUILD
 
     def _cost(self, kind: BuildKind) -> float:

@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lnrepro.bisect import state
+from lnrepro.bisect import prebuilt, state
 from lnrepro.bisect.bayes import BayesSearch, Rates
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
 from lnrepro.bisect.evidence import classify, learn
@@ -61,6 +61,7 @@ class Bisect:
     strategy: Strategy
     buggy: str  # the endpoint whose runs teach the bug's signature
     inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
+    artifacts: dict[str, Path] = field(default_factory=dict)  # --prebuilt: commit -> build tree
 
     @property
     def request(self) -> BisectRequest:
@@ -95,7 +96,8 @@ class Bisect:
             else {k: v for k, v in self.inputs.items() if v != action.sha}
         )
         runs = self.strategy.runs_per_action()
-        return self.oracles[action.job].evaluate(worktree, events, runs, known), prep
+        tree = self.artifacts.get(action.sha)
+        return self.oracles[action.job].evaluate(worktree, events, runs, known, tree), prep
 
     def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
         policy = self.request.policy
@@ -305,6 +307,13 @@ class Bisect:
             steps=kinds.count(ActionKind.STEP),
             endpoint_checks=kinds.count(ActionKind.ENDPOINT) + kinds.count(ActionKind.MERGE_BASE),
             signature=self.record.signature,
+            prebuilt=r.prebuilt or sum(1 for s in self.record.steps if s.evidence.prebuilt),
+            builds=r.builds
+            or sum(
+                1
+                for s in self.record.steps
+                if s.evidence.build_s is not None and not s.evidence.prebuilt
+            ),
             candidates=tuple(info(c.sha) for c in r.candidates),
             posterior=tuple(Candidate(p.sha, p.p, info(p.sha).subject) for p in r.posterior),
         )
@@ -368,14 +377,16 @@ def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
     """The bisect for a record: its commit graph and its search (fresh, or for :meth:`replay`)."""
     req = record.request
     rng = commit_range(req)
+    artifacts = prebuilt.find(req.repo, req.prebuilt, rng.graph.order) if req.prebuilt else {}
+    prefer = frozenset(artifacts)
     strategy: Strategy
     if req.confidence is not None:
         rates = Rates(fixed=req.fail_rates) if req.fail_rates else Rates()
         if req.find_fix and req.fail_rates:  # the search's "bad" (fixed) state passes
             rates = Rates(fixed=(1 - req.fail_rates[1], 1 - req.fail_rates[0]))
         strategy = BayesSearch(rng.graph, rng.tip, rng.bottoms, req.confidence, rates,
-                               merge_bases=rng.merge_bases)  # fmt: skip
+                               merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
     else:
         strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
-                             merge_bases=rng.merge_bases)  # fmt: skip
-    return Bisect(record, oracles, rng.graph, strategy, rng.buggy)
+                             merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
+    return Bisect(record, oracles, rng.graph, strategy, rng.buggy, artifacts=artifacts)

@@ -44,9 +44,12 @@ class Oracle(Protocol):
         events: Events | None = None,
         runs: int | None = None,
         known: Mapping[str, str] | None = None,
+        prebuilt: Path | None = None,
     ) -> Evidence:
         """Test the worktree ``runs`` times (None: the oracle's own --repeat). ``known`` maps
-        input hashes to commits already tested: a build matching one is not run again."""
+        input hashes to commits already tested: a build matching one is not run again.
+        ``prebuilt``: the commit's ready build tree, tested instead of a build (when it cannot
+        be used, the commit is built)."""
         ...
 
 
@@ -60,6 +63,7 @@ class CommandOracle:
         events: Events | None = None,
         runs: int | None = None,
         known: Mapping[str, str] | None = None,
+        prebuilt: Path | None = None,
     ) -> Evidence:
         attempts: list[AttemptObs] = []
         tail: list[str] = []
@@ -97,13 +101,32 @@ class RunOracle:
         events: Events | None = None,
         runs: int | None = None,
         known: Mapping[str, str] | None = None,
+        prebuilt: Path | None = None,
+    ) -> Evidence:
+        if prebuilt is not None:
+            ev = self._evaluate(worktree, events, runs, known, prebuilt)
+            if ev.cannot_test is None:
+                return ev
+            # an artifact that cannot be used decides nothing: build the commit like any other
+            built = self._evaluate(worktree, events, runs, known, None)
+            return replace(built, seconds=built.seconds + ev.seconds,
+                           prebuilt_failed=f"{prebuilt}: {ev.cannot_test}")  # fmt: skip
+        return self._evaluate(worktree, events, runs, known, None)
+
+    def _evaluate(
+        self,
+        worktree: Path,
+        events: Events | None,
+        runs: int | None,
+        known: Mapping[str, str] | None,
+        prebuilt: Path | None,
     ) -> Evidence:
         from lnrepro.run.backends.factory import make_backend
         from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
         assert isinstance(self.request.backend, TtMetalSpec)
-        spec = replace(self.request.backend, checkout=worktree)
+        spec = replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
         tests = self.request.tests if runs is None else replace(self.request.tests, repeat=runs)
         request = replace(self.request, backend=spec, tests=tests)
         seen = dict(known or {})
@@ -118,12 +141,15 @@ class RunOracle:
         base = Evidence(
             seconds=time.monotonic() - start, build_s=build_s, inputs=key,
             verdict=rec.verdict.value, record=str(rec.record_dir),
+            prebuilt=str(prebuilt) if prebuilt is not None else None,
             tests={t.name: StepTest(t.verdict.value, t.passed, t.runs, t.worst) for t in rec.tests},
         )  # fmt: skip
         if key and key in seen and not rec.attempts:
             return replace(base, same_as=seen[key])
         if rec.verdict in (Verdict.BUILD_FAILED, Verdict.NOT_RUN) or rec.incomplete:
             return replace(base, cannot_test=rec.why or (rec.notes[0] if rec.notes else "not run"))
+        if prebuilt is not None and rec.verdict is Verdict.ENV_ERROR:  # e.g. it cannot load
+            return replace(base, cannot_test=f"the prebuilt tree does not run: {rec.why}")
         attempts = tuple(
             AttemptObs(
                 a.exit_code,

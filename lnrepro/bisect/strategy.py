@@ -127,18 +127,22 @@ class GitSearch:
         return len(self.search.candidates()), self.search.steps_left()
 
     # ------------------------------------------------------------------ choosing
+    def _build(self, sha: str) -> BuildKind:
+        return BuildKind.PREBUILT if sha in self.prefer else BuildKind.BUILD
+
     def next_batch(self, jobs: int = 1) -> list[Action]:
         if self.done:
             return []
         ends = [(s, k) for s, _, k in self._ends() if (k, s) not in self.tested]
         if ends:
-            return [Action(i, s, k) for i, (s, k) in enumerate(ends[:jobs])]
+            return [Action(i, s, k, self._build(s)) for i, (s, k) in enumerate(ends[:jobs])]
         if not self.search.done:
             return [
-                Action(i, s, ActionKind.STEP) for i, s in enumerate(self.search.next_batch(jobs))
+                Action(i, s, ActionKind.STEP, self._build(s))
+                for i, s in enumerate(self.search.next_batch(jobs))
             ]
         todo = [s for s in self._confirms() if (ActionKind.CONFIRM, s) not in self.tested]
-        return [Action(i, s, ActionKind.CONFIRM) for i, s in enumerate(todo[:jobs])]
+        return [Action(i, s, ActionKind.CONFIRM, self._build(s)) for i, s in enumerate(todo[:jobs])]
 
     def next_for(self, job: int, busy: Mapping[int, str]) -> Action | None:
         """Idle ``job``'s next commit while the others test ``busy``: the split point of a
@@ -148,7 +152,7 @@ class GitSearch:
         running = set(busy.values())
         for a in self.next_batch(len(running) + 1):
             if a.sha not in running:
-                return Action(job, a.sha, a.kind)
+                return Action(job, a.sha, a.kind, a.build)
         return None
 
     # ------------------------------------------------------------------ learning

@@ -43,6 +43,14 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
             )
     picks = tuple(_pick(repo, p) for p in req.picks)
     patches = tuple(_patch(p) for p in req.patches)
+    if req.prebuilt:
+        from lnrepro.bisect.prebuilt import template
+
+        if isinstance(oracle, CommandOracleSpec):
+            raise UsageError("--prebuilt build trees are tested by lnrepro's run, not by --command",
+                             "drop --command (lnrepro builds and tests each commit), or --prebuilt")  # fmt: skip
+        for spec in req.prebuilt:
+            template(spec)
     record_dir = check_record_dir(req.record_dir) if req.record_dir is not None else None
     out = replace(req, repo=repo, good=good, bad=bad, oracle=oracle, picks=picks,
                   patches=patches, record_dir=record_dir)  # fmt: skip

@@ -146,6 +146,17 @@ def _oracle(
     help="Cherry-pick onto every tested commit (e.g. the BugRepro tests' 16165972af). Repeatable.",
 )
 @option(
+    "--prebuilt",
+    "prebuilt",
+    multiple=True,
+    metavar="dir:TEMPLATE",
+    group=SEARCH,
+    help="Ready build trees (what build_metal.sh leaves in build_<type>), one directory per commit: "
+    "{sha}, {short} (10 characters) or {describe} in the path. Commits that have one are tested "
+    "first, with no build; builds happen only inside the last interval. A tree that is missing "
+    "or does not run decides nothing: that commit is built. Repeatable.",
+)
+@option(
     "--patch",
     "patches",
     multiple=True,
@@ -327,5 +338,5 @@ def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
         jobs=1 if kw["jobs"] is None else kw["jobs"], contexts=tuple(kw["contexts"]),
         devices=tuple(kw["devices"]), picks=tuple(kw["picks"]), patches=tuple(kw["patches"]),
         find_fix=kw["find_fix"], first_parent=kw["first_parent"], confirm=not kw["no_confirm"],
-        paths=tuple(kw["paths"]), record_dir=kw["record_dir"],
+        paths=tuple(kw["paths"]), record_dir=kw["record_dir"], prebuilt=tuple(kw["prebuilt"]),
     )  # fmt: skip

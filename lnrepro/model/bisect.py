@@ -194,6 +194,7 @@ class Evidence:
     tests: dict[str, StepTest] = field(default_factory=dict)
     output_tail: tuple[str, ...] = ()  # --command: its last lines
     prebuilt: str | None = None  # the artifact used instead of a build
+    prebuilt_failed: str | None = None  # an artifact that could not be used (then it was built)
 
     def to_json(self) -> dict[str, Any]:
         return {"seconds": round(self.seconds, 3),
@@ -203,6 +204,7 @@ class Evidence:
                 "verdict": self.verdict, "record": self.record,
                 "tests": {k: v.to_json() for k, v in self.tests.items()},
                 "output_tail": list(self.output_tail), "prebuilt": self.prebuilt,
+                "prebuilt_failed": self.prebuilt_failed,
                 "attempts": [a.to_json() for a in self.attempts]}  # fmt: skip
 
     @classmethod
@@ -213,7 +215,7 @@ class Evidence:
                    r.opt_float("run_s"), r.opt_str("inputs"), r.opt_str("same_as"),
                    r.opt_str("verdict"), r.opt_str("record"),
                    {k: StepTest.from_json(v) for k, v in tests.items()} if tests else {},
-                   r.strs("output_tail"), r.opt_str("prebuilt"))  # fmt: skip
+                   r.strs("output_tail"), r.opt_str("prebuilt"), r.opt_str("prebuilt_failed"))  # fmt: skip
 
 
 @dataclass(frozen=True)

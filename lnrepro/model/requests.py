@@ -119,6 +119,7 @@ class TtMetalSpec:
     docker_context: str | None = None  # another engine (a card host); None: the default
     devices: tuple[str, ...] | None = None  # only these /dev/tenstorrent/N (bisect --jobs)
     python: str | None = None  # the interpreter of --pytest runs; None: decided by the runner
+    prebuilt: Path | None = None  # a build tree to test instead of building (bisect --prebuilt)
 
     kind = BackendKind.TT_METAL
 
@@ -144,7 +145,7 @@ class TtMetalSpec:
             args += ["--device", d]
         if self.python:
             args += ["--python", self.python]
-        return args
+        return args  # prebuilt: chosen per commit by a bisect, never on a command line
 
     def to_json(self) -> dict[str, Any]:
         return {"backend": self.kind.value, "checkout": str(self.checkout), "runner": self.runner,
@@ -153,7 +154,8 @@ class TtMetalSpec:
                 "reset_cmd": list(self.reset_cmd) if self.reset_cmd is not None else None,
                 "watcher_s": self.watcher_s, "docker_context": self.docker_context,
                 "devices": list(self.devices) if self.devices is not None else None,
-                "python": self.python}  # fmt: skip
+                "python": self.python,
+                "prebuilt": str(self.prebuilt) if self.prebuilt else None}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> TtMetalSpec:
@@ -163,7 +165,7 @@ class TtMetalSpec:
                    r.opt_str("image"), r.str("mount_set", "full"),
                    tuple(r.str_map("env").items()), r.bool("require_device", False), reset,
                    r.opt_int("watcher_s"), r.opt_str("docker_context"), devices,
-                   r.opt_str("python"))  # fmt: skip
+                   r.opt_str("python"), Path(p) if (p := r.opt_str("prebuilt")) else None)  # fmt: skip
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
@@ -372,6 +374,7 @@ class BisectRequest:
     confirm: bool = True
     paths: tuple[str, ...] = ()
     record_dir: Path | None = None  # None: inside the repository's .git (the checkout stays clean)
+    prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
 
     def argv(self) -> list[str]:
         """The command line that starts this bisect again from scratch."""
@@ -393,6 +396,8 @@ class BisectRequest:
             args += ["--pick", p]
         for pt in self.patches:
             args += ["--patch", str(pt)]
+        for pb in self.prebuilt:
+            args += ["--prebuilt", pb]
         flags = ((self.find_fix, "--find-fix"), (self.first_parent, "--first-parent"),
                  (not self.confirm, "--no-confirm"))  # fmt: skip
         args += [flag for on, flag in flags if on]
@@ -411,7 +416,8 @@ class BisectRequest:
                 "picks": list(self.picks), "patches": [str(p) for p in self.patches],
                 "find_fix": self.find_fix, "first_parent": self.first_parent,
                 "confirm": self.confirm, "paths": list(self.paths),
-                "record_dir": str(self.record_dir) if self.record_dir else None}  # fmt: skip
+                "record_dir": str(self.record_dir) if self.record_dir else None,
+                "prebuilt": list(self.prebuilt)}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> BisectRequest:
@@ -425,7 +431,7 @@ class BisectRequest:
                    r.int("jobs", 1), r.strs("contexts"), r.strs("devices"), r.strs("picks"),
                    tuple(Path(p) for p in r.strs("patches")), r.bool("find_fix", False),
                    r.bool("first_parent", False), r.bool("confirm", True), r.strs("paths"),
-                   Path(record) if record else None)  # fmt: skip
+                   Path(record) if record else None, r.strs("prebuilt"))  # fmt: skip
 
     def with_resolved(self, good: tuple[str, ...], bad: str) -> BisectRequest:
         """The same request with its refs as full shas (what the state keeps)."""

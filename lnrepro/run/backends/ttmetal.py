@@ -52,6 +52,14 @@ TAIL_LINES = 40
 VERSION_WARNING = b"Cannot parse tag"
 
 
+def _in_build_tree(binary: str) -> Path:
+    """Where the profile's binary lies inside its build tree: ``build_Debug/tt-train/tests/x``
+    -> ``tt-train/tests/x`` (a prebuilt tree is what build_metal.sh leaves in ``build_<type>``)."""
+    parts = Path(binary).parts
+    top = next((i for i, p in enumerate(parts) if p.startswith("build")), -1)
+    return Path(*parts[top + 1 :])
+
+
 @dataclass(frozen=True)
 class TtMetalBackend:
     spec: TtMetalSpec
@@ -67,6 +75,8 @@ class TtMetalBackend:
 
     @property
     def binary(self) -> Path:
+        if self.spec.prebuilt is not None:
+            return self.spec.prebuilt / _in_build_tree(self.profile.binary)
         return self.checkout / self.profile.binary
 
     def describe(self) -> dict[str, JSON]:
@@ -91,6 +101,10 @@ class TtMetalBackend:
         env["TT_METAL_CACHE"] = str(record_dir / "kernel-cache")  # fresh per run: never stale
         if self.spec.watcher_s:
             env["TT_METAL_WATCHER"] = str(self.spec.watcher_s)
+        if self.spec.prebuilt is not None:
+            # its libraries, not the path they were built at (CMake's RUNPATH; LD_LIBRARY_PATH
+            # comes first for a RUNPATH)
+            env["LD_LIBRARY_PATH"] = str(self.spec.prebuilt / "lib")
         env.update(dict(self.env))
         return env
 
@@ -100,7 +114,8 @@ class TtMetalBackend:
     def _ro_mounts(self) -> tuple[Path, ...]:
         from lnrepro.doors import gitops
 
-        return gitops.git_dirs(self.checkout)
+        extra = (self.spec.prebuilt,) if self.spec.prebuilt is not None else ()
+        return (*gitops.git_dirs(self.checkout), *extra)
 
     def _run(self, argv: list[str], on_output: Callable[[bytes], None], record_dir: Path,
              timeout: float | None, extra_env: dict[str, str] | None = None) -> proc.ProcResult:  # fmt: skip
@@ -138,6 +153,8 @@ class TtMetalBackend:
         return [self.shell_line(list(c), record_dir) for c in self.plan().commands]
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
+        if self.spec.prebuilt is not None:
+            return self._use_prebuilt(record_dir, events)
         log_path = record_dir / "build.log"
         plan = self.plan()
         start = time.monotonic()
@@ -196,7 +213,32 @@ class TtMetalBackend:
         events.build_finished(ok, result.seconds)
         return result
 
+    def _use_prebuilt(self, record_dir: Path, events: Events) -> BuildResult:
+        """A ready build tree in place of a build: usable when it holds the test binary."""
+        tree = self.spec.prebuilt
+        assert tree is not None
+        start = time.monotonic()
+        events.build_started(f"prebuilt build tree {tree} (no build)")
+        reason = None
+        if not tree.is_dir():
+            reason = f"the prebuilt build tree {tree} is not there"
+        elif not self.binary.is_file():
+            reason = f"the prebuilt build tree {tree} has no {_in_build_tree(self.profile.binary)}"
+        log_path = record_dir / "build.log"
+        try:
+            log_path.write_text(f"lnrepro: testing the prebuilt build tree {tree}\n"
+                                + (f"lnrepro: {reason}\n" if reason else ""))  # fmt: skip
+        except OSError as exc:
+            raise write_error(log_path, exc) from None
+        ok = reason is None
+        result = BuildResult(ok, "prebuilt", log_path.name, time.monotonic() - start, (), None, None,
+                             False, reason, self.inputs() if ok else None, prebuilt=str(tree))  # fmt: skip
+        events.build_finished(ok, result.seconds)
+        return result
+
     def _output_roots(self) -> list[Path]:
+        if self.spec.prebuilt is not None:
+            return [self.spec.prebuilt]
         if self.profile.planned == "standalone":
             return [self.checkout / co.BUILD_DIR, self.checkout / co.TRAIN_BUILD_DIR]
         if self.profile.planned == "in-tree":
@@ -215,7 +257,9 @@ class TtMetalBackend:
         """
         from lnrepro.doors import gitops
 
-        outputs, count = inp.outputs_digest(self._output_roots(), self.checkout)
+        outputs, count = inp.outputs_digest(
+            self._output_roots(), self.spec.prebuilt or self.checkout
+        )
         try:
             tracked = inp.tracked_digest(gitops.tree_listing(self.checkout))
             changed = inp.changed_paths(gitops.status_z(self.checkout))

@@ -1,0 +1,87 @@
+"""`bisect --prebuilt dir:TEMPLATE` on the look-alike: ready build trees first, builds last.
+
+Build trees are made for every 4th commit of the range (with the BugRepro tests picked, as a
+branch's CI artifacts would have them), the way build_metal.sh leaves them in ``build_Debug``.
+The bisect must name the same culprit as building every step, test only artifacts until the last
+interval, build only inside it, and never take a verdict from an artifact that cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import need_toolchain, worktree
+from tests.lookalike import GroundTruth, Spec, build, device_env, generate
+
+LNREPRO = [sys.executable, "-m", "lnrepro"]
+GIT_FILE_OK = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+               "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+DETERMINISTIC = "*Deterministic_2048Features"
+
+
+def rev_list(repo: str, good: str, bad: str) -> list[str]:
+    out = subprocess.run(["git", "-C", repo, "rev-list", "--topo-order", "--reverse", bad, f"^{good}"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return out.split()
+
+
+def test_prebuilt_trees_first_then_builds_inside_the_last_interval(tmp_path: Path) -> None:
+    need_toolchain()
+    from tests.lookalike import use_compilers
+
+    use_compilers()
+    t: GroundTruth = generate(tmp_path / "tt-metal", Spec(commits=60, tus=1))
+    commits = rev_list(t.path, t.good, t.bad)
+    with_tree = {t.good, t.bad, *commits[3::4]} - {t.culprit}
+    store = tmp_path / "artifacts"
+    for sha in with_tree:
+        tree = worktree(t, store / sha, sha, t.bugrepro)
+        res = build(tree)
+        assert res.ok, res.output[-2000:]
+    # the good endpoint's tree is broken: its test binary is gone
+    broken = store / t.good / "build_Debug" / "tt-train" / "tests" / "ttml_tests"
+    broken.unlink()
+    env = {**os.environ, **device_env(tmp_path, Path(t.path)), **GIT_FILE_OK}
+    env.pop("TT_METAL_HOME")
+    env.pop("TT_METAL_RUNTIME_ROOT")
+    p = subprocess.run(
+        [*LNREPRO, "bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick",
+         t.bugrepro, "--runner", "local", "--filter", DETERMINISTIC, "--prebuilt",
+         f"dir:{store}/{{sha}}/build_Debug", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1500,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc: dict[str, Any] = json.loads(p.stdout)
+    r = doc["result"]
+    assert r["first_bad"] == t.culprit  # what building every step finds: the ground truth
+    steps = doc["steps"]
+    used = [s for s in steps if s["prebuilt"]]
+    built = [s for s in steps if s["build_s"] is not None and not s["prebuilt"]]
+    assert used and built and r["prebuilt"] == len(used)
+    assert all(s["sha"] in with_tree for s in used)
+    # the broken tree decided nothing: the good endpoint was built, and its build said good
+    [end] = [s for s in steps if s["sha"] == t.good and s["kind"] == "endpoint"]
+    assert end["prebuilt_failed"] and "ttml_tests" in end["prebuilt_failed"]
+    assert not end["prebuilt"] and end["mark"] == "good"
+    # search steps: artifacts while any is left inside the range, then builds only in the last
+    # interval, which no artifact splits
+    search = [s for s in steps if s["kind"] == "step"]
+    first_build = next(i for i, s in enumerate(search) if not s["prebuilt"])
+    assert all(s["prebuilt"] for s in search[:first_build])
+    assert not any(s["prebuilt"] for s in search[first_build:])
+    goods = [t.good, *(s["sha"] for s in used if s["mark"] == "good")]
+    bads = [t.bad, *(s["sha"] for s in used if s["mark"] == "bad")]
+    inside: set[str] = set(commits)
+    for b in bads:  # the last interval: below every bad artifact, above every good one
+        out = subprocess.run(["git", "-C", t.path, "rev-list", b, *(f"^{g}" for g in goods)],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        inside &= set(out.split())
+    assert t.culprit in inside
+    assert {s["sha"] for s in search[first_build:]} <= inside
+    tested = {s["sha"] for s in steps}
+    assert not (inside & with_tree) - tested  # no artifact inside it was left untested
