@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import need_toolchain, worktree
 from tests.lookalike import GroundTruth, Spec, build, device_env, generate
 
@@ -30,7 +32,11 @@ def rev_list(repo: str, good: str, bad: str) -> list[str]:
     return out.split()
 
 
-def test_prebuilt_trees_first_then_builds_inside_the_last_interval(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
+    runner: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """In the container the trees are mounted read-only at their own paths."""
     need_toolchain()
     from tests.lookalike import use_compilers
 
@@ -46,12 +52,18 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(tmp_path: Pat
     # the good endpoint's tree is broken: its test binary is gone
     broken = store / t.good / "build_Debug" / "tt-train" / "tests" / "ttml_tests"
     broken.unlink()
-    env = {**os.environ, **device_env(tmp_path, Path(t.path)), **GIT_FILE_OK}
-    env.pop("TT_METAL_HOME")
-    env.pop("TT_METAL_RUNTIME_ROOT")
+    if runner == "docker":
+        how = ["--runner", "docker", "--image", request.getfixturevalue("toolchain_image")]
+        request.getfixturevalue("fake_card_host")
+        env = {**os.environ, **GIT_FILE_OK}
+    else:
+        how = ["--runner", "local"]
+        env = {**os.environ, **device_env(tmp_path, Path(t.path)), **GIT_FILE_OK}
+        env.pop("TT_METAL_HOME")
+        env.pop("TT_METAL_RUNTIME_ROOT")
     p = subprocess.run(
         [*LNREPRO, "bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick",
-         t.bugrepro, "--runner", "local", "--filter", DETERMINISTIC, "--prebuilt",
+         t.bugrepro, *how, "--filter", DETERMINISTIC, "--prebuilt",
          f"dir:{store}/{{sha}}/build_Debug", "--json"],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1500,
     )  # fmt: skip
