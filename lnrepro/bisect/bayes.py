@@ -432,8 +432,13 @@ class BayesSearch:
         The first measurement of each kind replaces the default; later ones are averaged in.
         """
         seen = self._measured
-        if fixed_s is not None and build in (BuildKind.BUILD, BuildKind.REBUILD):
-            attr = "build_s" if build is BuildKind.BUILD else "rebuild_s"
+        attrs = {
+            BuildKind.BUILD: "build_s",
+            BuildKind.REBUILD: "rebuild_s",
+            BuildKind.PREBUILT: "fetch_s",
+        }
+        if fixed_s is not None and build in attrs:
+            attr = attrs[build]
             old = getattr(self.costs, attr)
             setattr(self.costs, attr, fixed_s if attr not in seen else 0.7 * old + 0.3 * fixed_s)
             seen.add(attr)

@@ -14,7 +14,15 @@ from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.evidence import classify, learn, shape
 from lnrepro.bisect.strategy import GitSearch
-from lnrepro.model.bisect import Action, ActionKind, AttemptObs, RunOutcome, Signature, TestObs
+from lnrepro.model.bisect import (
+    Action,
+    ActionKind,
+    AttemptObs,
+    BuildKind,
+    RunOutcome,
+    Signature,
+    TestObs,
+)
 from lnrepro.model.requests import OnCrash, OnHang, Policy
 from tests.bisect.test_core import linear, random_dag
 
@@ -343,3 +351,18 @@ def test_a_commit_equated_to_another_is_not_picked_again() -> None:
         bad = int(a.sha[1:]) >= 20
         s.observe(a, [(RunOutcome.FAIL if bad else RunOutcome.PASS, "")])
     assert s.actions <= 2 * s.max_runs
+
+
+def test_a_prebuilt_commit_costs_a_fetch_and_the_fetch_is_learned() -> None:
+    g = linear(40)
+    artifacts = frozenset(g.order[::10])
+    b = BayesSearch(g, g.order[-1], [g.order[0]], 0.95, prefer=artifacts)
+    assert b._build_kind(0, g.order[10]) is BuildKind.PREBUILT
+    assert b._build_kind(0, g.order[11]) is BuildKind.BUILD
+    b.learn_costs(BuildKind.PREBUILT, 42.0, 5.0)
+    assert b.costs.fetch_s == 42.0 and b.costs.build_s == 1800.0
+    # cheaper to fetch than to build: the first search step goes to a commit with an artifact
+    b.observe(Action(0, g.order[-1], ActionKind.ENDPOINT), [(RunOutcome.FAIL, "")])
+    b.observe(Action(0, g.order[0], ActionKind.ENDPOINT), [(RunOutcome.PASS, "")])
+    nxt = b.next_for(0, {})
+    assert nxt is not None and nxt.sha in artifacts and nxt.build is BuildKind.PREBUILT
