@@ -218,6 +218,8 @@ def run_attempt(
     outside = [f for it in run.iterations for f in it.global_failures]
     outside += [f for it in run.iterations for fs in it.suite_failures.values() for f in fs]
     hang, watcher = _diagnose_hang(record_dir, index, log_path)
+    if hang is not None and not (res.timed_out or hang.hung):
+        hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang
     return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name,
                    run.tests, run.warnings, run.saw_gtest_output, res.leftovers, res.escaped,
                    scanner.found, outside, {"watcher": watcher} if watcher else {}, hang)  # fmt: skip

@@ -218,3 +218,26 @@ def test_a_non_finite_metric_is_recorded_in_strict_json(tmp_path: Path) -> None:
     text = (rec.record_dir / "record.json").read_text()
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the record"))
     assert doc["tests"][0]["worst_metrics"]["dx"] == {"max_diff": "Infinity", "mean_diff": "NaN"}
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_a_watcher_log_is_a_hang_only_when_something_is_stuck_or_the_attempt_timed_out(
+    tmp_path: Path, hang: bool
+) -> None:
+    """A failed attempt keeps its watcher log; it is called a hang only when the attempt timed
+    out or the log shows a kernel that does not move (else `run` printed "hang: IDLE")."""
+    prog = tmp_path / "gt"
+    prog.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in --gtest_output=json:*) out="${a#--gtest_output=json:}";; esac; done\n'
+        "printf 'At 0.100s starting\\nAt 0.100s attach device 0\\n' > \"$(dirname \"$out\")/attempt-1.watcher.log\"\n"
+        "echo '[ RUN      ] S.T'\n"
+        + ("exec sleep 30\n" if hang else "echo '[  FAILED  ] S.T (1 ms)'\nexit 1\n")
+    )  # fmt: skip
+    prog.chmod(0o755)
+    rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*", timeout_s=2), tmp_path / "runs"))
+    [a] = rec.attempts
+    assert a.extra_files == {"watcher": "attempt-1.watcher.log"}
+    assert a.timed_out is hang and (a.hang is not None) is hang
+    if hang:
+        assert a.hang is not None and not a.hang.hung  # no dump: the log cannot tell, and says so
