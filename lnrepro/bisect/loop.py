@@ -32,6 +32,7 @@ from lnrepro.errors import EndpointsDoNotSeparate, LnreproError, Terminated
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
+    AttemptObs,
     BisectRecord,
     BisectResult,
     BisectState,
@@ -43,7 +44,7 @@ from lnrepro.model.bisect import (
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest, OnHang
+from lnrepro.model.requests import BisectRequest, OnHang, RunOracleSpec
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,22 @@ class Bisect:
             and policy.on_hang is OnHang.BAD
             and not policy.hang_in
         )
+        unplaced = (
+            RunOutcome.NOISE,
+            "a hang at the bad endpoint that the watcher log does not place (no complete dump "
+            "before the timeout?): run again; a longer --timeout lets the watcher write one",
+        )
+
+        def provisional_outcome(a: AttemptObs) -> tuple[RunOutcome, str] | None:
+            if not provisional:
+                return None
+            if a.hang:
+                return once
+            hung = a.timed_out or any(t.status == "TIMEOUT" for t in a.tests)
+            return unplaced if hung and self._watched else None
+
         outs = [
-            once if provisional and a.hang else classify(a, self.record.signature, policy)
+            provisional_outcome(a) or classify(a, self.record.signature, policy)
             for a in ev.attempts
         ]
         if self.request.find_fix:  # the search's "bad" is the fixed state: passing runs show it
@@ -136,12 +151,20 @@ class Bisect:
             sig = learn(a, policy)
             if sig is None:
                 continue
+            if sig.hang and not sig.hang_key and self._watched and not policy.hang_in:
+                continue  # the watcher is on but did not place this hang: it teaches no place
             if sig.hang_key and not policy.hang_in:
                 seen[sig.hang_key] += 1
                 if seen[sig.hang_key] < 2:
                     continue
             return sig
         return None
+
+    @property
+    def _watched(self) -> bool:
+        """The runs write a watcher log (``--watcher``): a hang should come with its place."""
+        o = self.request.oracle
+        return isinstance(o, RunOracleSpec) and bool(o.backend.watcher_s)
 
     def _observe(self, action: Action, ev: Evidence, outs: list[tuple[RunOutcome, str]]) -> Mark:
         """Tell the strategy what one action showed (a live step and a replayed one alike)."""
@@ -273,9 +296,12 @@ class Bisect:
         self.record.result = self._result()
         self.record.state = BisectState.COMPLETE
         self.save()
+        skipped = [s.reason for s in self.record.steps
+                   if s.action.kind is ActionKind.ENDPOINT and s.mark is Mark.SKIP]  # fmt: skip
+        why = f" (last run: {skipped[-1]})" if skipped else ""
         raise self._with_record(
             EndpointsDoNotSeparate(
-                f"{self.strategy.error}: the bug does not separate the endpoints"
+                f"{self.strategy.error}{why}: the bug does not separate the endpoints"
                 if "merge base" not in (self.strategy.error or "")
                 else f"{self.strategy.error}",
                 "check --good/--bad and the test (or --pick the tests), or pass --no-confirm"

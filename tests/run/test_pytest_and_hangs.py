@@ -209,3 +209,27 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
     # the flaky hang at the bad endpoint was set aside, not learned
     assert all("writer_binary" not in (s["reason"] or "") or "elsewhere" in s["reason"]
                or "seen once" in s["reason"] for s in doc["steps"])  # fmt: skip
+
+
+def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
+    small: GroundTruth, toolchain_image: str, fake_card_host: None, tmp_path: Path
+) -> None:
+    """With --watcher on, a hang with no watcher log to place it (here the log is sent where
+    lnrepro does not look) teaches no place: the bad endpoint's runs are noise, and the bisect
+    stops with that reason instead of searching with a signature that any timeout matches."""
+    fp = small.first_parent
+    at = fp.index(small.hang_merge or "")
+    p = lnrepro("bisect", "--repo", small.path, "--good", fp[at - 4], "--bad", fp[at + 3],
+                "--runner", "docker", "--image", toolchain_image, "--pytest", HANG_TEST,
+                "--on-hang", "bad", "--watcher", "1", "--timeout", "4",
+                "--env", "TT_METAL_LOGS_PATH=/tmp/elsewhere", "--record-dir", str(tmp_path / "runs"),
+                cwd=tmp_path, timeout=900)  # fmt: skip
+    assert p.returncode != 0 and len(p.stderr.strip().splitlines()[-1:]) == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("lnrepro: error: the bad endpoint") and "does not place" in last, last
+    state = json.loads((Path(small.path) / ".git" / "lnrepro" / "bisect.json").read_text())
+    assert state["signature"] is None
+    ends = [s for s in state["steps"] if s["kind"] == "endpoint"]
+    assert len(ends) == 3 and all(
+        s["mark"] == "skip" and "does not place" in s["reason"] for s in ends
+    )
