@@ -3,7 +3,6 @@ with their path, the place in them and the fix, never an internal error."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -15,21 +14,7 @@ from lnrepro.errors import InputError, MalformedRecord
 from lnrepro.model import jsonio
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.record import RunRecord
-
-
-def strict_loads(text: str) -> object:
-    """A parser as strict as Node's JSON.parse: no NaN/Infinity literals, no overflow to inf."""
-
-    def bad_constant(name: str) -> None:
-        raise ValueError(f"non-standard JSON literal {name}")
-
-    def finite_float(text: str) -> float:
-        v = float(text)
-        if not math.isfinite(v):
-            raise ValueError(f"{text} overflows")
-        return v
-
-    return json.loads(text, parse_constant=bad_constant, parse_float=finite_float)
+from tests.consumers.schemas import strict_loads
 
 
 def test_non_finite_numbers_have_one_strict_encoding() -> None:
