@@ -15,7 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CORPUS = ROOT.parent / "shared" / "corpus" / "googletest"
+# real googletest output, read where the machine keeps it (never copied into the project):
+# $LNREPRO_GTEST_CORPUS, else ../shared/corpus/googletest beside the checkout
+CORPUS = Path(
+    os.environ.get("LNREPRO_GTEST_CORPUS") or ROOT.parent / "shared" / "corpus" / "googletest"
+)
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # the look-alike's templates hold tt-metal's own pytest files (conftest.py, tests/ttnn/...):
 # they run inside generated checkouts, never as lnrepro's tests
