@@ -575,8 +575,13 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         )
     if spec.flake:
         static["tt-train/tests/flake.conf"] = ("100644", spec.flake + "\n")
+    # as tt-metal's .gitattributes (read at 07ddbf30b9): `git archive` fills in version.cmake's
+    # placeholders, so a tree shipped without git metadata still has its version
+    attributes = "/cmake/version.cmake export-subst\n"
     if spec.lfs_pointers:
-        static[".gitattributes"] = ("100644", "*.bin filter=lfs diff=lfs merge=lfs -text\n")
+        attributes += "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+    static[".gitattributes"] = ("100644", attributes)
+    if spec.lfs_pointers:
         for i in range(spec.lfs_pointers):
             static[f"tt_metal/third_party/lfs/weights_{i:03d}.bin"] = ("100644", lfs_pointer(i))
     for i in range(spec.bulk_files):

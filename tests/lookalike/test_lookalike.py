@@ -254,6 +254,42 @@ def test_stale_jit_cache_gives_stale_results(
     assert code == 0 and "Compiled kernel layernorm_bw" in out
 
 
+def test_an_archived_tree_keeps_its_version_as_tt_metals_does(
+    lookalike: GroundTruth, tmp_path: Path
+) -> None:
+    """tt-metal's .gitattributes marks cmake/version.cmake export-subst (07ddbf30b9), whose
+    placeholders are its fallback when git cannot describe the tree (0731daca24): a tree made by
+    `git archive` (submodules archived into it) configures with its version; a copy of the
+    checkout without .git has none. lnrepro ships sources to a remote engine that way."""
+    need_toolchain()
+    tag = next(iter(lookalike.tags))
+    wt = worktree(lookalike, tmp_path / "wt", lookalike.tags[tag])
+
+    def export(dest: Path, subst: bool) -> str:
+        dest.mkdir()
+        mods = git(wt, "submodule", "foreach", "--quiet", "echo $sm_path").split()
+        for repo, prefix in [(wt, ""), *((wt / m, m + "/") for m in mods)]:
+            if subst:
+                tar = subprocess.run(["git", "-C", str(repo), "archive", f"--prefix={prefix}",
+                                      "HEAD"], capture_output=True, check=True).stdout  # fmt: skip
+                subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+            else:
+                for f in git(repo, "ls-files", "-z").split("\0"):
+                    if f and (repo / f).is_file():
+                        (dest / prefix / f).parent.mkdir(parents=True, exist_ok=True)
+                        (dest / prefix / f).write_bytes((repo / f).read_bytes())
+        res = subprocess.run(["cmake", "-S", str(dest), "-B", str(dest / "build"), "-G", "Ninja"],
+                             capture_output=True, text=True)  # fmt: skip
+        assert res.returncode == 0, res.stderr[-2000:]
+        return res.stdout + res.stderr
+
+    archived = export(tmp_path / "archived", subst=True)
+    copied = export(tmp_path / "copied", subst=False)
+    version = tag.lstrip("v").split("-")[0]
+    assert f"-- Version: {version}+" in archived and "Cannot parse tag" not in archived
+    assert "Cannot parse tag" in copied and "-- Version:" not in copied
+
+
 def test_unbuildable_commit_fails_to_build(lookalike: GroundTruth, tmp_path: Path) -> None:
     need_toolchain()
     sha = next(s for s in lookalike.unbuildable if s in lookalike.first_parent)
