@@ -79,6 +79,11 @@ class DockerUnavailable(EnvironmentProblem):
     pass
 
 
+class EngineLost(DockerUnavailable):
+    """A Docker engine lnrepro was using stopped answering (a card host went down): the work on
+    it is lost, not judged; a bisect's other jobs go on without it."""
+
+
 class GitError(LnreproError):
     exit_code = ExitCode.GIT
 

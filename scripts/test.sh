@@ -16,6 +16,7 @@ command -v cmake >/dev/null || need+=(cmake)      # the tt-metal look-alike buil
 command -v ninja >/dev/null || need+=(ninja-build) # Ninja
 command -v ccache >/dev/null || need+=(ccache)     # and, when asked, ccache
 command -v debootstrap >/dev/null || need+=(debootstrap)  # the container tests' toolchain image
+command -v ssh-keyscan >/dev/null || need+=(openssh-client)  # ssh:// contexts to a card host
 command -v node >/dev/null || need+=(nodejs)       # GitHub's issue-form parser and JSON.parse,
 command -v npm >/dev/null || need+=(npm)           # from the npm registry
 if [ ${#need[@]} -gt 0 ]; then

@@ -236,6 +236,17 @@ def toolchain_image() -> str:
     return ensure_toolchain_image()
 
 
+@pytest.fixture(scope="session")
+def engine_image() -> str:
+    """The second engine's image (tests/engines.py): debootstrap with docker.io, made once."""
+    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
+    need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
+    need(os.geteuid() == 0, "debootstrap needs root")
+    from tests.engines import ensure_image
+
+    return ensure_image()
+
+
 @pytest.fixture
 def fake_card_host() -> Iterator[None]:
     """This machine made to look like a card host for real: a character device node at

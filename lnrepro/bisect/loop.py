@@ -28,7 +28,7 @@ from lnrepro.bisect.evidence import classify, learn
 from lnrepro.bisect.oracle import Oracle
 from lnrepro.bisect.strategy import GitSearch, Strategy, mark_of
 from lnrepro.doors import gitops, proc
-from lnrepro.errors import EndpointsDoNotSeparate, LnreproError, Terminated
+from lnrepro.errors import EndpointsDoNotSeparate, EngineLost, LnreproError, Terminated
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
@@ -39,6 +39,7 @@ from lnrepro.model.bisect import (
     Candidate,
     CommitInfo,
     Evidence,
+    LostJob,
     RunOutcome,
     Signature,
     Step,
@@ -260,10 +261,11 @@ class Bisect:
             gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, job))
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lnrepro-job")
         running: dict[int, tuple[Action, Future[tuple[Evidence, Prep]], CommitInfo]] = {}
+        lost: set[int] = set()
         try:
             while True:
                 for job in range(jobs):
-                    if job in running or self.strategy.done:
+                    if job in running or job in lost or self.strategy.done:
                         continue
                     a = self.strategy.next_for(job, {j: r[0].sha for j, r in running.items()})
                     if a is not None:
@@ -278,7 +280,18 @@ class Bisect:
                 )
                 for j in ready:
                     a, fut, info = running.pop(j)
-                    ev, prep = fut.result()
+                    try:
+                        ev, prep = fut.result()
+                    except EngineLost as exc:
+                        # that card host is gone: its step judged nothing, so the commit goes
+                        # back to the search; the other jobs go on without this one
+                        lost.add(j)
+                        self.record.lost.append(LostJob(j, a.sha, exc.one_line()))
+                        self.save()
+                        events.job_lost(j, info, exc.message)
+                        if len(lost) == jobs:
+                            raise
+                        continue
                     self._record(a, info, ev, prep, events)
                     if self.strategy.error:
                         self._endpoints_fail()

@@ -49,6 +49,10 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
         if isinstance(oracle, CommandOracleSpec):
             raise UsageError("--prebuilt build trees are tested by lnrepro's run, not by --command",
                              "drop --command (lnrepro builds and tests each commit), or --prebuilt")  # fmt: skip
+        if req.contexts or (isinstance(oracle, RunOracleSpec) and oracle.backend.docker_context):
+            raise UsageError("--prebuilt dir: trees are this machine's directories, which the "
+                             "engine of a --docker-context cannot see",
+                             "drop --docker-context (run on this machine's engine), or --prebuilt")  # fmt: skip
         for spec in req.prebuilt:
             template(spec)
     record_dir = check_record_dir(req.record_dir) if req.record_dir is not None else None

@@ -223,7 +223,8 @@ def _oracle(
     multiple=True,
     metavar="NAME",
     group=JOBS,
-    help="With --jobs: run job i on Docker context i (round robin), e.g. one per card host.",
+    help="With --jobs: run job i on Docker context i (round robin), e.g. one per card host; "
+    "'default' is this machine's engine, any other sees none of this machine's paths.",
 )
 @option(
     "--device",
@@ -253,7 +254,7 @@ def _oracle(
     group="State",
     help="Show the steps of the last bisect and exit.",
 )
-@json_flag("the bisect record (lnrepro.bisect/4)")
+@json_flag("the bisect record (lnrepro.bisect/5)")
 @click.argument("paths", nargs=-1, metavar="[-- PATHS]")
 def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
     """Find the commit that introduced (or, with --find-fix, fixed) the bug.

@@ -254,7 +254,8 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
 # one engine and its devices for a run; a bisect has its own, one per job
 ENGINE_OPTIONS: list[Callable[[F], F]] = [
     option("--docker-context", "docker_context", metavar="NAME", group="tt-metal",
-           help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card host's."),
+           help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card "
+                "host's (tcp:// or ssh://); sources, image and records go through its API."),
     option("--device", "device_nodes", multiple=True, metavar="N", group="tt-metal",
            help="With --runner docker: only these /dev/tenstorrent/N. Repeatable. [default: every device]"),
 ]  # fmt: skip

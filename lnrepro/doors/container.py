@@ -19,11 +19,12 @@ detach would lose a failing command's stdout.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shlex
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import (
     CommandTimeout,
     DockerUnavailable,
+    EngineLost,
     EnvironmentProblem,
     InputError,
     Stopped,
@@ -56,16 +58,29 @@ class Volume:
 
 
 @dataclass(frozen=True)
+class NamedVolume:
+    """A volume that lives on the engine (``docker volume create``), mounted at ``container``."""
+
+    name: str
+    container: str
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     image: str
     devices: tuple[str, ...] = ()
-    volumes: tuple[Volume, ...] = ()
+    volumes: tuple[Volume, ...] = ()  # bind mounts: paths of the engine's machine
     user: str | None = None
     environment: tuple[tuple[str, str], ...] = ()
     workdir: str | None = None
     privileged: bool = False
     group_add: tuple[str, ...] = ()  # e.g. the group that owns /dev/tenstorrent/*
     keep_entrypoint: bool = False  # run the image's ENTRYPOINT (lnrepro clears it)
+    named_volumes: tuple[NamedVolume, ...] = ()
+    scratch: tuple[str, ...] = ()  # anonymous volumes, removed with the container
+    # the binds are this machine's paths (the engine sees them); False for a remote engine,
+    # whose binds name its own machine's paths (/dev, /sys), which this one cannot check
+    local_binds: bool = True
 
     def docker_argv(self, command: Sequence[str]) -> list[str]:
         """The equivalent ``docker run`` command line, for people to read and rerun."""
@@ -76,6 +91,10 @@ class ContainerSpec:
             argv += ["--device", f"{d}:{d}"]
         for v in self.volumes:
             argv += ["-v", f"{v.host}:{v.container}" + (":ro" if v.read_only else "")]
+        for n in self.named_volumes:
+            argv += ["-v", f"{n.name}:{n.container}"]
+        for t in self.scratch:
+            argv += ["--mount", f"type=volume,dst={t}"]
         if self.user:
             argv += ["-u", self.user]
         for g in self.group_add:
@@ -96,8 +115,11 @@ class ContainerSpec:
         kw: dict[str, Any] = {
             "devices": [f"{d}:{d}:rwm" for d in self.devices],
             "volumes": {
-                v.host: {"bind": v.container, "mode": "ro" if v.read_only else "rw"}
-                for v in self.volumes
+                **{
+                    v.host: {"bind": v.container, "mode": "ro" if v.read_only else "rw"}
+                    for v in self.volumes
+                },
+                **{n.name: {"bind": n.container, "mode": "rw"} for n in self.named_volumes},
             },
             "environment": dict(self.environment),
             "privileged": self.privileged,
@@ -111,6 +133,10 @@ class ContainerSpec:
             kw["working_dir"] = self.workdir
         if self.group_add:
             kw["group_add"] = list(self.group_add)
+        if self.scratch:
+            from docker.types import Mount
+
+            kw["mounts"] = [Mount(target=t, source=None, type="volume") for t in self.scratch]
         return kw
 
 
@@ -194,7 +220,12 @@ def client(host: str | None = None) -> Any:
     from docker.errors import DockerException
 
     try:
-        c = DockerClient(base_url=host, timeout=10) if host else from_env(timeout=10)
+        if host and host.startswith("ssh://"):
+            # through the ssh command, as the docker CLI does: the user's ~/.ssh/config, agent and
+            # known hosts apply; the engine's machine answers `docker system dial-stdio`
+            c = DockerClient(base_url=host, timeout=10, use_ssh_client=True)
+        else:
+            c = DockerClient(base_url=host, timeout=10) if host else from_env(timeout=10)
         c.ping()
         return c
     except DockerException as exc:
@@ -263,7 +294,7 @@ def remove_all_live(close: bool = False) -> int:
 
     for cid, c in items:
         with contextlib.suppress(DockerException, Exception):
-            c.remove(force=True)
+            c.remove(force=True, v=True)
         _live_containers.pop(cid, None)
     return len(items)
 
@@ -276,7 +307,7 @@ def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
     """A client with the spec's image present and every bind source existing, or an error."""
     from docker.errors import APIError, ImageNotFound
 
-    missing = missing_bind_sources(spec)
+    missing = missing_bind_sources(spec) if spec.local_binds else []
     if missing:
         raise InputError(
             f"{missing[0]} does not exist, so it cannot be mounted into the container",
@@ -286,9 +317,10 @@ def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
     try:
         c.images.get(spec.image)
     except ImageNotFound:
+        where = f"the engine at {host}" if host else "this machine"
         raise EnvironmentProblem(
-            f"image {spec.image} is not on this machine",
-            f"docker pull {spec.image}, or pass --image with a local image",
+            f"image {spec.image} is not on {where}",
+            f"docker pull {spec.image}, or pass --image with an image that engine has",
         ) from None
     except APIError as exc:
         raise UsageError(
@@ -305,11 +337,15 @@ def stream(
     *,
     timeout: float | None,
     host: str | None = None,
+    before_start: Callable[[Any], None] | None = None,
+    after_exit: Callable[[Any], None] | None = None,
 ) -> ProcResult:
     """Run ``command`` in a fresh container, streaming its output; like :func:`proc.stream`.
 
     Detached, logs followed in a thread, ``wait`` with the timeout (then killed: exit 124). The
-    container is removed in every case — a failed start, a timeout, Ctrl-C and SIGTERM included.
+    container is removed in every case — a failed start, a timeout, Ctrl-C and SIGTERM included
+    — and its anonymous volumes with it. ``before_start`` gets the created container (files are
+    put into it through the API), ``after_exit`` the exited one (files are fetched from it).
     """
     import threading
 
@@ -329,6 +365,8 @@ def stream(
         raise Stopped()
     reader: threading.Thread | None = None
     try:
+        if before_start is not None:
+            before_start(container)
         try:
             container.start()
         except APIError as exc:
@@ -352,14 +390,22 @@ def stream(
             status = container.wait(timeout=timeout)
             code = int(status.get("StatusCode", -1))
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            if not _answers(c):
+                raise EngineLost(
+                    f"the Docker engine at {host or 'the default address'} stopped answering "
+                    f"during `{shlex.join(command)[:80]}`",
+                    "check that engine's machine; --resume carries on once it answers",
+                ) from None
             timed_out, code = True, 124
             with contextlib.suppress(APIError):
                 container.kill()
         reader.join(timeout=10)
+        if after_exit is not None:
+            after_exit(container)
         return ProcResult(tuple(command), code, timed_out, time.monotonic() - begin)
     finally:
-        with contextlib.suppress(APIError):
-            container.remove(force=True)
+        with contextlib.suppress(APIError, requests.exceptions.RequestException):
+            container.remove(force=True, v=True)
         _live_containers.pop(container.id, None)
         if reader is not None:
             reader.join(timeout=5)
@@ -379,3 +425,220 @@ def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) 
             "check that the image starts quickly and the engine is not overloaded",
         )
     return res.exit_code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def _answers(c: Any) -> bool:
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
+    try:
+        c.ping()
+        return True
+    except (DockerException, RequestException):
+        return False
+
+
+# ------------------------------------------------------------------ an engine that cannot see here
+# A card host's engine shares no path with this machine: what it needs goes there through the API
+# (images, files into volumes), and what comes back does too (files out of containers).
+
+
+@contextlib.contextmanager
+def engine_errors(host: str | None) -> Iterator[None]:
+    """Around work on an engine of another machine: when that engine stops answering, whatever
+    broke (a dropped connection, an API error, no engine at all) is :class:`EngineLost`."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
+    try:
+        yield
+    except EngineLost:
+        raise
+    except (DockerUnavailable, DockerException, RequestException) as exc:
+        try:
+            alive = _answers(client(host))
+        except DockerUnavailable:
+            alive = False
+        if alive:
+            raise
+        text = exc.message if isinstance(exc, DockerUnavailable) else str(exc)
+        raise EngineLost(f"the Docker engine at {host or 'the default address'} stopped answering "
+                         f"({text[:120]})",
+                         "check that engine's machine; --resume carries on once it answers") from None  # fmt: skip
+
+
+def remote_client(host: str | None) -> Any:
+    """:func:`client` for an engine lnrepro has been using: one that no longer answers is lost."""
+    try:
+        return client(host)
+    except DockerUnavailable as exc:
+        raise EngineLost(f"the Docker engine at {host or 'the default address'} stopped answering "
+                         f"({exc.message})",
+                         "check that engine's machine; --resume carries on once it answers") from None  # fmt: skip
+
+
+def volume_exists(host: str | None, name: str) -> bool:
+    from docker.errors import NotFound
+
+    try:
+        remote_client(host).volumes.get(name)
+        return True
+    except NotFound:
+        return False
+
+
+def ensure_volume(host: str | None, name: str, labels: dict[str, str]) -> bool:
+    """The named volume on that engine, created (with lnrepro's label) if it is not there;
+    True when it was created now."""
+    from docker.errors import NotFound
+
+    c = remote_client(host)
+    try:
+        c.volumes.get(name)
+        return False
+    except NotFound:
+        c.volumes.create(name, labels={LABEL: "1", **labels})
+        return True
+
+
+@contextlib.contextmanager
+def parked(host: str | None, spec: ContainerSpec) -> Iterator[Any]:
+    """A container created and never started, with the spec's volumes: a handle to put files
+    into them and get files out (``put_archive``/``get_archive``). Always removed."""
+    from docker.errors import APIError
+    from requests.exceptions import RequestException
+
+    c = remote_client(host)
+    ct = c.containers.create(spec.image, ["true"], **spec.sdk_kwargs())
+    _live_containers[ct.id] = ct
+    try:
+        yield ct
+    except RequestException as exc:
+        raise EngineLost(f"the Docker engine at {host or 'the default address'} stopped answering: "
+                         f"{str(exc)[:100]}", "check that engine's machine") from None  # fmt: skip
+    finally:
+        with contextlib.suppress(APIError, RequestException):
+            ct.remove(force=True, v=True)
+        _live_containers.pop(ct.id, None)
+
+
+def read_file(ct: Any, path: str, limit: int = 64 << 20) -> bytes | None:
+    """A regular file's bytes from a container (or its volumes); None when it is not there."""
+    import tarfile
+
+    from docker.errors import NotFound
+
+    try:
+        bits, st = ct.get_archive(path)
+    except NotFound:
+        return None
+    if int(st.get("size", 0)) > limit:
+        return None
+    data = b"".join(bits)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        m = tf.next()
+        if m is None or not m.isfile():
+            return None
+        f = tf.extractfile(m)
+        return f.read() if f is not None else None
+
+
+def exists(ct: Any, path: str) -> bool:
+    """Whether ``path`` is there in a container (or its volumes); only its header is read."""
+    from docker.errors import NotFound
+
+    try:
+        bits, _ = ct.get_archive(path, chunk_size=1)
+    except NotFound:
+        return False
+    close = getattr(bits, "close", None)
+    if close is not None:
+        close()
+    return True
+
+
+def fetch_dir(ct: Any, path: str, into: Path, skip: Sequence[str] = ()) -> int:
+    """Copy a directory out of a container into ``into`` (its contents, not the directory):
+    regular files and directories only, nothing outside ``into``, ``skip``'s first-level names
+    left out. The number of files written."""
+    import tarfile
+
+    from docker.errors import NotFound
+
+    try:
+        bits, _ = ct.get_archive(path)
+    except NotFound:
+        return 0
+    count = 0
+    with tarfile.open(fileobj=io.BufferedReader(_Chunks(iter(bits))), mode="r|") as tf:
+        for m in tf:
+            parts = Path(m.name).parts[1:]  # the archive is rooted at the directory's name
+            if not parts or parts[0] in skip or ".." in parts or Path(m.name).is_absolute():
+                continue
+            target = into.joinpath(*parts)
+            if m.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif m.isfile():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                src = tf.extractfile(m)
+                if src is not None:
+                    with target.open("wb") as out:
+                        while chunk := src.read(1 << 20):
+                            out.write(chunk)
+                    count += 1
+    return count
+
+
+class _Chunks(io.RawIOBase):
+    """An iterator of byte chunks read as a file (a streamed archive, never held whole)."""
+
+    def __init__(self, it: Iterator[bytes]) -> None:
+        super().__init__()
+        self.it, self.buf = it, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self.buf:
+            try:
+                self.buf = next(self.it)
+            except StopIteration:
+                return 0
+        n = min(len(b), len(self.buf))
+        b[:n] = self.buf[:n]
+        self.buf = self.buf[n:]
+        return n
+
+
+def ensure_image(host: str | None, image: str, on_output: Callable[[bytes], None]) -> None:
+    """The image on that engine: there already, or sent from this machine's engine through the
+    API (``docker save`` here, ``load`` there), with progress in the output."""
+    from docker.errors import ImageNotFound
+
+    there = remote_client(host)
+    try:
+        there.images.get(image)
+        return
+    except ImageNotFound:
+        pass
+    try:
+        here = client(None)
+        here.images.get(image)
+    except (ImageNotFound, DockerUnavailable):
+        raise EnvironmentProblem(
+            f"image {image} is neither on the engine at {host} nor on this machine",
+            f"load it there (docker --context NAME pull {image}), or pass --image with one it has",
+        ) from None
+    on_output(f"lnrepro: sending image {image} to the engine at {host}\n".encode())
+    begin, sent = time.monotonic(), 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal sent
+        for chunk in here.api.get_image(image, chunk_size=4 << 20):
+            sent += len(chunk)
+            yield chunk
+
+    for _ in there.api.load_image(chunks()):
+        pass
+    on_output(f"lnrepro: sent {sent / 1e6:.0f} MB in {time.monotonic() - begin:.1f} s\n".encode())

@@ -152,6 +152,41 @@ def status_z(repo: Path) -> bytes:
     return out.encode("utf-8", "surrogateescape")
 
 
+def export_subst(repo: Path) -> dict[str, bytes]:
+    """The tracked files ``git archive`` rewrites (``export-subst`` in .gitattributes, with
+    ``$Format:…$`` placeholders), as ``git archive HEAD`` writes them. tt-metal marks
+    cmake/version.cmake so (.gitattributes at 07ddbf30b9), whose fallback then carries the
+    version into a build that has no git metadata (cmake/version.cmake at 0731daca24)."""
+    import io
+    import tarfile
+
+    from lnrepro.doors import proc
+
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    code, out = proc.capture(["git", "-C", str(repo), "grep", "-l", "-z", "-F", "-e", "$Format:",
+                              "HEAD", "--"], timeout=GIT_TIMEOUT_S, env=env)  # fmt: skip
+    if code != 0:  # 1: no file has a placeholder
+        return {}
+    paths = [p.split(":", 1)[1] for p in out.split("\0") if p.startswith("HEAD:")]
+    if not paths:
+        return {}
+    attrs = git(repo, "check-attr", "-z", "export-subst", "--", *paths).split("\0")
+    marked = [attrs[i] for i in range(0, len(attrs) - 2, 3) if attrs[i + 2] == "set"]
+    if not marked:
+        return {}
+    code, text = proc.capture(["git", "-C", str(repo), "archive", "--format=tar", "HEAD",
+                               "--", *marked], timeout=GIT_TIMEOUT_S, env=env)  # fmt: skip
+    if code != 0:
+        raise _command_error(repo, text)
+    found: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(text.encode("utf-8", "surrogateescape"))) as tf:
+        for m in tf:
+            f = tf.extractfile(m) if m.isfile() else None
+            if f is not None:
+                found[m.name] = f.read()
+    return found
+
+
 def submodule_status(repo: Path) -> str:
     """``git submodule status --recursive``: each submodule's checked-out commit, marked when it
     differs from the recorded one."""

@@ -3,7 +3,7 @@
 Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)::
 
     run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/4    (a run and its logs)
-    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/4 (a bisect's request, steps, result)
+    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/5 (a bisect's request, steps, result)
 
 A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` and
 ``/2``, ``lnrepro.bisect/2``). A record that cannot be read is listed as ``unreadable`` with the
@@ -27,7 +27,7 @@ from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
 RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", RUN_SCHEMA)
-BISECT_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", BISECT_SCHEMA)
+BISECT_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4", BISECT_SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
 Record = RunRecord | BisectRecord
 

@@ -2,7 +2,7 @@
 
 Pure types with ``to_json``/``from_json``; the search (:mod:`lnrepro.bisect`) produces them, the
 store reads them back, the presenters draw them. The state file and the record of a bisect are the
-same document, schema ``lnrepro.bisect/4``; it holds the whole :class:`BisectRequest`, so
+same document, schema ``lnrepro.bisect/5``; it holds the whole :class:`BisectRequest`, so
 ``--resume`` continues with every option of the original command.
 """
 
@@ -17,7 +17,7 @@ from lnrepro.model.gtest import Metrics, metrics_from_json
 from lnrepro.model.jsonio import Reader
 from lnrepro.model.requests import BisectRequest
 
-SCHEMA = "lnrepro.bisect/4"
+SCHEMA = "lnrepro.bisect/5"
 
 
 class Mark(str, Enum):
@@ -336,6 +336,23 @@ class BisectResult:
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class LostJob:
+    """A job whose engine stopped answering mid-step: the commit it was testing went back to
+    the search, and the job took no more steps in that run (``--resume`` tries it again)."""
+
+    job: int
+    commit: str
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "commit": self.commit, "why": self.why}
+
+    @classmethod
+    def from_json(cls, r: Reader) -> LostJob:
+        return cls(r.int("job", 0), r.str("commit", ""), r.str("why", ""))
+
+
 class BisectState(str, Enum):
     RUNNING = "running"
     COMPLETE = "complete"
@@ -357,6 +374,8 @@ class BisectRecord:
     stop_reason: str | None = None
     rerun: tuple[str, ...] = ()  # the command line that starts it again
     path: Path | None = None  # where this copy was read from (not saved)
+    # jobs whose Docker engine stopped answering: their step was dropped, not judged
+    lost: list[LostJob] = field(default_factory=list)
 
     kind = "bisect"
 
@@ -367,6 +386,7 @@ class BisectRecord:
                 "request": self.request.to_json(),
                 "signature": self.signature.to_json() if self.signature else None,
                 "steps": [s.to_json() for s in self.steps],
+                "lost": [x.to_json() for x in self.lost],
                 "result": self.result.to_json() if self.result else None}  # fmt: skip
 
     @classmethod
@@ -377,7 +397,8 @@ class BisectRecord:
                    Path(rec) if rec else None, Signature.from_json(sig) if sig else None,
                    [Step.from_json(s) for s in r.list("steps", default=[])],
                    BisectResult.from_json(res) if res else None, state, r.opt_str("stop_reason"),
-                   r.strs("rerun"), path)  # fmt: skip
+                   r.strs("rerun"), path,
+                   [LostJob.from_json(x) for x in r.list("lost", default=[])])  # fmt: skip
 
     @property
     def headline(self) -> str:

@@ -33,3 +33,5 @@ class BisectEvents(Events):
     def step_finished(
         self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
     ) -> None: ...
+    def job_lost(self, job: int, info: CommitInfo, why: str) -> None:
+        """A job's engine stopped answering: its step is dropped and the job stops."""

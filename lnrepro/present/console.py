@@ -424,6 +424,14 @@ class RichBisectEvents(BisectEvents):
             )
         )
 
+    def job_lost(self, job: int, info: CommitInfo, why: str) -> None:
+        self.console.print(
+            styled(
+                ("    job lost: ", "bold yellow"),
+                f"job {job} ({why}); {info.sha[:12]} goes back to the search, the other jobs go on",
+            )
+        )
+
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
     """A hang's diagnosis (:class:`lnrepro.model.hang.Diagnosis`): the headline, then its lines."""

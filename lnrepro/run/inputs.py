@@ -47,8 +47,8 @@ def is_doc(path: str) -> bool:
 
 def is_output(path: str) -> bool:
     """A path (relative to the checkout) inside a directory builds and runs write."""
-    first = path.split("/", 1)[0]
-    if first == "build" or first.startswith("build_"):
+    first, sep, _ = path.partition("/")
+    if sep and (first == "build" or first.startswith("build_")):  # not build_metal.sh
         return True
     return any(path == d or path.startswith(d + "/") for d in OUTPUT_DIRS)
 

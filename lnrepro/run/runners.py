@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from lnrepro.doors import container, proc
 from lnrepro.errors import EnvironmentProblem
@@ -62,9 +62,46 @@ class Runner(Protocol):
         """What the results depend on beyond describe() (e.g. the image's id)."""
         ...
 
+    # the checkout as the commands see it (build trees, caches): here, or on a remote engine
+    def read_text(self, checkout: Path, rel: str) -> str | None: ...
+
+    def write_text(self, checkout: Path, rel: str, text: str) -> None: ...
+
+    def exists(self, checkout: Path, rel: str) -> bool: ...
+
+    def outputs_digest(self, checkout: Path, roots: list[str]) -> tuple[str, int]:
+        """:func:`lnrepro.run.inputs.outputs_digest` of the build trees the commands made."""
+        ...
+
+
+class _HereFiles:
+    """The checkout the commands see is this machine's (this host, or bind-mounted)."""
+
+    def read_text(self, checkout: Path, rel: str) -> str | None:
+        try:
+            return (checkout / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def write_text(self, checkout: Path, rel: str, text: str) -> None:
+        import contextlib
+
+        from lnrepro.doors.fsio import atomic_write_text
+
+        with contextlib.suppress(OSError):
+            atomic_write_text(checkout / rel, text)
+
+    def exists(self, checkout: Path, rel: str) -> bool:
+        return (checkout / rel).exists()
+
+    def outputs_digest(self, checkout: Path, roots: list[str]) -> tuple[str, int]:
+        from lnrepro.run import inputs as inp
+
+        return inp.outputs_digest([checkout / r for r in roots], checkout)
+
 
 @dataclass(frozen=True)
-class LocalRunner:
+class LocalRunner(_HereFiles):
     """This host (or the container lnrepro itself runs in)."""
 
     name: str = "local"
@@ -118,7 +155,7 @@ def host_devices() -> tuple[tuple[str, ...], str | None]:
 
 
 @dataclass(frozen=True)
-class DockerRunner:
+class DockerRunner(_HereFiles):
     image: str  # a ready image, or the tag lnrepro's image on ``base`` gets
     mount_set: str = "full"
     devices: tuple[str, ...] = ()
@@ -292,3 +329,330 @@ def _image_id(image: str, host: str | None = None) -> str | None:
             return None
     except Exception:  # noqa: BLE001 - a fingerprint field; the run itself reports real errors
         return None
+
+
+# ------------------------------------------------------------------ an engine that cannot see here
+HOST_DEV = "/lnrepro-host-dev"  # the engine machine's /dev, read-only, in the probe container
+REMOTE_HOME = "/tmp"  # HOME there: the engine machine's /etc/passwd does not know this user
+_shipped: dict[tuple[str, str], dict[str, str]] = {}  # (engine, volume) -> its manifest, known here
+_machines: dict[str, tuple[tuple[str, ...], str | None, tuple[str, ...]]] = {}
+
+
+def volume_name(kind: str, host: str | None, path: Path | str) -> str:
+    """A volume per engine and path on this machine (each job's worktree has its own)."""
+    import hashlib
+    import socket
+
+    key = f"{socket.gethostname()}\0{host or ''}\0{path}"
+    return f"lnrepro-{kind}-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _dir_entry(path: Path) -> bytes:
+    """A tar that makes ``path`` (put into its parent) the invoking user's directory."""
+    import io
+    import tarfile
+    import time
+
+    uid, gid = (int(x) for x in container.invoking_user().split(":"))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        ti = tarfile.TarInfo(path.name)
+        ti.type, ti.mode, ti.mtime, ti.uid, ti.gid = tarfile.DIRTYPE, 0o755, time.time(), uid, gid
+        tf.addfile(ti)
+    return buf.getvalue()
+
+
+def _file_entry(name: str, data: bytes) -> bytes:
+    import io
+    import tarfile
+    import time
+
+    uid, gid = (int(x) for x in container.invoking_user().split(":"))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        ti = tarfile.TarInfo(name)
+        ti.size, ti.mode, ti.mtime, ti.uid, ti.gid = len(data), 0o644, time.time(), uid, gid
+        tf.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class RemoteDockerRunner:
+    """A Docker engine that shares no path with this machine (``--docker-context``: a card host).
+
+    Everything goes through the Docker API. The image is sent there when it lacks it (``docker
+    save`` here, ``load`` there) or lnrepro's image is built there; the checkout lives in a named
+    volume on that engine, at the same path as here, its build directories included, and each
+    step ships only the files that changed (:mod:`lnrepro.run.ship`); ccache is a named volume
+    there too. Both persist across steps and runs. A run's record directory is an anonymous
+    volume of each command's container, copied back here when the command ends (the kernel
+    cache left there). Devices and hugepage mounts are the engine machine's, found by a probe
+    container that reads its /dev.
+    """
+
+    docker: DockerRunner  # the image, mount set and --device; its paths are the engine's
+    name: str = "docker"
+
+    @property
+    def host(self) -> str | None:
+        return self.docker.docker_host
+
+    def _tree(self, checkout: Path) -> container.NamedVolume:
+        return container.NamedVolume(volume_name("tree", self.host, checkout), str(checkout))
+
+    def _ccache(self) -> container.NamedVolume:
+        return container.NamedVolume(volume_name("ccache", self.host, "ccache"),
+                                     str(self.docker.ccache_dir))  # fmt: skip
+
+    def spec(
+        self,
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
+        machine: tuple[tuple[str, ...], str | None, tuple[str, ...]] | None = None,
+    ) -> container.ContainerSpec:
+        """The container: the engine machine's devices and mounts (``machine``, as probed), the
+        tree and ccache volumes, the record directories as anonymous volumes; a worktree's git
+        directories are not there (the tree is shipped without git metadata)."""
+        d = self.docker
+        devices, group, huge = machine or (d.devices, d.device_group, d.hugepage_dirs)
+        binds: list[container.Volume] = []
+        if d.mount_set == "full":
+            binds += [container.Volume("/dev", "/dev"), container.Volume("/sys", "/sys")]
+            binds += [container.Volume(h, h) for h in huge]
+        elif d.mount_set == "tt-metal":
+            binds += [container.Volume(h, h) for h in huge if h == container.HUGEPAGE_MOUNT]
+        checkout = mounts[0] if mounts else cwd
+        env = {"HOME": REMOTE_HOME, **env, "CCACHE_DIR": str(d.ccache_dir)}
+        return container.ContainerSpec(
+            d.image,
+            tuple(f"/dev/tenstorrent/{n}" for n in devices),
+            tuple(binds),
+            container.invoking_user(),
+            tuple(env.items()),
+            str(cwd),
+            group_add=(group,) if group else (),
+            named_volumes=(self._tree(checkout), self._ccache()),
+            scratch=tuple(str(m) for m in mounts[1:]),
+            local_binds=False,
+        )
+
+    # ------------------------------------------------------------------ the engine
+    def _image(self, on_output: Callable[[bytes], None]) -> None:
+        if self.docker.base is not None:
+            from lnrepro.doors.images import ensure_build_image
+
+            ensure_build_image(self.docker.base, _OutputEvents(on_output), host=self.host)
+        else:
+            container.ensure_image(self.host, self.docker.image, on_output)
+
+    def _machine(self) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+        """The engine machine's /dev/tenstorrent nodes (and their group) and hugepage mounts,
+        read once per engine by a container that sees its /dev; ``--device`` narrows them."""
+        key = self.host or ""
+        if key not in _machines:
+            probe = container.ContainerSpec(
+                self.docker.image, volumes=(container.Volume("/dev", HOST_DEV, True),),
+                user=container.invoking_user(), local_binds=False,
+            )  # fmt: skip
+            out: list[bytes] = []
+            container.stream(probe, ["find", f"{HOST_DEV}/tenstorrent",
+                                     *(HOST_DEV + h[len("/dev"):] for h in container.HUGEPAGE_DIRS),
+                                     "-maxdepth", "1", "-printf", "%y %G %p\\n"],
+                             out.append, timeout=60, host=self.host)  # fmt: skip
+            nodes: list[str] = []
+            group, huge = None, []
+            for line in b"".join(out).decode("utf-8", "replace").splitlines():
+                kind, gid, path = ([*line.split(" ", 2), "", ""])[:3]
+                if kind == "c" and path.startswith(f"{HOST_DEV}/tenstorrent/"):
+                    nodes.append(path.rsplit("/", 1)[1])
+                    group = gid
+                elif kind == "d" and "/dev" + path[len(HOST_DEV) :] in container.HUGEPAGE_DIRS:
+                    huge.append("/dev" + path[len(HOST_DEV) :])
+            _machines[key] = (tuple(sorted(nodes, key=lambda n: (len(n), n))), group, tuple(huge))
+        nodes_t, group, huge_t = _machines[key]
+        if self.docker.devices:
+            nodes_t = tuple(n for n in nodes_t if n in self.docker.devices) or self.docker.devices
+        return nodes_t, group, huge_t
+
+    def _ship(self, checkout: Path, on_output: Callable[[bytes], None]) -> None:
+        """The checkout's files on the engine as they are here: only what changed is sent."""
+        from lnrepro.run import ship
+
+        tree = self._tree(checkout)
+        container.ensure_volume(self.host, tree.name, {"io.lnrepro.path": str(checkout)})
+        manifest, subst = ship.local_manifest(checkout)
+        key = (self.host or "", tree.name)
+        if _shipped.get(key) == manifest:
+            return
+        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
+                                       workdir=str(checkout), named_volumes=(tree,),
+                                       local_binds=False)  # fmt: skip
+        old = _shipped.get(key)
+        if old is None:
+            with container.parked(self.host, spec) as ct:
+                old = ship.parse_manifest(container.read_file(ct, f"{checkout}/{ship.MANIFEST}"))
+        t = ship.diff(old, manifest)
+        if t.empty:  # what this process did not know, the engine's tree already had
+            _shipped[key] = manifest
+            return
+        uid, gid = (int(x) for x in container.invoking_user().split(":"))
+        data = ship.archive(checkout, checkout.name, t, manifest, subst, (uid, gid))
+        on_output(f"lnrepro: shipping {len(t.send)} changed file(s) "
+                  f"({ship.sizes(checkout, t.send) / 1e6:.1f} MB) to {tree.name} on the engine at "
+                  f"{self.host}; {len(t.delete)} to delete there\n".encode())  # fmt: skip
+        with container.parked(self.host, spec) as ct:
+            ct.put_archive(str(checkout.parent), data)
+        for argv in ship.deletions(t.delete):
+            res = container.stream(spec, argv, on_output, timeout=600, host=self.host)
+            if res.exit_code != 0:
+                raise EnvironmentProblem(
+                    f"deleting {len(t.delete)} file(s) in {tree.name} on the engine at {self.host} "
+                    f"failed (exit {res.exit_code})",
+                    f"remove the volume there (docker volume rm {tree.name}); the next step ships "
+                    "the whole tree",
+                )
+        _shipped[key] = manifest
+
+    # ------------------------------------------------------------------ Runner
+    def run(
+        self,
+        argv: list[str],
+        on_output: Callable[[bytes], None],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
+        timeout: float | None,
+    ) -> proc.ProcResult:
+        with container.engine_errors(self.host):
+            return self._run(argv, on_output, cwd=cwd, env=env, mounts=mounts, timeout=timeout)
+
+    def _run(
+        self,
+        argv: list[str],
+        on_output: Callable[[bytes], None],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        timeout: float | None,
+    ) -> proc.ProcResult:
+        self._image(on_output)
+        machine = self._machine()
+        checkout = mounts[0] if mounts else cwd
+        self._ship(checkout, on_output)
+        cc = self._ccache()
+        container.ensure_volume(self.host, cc.name, {"io.lnrepro.path": cc.container})
+        scratch = [Path(m) for m in mounts[1:]]
+        if not machine[0]:
+            on_output(b"lnrepro: warning: no /dev/tenstorrent device on the engine's machine: "
+                      b"builds work; tests will fail for the environment\n")  # fmt: skip
+
+        def before(ct: object) -> None:  # the directories written to are the invoking user's
+            for d in (*scratch, Path(cc.container)):
+                ct.put_archive(str(d.parent), _dir_entry(d))  # type: ignore[attr-defined]
+
+        def after(ct: object) -> None:  # the record's files come back here
+            for d in scratch:
+                container.fetch_dir(ct, str(d), d, skip=("kernel-cache",))
+
+        return container.stream(
+            self.spec(cwd=cwd, env=env, mounts=mounts, machine=machine),
+            argv, on_output, timeout=timeout, host=self.host, before_start=before, after_exit=after,
+        )  # fmt: skip
+
+    def shell_line(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        mounts: tuple[Path, ...],
+        ro_mounts: tuple[Path, ...] = (),
+    ) -> str:
+        spec = self.spec(cwd=cwd, env=env, mounts=mounts, ro_mounts=ro_mounts)
+        return f"DOCKER_HOST={shlex.quote(self.host or '')} {spec.shell_line(argv)}"
+
+    def describe(self) -> dict[str, JSON]:
+        """The engine machine's devices and mounts are found when the first command runs
+        (``devices``: only what ``--device`` asked for)."""
+        return {**self.docker.describe(), "remote": True, "hugepage_mounts": [], "warnings": [],
+                "devices": [f"/dev/tenstorrent/{d}" for d in self.docker.devices],
+                "ccache_volume": self._ccache().name}  # fmt: skip
+
+    def fingerprint(self) -> dict[str, JSON]:
+        return self.docker.fingerprint()
+
+    # ------------------------------------------------------------------ the tree there
+    def _parked(self, checkout: Path) -> Any:
+        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
+                                       named_volumes=(self._tree(checkout),), local_binds=False)  # fmt: skip
+        return container.parked(self.host, spec)
+
+    def _there(self, checkout: Path) -> bool:
+        """The tree's volume is on the engine (before the first command, nothing is)."""
+        return container.volume_exists(self.host, self._tree(checkout).name)
+
+    def read_text(self, checkout: Path, rel: str) -> str | None:
+        with container.engine_errors(self.host):
+            if not self._there(checkout):
+                return None
+            with self._parked(checkout) as ct:
+                data = container.read_file(ct, str(checkout / rel))
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def write_text(self, checkout: Path, rel: str, text: str) -> None:
+        target = checkout / rel
+        with container.engine_errors(self.host), self._parked(checkout) as ct:
+            ct.put_archive(str(target.parent), _file_entry(target.name, text.encode()))
+
+    def exists(self, checkout: Path, rel: str) -> bool:
+        with container.engine_errors(self.host):
+            if not self._there(checkout):
+                return False
+            with self._parked(checkout) as ct:
+                return bool(container.exists(ct, str(checkout / rel)))
+
+    def outputs_digest(self, checkout: Path, roots: list[str]) -> tuple[str, int]:
+        """As :func:`lnrepro.run.inputs.outputs_digest`, hashed there (``sha256sum``), the
+        bookkeeping left out by the same rules."""
+        with container.engine_errors(self.host):
+            return self._outputs_digest(checkout, roots)
+
+    def _outputs_digest(self, checkout: Path, roots: list[str]) -> tuple[str, int]:
+        import hashlib
+
+        from lnrepro.run import inputs as inp
+
+        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
+                                       workdir=str(checkout), named_volumes=(self._tree(checkout),),
+                                       local_binds=False)  # fmt: skip
+        h = hashlib.sha256()
+        count = 0
+        for root in roots:
+            if not self.exists(checkout, root):
+                h.update(f"absent:{root}\0".encode())
+                continue
+            out: list[bytes] = []
+            prune = [x for d in sorted(inp.BOOKKEEPING_DIRS) for x in ("-name", d, "-o")][:-1]
+            res = container.stream(spec, ["find", root, "-type", "d", "(", *prune, ")", "-prune",
+                                          "-o", "-type", "f", "-exec", "sha256sum", "--", "{}", "+",
+                                          "-o", "-type", "l", "-printf", "link:%l  %p\\n"],
+                                   out.append, timeout=1800, host=self.host)  # fmt: skip
+            if res.exit_code != 0:
+                raise EnvironmentProblem(f"hashing {root} on the engine at {self.host} failed "
+                                         f"(exit {res.exit_code})", "check that engine's disk")  # fmt: skip
+            found = []
+            for line in b"".join(out).decode("utf-8", "surrogateescape").splitlines():
+                digest, _, path = line.partition("  ")
+                rel = Path(path).relative_to(root) if path.startswith(root) else Path(path)
+                if path and not inp.is_bookkeeping(rel):
+                    found.append((path, digest))
+            for path, digest in sorted(found):
+                h.update(os.fsencode(path) + b"\0" + digest.encode() + b"\0")
+                count += 1
+        return h.hexdigest(), count

@@ -185,7 +185,7 @@ def test_damaged_state_and_records_are_named_with_the_fix(
     repo = repo_with_commits(tmp_path / "r")
     state = repo / ".git" / "lnrepro" / "bisect.json"
     state.parent.mkdir(parents=True)
-    cases = ["[]", '{"schema": "lnrepro.bisect/4"}', '{"schema": "lnrepro.bisect/4", "request": 3}',
+    cases = ["[]", '{"schema": "lnrepro.bisect/5"}', '{"schema": "lnrepro.bisect/5", "request": 3}',
              '{"schema": "lnrepro.bisect/2", "plan": {}}', "[" * 50_000]  # fmt: skip
     for text in cases:
         state.write_text(text)
@@ -221,7 +221,7 @@ json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(doc=st.fixed_dictionaries({"schema": st.just("lnrepro.bisect/4")}, optional={
+@given(doc=st.fixed_dictionaries({"schema": st.just("lnrepro.bisect/5")}, optional={
     k: json_like for k in ("request", "steps", "result", "signature", "state", "record")}))  # fmt: skip
 def test_no_generated_bisect_state_makes_an_internal_error(
     tmp_path_factory: pytest.TempPathFactory,

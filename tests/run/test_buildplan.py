@@ -204,7 +204,7 @@ def test_doc_and_output_paths() -> None:
         ".lnrepro/runs/x",
     ):
         assert inp.is_output(p), p
-    for p in ("tt_metal/build.cpp", "builder/x", "tt-train/sources/x.cpp"):
+    for p in ("tt_metal/build.cpp", "builder/x", "tt-train/sources/x.cpp", "build_metal.sh"):
         assert not inp.is_output(p), p
     assert inp.is_bookkeeping(Path("CMakeFiles/x.dir/a.cpp.o"))
     assert inp.is_bookkeeping(Path(".ninja_log")) and inp.is_bookkeeping(

@@ -40,16 +40,22 @@ def _tt_metal(spec: TtMetalSpec, config_dir: Path) -> Backend:
         runner = LocalRunner()
     else:
         from lnrepro.doors.container import context_host
-        from lnrepro.run.runners import DockerRunner
+        from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
 
-        runner = DockerRunner.for_host(
+        # an engine named by a context is another machine's: it sees none of this one's paths
+        # (``default``, as in Docker, is this machine's)
+        remote = spec.docker_context not in (None, "default")
+        docker = DockerRunner.for_host(
             image=spec.image or cfg.image,
             base=cfg.base_image,
             mount_set=spec.mount_set,
-            require_device=spec.require_device,
-            docker_host=context_host(spec.docker_context) if spec.docker_context else None,
+            require_device=spec.require_device and not remote,
+            docker_host=context_host(spec.docker_context)
+            if remote and spec.docker_context
+            else None,
             only_devices=spec.devices,
         )
+        runner = RemoteDockerRunner(docker) if remote else docker
     if not spec.checkout.is_dir():
         raise UsageError(f"--tt-metal {spec.checkout} is not a directory",
                          "pass the root of a tt-metal clone")  # fmt: skip

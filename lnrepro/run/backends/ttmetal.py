@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lnrepro.doors import proc
-from lnrepro.doors.fsio import atomic_write_text, read_cache, read_tree, write_error
+from lnrepro.doors.fsio import read_tree, write_error
 from lnrepro.errors import GitError
 from lnrepro.model import checkout as co
+from lnrepro.model.checkout import CacheFacts
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult, Inputs
@@ -134,11 +135,17 @@ class TtMetalBackend:
         if self.profile.planned is None:
             return buildplan.BuildPlan(self.profile.build, self.profile.binary)
         facts = read_tree(self.checkout)
-        metal = read_cache(self.checkout / co.BUILD_DIR)
+        metal = self._cache(co.BUILD_DIR)
         if self.profile.planned == "standalone":
-            train = read_cache(self.checkout / co.TRAIN_BUILD_DIR)
+            train = self._cache(co.TRAIN_BUILD_DIR)
             return buildplan.plan_standalone(facts, metal, train, self.checkout, self.where)
         return buildplan.plan_in_tree(facts, metal, self.where)
+
+    def _cache(self, build_dir: str) -> CacheFacts:
+        """A build directory's CMake cache and stamp, where the builds run (the build tree of
+        a remote engine is there, not here)."""
+        return CacheFacts.parse(self.runner.read_text(self.checkout, f"{build_dir}/CMakeCache.txt"),
+                                self.runner.read_text(self.checkout, f"{build_dir}/{co.STAMP}"))  # fmt: skip
 
     @property
     def where(self) -> str:
@@ -186,14 +193,13 @@ class TtMetalBackend:
                                   "timed_out": res.timed_out}  # fmt: skip
                         break
                     for _, build_dir in (st for st in plan.stamps if st[0] == i):
-                        stamp = self.checkout / build_dir / co.STAMP
-                        if stamp.parent.is_dir():  # unwritten, it is only configured again
-                            with contextlib.suppress(OSError):
-                                atomic_write_text(stamp, self.where + "\n")
+                        if self.runner.exists(self.checkout, build_dir):  # else: configured again
+                            self.runner.write_text(self.checkout, f"{build_dir}/{co.STAMP}",
+                                                   self.where + "\n")  # fmt: skip
         except OSError as exc:
             raise write_error(log_path, exc) from None
         reason = None
-        if not failed and not self.binary.is_file():
+        if not failed and not self.runner.exists(self.checkout, self.profile.binary):
             reason = f"the build did not produce {self.profile.binary}"
         ok = not failed and reason is None
         lines = b"".join(tail).decode("utf-8", "replace").splitlines()
@@ -236,16 +242,15 @@ class TtMetalBackend:
         events.build_finished(ok, result.seconds)
         return result
 
-    def _output_roots(self) -> list[Path]:
-        if self.spec.prebuilt is not None:
-            return [self.spec.prebuilt]
+    def _output_roots(self) -> list[str]:
+        """The build trees, relative to the checkout."""
         if self.profile.planned == "standalone":
-            return [self.checkout / co.BUILD_DIR, self.checkout / co.TRAIN_BUILD_DIR]
+            return [co.BUILD_DIR, co.TRAIN_BUILD_DIR]
         if self.profile.planned == "in-tree":
-            return [self.checkout / co.BUILD_DIR]
+            return [co.BUILD_DIR]
         parts = Path(self.profile.binary).parts
         top = next((i for i, p in enumerate(parts) if "build" in p), len(parts) - 2)
-        return [self.checkout.joinpath(*parts[: top + 1])]
+        return [str(Path(*parts[: top + 1]))]
 
     def inputs(self) -> Inputs:
         """What the tests can read, hashed (:mod:`lnrepro.run.inputs`): the build's outputs, the
@@ -257,9 +262,10 @@ class TtMetalBackend:
         """
         from lnrepro.doors import gitops
 
-        outputs, count = inp.outputs_digest(
-            self._output_roots(), self.spec.prebuilt or self.checkout
-        )
+        if self.spec.prebuilt is not None:  # a tree on this machine
+            outputs, count = inp.outputs_digest([self.spec.prebuilt], self.spec.prebuilt)
+        else:
+            outputs, count = self.runner.outputs_digest(self.checkout, self._output_roots())
         try:
             tracked = inp.tracked_digest(gitops.tree_listing(self.checkout))
             changed = inp.changed_paths(gitops.status_z(self.checkout))

@@ -1,0 +1,136 @@
+"""A second Docker engine that cannot see this machine's paths: a card host, for real, on one machine.
+
+The engine runs in a container of this machine's engine (Debian bookworm's docker.io, made with
+debootstrap and ``docker import``, no registry). ``--privileged`` is refused on these machines, so
+it gets every capability but CAP_SYS_RESOURCE, no seccomp or AppArmor profile, the host's cgroup
+namespace and a tmpfs for /var/lib/docker (../shared/formats/second-engine.md). It looks like a
+card host: its entry script makes /dev/tenstorrent/0 (a character device: /dev/null's numbers) and
+mounts hugetlbfs at /dev/hugepages-1G before it starts dockerd. A bind mount of this machine's
+path gives an empty directory there, as on a real remote host.
+
+It is reached through a Docker context on the loopback (``tcp://127.0.0.1:PORT``), or over SSH
+(``ssh://root@127.0.0.1:PORT``): sshd runs beside dockerd, and the docker CLI there answers the
+SDK's ``docker system dial-stdio``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGES = ("docker.io", "iptables", "ca-certificates", "procps", "openssh-server")
+ENTRY = """#!/bin/sh
+# A card host: a device node and a 1G hugepage mount as tt-metal's hosts have, sshd, then dockerd.
+set -e
+mkdir -p /dev/tenstorrent /dev/hugepages-1G /run/sshd
+[ -e /dev/tenstorrent/0 ] || mknod -m 666 /dev/tenstorrent/0 c 1 3
+mountpoint -q /dev/hugepages-1G || mount -t hugetlbfs -o pagesize=1G nodev /dev/hugepages-1G \
+  || mount -t hugetlbfs nodev /dev/hugepages-1G || true
+if [ -s /root/.ssh/authorized_keys ]; then /usr/sbin/sshd -p 22; fi
+exec dockerd -H tcp://0.0.0.0:2375 -H unix:///var/run/docker.sock --storage-driver vfs \
+  --iptables=false --bridge=none
+"""
+# the flags that work where --privileged is refused (../shared/formats/second-engine.md)
+RUN_FLAGS = (
+    "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
+    "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+    "--security-opt", "systempaths=unconfined",
+    "--cgroupns", "host", "-v", "/sys/fs/cgroup:/sys/fs/cgroup", "--tmpfs", "/var/lib/docker:exec",
+)  # fmt: skip
+
+
+def image_name() -> str:
+    key = "bookworm:" + ",".join(PACKAGES) + ENTRY
+    return "lnrepro-test-engine:" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def ensure_image() -> str:
+    """The engine's image, made once per machine (debootstrap as root, then docker import)."""
+    name = image_name()
+    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
+        return name
+    work = Path(tempfile.mkdtemp(prefix="lnrepro-engine-"))
+    try:
+        root = work / "rootfs"
+        subprocess.run(
+            ["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), "bookworm",
+             str(root), "http://deb.debian.org/debian"],
+            check=True, capture_output=True, timeout=1500,
+        )  # fmt: skip
+        entry = root / "usr" / "local" / "bin" / "card-host.sh"
+        entry.write_text(ENTRY)
+        entry.chmod(0o755)
+        # the host keys sshd needs (the package's postinst made them; make sure)
+        subprocess.run(["chroot", str(root), "ssh-keygen", "-A"], check=True, capture_output=True)
+        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+        subprocess.run(
+            ["docker", "import", "--change", 'CMD ["/usr/local/bin/card-host.sh"]', "-", name],
+            stdin=tar.stdout, check=True, capture_output=True,
+        )  # fmt: skip
+        tar.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return name
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str  # its container on this machine's engine
+    tcp: str  # tcp://127.0.0.1:PORT
+    ssh_port: int
+
+    def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["docker", "-H", self.tcp, *args], capture_output=True, text=True,
+                              check=check, timeout=300)  # fmt: skip
+
+    def stop(self) -> None:
+        """The card host goes down: its engine, its containers and volumes (tmpfs) with it."""
+        subprocess.run(["docker", "rm", "-f", self.name], capture_output=True, check=False)
+
+
+def start(image: str, authorized_key: str | None = None) -> Engine:
+    """A fresh engine, answering on the loopback within a minute."""
+    port, ssh_port = free_port(), free_port()
+    name = f"lnrepro-test-engine-{port}"
+    subprocess.run(
+        ["docker", "run", "-d", "--name", name, *RUN_FLAGS,
+         "-p", f"127.0.0.1:{port}:2375", "-p", f"127.0.0.1:{ssh_port}:22", image],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    if authorized_key:  # before sshd starts would be tidier; sshd reads it per connection
+        subprocess.run(["docker", "exec", "-i", name, "sh", "-c",
+                        "mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys && "
+                        "chmod 600 /root/.ssh/authorized_keys && /usr/sbin/sshd -p 22"],
+                       input=authorized_key.encode(), check=True, capture_output=True)  # fmt: skip
+    eng = Engine(name, f"tcp://127.0.0.1:{port}", ssh_port)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if eng.docker("info", check=False).returncode == 0:
+            return eng
+        time.sleep(0.5)
+    logs = subprocess.run(["docker", "logs", name], capture_output=True, text=True).stderr
+    eng.stop()
+    raise RuntimeError(f"the second engine did not answer within 60 s: {logs[-2000:]}")
+
+
+@contextlib.contextmanager
+def running(image: str, authorized_key: str | None = None) -> Iterator[Engine]:
+    eng = start(image, authorized_key)
+    try:
+        yield eng
+    finally:
+        eng.stop()

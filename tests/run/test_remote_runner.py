@@ -1,0 +1,154 @@
+"""The remote runner against a real second engine that cannot see this machine's paths.
+
+A small busybox image keeps these fast: what is tested is the Docker API path — the image sent
+there, the checkout shipped into a volume (only what changed, deletions included, git archive's
+placeholders filled in), the record directory coming back — over tcp:// and over ssh://.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lnrepro.run import runners
+from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
+from tests.conftest import need
+from tests.engines import Engine, running
+
+pytestmark = pytest.mark.docker
+APPLETS = ("sh", "cat", "ls", "rm", "true", "find", "sha256sum", "mkdir", "echo", "id", "stat")
+
+
+@pytest.fixture(scope="module")
+def small_image(tmp_path_factory: pytest.TempPathFactory, engine_image: str) -> Iterator[str]:
+    """busybox with the applets lnrepro's helpers use (rm, find, sha256sum), imported here."""
+    bb = shutil.which("busybox") or "/bin/busybox"
+    need(Path(bb).exists(), "busybox-static is not installed")
+    root = tmp_path_factory.mktemp("small-root")
+    (root / "bin").mkdir()
+    shutil.copy(bb, root / "bin" / "busybox")
+    for applet in APPLETS:
+        (root / "bin" / applet).symlink_to("busybox")
+    (root / "tmp").mkdir(mode=0o1777)
+    name = f"lnrepro-test-small:{uuid.uuid4().hex[:8]}"
+    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
+    subprocess.run(["docker", "import", "--change", "ENV PATH=/bin", "-", name],
+                   stdin=tar.stdout, check=True, capture_output=True)  # fmt: skip
+    tar.wait()
+    yield name
+    subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def checkout(tmp_path: Path) -> Path:
+    r = tmp_path / "checkout"
+    (r / "sub").mkdir(parents=True)
+    git(r, "init", "-q", "-b", "main")
+    git(r, "config", "user.email", "t@example.com")
+    git(r, "config", "user.name", "t")
+    (r / "a.txt").write_text("one\n")
+    (r / "sub" / "b.txt").write_text("bee\n")
+    (r / "version.txt").write_text("$Format:%H$\n")
+    (r / ".gitattributes").write_text("/version.txt export-subst\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-qm", "one")
+    return r
+
+
+def runner(image: str, host: str) -> RemoteDockerRunner:
+    return RemoteDockerRunner(DockerRunner(image, mount_set="tt-metal", docker_host=host))
+
+
+def run(r: RemoteDockerRunner, repo: Path, record: Path, *argv: str) -> str:
+    record.mkdir(parents=True, exist_ok=True)
+    out: list[bytes] = []
+    res = r.run(list(argv), out.append, cwd=repo, env={"REC": str(record)},
+                mounts=(repo, record), timeout=120)  # fmt: skip
+    text = b"".join(out).decode()
+    assert res.exit_code == 0, text
+    return text
+
+
+@pytest.fixture
+def card_host(engine_image: str) -> Iterator[Engine]:
+    with running(engine_image) as eng:
+        yield eng
+
+
+def test_only_what_changed_is_shipped_and_the_record_comes_back(
+    small_image: str, card_host: Engine, tmp_path: Path
+) -> None:
+    repo = checkout(tmp_path)
+    r = runner(small_image, card_host.tcp)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    first = run(r, repo, tmp_path / "rec1", "sh", "-c",
+                'cat a.txt sub/b.txt version.txt > "$REC/out.txt"')  # fmt: skip
+    assert f"sending image {small_image}" in first  # the engine had no image: it was sent
+    assert "shipping 4 changed file(s)" in first
+    # written there, in the record's volume; here now
+    assert (tmp_path / "rec1" / "out.txt").read_text() == f"one\nbee\n{head}\n"
+
+    (repo / "a.txt").write_text("two\n")
+    (repo / "sub" / "b.txt").unlink()
+    second = run(r, repo, tmp_path / "rec2", "sh", "-c", 'ls -A sub > "$REC/ls.txt"; cat a.txt')
+    assert "shipping 1 changed file(s)" in second and "1 to delete there" in second
+    assert second.rstrip().endswith("two")
+    assert (tmp_path / "rec2" / "ls.txt").read_text() == ""
+
+    # another process (nothing known here) finds the engine's tree as it left it: nothing to send
+    runners._shipped.clear()
+    third = run(r, repo, tmp_path / "rec3", "cat", "a.txt")
+    assert "shipping" not in third and third.rstrip().endswith("two")
+    # the engine sees none of this machine's files: a bind mount of the checkout is empty there
+    seen = card_host.docker("run", "--rm", "-v", f"{repo}:/x", small_image, "ls", "-A", "/x")
+    assert seen.stdout.strip() == ""
+    assert r.read_text(repo, "a.txt") == "two\n" and r.exists(repo, "sub") is True
+    assert r.read_text(repo, "sub/b.txt") is None
+    vols = card_host.docker("volume", "ls", "-q").stdout.split()
+    assert r._tree(repo).name in vols and r._ccache().name in vols
+
+
+def test_an_ssh_context_reaches_the_card_host(
+    small_image: str, engine_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ssh://root@host:port``, as a card host is reached: the ssh command (the SDK runs the
+    ``ssh`` on PATH, as the docker CLI does), running ``docker system dial-stdio`` there. The
+    user's ssh configuration is stood in for by ``ssh -F`` with a key and known hosts made here,
+    so the real home is never touched; the host key is checked strictly."""
+    real_ssh = shutil.which("ssh")
+    need(real_ssh is not None and shutil.which("ssh-keyscan") is not None,
+         "openssh-client is not installed")  # fmt: skip
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    with running(engine_image, authorized_key=(tmp_path / "id_ed25519.pub").read_text()) as eng:
+        scan = subprocess.run(["ssh-keyscan", "-p", str(eng.ssh_port), "127.0.0.1"],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert scan.stdout.strip(), scan.stderr
+        (tmp_path / "known_hosts").write_text(scan.stdout)
+        config = tmp_path / "ssh_config"
+        config.write_text(f"Host 127.0.0.1\n  IdentityFile {key}\n  IdentitiesOnly yes\n"
+                          f"  UserKnownHostsFile {tmp_path / 'known_hosts'}\n"
+                          "  StrictHostKeyChecking yes\n  BatchMode yes\n")  # fmt: skip
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "ssh").write_text(f'#!/bin/sh\nexec {real_ssh} -F {config} "$@"\n')
+        (bin_dir / "ssh").chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        repo = checkout(tmp_path)
+        r = runner(small_image, f"ssh://root@127.0.0.1:{eng.ssh_port}")
+        out = run(r, repo, tmp_path / "rec", "sh", "-c", 'cat a.txt > "$REC/out.txt"')
+        assert "shipping 4 changed file(s)" in out
+        assert (tmp_path / "rec" / "out.txt").read_text() == "one\n"
+        # the same engine, seen over tcp: the tree is in its volume there
+        assert r._tree(repo).name in eng.docker("volume", "ls", "-q").stdout.split()
