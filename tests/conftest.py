@@ -135,6 +135,26 @@ def run_binary(
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def run_gently(argv: list[str], *, timeout: float, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """subprocess.run for lnrepro itself, except that a test which fails or times out while it
+    runs stops it as a user would (SIGTERM, then a wait): its containers go with it rather than
+    outliving a SIGKILL into the next test."""
+    import signal
+
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          **kw) as p:  # fmt: skip
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except BaseException:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            raise
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
 # ------------------------------------------------------------------ the tt-metal look-alike
 def need_toolchain() -> None:
     for tool in ("g++", "cmake", "git"):

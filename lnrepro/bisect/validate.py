@@ -11,6 +11,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+from lnrepro.bisect.prebuilt import template
 from lnrepro.doors import gitops
 from lnrepro.errors import GitError, UsageError
 from lnrepro.model.requests import BisectRequest, CommandOracleSpec, RunOracleSpec
@@ -43,16 +44,34 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
             )
     picks = tuple(_pick(repo, p) for p in req.picks)
     patches = tuple(_patch(p) for p in req.patches)
-    if req.prebuilt:
-        from lnrepro.bisect.prebuilt import template
+    if not req.prebuilt and isinstance(oracle, RunOracleSpec):
+        from lnrepro.run.config import load_config
 
+        # lnrepro.toml's, as the run's profile and image are read (the command line's win); kept
+        # in the state, so --resume uses them whatever the directory it is started in
+        cfg = load_config(Path.cwd())
+        for spec in cfg.prebuilt:
+            try:
+                template(spec)
+            except UsageError as exc:
+                raise UsageError(f"{cfg.source}: prebuilt: {exc.message.removeprefix('--prebuilt ')}",
+                                 exc.fix) from None  # fmt: skip
+        req = replace(req, prebuilt=cfg.prebuilt)
+    if req.prebuilt:
         if isinstance(oracle, CommandOracleSpec):
             raise UsageError("--prebuilt build trees are tested by lnrepro's run, not by --command",
                              "drop --command (lnrepro builds and tests each commit), or --prebuilt")  # fmt: skip
-        if req.contexts or (isinstance(oracle, RunOracleSpec) and oracle.backend.docker_context):
-            raise UsageError("--prebuilt dir: trees are this machine's directories, which the "
-                             "engine of a --docker-context cannot see",
-                             "drop --docker-context (run on this machine's engine), or --prebuilt")  # fmt: skip
+        from lnrepro.doors.container import context_host, is_local_engine
+
+        named = {
+            c for c in (*req.contexts, oracle.backend.docker_context) if c not in (None, "default")
+        }
+        remote = sorted(c for c in named if c and not is_local_engine(context_host(c)))
+        if remote:
+            raise UsageError(f"--prebuilt dir: trees are this machine's directories, which the "
+                             f"engine of --docker-context {remote[0]} cannot see",
+                             "drop that --docker-context (run on this machine's engine), or the "
+                             "prebuilt trees (--prebuilt, or prebuilt in lnrepro.toml)")  # fmt: skip
         for spec in req.prebuilt:
             template(spec)
     record_dir = check_record_dir(req.record_dir) if req.record_dir is not None else None

@@ -154,7 +154,8 @@ def _oracle(
     help="Ready build trees (what build_metal.sh leaves in build_<type>), one directory per commit: "
     "{sha}, {short} (10 characters) or {describe} in the path. Commits that have one are tested "
     "first, with no build; builds happen only inside the last interval. A tree that is missing "
-    "or does not run decides nothing: that commit is built. Repeatable.",
+    "or does not run decides nothing: that commit is built. Repeatable; without it, `prebuilt` "
+    "in lnrepro.toml is used.",
 )
 @option(
     "--patch",

@@ -213,20 +213,82 @@ def run_spec(
 
 
 # ------------------------------------------------------------------ the door
+_clients: dict[tuple[object, ...], Any] = {}  # one per thread and engine, closed at exit
+_clients_closed_at_exit = threading.Event()
+_ENGINE_ENV = ("DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH")
+
+
+def _close_quietly(c: Any) -> None:
+    with contextlib.suppress(Exception):
+        c.close()
+
+
+def _quiet_ssh_close() -> None:
+    """docker's ssh:// transport (``use_ssh_client``) makes a pool, and an ``ssh`` process, per
+    request, and its socket's ``close`` writes to that ssh: once the engine's machine has gone,
+    every pool's finalizer — during the run or at the interpreter's exit — prints a BrokenPipe
+    traceback. Closing such a socket is made quiet (its ssh is ended all the same); docker 7.2's
+    ``docker/transport/sshconn.py`` ``SSHSocket.close``."""
+    from docker.transport import sshconn
+
+    original = sshconn.SSHSocket.close
+    if getattr(original, "lnrepro_quiet", False):
+        return
+
+    def close(self: Any) -> None:
+        try:
+            original(self)
+        except OSError:
+            with contextlib.suppress(Exception):
+                self.proc.terminate()
+
+    close.lnrepro_quiet = True  # type: ignore[attr-defined]
+    sshconn.SSHSocket.close = close
+
+
+def _close_clients() -> None:
+    """Close every client before the interpreter's own finalizers run."""
+    for c in list(_clients.values()):
+        _close_quietly(c)
+    _clients.clear()
+
+
 def client(host: str | None = None) -> Any:
     """A connected Docker client (``host``: another engine, e.g. a context's), or a one-line
-    error that says how to get one."""
+    error that says how to get one. Reused per thread and engine while it answers (an ssh://
+    engine is a new ssh process per client)."""
     from docker.client import DockerClient, from_env
     from docker.errors import DockerException
+    from requests.exceptions import RequestException
 
+    key = (threading.get_ident(), host, *(os.environ.get(k) for k in _ENGINE_ENV))
+    known = _clients.pop(key, None)
+    if known is not None:
+        try:
+            known.ping()
+            _clients[key] = known
+            return known
+        except (DockerException, RequestException):
+            _close_quietly(known)
     try:
         if host and host.startswith("ssh://"):
+            _quiet_ssh_close()
             # through the ssh command, as the docker CLI does: the user's ~/.ssh/config, agent and
             # known hosts apply; the engine's machine answers `docker system dial-stdio`
             c = DockerClient(base_url=host, timeout=10, use_ssh_client=True)
         else:
             c = DockerClient(base_url=host, timeout=10) if host else from_env(timeout=10)
-        c.ping()
+        try:
+            c.ping()
+        except BaseException:
+            _close_quietly(c)  # an ssh:// client's ssh process goes with it
+            raise
+        if not _clients_closed_at_exit.is_set():
+            import atexit
+
+            _clients_closed_at_exit.set()
+            atexit.register(_close_clients)  # after the SDK's own: so it runs before them
+        _clients[key] = c
         return c
     except DockerException as exc:
         text = str(exc)
@@ -276,6 +338,24 @@ def context_host(name: str) -> str:
             f"create it: docker context create {name} --docker host=ssh://USER@HOST",
         ) from None
     return str(host)
+
+
+_same_engine: dict[str, bool] = {}
+
+
+def is_local_engine(host: str) -> bool:
+    """True when ``host`` is this machine's own engine under another address (a context made for
+    the local socket): the same engine ID as the default one, so this machine's paths bind. Any
+    doubt (either engine not answering) is False: the engine is then treated as another
+    machine's, which works everywhere, only slower."""
+    if host not in _same_engine:
+        try:
+            _same_engine[host] = str(client(host).info().get("ID") or "-") == str(
+                client().info().get("ID") or "+"
+            )
+        except DockerUnavailable:
+            _same_engine[host] = False
+    return _same_engine[host]
 
 
 _live_containers: dict[str, Any] = {}  # started and not yet removed (any thread)

@@ -18,6 +18,8 @@ A configuration file may add profiles with fixed commands::
     profile = "standalone"
     base_image = "my-registry/tt-metal-dev:2025-12"   # lnrepro's image is built on it
 
+    prebuilt = ["dir:/artifacts/{short}/build_Debug"]  # bisect's --prebuilt, when not given
+
     [tool.lnrepro.profiles.release]
     build = [["./build_metal.sh", "--release", "--build-tt-train"]]
     binary = "build_Release/tt-train/tests/ttml_tests"
@@ -66,6 +68,7 @@ class Config:
     base_image: str | None = None  # or: build lnrepro's image (docker/Dockerfile) on this base
     env: dict[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it came from
+    prebuilt: tuple[str, ...] = ()  # bisect's --prebuilt SPECs when the command line gives none
 
     def get_profile(self, name: str | None) -> BuildProfile:
         key = name or self.profile
@@ -140,6 +143,11 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
         v is None or isinstance(v, str) for v in (image, base)
     ):
         raise bad("profile, image and base_image must be strings")
-    cfg = Config(profile, profiles, image, base, dict(env), str(path))
+    prebuilt = table.get("prebuilt", [])
+    if isinstance(prebuilt, str):
+        prebuilt = [prebuilt]
+    if not isinstance(prebuilt, list) or not all(isinstance(x, str) for x in prebuilt):
+        raise bad('prebuilt must be a list of strings, e.g. ["dir:/artifacts/{short}/build_Debug"]')
+    cfg = Config(profile, profiles, image, base, dict(env), str(path), tuple(prebuilt))
     cfg.get_profile(None)  # the default must exist
     return cfg

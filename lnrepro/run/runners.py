@@ -190,7 +190,7 @@ class DockerRunner(_HereFiles):
         devices, group = host_devices()
         if only_devices is not None:  # bisect --jobs: one device per job
             missing = [d for d in only_devices if d not in devices]
-            if missing and docker_host is None:
+            if missing and (docker_host is None or container.is_local_engine(docker_host)):
                 raise EnvironmentProblem(
                     f"no /dev/tenstorrent/{missing[0]} on this host",
                     f"use one of: {', '.join(devices) or 'none found'} (lnrepro env-check lists them)",

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import need_toolchain
+from tests.conftest import need_toolchain, run_gently
 from tests.lookalike import KERNEL, TEST_FILE, GroundTruth, Spec, device_env, generate
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
@@ -31,8 +31,8 @@ HAS_FIX = f"grep -q 'zero_dst_reg(dest, kMeanDyGamma);' {KERNEL}"  # exit 0 = th
 def bisect(
     repo: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*LNREPRO, "bisect", "--repo", str(repo), *args], capture_output=True, text=True,
-                          env={**os.environ, **GIT_FILE_OK, **(env or {})}, timeout=timeout, cwd=repo)  # fmt: skip
+    return run_gently([*LNREPRO, "bisect", "--repo", str(repo), *args],
+                      env={**os.environ, **GIT_FILE_OK, **(env or {})}, timeout=timeout, cwd=repo)  # fmt: skip
 
 
 def git(repo: str | Path, *args: str) -> str:

@@ -56,19 +56,23 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
         how = ["--runner", "docker", "--image", request.getfixturevalue("toolchain_image")]
         request.getfixturevalue("fake_card_host")
         env = {**os.environ, **GIT_FILE_OK}
-    else:
+    spec = f"dir:{store}/{{sha}}/build_Debug"
+    if runner == "docker":
+        how += ["--prebuilt", spec]
+    else:  # from lnrepro.toml, in the directory the bisect starts in
         how = ["--runner", "local"]
+        (tmp_path / "lnrepro.toml").write_text(f"prebuilt = [{json.dumps(spec)}]\n")
         env = {**os.environ, **device_env(tmp_path, Path(t.path)), **GIT_FILE_OK}
         env.pop("TT_METAL_HOME")
         env.pop("TT_METAL_RUNTIME_ROOT")
     p = subprocess.run(
         [*LNREPRO, "bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick",
-         t.bugrepro, *how, "--filter", DETERMINISTIC, "--prebuilt",
-         f"dir:{store}/{{sha}}/build_Debug", "--json"],
+         t.bugrepro, *how, "--filter", DETERMINISTIC, "--json"],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1500,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     doc: dict[str, Any] = json.loads(p.stdout)
+    assert doc["request"]["prebuilt"] == [spec]
     r = doc["result"]
     assert r["first_bad"] == t.culprit  # what building every step finds: the ground truth
     steps = doc["steps"]
@@ -97,3 +101,33 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     assert {s["sha"] for s in search[first_build:]} <= inside
     tested = {s["sha"] for s in steps}
     assert not (inside & with_tree) - tested  # no artifact inside it was left untested
+
+
+@pytest.mark.docker  # the docker CLI makes the context; no engine answers it
+def test_prebuilt_from_lnrepro_toml_is_checked_and_a_remote_engine_is_refused_first(
+    lookalike: GroundTruth, tmp_path: Path
+) -> None:
+    """Both before any side effect: no lock, no worktree, no state in the repository."""
+    cfg = tmp_path / "docker-config"
+    env = {**os.environ, "DOCKER_CONFIG": str(cfg)}
+    subprocess.run(["docker", "context", "create", "far", "--docker", "host=tcp://127.0.0.1:9"],
+                   check=True, capture_output=True, env=env)  # fmt: skip
+    before = sorted(p.name for p in (Path(lookalike.path) / ".git").iterdir())
+
+    def bisect(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*LNREPRO, "bisect", "--repo", lookalike.path, "--good", lookalike.good, "--bad",
+             lookalike.bad, "--runner", "docker", "--image", "any:1", *args],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+        )  # fmt: skip
+
+    (tmp_path / "lnrepro.toml").write_text('prebuilt = ["dir:/artifacts/build_Debug"]\n')
+    p = bisect()
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "lnrepro.toml: prebuilt" in p.stderr and "names no commit" in p.stderr
+
+    (tmp_path / "lnrepro.toml").write_text('prebuilt = ["dir:/artifacts/{sha}/build_Debug"]\n')
+    p = bisect("--docker-context", "far")
+    assert p.returncode == 2 and "--docker-context far cannot see" in " ".join(p.stderr.split())
+    assert "lnrepro.toml" in p.stderr  # the fix names where the trees came from
+    assert sorted(p.name for p in (Path(lookalike.path) / ".git").iterdir()) == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lnrepro.doors import container
 from lnrepro.doors.container import HUGEPAGE_MOUNT, Volume, invoking_user, run_spec
 
 
@@ -72,3 +73,21 @@ def test_invoking_user_prefers_sudo_caller(monkeypatch) -> None:  # type: ignore
     monkeypatch.setenv("SUDO_UID", "1234")
     monkeypatch.setenv("SUDO_GID", "99")
     assert invoking_user() == "1234:99"
+
+
+def test_closing_an_ssh_connection_whose_ssh_has_died_is_quiet() -> None:
+    """docker's ssh:// socket writes to its ssh process on close; when the card host has gone,
+    so has that ssh, and every pooled connection's finalizer would print a BrokenPipe traceback
+    (during a bisect, or as lnrepro exits). A real process that has exited stands in for it."""
+    import subprocess
+
+    from docker.transport import sshconn
+
+    container._quiet_ssh_close()
+    container._quiet_ssh_close()  # once only: not wrapped twice
+    sock = sshconn.SSHSocket("root@card-host:22")
+    sock.proc = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+    sock.proc.wait()
+    sock.close()  # no BrokenPipeError
+    assert sock.proc.returncode == 0
+    assert sshconn.SSHSocket.close.lnrepro_quiet is True  # type: ignore[attr-defined]

@@ -152,3 +152,21 @@ def test_an_ssh_context_reaches_the_card_host(
         assert (tmp_path / "rec" / "out.txt").read_text() == "one\n"
         # the same engine, seen over tcp: the tree is in its volume there
         assert r._tree(repo).name in eng.docker("volume", "ls", "-q").stdout.split()
+
+
+def test_a_context_for_this_machines_engine_binds_paths_another_engine_is_shipped_to(
+    card_host: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether paths bind is the engine's identity, not the context's name: a context made for
+    this machine's socket under another address is this engine; the card host is not."""
+    from lnrepro.doors import container
+
+    cfg = tmp_path / "docker-config"
+    monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+    for name, host in (("here", "unix:///run/docker.sock"), ("there", card_host.tcp)):
+        subprocess.run(["docker", "context", "create", name, "--docker", f"host={host}"],
+                       check=True, capture_output=True)  # fmt: skip
+    container._same_engine.clear()
+    assert container.is_local_engine(container.context_host("here")) is True
+    assert container.is_local_engine(container.context_host("there")) is False
+    assert container.is_local_engine("tcp://127.0.0.1:9") is False  # nothing answers: not ours

@@ -39,20 +39,21 @@ def _tt_metal(spec: TtMetalSpec, config_dir: Path) -> Backend:
     if spec.runner == "local":
         runner = LocalRunner()
     else:
-        from lnrepro.doors.container import context_host
+        from lnrepro.doors.container import context_host, is_local_engine
         from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
 
-        # an engine named by a context is another machine's: it sees none of this one's paths
-        # (``default``, as in Docker, is this machine's)
-        remote = spec.docker_context not in (None, "default")
+        # an engine named by a context is another machine's: it sees none of this one's paths —
+        # unless it is this machine's own engine by another name (the same engine ID); ``default``,
+        # as in Docker, is this machine's
+        ctx = spec.docker_context if spec.docker_context not in (None, "default") else None
+        host = context_host(ctx) if ctx else None
+        remote = host is not None and not is_local_engine(host)
         docker = DockerRunner.for_host(
             image=spec.image or cfg.image,
             base=cfg.base_image,
             mount_set=spec.mount_set,
             require_device=spec.require_device and not remote,
-            docker_host=context_host(spec.docker_context)
-            if remote and spec.docker_context
-            else None,
+            docker_host=host,
             only_devices=spec.devices,
         )
         runner = RemoteDockerRunner(docker) if remote else docker
