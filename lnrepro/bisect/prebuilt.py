@@ -24,8 +24,10 @@ def template(spec: str) -> str:
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in KINDS:
         raise UsageError(
-            f"--prebuilt {spec!r}: only dir:TEMPLATE is supported (images and wheels are not yet)",
-            "give a directory per commit, e.g. --prebuilt 'dir:/artifacts/{sha}/build_Release'",
+            f"--prebuilt {spec!r}: only dir:TEMPLATE is taken (tt-metal's wheels and release "
+            "images hold no ttml_tests; docs/prebuilt.md)",
+            "give a build tree per commit, e.g. an extracted CI tarball's: "
+            "--prebuilt 'dir:/artifacts/{sha}/build'",
         )
     if not any(f in rest for f in FIELDS):
         raise UsageError(

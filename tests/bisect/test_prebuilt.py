@@ -131,3 +131,21 @@ def test_prebuilt_from_lnrepro_toml_is_checked_and_a_remote_engine_is_refused_fi
     assert p.returncode == 2 and "--docker-context far cannot see" in " ".join(p.stderr.split())
     assert "lnrepro.toml" in p.stderr  # the fix names where the trees came from
     assert sorted(p.name for p in (Path(lookalike.path) / ".git").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "spec", ["image:ghcr.io/x/tt-metalium-release:{describe}", "wheel:/wheels"]
+)
+def test_images_and_wheels_are_refused_for_what_they_lack(spec: str) -> None:
+    """tt-metal's release images and ttnn wheels hold no ttml_tests (dockerfile/Dockerfile at
+    42bfdec046d2, setup.py at 00fd98d3f3a3): they could never decide a tt-train step."""
+    from lnrepro.bisect.prebuilt import expand, template
+    from lnrepro.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        template(spec)
+    assert "ttml_tests" in exc.value.message and "docs/prebuilt.md" in exc.value.message
+    assert "dir:" in (exc.value.fix or "")
+    assert expand(template("dir:/a/{short}/{describe}"), "0123456789abcdef", "v0.62.0-5-g0123") == (
+        "/a/0123456789/v0.62.0-5-g0123"
+    )
