@@ -231,7 +231,7 @@ def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("bbroot")
     (root / "bin").mkdir()
     shutil.copy(bb, root / "bin" / "busybox")
-    for applet in ("sh", "id", "cat", "ls", "true"):
+    for applet in ("sh", "id", "cat", "ls", "true", "sleep"):
         (root / "bin" / applet).symlink_to("busybox")
     (root / "tmp").mkdir()
     name = f"lnrepro-test-busybox:{uuid.uuid4().hex[:8]}"

@@ -43,6 +43,7 @@ from lnrepro.errors import (
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
 LABEL = "io.lnrepro"  # every container lnrepro starts carries it: findable, removable
+OWNER = "io.lnrepro.owner"  # and which lnrepro started it: host/boot id/pid/process start time
 USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
 # git trusts every directory (safe.directory=*), for this process only: a checkout owned by
 # another uid than the container's user is otherwise "dubious" and git refuses to describe it
@@ -383,6 +384,80 @@ def reopen() -> None:
     _closed.clear()
 
 
+# ------------------------------------------------------------------ owners
+# A container outlives an lnrepro that was killed (SIGKILL, a lost terminal, a crashed machine's
+# engine coming back): nothing in-process can remove it then. Each container names its owner,
+# and the next lnrepro to use that engine removes those whose owner is gone.
+
+
+def _start_ticks(pid: int) -> str | None:
+    """A process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid, it
+    names the process even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
+    return fields[19] if len(fields) > 19 else None
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "-"
+
+
+def owner_label(pid: int | None = None) -> str:
+    """``host/boot id/pid/start``: this process (or ``pid``), as a container's owner label."""
+    import socket
+
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}/{_boot_id()}/{pid}/{_start_ticks(pid) or '-'}"
+
+
+def owner_gone(label: str) -> bool:
+    """True when the owner named by ``label`` is a process of this machine that no longer runs
+    (or ran before this boot). Another machine's owners are never judged."""
+    import socket
+
+    parts = label.split("/")
+    if len(parts) != 4 or parts[0] != socket.gethostname():
+        return False
+    _, boot, pid, start = parts
+    if boot != _boot_id():
+        return True
+    return not pid.isdigit() or _start_ticks(int(pid)) != start
+
+
+_swept: set[str | None] = set()
+
+
+def sweep(c: Any, host: str | None) -> int:
+    """Remove the containers on that engine whose lnrepro is gone (once per engine and process);
+    how many."""
+    from docker.errors import APIError
+    from requests.exceptions import RequestException
+
+    if host in _swept:
+        return 0
+    _swept.add(host)
+    gone = 0
+    with contextlib.suppress(APIError, RequestException):
+        for ct in c.containers.list(all=True, filters={"label": OWNER}):
+            if owner_gone(str(ct.labels.get(OWNER, ""))):
+                with contextlib.suppress(APIError, RequestException):
+                    ct.remove(force=True, v=True)
+                    gone += 1
+    return gone
+
+
+def _create(c: Any, spec: ContainerSpec, command: Sequence[str]) -> Any:
+    kw = spec.sdk_kwargs()
+    kw["labels"] = {**kw["labels"], OWNER: owner_label()}
+    return c.containers.create(spec.image, list(command), **kw)
+
+
 def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
     """A client with the spec's image present and every bind source existing, or an error."""
     from docker.errors import APIError, ImageNotFound
@@ -394,6 +469,7 @@ def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
             "create it or pass an existing path (nothing was started)",
         )
     c = client(host)
+    sweep(c, host)
     try:
         c.images.get(spec.image)
     except ImageNotFound:
@@ -436,7 +512,7 @@ def stream(
     begin = time.monotonic()
     if _closed.is_set():
         raise Stopped()
-    container = c.containers.create(spec.image, list(command), **spec.sdk_kwargs())
+    container = _create(c, spec, command)
     _live_containers[container.id] = container
     if _closed.is_set():  # stopped while it was being created: it never starts
         _live_containers.pop(container.id, None)
@@ -589,7 +665,8 @@ def parked(host: str | None, spec: ContainerSpec) -> Iterator[Any]:
     from requests.exceptions import RequestException
 
     c = remote_client(host)
-    ct = c.containers.create(spec.image, ["true"], **spec.sdk_kwargs())
+    sweep(c, host)
+    ct = _create(c, spec, ["true"])
     _live_containers[ct.id] = ct
     try:
         yield ct
