@@ -249,14 +249,16 @@ def _parents_clean(sim: Sim, graph: Any, sha: str | None) -> bool:
 
 def trial_bayes(
     sim: Sim, graph: Any, tip: str, good: str, confidence: float, rule: str, jobs: int,
-    equal: bool = False,
+    equal: bool = False, known: bool = False,
 ) -> Trial:  # fmt: skip
-    """``equal``: every evaluation costs the same (``--command``, no build phase)."""
-    from lnrepro.bisect.bayes import BayesSearch, Costs
+    """``equal``: every evaluation costs the same (``--command``, no build phase); ``known``: the
+    fail rates are given (``--fail-rates``), not learned."""
+    from lnrepro.bisect.bayes import BayesSearch, Costs, Rates
     from lnrepro.model.bisect import RunOutcome
 
     costs = Costs(0.0, 0.0, RUN_S, 0.0) if equal else Costs(BUILD_S, REBUILD_S, RUN_S)
-    b = BayesSearch(graph, tip, [good], confidence, costs=costs, rule=rule)
+    rates = Rates(fixed=(Q_BAD, Q_GOOD)) if known else Rates()
+    b = BayesSearch(graph, tip, [good], confidence, rates, costs=costs, rule=rule)
     outcome = {"fail": RunOutcome.FAIL, "pass": RunOutcome.PASS, "infra": RunOutcome.NOISE}
     # asynchronous jobs, as the session runs them: an idle job picks at once; time jumps to the
     # next job to finish
@@ -316,6 +318,8 @@ def noise(work: Path, n_hist: int, trials: int) -> dict[str, Any]:
                 trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "entropy", 1, True) for g, tp, gd, c, seed in plans]  # fmt: skip
             rows["lnrepro --confidence 0.95, equal costs"] = [
                 trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 1, True) for g, tp, gd, c, seed in plans]  # fmt: skip
+            rows[f"lnrepro --confidence 0.95 --fail-rates {Q_BAD:g},{Q_GOOD:g}, equal costs"] = [
+                trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 1, True, True) for g, tp, gd, c, seed in plans]  # fmt: skip
         rows["lnrepro --confidence 0.95 --jobs 4"] = [
             trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 4) for g, tp, gd, c, seed in plans]  # fmt: skip
         res[key] = {"rows": rows, "seconds": time.monotonic() - started}

@@ -237,7 +237,7 @@ class BayesSearch:
     rule: str = "cost"  # cost: information per minute; entropy: git-bayesect's per-run rule
     max_runs: int = 300
     endpoint_tries: int = 8  # runs of the buggy endpoint before it is declared not buggy
-    noise_limit: int = 3  # noisy runs in a row before a commit is set aside as untestable
+    noise_limit: int = 3  # noisy runs in a row before a commit is set aside (at least; see below)
     shortlist: int = 24  # commits per job scored in full (the best by one run's information)
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
@@ -247,6 +247,7 @@ class BayesSearch:
         self.post = Posterior(self.graph, self.tip, self.bottoms, self.rates)
         self.tallies: dict[str, Tally] = {}
         self.untestable: dict[str, str] = {}
+        self.set_aside_for_noise: set[str] = set()  # untestable by a noise streak only
         self.current: dict[int, str] = {}  # job -> commit built in its worktree now
         self.built: set[str] = set()
         self.noise_run: dict[str, int] = {}
@@ -322,6 +323,10 @@ class BayesSearch:
         """
         if self.done:
             return None
+        for sha in sorted(self.set_aside_for_noise):  # noisier everywhere now: chance, after all
+            if self.noise_run[sha] < self.noise_streak_limit(self.noise_run[sha]):
+                self.set_aside_for_noise.discard(sha)
+                self.untestable.pop(sha, None)
         running = set(busy.values())
         # the endpoints first: the buggy one until it shows the bug, each clean one once
         tip_t = self.tally(self.tip)
@@ -396,6 +401,7 @@ class BayesSearch:
         self.actions += 1
         if cannot_test:
             self.untestable[sha] = cannot_test
+            self.set_aside_for_noise.discard(sha)
             self.current.pop(action.job, None)
             return Mark.SKIP
         self.built.add(sha)
@@ -409,10 +415,21 @@ class BayesSearch:
         self.runs += runs
         self.noise += noisy
         self.noise_run[sha] = 0 if runs else self.noise_run.get(sha, 0) + noisy
-        if self.noise_run[sha] >= self.noise_limit:
+        if self.noise_run[sha] >= self.noise_streak_limit(self.noise_run[sha]):
             self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
+            self.set_aside_for_noise.add(sha)
         self.post.observe(sha, fails, runs)
         return mark_of([o for o, _ in outs]) or Mark.SKIP
+
+    def noise_streak_limit(self, streak: int = 0) -> int:
+        """Noisy runs in a row before a commit is set aside as untestable: ``noise_limit``, or
+        more where runs are noisy everywhere — a streak that the noise seen elsewhere (outside
+        this ``streak``) would explain less than once in a thousand. Three in a row at a 35% noise
+        rate happen to one commit in 23: a fixed limit would set the culprit aside and leave the
+        search nothing to test."""
+        noise = self.noise - streak
+        rate = (noise + 0.5) / (self.runs + noise + 5.0)  # mostly clean, a priori
+        return max(self.noise_limit, math.ceil(math.log(1e-3) / math.log(rate)))
 
     def equate(self, action: Action, other: str) -> Mark:
         """``action``'s commit built to the same inputs as ``other``: they share observations."""

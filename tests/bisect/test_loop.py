@@ -370,6 +370,7 @@ def test_unrelated_failures_do_not_mislead_the_search(
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(900)  # ~35% of runs are noise, hangs cost their 20 s: a long tail
 def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     lookalike: GroundTruth, toolchain_image: str, fake_card_host: None, tmp_path: Path
 ) -> None:

@@ -77,6 +77,7 @@ def wait_for(cond: Any, proc: subprocess.Popen[bytes], what: str, limit: float =
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.timeout(1200)  # real builds on two engines, one of them in a container
 def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     toolchain_image: str, fake_card_host: None, card_host: Engine, tmp_path: Path
 ) -> None:
@@ -134,6 +135,7 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     assert not ours() - others and not ours(card_host.tcp)
 
 
+@pytest.mark.timeout(1200)  # real builds on two engines, one of them in a container
 def test_a_card_host_that_goes_down_is_noise_on_its_job(
     toolchain_image: str, fake_card_host: None, card_host: Engine, tmp_path: Path
 ) -> None:
