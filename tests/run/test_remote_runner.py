@@ -79,8 +79,9 @@ def run(r: RemoteDockerRunner, repo: Path, record: Path, *argv: str) -> str:
     return text
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def card_host(engine_image: str) -> Iterator[Engine]:
+    """One card host for the module (it starts in ~17 s); the ssh test starts its own."""
     with running(engine_image) as eng:
         yield eng
 
