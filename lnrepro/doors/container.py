@@ -43,7 +43,7 @@ from lnrepro.errors import (
 DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest"
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
 LABEL = "io.lnrepro"  # every container lnrepro starts carries it: findable, removable
-OWNER = "io.lnrepro.owner"  # and which lnrepro started it: host/boot id/pid/process start time
+OWNER = "io.lnrepro.owner"  # which lnrepro started it: host/boot id/pid namespace/pid/start time
 USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
 # git trusts every directory (safe.directory=*), for this process only: a checkout owned by
 # another uid than the container's user is otherwise "dubious" and git refuses to describe it
@@ -408,25 +408,38 @@ def _boot_id() -> str:
         return "-"
 
 
+def _pid_namespace() -> str:
+    """This process's pid namespace (an lnrepro in a container with ``--network host`` has the
+    host's name and boot id, but not its pids)."""
+    try:
+        return str(Path("/proc/self/ns/pid").readlink()).removeprefix("pid:[").removesuffix("]")
+    except OSError:
+        return "-"
+
+
 def owner_label(pid: int | None = None) -> str:
-    """``host/boot id/pid/start``: this process (or ``pid``), as a container's owner label."""
+    """``host/boot id/pid namespace/pid/start``: this process (or ``pid``, of this namespace), as
+    a container's owner label."""
     import socket
 
     pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}/{_boot_id()}/{pid}/{_start_ticks(pid) or '-'}"
+    return (f"{socket.gethostname()}/{_boot_id()}/{_pid_namespace()}/{pid}/"
+            f"{_start_ticks(pid) or '-'}")  # fmt: skip
 
 
 def owner_gone(label: str) -> bool:
-    """True when the owner named by ``label`` is a process of this machine that no longer runs
-    (or ran before this boot). Another machine's owners are never judged."""
+    """True when the owner named by ``label`` is a process that no longer runs (or ran before
+    this boot) on this machine and in this pid namespace. Any other owner is never judged."""
     import socket
 
     parts = label.split("/")
-    if len(parts) != 4 or parts[0] != socket.gethostname():
+    if len(parts) != 5 or parts[0] != socket.gethostname():
         return False
-    _, boot, pid, start = parts
+    _, boot, pidns, pid, start = parts
     if boot != _boot_id():
         return True
+    if pidns != _pid_namespace():
+        return False
     return not pid.isdigit() or _start_ticks(int(pid)) != start
 
 

@@ -46,16 +46,18 @@ def test_a_dead_owners_containers_go_at_the_next_start(
     started += [
         start(busybox_image, dead),
         start(busybox_image, container.owner_label()),  # this process: alive
-        start(busybox_image, "another-machine/boot/1/1"),  # not this machine's to judge
+        start(busybox_image, "another-machine/boot/1/1/1"),  # not this machine's to judge
         start(busybox_image, dead.replace(dead.split("/")[1], "an-earlier-boot")),
+        # an lnrepro in a container on the host's network: this host's name, other pids
+        start(busybox_image, dead.replace(f"/{dead.split('/')[2]}/", "/4026500000/")),
     ]
-    stale, alive, foreign, rebooted = started
+    stale, alive, foreign, rebooted, elsewhere = started
     container._swept.clear()
     spec = container.ContainerSpec(busybox_image)
     code, _ = container.run(spec, ["true"])
     assert code == 0
     assert not exists(stale) and not exists(rebooted)
-    assert exists(alive) and exists(foreign)
+    assert exists(alive) and exists(foreign) and exists(elsewhere)
     # the container it started carried its owner, and is gone with it
     ours = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={container.OWNER}={container.owner_label()}"],
                           capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
