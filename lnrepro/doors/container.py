@@ -349,12 +349,15 @@ def is_local_engine(host: str) -> bool:
     the local socket): the same engine ID as the default one, so this machine's paths bind. Any
     doubt (either engine not answering) is False: the engine is then treated as another
     machine's, which works everywhere, only slower."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
     if host not in _same_engine:
         try:
             _same_engine[host] = str(client(host).info().get("ID") or "-") == str(
                 client().info().get("ID") or "+"
             )
-        except DockerUnavailable:
+        except (DockerUnavailable, DockerException, RequestException):
             _same_engine[host] = False
     return _same_engine[host]
 
