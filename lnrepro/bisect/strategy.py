@@ -83,6 +83,7 @@ class GitSearch:
     bottoms: list[str]
     confirm: bool = True
     retries: int = 2  # re-runs of a commit whose runs were all noise, before it is skipped
+    second_chances: int = 2  # rounds of those retries again, for noise skips that hide the answer
     merge_bases: list[str] = field(default_factory=list)  # always tested first, as git does
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: searched first
     search: Search = field(init=False)
@@ -93,6 +94,8 @@ class GitSearch:
         self.search = Search(self.graph, self.tip, list(self.bottoms), prefer=self.prefer)
         self.tested: dict[tuple[ActionKind, str], Mark] = {}
         self.noisy: dict[tuple[ActionKind, str], int] = {}
+        self.noise_skipped: set[str] = set()  # steps skipped because every run was noise
+        self.revived: dict[str, int] = {}
 
     # ------------------------------------------------------------------ status
     def _ends(self) -> list[tuple[str, Mark, ActionKind]]:
@@ -168,12 +171,30 @@ class GitSearch:
             self.noisy[key] = self.noisy.get(key, 0) + 1
             if self.noisy[key] <= self.retries:
                 return Mark.SKIP
-        return self._settle(action, mark or Mark.SKIP)
+            if action.kind is ActionKind.STEP:
+                self.noise_skipped.add(action.sha)
+        out = self._settle(action, mark or Mark.SKIP)
+        self._second_chance()
+        return out
+
+    def _second_chance(self) -> None:
+        """When skips leave several candidates and some of them were skipped only for noise,
+        those are tested again (``second_chances`` more rounds of retries): at a 25% flake rate
+        three noisy runs in a row happen to one commit in 64, and it may be the culprit."""
+        if not self.search.done or self.search.first_bad() is not None:
+            return
+        for sha in sorted(self.noise_skipped & set(self.search.candidates())):
+            if self.revived.get(sha, 0) < self.second_chances:
+                self.revived[sha] = self.revived.get(sha, 0) + 1
+                self.noise_skipped.discard(sha)
+                self.noisy.pop((ActionKind.STEP, sha), None)
+                del self.search.marks[sha]
 
     def equate(self, action: Action, other: str) -> Mark:
         """``action``'s commit tests exactly what ``other`` did (same inputs): same verdict."""
-        mark = self.verdict(other) or Mark.SKIP
-        return self._settle(action, mark)
+        out = self._settle(action, self.verdict(other) or Mark.SKIP)
+        self._second_chance()
+        return out
 
     def learn_costs(self, build: BuildKind, fixed_s: float | None, run_s: float | None) -> None:
         return None  # git's rule does not weigh costs

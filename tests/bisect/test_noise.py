@@ -322,6 +322,35 @@ def test_git_search_splits_k_ways_and_retries_noise() -> None:
     assert gs.search.marks["c32"] is Mark.SKIP  # after the retries
 
 
+def test_git_search_retests_a_noise_skip_that_hides_the_culprit() -> None:
+    """The culprit's first three runs are noise (a flaky hang elsewhere): git's rule skips it,
+    which leaves it and its parent both possible. It is tested again, and named."""
+    g = linear(16)
+    s = GitSearch(g, "c15", ["c0"])
+    seen: dict[str, int] = {}
+    while batch := s.next_batch(1):
+        a = batch[0]
+        seen[a.sha] = seen.get(a.sha, 0) + 1
+        if a.sha == "c9" and seen[a.sha] <= 3:
+            s.observe(a, [(RunOutcome.NOISE, "hung elsewhere")])
+            continue
+        bad = int(a.sha[1:]) >= 9
+        s.observe(a, [(RunOutcome.FAIL if bad else RunOutcome.PASS, "")])
+    r = s.answer("first bad commit")
+    assert r.first_bad == "c9" and seen["c9"] >= 4, (r, seen)
+    # a commit that is only ever noise is skipped for good after the second chances
+    s = GitSearch(g, "c15", ["c0"])
+    while batch := s.next_batch(1):
+        a = batch[0]
+        if a.sha == "c9":
+            s.observe(a, [(RunOutcome.NOISE, "hung elsewhere")])
+        else:
+            s.observe(a, [(RunOutcome.FAIL if int(a.sha[1:]) >= 9 else RunOutcome.PASS, "")])
+    r = s.answer("first bad commit")
+    assert r.first_bad is None and {c.sha for c in r.candidates} == {"c9", "c10"}
+    assert s.noisy[(ActionKind.STEP, "c9")] == 3 and s.revived["c9"] == 2
+
+
 def test_git_search_with_k_jobs_finds_the_culprit_in_fewer_rounds() -> None:
     g = linear(257)
     for k, most in ((1, 8), (3, 5)):
