@@ -41,9 +41,26 @@ _CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{o
 _COMPILERS = pytest.StashKey[Path]()
 
 
+def _worker(config: pytest.Config) -> bool:
+    """An xdist worker: the controller that started it owns the session's shared state."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    shutil.rmtree(_CAPTURE, ignore_errors=True)
-    os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
+    # one capture folder for the whole run: set by the controller (or a run without xdist)
+    # before any worker starts, inherited by the workers, checked by the controller at the end
+    if not _worker(config):
+        shutil.rmtree(_CAPTURE, ignore_errors=True)
+        os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
+    if config.pluginmanager.hasplugin("xdist"):
+        from tests import engine_group
+
+        config.pluginmanager.register(engine_group, "lnrepro-engine-group")
+        if not _worker(config):
+            groups = _CAPTURE.with_name(_CAPTURE.name + "-groups")
+            shutil.rmtree(groups, ignore_errors=True)
+            groups.mkdir()
+            os.environ[engine_group.ENV] = str(groups)
     # the compilers tt-metal's toolchain files name (tests/lookalike/build.py), on PATH for every
     # build on this host; readable by the non-root test user too
     from tests.lookalike.build import use_compilers
@@ -51,9 +68,42 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_COMPILERS] = use_compilers()
 
 
+# Every test that starts a container, or needs this machine made to look like a card host, runs
+# in one xdist worker, one at a time: "no container outlived the command" is then a question
+# about this test's containers only, and /dev/tenstorrent has one owner. The rest of the suite
+# runs beside them in the other workers.
+_ENGINE_FIXTURES = frozenset(
+    {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
+     "shell_less_image", "good_host"}
+)  # fmt: skip
+
+
+# and what builds C++ here is marked compiler: `-m "not docker and not compiler"` is the inner loop
+_BUILD_FIXTURES = frozenset({"gtest_binary", "lookalike_builds"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if _ENGINE_FIXTURES & uses or item.get_closest_marker("docker"):
+            if not item.get_closest_marker("docker"):
+                item.add_marker(pytest.mark.docker)
+            item.add_marker(pytest.mark.xdist_group("engine"))
+        if _BUILD_FIXTURES & uses and not item.get_closest_marker("compiler"):
+            item.add_marker(pytest.mark.compiler)
+    if config.pluginmanager.hasplugin("xdist"):
+        from tests import engine_group
+
+        engine_group.record(config, items)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from tests.consumers.schemas import errors
 
+    shutil.rmtree(session.config.stash.get(_COMPILERS, Path("/nonexistent")), ignore_errors=True)
+    if _worker(session.config):
+        return  # the controller checks every worker's documents once they are all done
     files = sorted(_CAPTURE.glob("*.json")) if _CAPTURE.is_dir() else []
     bad = [(f, e) for f in files for e in errors(f.read_text(encoding="utf-8"))[:3]]
     if files and shutil.which("node"):  # and Node's JSON.parse, the strictest reader there is
@@ -78,7 +128,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if bad and session.exitstatus == 0:
         session.exitstatus = 1
     shutil.rmtree(_CAPTURE, ignore_errors=True)
-    shutil.rmtree(session.config.stash.get(_COMPILERS, Path("/nonexistent")), ignore_errors=True)
+    shutil.rmtree(_CAPTURE.with_name(_CAPTURE.name + "-groups"), ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -278,6 +278,7 @@ def test_a_bad_merge_base_says_the_bug_was_fixed_on_the_good_side(tmp_path: Path
     assert again.returncode == 1 and "the merge base" in again.stderr
 
 
+@pytest.mark.compiler
 def test_build_and_test_oracle_on_the_real_lookalike(
     lookalike: GroundTruth, tmp_path: Path
 ) -> None:
@@ -342,6 +343,7 @@ def test_build_and_test_oracle_in_the_container(
     assert logs and not any("Cannot parse tag" in log for log in logs)
 
 
+@pytest.mark.compiler
 def test_unrelated_failures_do_not_mislead_the_search(
     lookalike: GroundTruth, tmp_path: Path
 ) -> None:

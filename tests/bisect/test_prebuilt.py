@@ -32,6 +32,7 @@ def rev_list(repo: str, good: str, bad: str) -> list[str]:
     return out.split()
 
 
+@pytest.mark.compiler
 @pytest.mark.parametrize("runner", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     runner: str, request: pytest.FixtureRequest, tmp_path: Path

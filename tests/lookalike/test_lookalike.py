@@ -254,6 +254,7 @@ def test_stale_jit_cache_gives_stale_results(
     assert code == 0 and "Compiled kernel layernorm_bw" in out
 
 
+@pytest.mark.compiler
 def test_an_archived_tree_keeps_its_version_as_tt_metals_does(
     lookalike: GroundTruth, tmp_path: Path
 ) -> None:
@@ -290,6 +291,7 @@ def test_an_archived_tree_keeps_its_version_as_tt_metals_does(
     assert "Cannot parse tag" in copied and "-- Version:" not in copied
 
 
+@pytest.mark.compiler
 def test_unbuildable_commit_fails_to_build(lookalike: GroundTruth, tmp_path: Path) -> None:
     need_toolchain()
     sha = next(s for s in lookalike.unbuildable if s in lookalike.first_parent)

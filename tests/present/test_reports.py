@@ -350,6 +350,7 @@ def test_markdown_and_junit_of_a_bisect(tmp_path: Path) -> None:
     assert xml.failures == 0 and xml.errors == 0
 
 
+@pytest.mark.compiler
 @pytest.mark.docker
 def test_markdown_of_a_lookalike_container_run(
     lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None, tmp_path: Path

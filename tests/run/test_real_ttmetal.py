@@ -159,6 +159,7 @@ def test_main_without_the_bugrepro_tests_is_never_a_bare_pass(
     assert doc["verdict"] == "PASS" and doc["missing"] == ["LayerNormBackwardOpTest.BugRepro_*"]
 
 
+@pytest.mark.compiler
 def test_standalone_profile_builds_this_commits_tt_metal_with_its_toolchain(
     lookalike: GroundTruth, tmp_path: Path
 ) -> None:
@@ -184,6 +185,7 @@ def test_standalone_profile_builds_this_commits_tt_metal_with_its_toolchain(
     assert doc["tests"][0]["worst_metrics"]["dx"]["max_diff"] == 1000
 
 
+@pytest.mark.compiler
 def test_an_llk_only_bump_is_a_different_input_though_the_binary_is_the_same(
     llk_history: GroundTruth, tmp_path: Path
 ) -> None:
@@ -229,6 +231,7 @@ def test_an_llk_only_bump_is_a_different_input_though_the_binary_is_the_same(
     assert (c0, c1) == (0, 1)  # and the bump is the bug
 
 
+@pytest.mark.compiler
 def test_a_local_bisect_names_the_llk_bump(llk_history: GroundTruth, tmp_path: Path) -> None:
     """Before, the bump's parent and the bump hashed alike (same binary, same kernel folders), so
     one verdict served both and the bisect named a wrong commit or found no separation."""
