@@ -372,7 +372,7 @@ def test_unrelated_failures_do_not_mislead_the_search(
 
 
 @pytest.mark.docker
-@pytest.mark.timeout(900)  # ~35% of runs are noise, hangs cost their 20 s: a long tail
+@pytest.mark.timeout(900)  # ~35% of runs are noise, hangs cost their 10 s: a long tail
 def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     lookalike: GroundTruth, toolchain_image: str, fake_card_host: None, tmp_path: Path
 ) -> None:
@@ -400,7 +400,7 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     )
     p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
                "--runner", "docker", "--image", toolchain_image, "--filter", "*Deterministic_2048Features",
-               "--env", flake, "--timeout", "20", "--confidence", "0.999", "--jobs", "2",
+               "--env", flake, "--timeout", "10", "--confidence", "0.999", "--jobs", "2",
                "--docker-context", "lnrepro-a", "--docker-context", "lnrepro-b",
                "--record-dir", str(tmp_path / "runs"), "--json",
                env={"DOCKER_CONFIG": str(cfg)}, timeout=1800)  # fmt: skip
