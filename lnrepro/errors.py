@@ -102,10 +102,6 @@ class OutcomeError(LnreproError):
     exit_code = ExitCode.ENVIRONMENT
 
 
-class NoTestsMatched(OutcomeError):
-    """The filter matched no test in the binary (e.g. BugRepro tests absent from a commit)."""
-
-
 class NoGtestOutput(OutcomeError):
     """The test command ran but printed nothing googletest prints."""
 

@@ -104,7 +104,6 @@ EMULATOR = (
 LOCAL = ("binary",)
 TT_METAL = ("tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
             "reset_cmd", "watcher", "docker_context", "device_nodes", "python")  # fmt: skip
-JOB_OWN = ("docker_context", "device_nodes")  # bisect has its own, one per job
 BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
 
 BACKEND_OPTIONS: list[Callable[[F], F]] = [

@@ -19,8 +19,6 @@ from lnrepro.model.checkout import (
     BUILD_METAL,
     CHECKOUT_FILES,
     SFPI_VERSION,
-    STAMP,
-    CacheFacts,
     TreeFacts,
     default_toolchain,
 )
@@ -134,8 +132,3 @@ def read_tree(checkout: Path) -> TreeFacts:
     if toolchain and (checkout / toolchain).is_file():
         present.add(toolchain)
     return TreeFacts.parse(files, frozenset(present))
-
-
-def read_cache(build_dir: Path) -> CacheFacts:
-    """A build directory's CMake cache and lnrepro's stamp in it."""
-    return CacheFacts.parse(_read_text(build_dir / "CMakeCache.txt"), _read_text(build_dir / STAMP))

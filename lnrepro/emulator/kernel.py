@@ -50,12 +50,9 @@ import numpy as np
 import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
-F64 = npt.NDArray[np.float64]
 
 TILE = 32
 EPS = 1e-6  # the test reference's epsilon
-DEFAULT_BLOCK_SIZE = 2  # the older factory's for even Wt; kept for the --emu_block_size help
-DEFAULT_L1_MAX_TILES = 32  # the first pass's tile-count rule, now only an explicit override
 
 
 class Defect(str, Enum):

@@ -19,7 +19,6 @@ from typing import Any
 
 from lnrepro.envcheck.facts import Facts
 
-TT_VENDOR = "0x1e52"
 # PCI device id -> ARCH_NAME (ids from tt-kmd / UMD)
 ARCH_BY_DEVICE_ID = {"0xfaca": "grayskull", "0x401e": "wormhole_b0", "0xb140": "blackhole"}
 DEFAULT_MIN_DRIVER = "1.33"  # tt-metal's install docs (v0.59-v0.60): TT-KMD v1.33 or above

@@ -177,7 +177,7 @@ class ConsoleParser:
             else:
                 status, crash = describe_exit(exit_code)
             self._finish_unfinished(status, crash)
-        self._flush_pending(at_end=True)
+        self._flush_pending()
         if self._glued:
             self.run.warnings.append(
                 f"{self._glued} [ RUN ] marker(s) were glued to other output; recovered"
@@ -261,7 +261,7 @@ class ConsoleParser:
             self._finish_unfinished(
                 TestStatus.CRASHED, CrashInfo(None, None, f"{reason} while the test was running")
             )
-        self._flush_pending(at_end=True)
+        self._flush_pending()
         self._suite = None
         self._in_summary = False
         self._linewise = 0
@@ -376,7 +376,7 @@ class ConsoleParser:
         if self._in_summary:
             it = self._new_iteration("a new test program started")
         if self._pending_failures:
-            self._flush_pending(at_end=False)
+            self._flush_pending()
         self._current = TestResult(
             name=sys.intern(name), status=TestStatus.CRASHED, iteration=it.index
         )
@@ -453,7 +453,7 @@ class ConsoleParser:
         if ran is not None:
             if self._current is not None:
                 return  # printed by the running test
-            self._flush_pending(at_end=True)
+            self._flush_pending()
             it.finished = True
             it.summary.ran = int(ran.group("n"))
             it.summary.total_ms = _ms(ran.group("ms"))
@@ -465,17 +465,17 @@ class ConsoleParser:
         if self._current is not None:
             return
         if rest.startswith("Global test environment"):
-            self._flush_pending(at_end=False)
+            self._flush_pending()
             self._suite = None
             return
         end = _SUITE_END.match(rest)
         if end is not None:
-            self._flush_pending(at_end=False)
+            self._flush_pending()
             self._suite = None
             return
         start = _SUITE_START.match(rest)
         if start is not None:
-            self._flush_pending(at_end=False)
+            self._flush_pending()
             self._suite = start.group("suite")
 
     # ------------------------------------------------------------ failures
@@ -511,7 +511,7 @@ class ConsoleParser:
         else:
             self._pending_failures.append(failure)
 
-    def _flush_pending(self, at_end: bool) -> None:
+    def _flush_pending(self) -> None:
         """Failures printed outside any test belong to a suite's or the program's set-up."""
         if not self._pending_failures:
             return

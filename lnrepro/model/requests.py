@@ -17,7 +17,7 @@ the documented default applies where the request is carried out.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -432,7 +432,3 @@ class BisectRequest:
                    tuple(Path(p) for p in r.strs("patches")), r.bool("find_fix", False),
                    r.bool("first_parent", False), r.bool("confirm", True), r.strs("paths"),
                    Path(record) if record else None, r.strs("prebuilt"))  # fmt: skip
-
-    def with_resolved(self, good: tuple[str, ...], bad: str) -> BisectRequest:
-        """The same request with its refs as full shas (what the state keeps)."""
-        return replace(self, good=good, bad=bad)

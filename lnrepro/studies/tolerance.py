@@ -372,11 +372,6 @@ def seeds_table(
     return out
 
 
-def default_tests() -> list[str]:
-    """The tests ``tolerance`` judges without ``--test``: those the default filter runs."""
-    return select_tests(())
-
-
 def select_tests(patterns: Sequence[str]) -> list[str]:
     """Modelled tests matching gtest-style ``patterns`` (full or short names); none: the default
     filter's (BugRepro and NIGHTLY)."""

@@ -73,10 +73,6 @@ class CoreKind(str, Enum):
     ETH = "ethnet"  # the 2024 name, active or idle not told apart
     DRAM = "dram"
 
-    @property
-    def is_eth(self) -> bool:
-        return self in (CoreKind.ACTIVE_ETH, CoreKind.IDLE_ETH, CoreKind.ETH)
-
 
 class EventKind(str, Enum):
     """A line that reports something rather than a core's state."""
@@ -448,7 +444,6 @@ class _State:
     dump_kernels: dict[int, str] | None = None
     dump_events: list[Event] | None = None
     uses_completed: bool = False
-    in_stack_summary: bool = False
     in_ring: bool = False
 
     @property
@@ -509,7 +504,6 @@ def parse_file(path: Path) -> WatcherLog:
 def _line(st: _State, no: int, raw: str) -> None:
     line = raw.rstrip()
     if not line.strip():
-        st.in_stack_summary = False
         st.in_ring = False
         return
     if m := _STARTING.search(line):
@@ -565,8 +559,7 @@ def _line(st: _State, no: int, raw: str) -> None:
     if m := _PAUSED.search(line):
         _paused(st, no, m.group(1))
         return
-    if "Stack usage summary" in line:
-        st.in_stack_summary = True
+    if "Stack usage summary" in line:  # a heading: the lines under it are read one by one
         return
     if _STACK.search(line) and not _PREFIX_NEW.search(line) and not _PREFIX_CORE.search(line):
         kind = EventKind.STACK_OVERFLOW if "OVERFLOW" in line else EventKind.STACK
