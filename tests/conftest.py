@@ -82,7 +82,7 @@ _ENGINE_FIXTURES = frozenset(
 _BUILD_FIXTURES = frozenset({"gtest_binary", "lookalike_builds"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+@pytest.hookimpl(tryfirst=True)  # the marks are there before -m deselects by them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))

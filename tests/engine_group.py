@@ -4,8 +4,10 @@ tests/conftest.py when pytest-xdist is there).
 xdist's own ``--dist loadgroup`` tags a grouped test by appending ``@group`` to ``item._nodeid``,
 which pytest 9.2 no longer reads (a node's id is ``_id`` now), so its groups silently fall apart.
 Here the workers name the engine's tests in a file as they finish collecting, and the
-controller's scheduler (xdist's public ``pytest_xdist_make_scheduler`` hook) reads it: those tests
-are one work unit, handed out first; every other test is a unit of its own.
+controller's scheduler (xdist's ``pytest_xdist_make_scheduler`` hook) reads it: those tests are
+one work unit, handed out first (the largest unit goes first); every other test is a unit of its
+own. The scheduler is xdist's LoadScopeScheduling with its scope rule (``_split_scope``, the one
+method loadgroup itself overrides) replaced.
 """
 
 from __future__ import annotations
