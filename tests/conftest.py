@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -39,6 +42,12 @@ def need(ok: bool, reason: str) -> None:
 # inherited by subprocesses) and validated against docs/schemas when the session ends.
 _CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{os.getpid()}")
 _COMPILERS = pytest.StashKey[Path]()
+# One ccache for every C++ build of the session, in every worker, on this host and in the
+# containers (mounted at the same path; lnrepro's docker runner takes $CCACHE_DIR): each test's
+# look-alike lives at its own path, so paths under /tmp are made relative (base_dir) and the build
+# directory is left out of the hash, as a developer's warm cache serves every checkout. Builds
+# that name no ccache (build_metal.sh without --enable-ccache) are cold as before.
+_CCACHE = _CAPTURE.with_name(_CAPTURE.name.replace("json", "ccache"))
 
 
 def _worker(config: pytest.Config) -> bool:
@@ -52,6 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _worker(config):
         shutil.rmtree(_CAPTURE, ignore_errors=True)
         os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
+        os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
+        _shared_ccache()
     if config.pluginmanager.hasplugin("xdist"):
         from tests import engine_group
 
@@ -68,14 +79,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_COMPILERS] = use_compilers()
 
 
+def _shared_ccache() -> None:
+    shutil.rmtree(_CCACHE, ignore_errors=True)
+    _CCACHE.mkdir(mode=0o777)
+    _CCACHE.chmod(0o777)  # the test user's builds write here too (umask 000 below)
+    (_CCACHE / "ccache.conf").write_text(
+        "base_dir = /tmp\nhash_dir = false\numask = 000\nmax_size = 4G\n"
+    )
+    os.environ["CCACHE_DIR"] = str(_CCACHE)
+
+
 # Every test that starts a container, or needs this machine made to look like a card host, runs
-# in one xdist worker, one at a time: "no container outlived the command" is then a question
-# about this test's containers only, and /dev/tenstorrent has one owner. The rest of the suite
-# runs beside them in the other workers.
+# in one of two xdist workers, one test at a time in each: the bisects (tests/bisect, and the
+# remote engine's runner, whose second engine is theirs alone) in one, the rest in the other. Each
+# asks only about its own lnrepro's containers (tests/leftovers.py), and they share the fake card
+# host (hold_card_host). The rest of the suite runs beside them in the same or other workers.
 _ENGINE_FIXTURES = frozenset(
     {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
      "shell_less_image", "good_host"}
 )  # fmt: skip
+
+
+def _engine_group(nodeid: str) -> str:
+    bisects = nodeid.startswith(("tests/bisect/", "tests/run/test_remote_runner.py"))
+    return "engine-bisect" if bisects else "engine-run"
 
 
 # and what builds C++ here is marked compiler: `-m "not docker and not compiler"` is the inner loop
@@ -89,7 +116,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if _ENGINE_FIXTURES & uses or item.get_closest_marker("docker"):
             if not item.get_closest_marker("docker"):
                 item.add_marker(pytest.mark.docker)
-            item.add_marker(pytest.mark.xdist_group("engine"))
+            item.add_marker(pytest.mark.xdist_group(_engine_group(item.nodeid)))
         if _BUILD_FIXTURES & uses and not item.get_closest_marker("compiler"):
             item.add_marker(pytest.mark.compiler)
     if config.pluginmanager.hasplugin("xdist"):
@@ -129,6 +156,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1
     shutil.rmtree(_CAPTURE, ignore_errors=True)
     shutil.rmtree(_CAPTURE.with_name(_CAPTURE.name + "-groups"), ignore_errors=True)
+    shutil.rmtree(_CCACHE, ignore_errors=True)
+    for f in (os.environ[_CARD_HOLDERS], os.environ[_CARD_HOLDERS] + ".lock"):
+        with contextlib.suppress(OSError):
+            os.unlink(f)
 
 
 @pytest.fixture(autouse=True)
@@ -185,24 +216,10 @@ def run_binary(
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def run_gently(argv: list[str], *, timeout: float, **kw: Any) -> subprocess.CompletedProcess[str]:
-    """subprocess.run for lnrepro itself, except that a test which fails or times out while it
-    runs stops it as a user would (SIGTERM, then a wait): its containers go with it rather than
-    outliving a SIGKILL into the next test."""
-    import signal
-
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          **kw) as p:  # fmt: skip
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except BaseException:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-            raise
-    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+def run_gently(argv: list[str], *, timeout: float, **kw: Any) -> leftovers.Ran:
+    """subprocess.run for lnrepro itself, stopped as a user would if the test fails while it runs;
+    the result's ``owner`` names its containers (tests/leftovers.py)."""
+    return leftovers.run(argv, timeout=timeout, **kw)
 
 
 # ------------------------------------------------------------------ the tt-metal look-alike
@@ -260,7 +277,7 @@ def lookalike_builds(lookalike: Any, tmp_path_factory: pytest.TempPathFactory) -
         "main": worktree(lookalike, base / "main", lookalike.main),
     }
     for name, tree in trees.items():
-        res = build(tree)
+        res = build(tree, "--debug", "--build-tt-train", "--enable-ccache")
         assert res.ok, f"look-alike build of {name} failed:\n{res.output[-3000:]}"
     return trees
 
@@ -294,6 +311,16 @@ def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
 
+@contextlib.contextmanager
+def _one_builder(what: str) -> Iterator[None]:
+    """One worker at a time makes an image; the others wait for it, then find it made."""
+    import fcntl
+
+    with open(f"/tmp/lnrepro-test-{what}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
 def toolchain_image() -> str:
     """A Debian bookworm image with the look-alike's toolchain, made here (debootstrap, no
@@ -303,7 +330,8 @@ def toolchain_image() -> str:
     need(os.geteuid() == 0, "debootstrap needs root")
     from tests.lookalike import ensure_toolchain_image
 
-    return ensure_toolchain_image()
+    with _one_builder("toolchain-image"):
+        return ensure_toolchain_image()
 
 
 @pytest.fixture(scope="session")
@@ -314,36 +342,86 @@ def engine_image() -> str:
     need(os.geteuid() == 0, "debootstrap needs root")
     from tests.engines import ensure_image
 
-    return ensure_image()
+    with _one_builder("engine-image"):
+        return ensure_image()
+
+
+# This machine made to look like a card host is shared by the engine's workers: the first test
+# that needs it makes it, the last one to finish takes it down (a count in a file, under a lock).
+_CARD_HOLDERS = "LNREPRO_TEST_CARD"  # the count's file, named by the controller
+
+
+@contextlib.contextmanager
+def _card_count() -> Iterator[list[int]]:
+    """The number of tests holding the fake card host, under a lock."""
+    import fcntl
+
+    path = Path(os.environ.get(_CARD_HOLDERS) or f"/tmp/lnrepro-card-{os.getpid()}")
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            n = [int(path.read_text())]
+        except (OSError, ValueError):
+            n = [0]
+        yield n
+        path.write_text(f"{n[0]}\n")
+
+
+def _hold_card_host(make: Any, unmake: Any) -> Iterator[None]:
+    """Hold the card host as a fixture does: ``make()`` it if nobody holds it, ``unmake()`` it
+    as the last one out."""
+    with _card_count() as n:
+        if n[0] == 0:
+            make()  # a failure (or need()) leaves the count as it was
+        n[0] += 1
+    try:
+        yield
+    finally:
+        with _card_count() as n:
+            n[0] -= 1
+            if n[0] == 0:
+                unmake()
+
+
+_DEV_DIR, _NODE, _HUGE_MNT = (
+    Path("/dev/tenstorrent"),
+    Path("/dev/tenstorrent/0"),
+    Path("/dev/hugepages-1G"),
+)
+
+
+def _undo_card(mounted: bool) -> None:
+    if mounted:
+        subprocess.run(["umount", str(_HUGE_MNT)], check=False)
+    for undo in (_HUGE_MNT.rmdir, _NODE.unlink, _DEV_DIR.rmdir):
+        with contextlib.suppress(OSError):
+            undo()
 
 
 @pytest.fixture
 def fake_card_host() -> Iterator[None]:
     """This machine made to look like a card host for real: a character device node at
-    /dev/tenstorrent/0 (/dev/null's numbers) and a hugetlbfs mount at /dev/hugepages-1G."""
-    import contextlib
-
+    /dev/tenstorrent/0 (/dev/null's numbers) and a hugetlbfs mount at /dev/hugepages-1G, of
+    1 GiB pages where the kernel has them (as tt-metal's hosts mount it)."""
     need(os.geteuid() == 0, "needs root (mknod, mount)")
-    dev_dir, node, mnt = (
-        Path("/dev/tenstorrent"),
-        Path("/dev/tenstorrent/0"),
-        Path("/dev/hugepages-1G"),
-    )
-    need(not dev_dir.exists() and not mnt.exists(), "a real card setup is present; not touching it")
-    dev_dir.mkdir()
-    mounted = False
-    try:
-        subprocess.run(["mknod", "-m", "666", str(node), "c", "1", "3"], check=True)
-        mnt.mkdir()
-        subprocess.run(["mount", "-t", "hugetlbfs", "nodev", str(mnt)], check=True)
-        mounted = True
-        yield
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(mnt)], check=False)
-        for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir):
-            with contextlib.suppress(OSError):
-                undo()
+
+    def make() -> None:
+        need(not _DEV_DIR.exists() and not _HUGE_MNT.exists(),
+             "a real card setup is present; not touching it")  # fmt: skip
+        _DEV_DIR.mkdir()
+        mounted = False
+        try:
+            subprocess.run(["mknod", "-m", "666", str(_NODE), "c", "1", "3"], check=True)
+            _HUGE_MNT.mkdir()
+            gib = Path("/sys/kernel/mm/hugepages/hugepages-1048576kB").is_dir()
+            subprocess.run(["mount", "-t", "hugetlbfs", *(["-o", "pagesize=1G"] if gib else []),
+                            "nodev", str(_HUGE_MNT)], check=True)  # fmt: skip
+            mounted = True
+        finally:
+            if not mounted:
+                _undo_card(False)
+
+    yield from _hold_card_host(make, lambda: _undo_card(True))
 
 
 @pytest.fixture(scope="session")

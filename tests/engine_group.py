@@ -1,13 +1,14 @@
-"""One xdist worker for every test that uses the Docker engine (a pytest plugin, registered by
-tests/conftest.py when pytest-xdist is there).
+"""xdist groups that hold: each ``xdist_group`` of tests (those of the Docker engine) runs in
+one worker, one test at a time (a pytest plugin, registered by tests/conftest.py when
+pytest-xdist is there).
 
 xdist's own ``--dist loadgroup`` tags a grouped test by appending ``@group`` to ``item._nodeid``,
 which pytest 9.2 no longer reads (a node's id is ``_id`` now), so its groups silently fall apart.
-Here the workers name the engine's tests in a file as they finish collecting, and the
-controller's scheduler (xdist's ``pytest_xdist_make_scheduler`` hook) reads it: those tests are
-one work unit, handed out first (the largest unit goes first); every other test is a unit of its
-own. The scheduler is xdist's LoadScopeScheduling with its scope rule (``_split_scope``, the one
-method loadgroup itself overrides) replaced.
+Here the workers name each group's tests in a file as they finish collecting, and the
+controller's scheduler (xdist's ``pytest_xdist_make_scheduler`` hook) reads it: a group is one
+work unit, and the largest units are handed out first, one to each worker; every other test is a
+unit of its own. The scheduler is xdist's LoadScopeScheduling with its scope rule
+(``_split_scope``, the one method loadgroup itself overrides) replaced.
 """
 
 from __future__ import annotations
@@ -18,19 +19,19 @@ from typing import Any
 
 import pytest
 
-ENV = "LNREPRO_TEST_ENGINE_IDS"  # the folder where each worker lists the engine's tests
-GROUP = "engine"
+ENV = "LNREPRO_TEST_ENGINE_IDS"  # the folder where each worker lists the grouped tests
 
 
 def record(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a worker, after collection: which of its tests are the engine's."""
+    """In a worker, after collection: its grouped tests, one ``group<TAB>node id`` a line."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     folder = os.environ.get(ENV)
     if not worker or not folder:
         return
-    ids = [item.nodeid for item in items if item.get_closest_marker("xdist_group")]
+    lines = [f"{mark.args[0]}\t{item.nodeid}" for item in items
+             if (mark := item.get_closest_marker("xdist_group"))]  # fmt: skip
     tmp = Path(folder) / f".{worker}.tmp"
-    tmp.write_text("\n".join(ids) + "\n", encoding="utf-8")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(Path(folder) / f"{worker}.txt")
 
 
@@ -41,14 +42,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     folder = Path(os.environ[ENV])
 
-    class EngineGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        engine: frozenset[str] | None = None
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        groups: dict[str, str] | None = None  # node id -> its group
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.engine is None:  # every worker has collected (and written) by now
+            if self.groups is None:  # every worker has collected (and written) by now
                 names = sorted(folder.glob("*.txt"))
                 text = names[0].read_text(encoding="utf-8") if names else ""
-                self.engine = frozenset(text.split("\n")) - {""}
-            return GROUP if nodeid in self.engine else nodeid
+                rows = (line.split("\t", 1) for line in text.split("\n") if "\t" in line)
+                self.groups = {nodeid: group for group, nodeid in rows}
+            return self.groups.get(nodeid, nodeid)
 
-    return EngineGroupScheduling(config, log)
+    return GroupScheduling(config, log)

@@ -22,7 +22,17 @@ from lnrepro.errors import EnvironmentProblem
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 
-CCACHE_DIR = Path("~/.cache/lnrepro/ccache")
+
+
+def default_ccache_dir() -> Path:
+    """The docker runner's ccache: ``$CCACHE_DIR`` when the user set it (ccache's own variable,
+    which the local runner's builds inherit, so both runners share one cache), else lnrepro's own
+    under the XDG cache home (``~/.cache/lnrepro/ccache``)."""
+    if os.environ.get("CCACHE_DIR"):  # ccache reads an empty value as unset
+        return Path(os.environ["CCACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg) if xdg and Path(xdg).is_absolute() else Path("~/.cache").expanduser()
+    return root / "lnrepro" / "ccache"
 
 
 class Runner(Protocol):
@@ -161,7 +171,7 @@ class DockerRunner(_HereFiles):
     devices: tuple[str, ...] = ()
     device_group: str | None = None
     hugepage_dirs: tuple[str, ...] = ()
-    ccache_dir: Path = field(default_factory=lambda: CCACHE_DIR.expanduser())
+    ccache_dir: Path = field(default_factory=default_ccache_dir)
     warnings: tuple[str, ...] = ()
     base: str | None = None  # build lnrepro's image (docker/Dockerfile) on this base first
     name: str = "docker"

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import need_toolchain, run_gently
+from tests.leftovers import Ran, left
 from tests.lookalike import KERNEL, TEST_FILE, GroundTruth, Spec, device_env, generate
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
@@ -30,7 +31,7 @@ HAS_FIX = f"grep -q 'zero_dst_reg(dest, kMeanDyGamma);' {KERNEL}"  # exit 0 = th
 
 def bisect(
     repo: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600
-) -> subprocess.CompletedProcess[str]:
+) -> Ran:
     return run_gently([*LNREPRO, "bisect", "--repo", str(repo), *args],
                       env={**os.environ, **GIT_FILE_OK, **(env or {})}, timeout=timeout, cwd=repo)  # fmt: skip
 
@@ -315,15 +316,6 @@ def test_build_and_test_oracle_in_the_container(
 ) -> None:
     """The same bisect with every build and test in lnrepro's container, over the unbuildable
     stretch (BUILD_FAILED, skipped) and old commits without the BugRepro tests (picked)."""
-    from lnrepro.doors.container import LABEL
-
-    def containers() -> set[str]:
-        out = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
-        )
-        return set(out.stdout.split())
-
-    before = containers()
     fp = lookalike.first_parent
     stretch = [fp.index(u) for u in lookalike.unbuildable if u in fp]
     good = fp[min(stretch) - 2]  # before the stretch that does not build; the culprit is after it
@@ -335,7 +327,7 @@ def test_build_and_test_oracle_in_the_container(
     assert r["first_bad"] == lookalike.culprit
     verdicts = {s["sha"]: s.get("verdict") for s in r["steps_taken"]}
     assert all(v == "BUILD_FAILED" for sha, v in verdicts.items() if sha in lookalike.unbuildable)
-    assert containers() <= before
+    assert not left(p.owner)
     # tt-metal's configure asks git for the version: the worktree's git directories were there
     logs = [
         (Path(s["record"]) / "build.log").read_text() for s in r["steps_taken"] if s.get("record")
@@ -379,15 +371,6 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     """The look-alike's flaky modes — the bug shows in 80% of runs, clean commits fail 5%, and
     runs crash, hang or hit a driver error — bisected with --confidence in lnrepro's container,
     two jobs at once, each on its own Docker context (both pointing at the local engine)."""
-    from lnrepro.doors.container import LABEL
-
-    def containers() -> set[str]:
-        out = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
-        )
-        return set(out.stdout.split())
-
-    before = containers()
     cfg = tmp_path / "docker-config"
     hosts = {"lnrepro-a": "unix:///var/run/docker.sock", "lnrepro-b": "unix:///run/docker.sock"}
     for name, host in hosts.items():
@@ -417,7 +400,7 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
             rec = json.loads((Path(s["record"]) / "record.json").read_text())
             engines.add((s["job"], rec["backend"]["docker_host"]))
     assert engines == {(0, hosts["lnrepro-a"]), (1, hosts["lnrepro-b"])}
-    assert containers() <= before  # the jobs' containers are all gone, stopped ones included
+    assert not left(p.owner)  # the jobs' containers are all gone, stopped ones included
 
 
 def test_sigterm_stops_every_job_and_resume_finishes_the_noisy_search(

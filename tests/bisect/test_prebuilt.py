@@ -46,13 +46,11 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     commits = rev_list(t.path, t.good, t.bad)
     with_tree = {t.good, t.bad, *commits[3::4]} - {t.culprit}
     store = tmp_path / "artifacts"
-    # as CI builds them: with ccache, one cache for all (paths relative to each tree, so a file
-    # that no commit between two artifacts touched compiles once)
-    cache = {"CCACHE_DIR": str(tmp_path / "ccache"), "CCACHE_BASEDIR": str(store),
-             "CCACHE_NOHASHDIR": "1"}  # fmt: skip
+    # as CI builds them: with ccache (the session's, tests/conftest.py: paths relative to each
+    # tree, so a file that no commit between two artifacts touched compiles once)
     for sha in with_tree:
         tree = worktree(t, store / sha, sha, t.bugrepro)
-        res = build(tree, "--debug", "--build-tt-train", "--enable-ccache", env=cache)
+        res = build(tree, "--debug", "--build-tt-train", "--enable-ccache")
         assert res.ok, res.output[-2000:]
     # the good endpoint's tree is broken: its test binary is gone
     broken = store / t.good / "build_Debug" / "tt-train" / "tests" / "ttml_tests"

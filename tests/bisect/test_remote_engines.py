@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from lnrepro.doors.container import LABEL
+from tests.conftest import run_gently
 from tests.engines import Engine, running
+from tests.leftovers import left, owner
 from tests.lookalike import GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
@@ -39,7 +41,8 @@ def card_host(engine_image: str) -> Iterator[Engine]:
 
 
 def ours(host: str | None = None) -> set[str]:
-    """lnrepro's containers on an engine (this machine's by default)."""
+    """lnrepro's containers on an engine (this machine's by default): on the card host, only
+    this module's tests run any (its engine is theirs alone)."""
     argv = ["docker", *(["-H", host] if host else []), "ps", "-aq", "--filter", f"label={LABEL}"]
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
     return set(out.stdout.split())
@@ -66,10 +69,14 @@ def state_of(t: GroundTruth) -> dict[str, Any] | None:
         return None
 
 
-def wait_for(cond: Any, proc: subprocess.Popen[bytes], what: str, limit: float = 600) -> None:
+def wait_for(
+    cond: Any, proc: subprocess.Popen[bytes], what: str, limit: float = 600, err: Path | None = None
+) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the bisect ended before {what}"
+        if proc.poll() is not None:
+            said = err.read_text(errors="replace")[-3000:] if err else ""
+            raise AssertionError(f"the bisect ended ({proc.returncode}) before {what}:\n{said}")
         if cond():
             return
         time.sleep(0.2)
@@ -82,10 +89,12 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     toolchain_image: str, fake_card_host: None, card_host: Engine, tmp_path: Path
 ) -> None:
     t, env, args = setup(tmp_path, card_host, toolchain_image)
-    others = ours()  # another test's, not this bisect's
     # the card host sees none of this machine's paths: a bind mount of the repository is empty
-    proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    err = tmp_path / "bisect.stderr"
+    with err.open("wb") as to:
+        proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=to)  # fmt: skip
+    first = owner(proc)
 
     def remote_step_done_and_busy() -> bool:
         doc = state_of(t)
@@ -93,16 +102,16 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
         return done and bool(ours(card_host.tcp))
 
     # SIGTERM while a container runs on the card host, after it has finished a step
-    wait_for(remote_step_done_and_busy, proc, "a second step on the card host", limit=900)
+    wait_for(remote_step_done_and_busy, proc, "a second step on the card host", 900, err)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 143
-    assert not ours() - others and not ours(card_host.tcp), "a container outlived the bisect"
+    assert not left(first) and not ours(card_host.tcp), "a container outlived the bisect"
     empty = card_host.docker("run", "--rm", "-v", f"{t.path}:/x", toolchain_image, "ls", "-A", "/x")
     assert empty.stdout.strip() == "", "the card host can see this machine's files"
 
     before = len((state_of(t) or {"steps": []})["steps"])
-    p = subprocess.run([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=1500, env=env)  # fmt: skip
+    p = run_gently([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"], cwd=tmp_path,
+                   timeout=1500, env=env)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     assert doc["result"]["first_bad"] == t.culprit
@@ -132,7 +141,7 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     vols = card_host.docker("volume", "ls", "-q", "--filter", f"label={LABEL}").stdout.split()
     assert any(v.startswith("lnrepro-tree-") for v in vols)
     assert any(v.startswith("lnrepro-ccache-") for v in vols)
-    assert not ours() - others and not ours(card_host.tcp)
+    assert not left(first, p.owner) and not ours(card_host.tcp)
 
 
 @pytest.mark.timeout(1200)  # real builds on two engines, one of them in a container
@@ -140,9 +149,9 @@ def test_a_card_host_that_goes_down_is_noise_on_its_job(
     toolchain_image: str, fake_card_host: None, card_host: Engine, tmp_path: Path
 ) -> None:
     t, env, args = setup(tmp_path, card_host, toolchain_image)
-    others = ours()
     proc = subprocess.Popen([*LNREPRO, *args, "--json"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    first = owner(proc)
     # the card host goes down while it runs a container of lnrepro's
     wait_for(lambda: bool(ours(card_host.tcp)), proc, "a container on the card host", limit=600)
     card_host.stop()
@@ -155,4 +164,4 @@ def test_a_card_host_that_goes_down_is_noise_on_its_job(
     # the commit job 1 was testing was not judged: no step on job 1 names it
     lost = doc["lost"][0]["commit"]
     assert not any(s["job"] == 1 and s["sha"] == lost for s in doc["steps"])
-    assert not ours() - others
+    assert not left(first)

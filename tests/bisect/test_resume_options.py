@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from lnrepro.doors.container import LABEL
+from tests.conftest import run_gently
+from tests.leftovers import left, owner
 from tests.lookalike import GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
@@ -33,12 +34,6 @@ FILTER = "*Deterministic_2048Features"
 def step_records(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads((Path(s["record"]) / "record.json").read_text())
             for s in doc["steps"] if s.get("record")]  # fmt: skip
-
-
-def containers() -> set[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}"],
-                         capture_output=True, text=True, check=True)  # fmt: skip
-    return set(out.stdout.split())
 
 
 @pytest.mark.parametrize(("search", "sig"), [("repeat", signal.SIGKILL), ("confidence", signal.SIGTERM)],
@@ -66,6 +61,7 @@ def test_resume_after_kill_9_keeps_every_option(
             "--record-dir", str(tmp_path / "runs")]  # fmt: skip
     proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    first = owner(proc)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         if state.exists() and len([s for s in json.loads(state.read_text())["steps"]
@@ -73,21 +69,20 @@ def test_resume_after_kill_9_keeps_every_option(
             break
         time.sleep(0.1)
     assert proc.poll() is None, "the bisect ended before it could be killed"
-    before_kill = containers()
     proc.send_signal(sig)
     code = proc.wait(timeout=60)
     killed = json.loads(state.read_text())
     assert killed["result"] is None
     before = len(killed["steps"])
     if sig is signal.SIGTERM:  # handled: both jobs' containers are stopped and removed
-        assert code == 143 and not (containers() & before_kill)
+        assert code == 143 and not left(first)
     # kill -9 is the one signal lnrepro cannot handle: the jobs' containers outlive it, until the
     # next lnrepro on that engine finds their owner gone (below)
 
-    p = subprocess.run([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=1500, env=env)  # fmt: skip
+    p = run_gently([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"], cwd=tmp_path,
+                   timeout=1500, env=env)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
-    assert not (containers() & before_kill), "a killed bisect's container outlived the resume"
+    assert not left(first, p.owner), "a killed bisect's container outlived the resume"
     doc = json.loads(p.stdout)
     r = doc["result"]
     assert r["first_bad"] == t.culprit

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.doors.container import LABEL
-from tests.conftest import IN_CI, default_signals, docker_ok, need
+from tests.conftest import IN_CI, default_signals, docker_ok, need, run_gently
+from tests.leftovers import Ran, left, owner
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 HEADER = """#!/bin/sh
@@ -34,12 +34,8 @@ echo "[  PASSED  ] 1 test."
 """
 
 
-def lnrepro(
-    *args: str, cwd: Path, timeout: float = 120, **kw: object
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # type: ignore[call-overload,no-any-return]
-        [*LNREPRO, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, **kw
-    )
+def lnrepro(*args: str, cwd: Path, timeout: float = 120, **kw: object) -> Ran:
+    return run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, **kw)
 
 
 def one_line_error(p: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:
@@ -401,13 +397,6 @@ def test_the_rerun_line_reproduces_the_run(tmp_path: Path, opts: list[str]) -> N
 
 
 # ------------------------------------------------------------------ containers
-def lnrepro_containers() -> set[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
-    )
-    return set(out.stdout.split())
-
-
 @pytest.fixture(scope="module")
 def shell_less_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
@@ -424,10 +413,9 @@ def shell_less_image(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.docker
 def test_image_without_a_shell_leaves_no_container(tmp_path: Path, shell_less_image: str) -> None:
-    before = lnrepro_containers()
     p = lnrepro("env-check", "--container", "--image", shell_less_image, cwd=tmp_path)
     one_line_error(p, 5, "did not start")
-    assert lnrepro_containers() <= before
+    assert not left(p.owner)
 
 
 @pytest.mark.docker
@@ -435,7 +423,6 @@ def test_missing_bind_source_is_refused_before_anything_starts(
     tmp_path: Path, busybox_image: str
 ) -> None:
     missing = tmp_path / "missing-checkout"
-    before = lnrepro_containers()
     p = lnrepro(
         "env-check",
         "--container",
@@ -446,7 +433,7 @@ def test_missing_bind_source_is_refused_before_anything_starts(
         cwd=tmp_path,
     )
     one_line_error(p, 4, "does not exist", "nothing was started")
-    assert not missing.exists() and lnrepro_containers() <= before
+    assert not missing.exists() and not left(p.owner)
 
 
 @pytest.mark.docker
@@ -467,17 +454,17 @@ def test_sigterm_during_env_check_container_removes_it(tmp_path: Path, busybox_i
         ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
     )
     tar.wait()
-    before = lnrepro_containers()
     proc = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", name],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    its = owner(proc)
     deadline = time.monotonic() + 30
-    while not (lnrepro_containers() - before) and time.monotonic() < deadline:
+    while not left(its) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert lnrepro_containers() - before, "the container never started"
+    assert left(its), "the container never started"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err
-    assert lnrepro_containers() <= before
+    assert not left(its)
 
 
 def test_fault_suite_runs_in_ci() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +13,8 @@ import pytest
 from lnrepro.doors import container
 from lnrepro.envcheck import container_facts
 from lnrepro.envcheck.checks import Context, Status, evaluate
-from tests.conftest import docker_ok, need
+from tests.conftest import docker_ok, need, run_gently
+from tests.leftovers import left
 
 pytestmark = pytest.mark.docker
 
@@ -45,10 +44,8 @@ def test_container_runs_as_the_invoking_user(busybox_image: str) -> None:
 
 
 def test_cli_container_mode(busybox_image: str) -> None:
-    label = ["docker", "ps", "-aq", "--filter", f"label={container.LABEL}"]
-    before = set(subprocess.run(label, capture_output=True, text=True).stdout.split())
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--container", "--image", busybox_image, "--json"],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = run_gently([sys.executable, "-m", "lnrepro", "env-check", "--container", "--image", busybox_image, "--json"],
+                   timeout=120)  # fmt: skip
     doc = json.loads(p.stdout)
     assert doc["container"]["command"].startswith("docker run --rm")
     assert (
@@ -58,8 +55,7 @@ def test_cli_container_mode(busybox_image: str) -> None:
     inside = {c["id"]: c for c in doc["container"]["checks"]}
     assert inside["sysfs"]["status"] == "ok" and inside["docker"]["detail"] == "judged on the host"
     assert p.returncode == (1 if not doc["ok"] else 0)
-    left = set(subprocess.run(label, capture_output=True, text=True).stdout.split())
-    assert left <= before, "every container lnrepro started was removed"
+    assert not left(p.owner), "every container lnrepro started was removed"
 
 
 def test_missing_image_is_a_one_line_error() -> None:
@@ -70,37 +66,18 @@ def test_missing_image_is_a_one_line_error() -> None:
 
 
 @pytest.fixture
-def good_host() -> Iterator[None]:
-    """Make this machine look like a card host for real: a char device, 1 GiB hugepages, a mount."""
-    need(os.geteuid() == 0, "needs root (mknod, mount)")
+def good_host(fake_card_host: None) -> Iterator[None]:
+    """This machine as a good card host for real: the fake card host (a char device, hugetlbfs of
+    1 GiB pages at /dev/hugepages-1G; tests/conftest.py) with two 1 GiB hugepages reserved."""
     need(docker_ok(), "no Docker engine answers")
     nr = Path("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages")
     need(nr.exists(), "this kernel/CPU has no 1 GiB hugepages")
-    dev_dir, node, mnt = (
-        Path("/dev/tenstorrent"),
-        Path("/dev/tenstorrent/0"),
-        Path("/dev/hugepages-1G"),
-    )
-    need(not dev_dir.exists() and not mnt.exists(), "a real card setup is present; not touching it")
     old = nr.read_text().strip()
-    dev_dir.mkdir()
-    subprocess.run(["mknod", str(node), "c", "1", "3"], check=True)  # /dev/null's numbers: openable
-    mnt.mkdir()
-    mounted = False
     try:
         nr.write_text("2\n")
-        subprocess.run(
-            ["mount", "-t", "hugetlbfs", "-o", "pagesize=1G", "nodev", str(mnt)], check=True
-        )
-        mounted = True
         yield
-    finally:  # each step on its own: one failing must not leave the others behind
-        if mounted:
-            subprocess.run(["umount", str(mnt)], check=False)
-        for undo in (mnt.rmdir, node.unlink, dev_dir.rmdir, lambda: nr.write_text(old + "\n")):
-            with contextlib.suppress(OSError):
-                undo()
-        assert not dev_dir.exists() and not mnt.exists()
+    finally:
+        nr.write_text(old + "\n")
 
 
 def test_good_host_made_real(good_host: None, busybox_image: str) -> None:

@@ -15,33 +15,25 @@ from typing import Any
 
 import pytest
 
-from lnrepro.doors.container import LABEL
-from tests.conftest import worktree
+from tests.conftest import run_gently, worktree
+from tests.leftovers import left
 from tests.lookalike import GroundTruth
 
 pytestmark = pytest.mark.docker
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 
 
-def containers() -> set[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True
-    )
-    return set(out.stdout.split())
-
-
 def docker_run(
     tree: Path, tmp: Path, image: str | None, *extra: str, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any], str]:
     tmp.mkdir(parents=True, exist_ok=True)
-    before = containers()
-    p = subprocess.run(
+    p = run_gently(
         [*LNREPRO, "run", "--tt-metal", str(tree), *(["--image", image] if image else []),
          "--record-dir", str(tmp / "runs"), "--json", *extra],
-        capture_output=True, text=True, cwd=tmp, env={**os.environ, **(env or {})}, timeout=900,
+        cwd=tmp, env={**os.environ, **(env or {})}, timeout=900,
     )  # fmt: skip
     assert "Traceback" not in p.stderr, p.stderr
-    assert containers() <= before, "a container was left behind"
+    assert not left(p.owner), "a container was left behind"
     records = sorted((tmp / "runs").glob("run-*/record.json"))
     doc = json.loads(p.stdout) if p.stdout.strip() else json.loads(records[-1].read_text())
     return p.returncode, doc, p.stderr

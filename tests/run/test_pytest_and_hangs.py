@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from lnrepro.doors.container import LABEL
+from tests.conftest import run_gently
 from tests.consumers.schemas import errors
+from tests.leftovers import left
 from tests.lookalike import HANG_KERNEL, HANG_TEST, PCC_TEST, GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
@@ -31,18 +32,10 @@ GIT_FILE_OK = {  # the look-alike's submodules come from local paths
 }
 
 
-def containers() -> set[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}"],
-                         capture_output=True, text=True, check=True)  # fmt: skip
-    return set(out.stdout.split())
-
-
 def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    before = containers()
-    p = subprocess.run([*LNREPRO, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
-                       env={**os.environ, **GIT_FILE_OK})  # fmt: skip
+    p = run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, env={**os.environ, **GIT_FILE_OK})
     assert "Traceback" not in p.stderr, p.stderr[-3000:]
-    assert containers() <= before, "a container was left behind"
+    assert not left(p.owner), "a container was left behind"
     return p
 
 
@@ -173,16 +166,28 @@ def test_bisect_by_pcc_finds_the_regression(
     assert any(r.startswith("pcc=0.999") and "< 0.9999" in r for r in reasons), reasons
 
 
-def flaky_seed(bad: str, rate: float) -> int:
-    """A seed for the look-alike's flaky hang (its conftest.py's draw) under which the bad
-    endpoint's first run hangs elsewhere and its next two runs hang in the bug's kernel."""
+def flaky_seed(repo: str, good: str, bad: str, rate: float) -> int:
+    """A seed for the look-alike's flaky hang (its conftest.py's draw: the seed, the commit and the
+    worktree's run count) under which the bad endpoint's first run hangs elsewhere and its next
+    two runs hang in the bug's kernel, and no commit of the range (good included) ever hangs
+    elsewhere three runs in a row, which would set it aside: the bisect replays the same way for
+    every history the generator writes (its shas depend on where it is written)."""
 
-    def draw(seed: int, n: int) -> float:
-        key = f"{seed}:{bad}:{n}".encode()
+    def draw(seed: int, sha: str, n: int) -> float:
+        key = f"{seed}:{sha}:{n}".encode()
         return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2**64
 
-    return next(s for s in range(10_000)
-                if draw(s, 0) < rate <= draw(s, 1) and draw(s, 2) >= rate)  # fmt: skip
+    between = subprocess.run(["git", "-C", repo, "rev-list", f"{good}..{bad}"], capture_output=True,
+                             text=True, check=True).stdout.split()  # fmt: skip
+    shas = [*between, good]
+
+    def no_streak(seed: int, sha: str) -> bool:  # runs 3.. (the bad endpoint's three come first)
+        hangs = [draw(seed, sha, n) < rate for n in range(3, 40)]
+        return not any(all(hangs[i : i + 3]) for i in range(len(hangs) - 2))
+
+    return next(s for s in range(100_000)
+                if draw(s, bad, 0) < rate <= draw(s, bad, 1) and draw(s, bad, 2) >= rate
+                and all(no_streak(s, c) for c in shas))  # fmt: skip
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["hang-in", "seen-twice"])
@@ -196,7 +201,7 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
     at = fp.index(small.hang_merge or "")
     good, bad = fp[at - 4], fp[at + 3]
     rate = 0.25
-    flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(bad, rate)}"
+    flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(small.path, good, bad, rate)}"
     named_args = ("--hang-in", "layernorm_fused_rm.cpp") if named else ()
     doc = bisect(small, tmp_path, toolchain_image, good, bad, "--pytest", HANG_TEST, "--on-hang",
                  "bad", "--watcher", "1", "--timeout", "5", "--env", flake, *named_args)  # fmt: skip

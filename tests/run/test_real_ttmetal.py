@@ -67,7 +67,7 @@ def owned_by(user: str, *paths: Path) -> None:
 
 
 def user_env(home: Path) -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "CI")
+    keep = ("PATH", "LANG", "LC_ALL", "CI", "CCACHE_DIR")  # the session's ccache (conftest.py)
     return {"HOME": str(home), **{k: os.environ[k] for k in keep if k in os.environ}, **GIT_FILE_OK}
 
 

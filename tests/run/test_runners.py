@@ -1,0 +1,37 @@
+"""lnrepro.run.runners without a container: what the docker runner would mount and set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lnrepro.run.runners import DockerRunner, default_ccache_dir
+
+
+def test_ccache_is_ccaches_own_directory_when_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A developer who set CCACHE_DIR builds with that cache on the host (the local runner
+    inherits it), so container builds use it too: mounted at the same path, named to ccache."""
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "big-disk" / "ccache"))
+    r = DockerRunner("img")
+    assert r.ccache_dir == tmp_path / "big-disk" / "ccache"
+    spec = r.spec(cwd=tmp_path, env={}, mounts=(tmp_path,))
+    assert ("CCACHE_DIR", str(tmp_path / "big-disk" / "ccache")) in spec.environment
+    assert f"-v {tmp_path / 'big-disk' / 'ccache'}:{tmp_path / 'big-disk' / 'ccache'}" in (
+        spec.shell_line(["true"])
+    )
+
+
+def test_ccache_defaults_to_lnrepros_own_under_the_xdg_cache_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("CCACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_ccache_dir() == tmp_path / "home" / ".cache" / "lnrepro" / "ccache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert DockerRunner("img").ccache_dir == tmp_path / "xdg" / "lnrepro" / "ccache"
+    monkeypatch.setenv("CCACHE_DIR", "")  # empty is unset, as ccache reads it
+    assert default_ccache_dir() == tmp_path / "xdg" / "lnrepro" / "ccache"
