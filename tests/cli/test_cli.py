@@ -206,8 +206,18 @@ def test_signals_exit_128_plus_n_without_traceback(sig: str, code: int) -> None:
         text=True,
         preexec_fn=default_signals,
     )
-    time.sleep(1.5)
-    proc.send_signal(getattr(signal, sig))
+    signum = getattr(signal, sig)
+    # once lnrepro's handlers are in (/proc's SigCgt has SIGTERM and SIGHUP, which Python itself
+    # leaves alone), not after a guessed delay that a loaded machine outlasts
+    ours = 1 << (signal.SIGTERM - 1) | 1 << (signal.SIGHUP - 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        status = Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+        caught = next(line.split()[1] for line in status if line.startswith("SigCgt:"))
+        if int(caught, 16) & ours == ours:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert ("interrupted" in err or "terminated" in err) and "Traceback" not in err

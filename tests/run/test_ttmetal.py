@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import worktree
-from tests.lookalike import GroundTruth, device_env
+from tests.lookalike import GroundTruth, build, device_env
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 
@@ -41,6 +41,9 @@ def test_culprit_fails_like_the_reports(
     lookalike_builds: dict[str, Path], lookalike: GroundTruth, tmp_path: Path
 ) -> None:
     tree = lookalike_builds["bad"]
+    # configured here by build_metal.sh (a container's run of this session tree configures it
+    # with that container's compilers, and a run here then reconfigures, rightly)
+    assert build(tree, "--debug", "--build-tt-train", "--enable-ccache").ok
     code, doc = run_json(tree, tmp_path, device_env(tmp_path, tree))
     assert code == 1 and doc["verdict"] == "FAIL" and doc["state"] == "complete"
     verdicts = {t["name"].split(".")[1]: t for t in doc["tests"]}
