@@ -23,7 +23,6 @@ from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 
 
-
 def default_ccache_dir() -> Path:
     """The docker runner's ccache: ``$CCACHE_DIR`` when the user set it (ccache's own variable,
     which the local runner's builds inherit, so both runners share one cache), else lnrepro's own
