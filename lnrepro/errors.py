@@ -118,6 +118,14 @@ class EndpointsDoNotSeparate(LnreproError):
     record: object = None
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) as lnrepro's handler raises it. A KeyboardInterrupt, so every handler of
+    Ctrl-C catches it; of its own type because CPython 3.11 remembers a plain KeyboardInterrupt
+    that left code run by ``exec`` of a string (dataclasses make their methods so, and a lazy
+    import may be doing that when Ctrl-C comes) and, under ``python -m lnrepro``, ends the process
+    by SIGINT however lnrepro handled it, instead of with exit code 130."""
+
+
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwind like Ctrl-C (kill children, keep records), exit 128+N."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -390,6 +391,16 @@ _DEV_DIR, _NODE, _HUGE_MNT = (
 )
 
 
+def _leftover_card() -> bool:
+    """Whether /dev/tenstorrent/0 is a node this fixture made (/dev/null's numbers, which no
+    card's driver uses), left behind by a test run that was killed."""
+    try:
+        node = _NODE.lstat()
+    except OSError:
+        return False
+    return stat.S_ISCHR(node.st_mode) and node.st_rdev == os.stat("/dev/null").st_rdev
+
+
 def _undo_card(mounted: bool) -> None:
     if mounted:
         subprocess.run(["umount", str(_HUGE_MNT)], check=False)
@@ -406,6 +417,8 @@ def fake_card_host() -> Iterator[None]:
     need(os.geteuid() == 0, "needs root (mknod, mount)")
 
     def make() -> None:
+        if _leftover_card():
+            _undo_card(True)  # from a run that was killed before it took its card host down
         need(not _DEV_DIR.exists() and not _HUGE_MNT.exists(),
              "a real card setup is present; not touching it")  # fmt: skip
         _DEV_DIR.mkdir()

@@ -29,6 +29,7 @@ from lnrepro.errors import (
     DiskFull,
     EnvironmentProblem,
     ExitCode,
+    Interrupted,
     LnreproError,
     Terminated,
     UsageError,
@@ -91,8 +92,28 @@ def _crash_log(exc: BaseException) -> Path | None:
         return None
 
 
+# The first signal that came (SIGINT, SIGTERM, SIGHUP), kept because its exception can be lost
+# on the way up: raised inside a class body it comes out as a RuntimeError (__set_name__), and a
+# library may swallow it. Whatever the command did after it, lnrepro then exits 128+N.
+_received: list[int] = []
+
+
 def _on_signal(signum: int, _frame: object) -> None:
+    if not _received:
+        _received.append(signum)
+    if signum == signal.SIGINT:
+        raise Interrupted
     raise Terminated(signum)
+
+
+def _stopped(signum: int) -> int:
+    """The one line and the exit code of a command a signal stopped."""
+    with contextlib.suppress(OSError):
+        if signum == signal.SIGINT:
+            click.echo("lnrepro: interrupted", err=True)
+        else:
+            click.echo(f"lnrepro: terminated by {signal.Signals(signum).name}", err=True)
+    return 128 + signum
 
 
 def _safe_streams() -> None:
@@ -113,7 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     proc.become_subreaper()  # nothing a test binary starts may outlive lnrepro
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_signal)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if started ignoring it
+        signal.signal(signal.SIGINT, _on_signal)
     code = _main(args)
+    if _received and code != 128 + _received[0]:
+        code = _stopped(_received[0])  # its exception was lost on the way: the signal still wins
     if git_protocol and code not in (0, 1, 125) and code < GIT_ABORT:
         return GIT_ABORT  # nothing can be tested here: git aborts instead of marking a commit
     return code
@@ -128,9 +153,8 @@ def _main(args: list[str]) -> int:
                 "the current directory no longer exists", "cd to an existing directory"
             ) from None
         rv: Any = cli.main(args=args, prog_name="lnrepro", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("lnrepro: interrupted", err=True)
-        return ExitCode.INTERRUPTED
+    except click.exceptions.Abort:  # click's wrapping of Ctrl-C
+        return _stopped(_received[0] if _received else signal.SIGINT)
     except click.UsageError as exc:  # one line, like every other error
         cmd = exc.ctx.command_path if exc.ctx is not None else "lnrepro"
         return _error(UsageError(exc.format_message(), f"see `{cmd} --help`"))
@@ -140,11 +164,9 @@ def _main(args: list[str]) -> int:
     except LnreproError as exc:
         return _error(exc)
     except KeyboardInterrupt:
-        click.echo("lnrepro: interrupted", err=True)
-        return ExitCode.INTERRUPTED
+        return _stopped(signal.SIGINT)
     except Terminated as exc:
-        click.echo(f"lnrepro: terminated by {signal.Signals(exc.signum).name}", err=True)
-        return 128 + exc.signum
+        return _stopped(exc.signum)
     except BrokenPipeError:
         return ExitCode.OK
     except OSError as exc:
@@ -157,12 +179,16 @@ def _main(args: list[str]) -> int:
 
 
 def _error(exc: LnreproError) -> int:
+    if _received:  # the error came of the signal (a child killed by it, a read cut short)
+        return _stopped(_received[0])
     with contextlib.suppress(OSError):
         click.echo(f"lnrepro: error: {exc.one_line()}", err=True)
     return int(exc.exit_code)
 
 
 def _internal(exc: BaseException) -> int:
+    if _received:  # e.g. the signal's exception wrapped in a RuntimeError by a class body
+        return _stopped(_received[0])
     where = _crash_log(exc)
     with contextlib.suppress(OSError):
         click.echo(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -222,6 +225,82 @@ def test_signals_exit_128_plus_n_without_traceback(sig: str, code: int) -> None:
     assert proc.returncode == code
     assert ("interrupted" in err or "terminated" in err) and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def own_signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """main() in this process installs lnrepro's handlers: put pytest's back, forget the signal."""
+    import signal
+
+    import lnrepro.cli as cli_module
+
+    monkeypatch.setattr(cli_module, "_received", [], raising=False)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "line"),
+    [("SIGINT", 130, "lnrepro: interrupted"), ("SIGTERM", 143, "lnrepro: terminated by SIGTERM")],
+)
+@pytest.mark.parametrize("lost", ["in a class body", "swallowed"])
+def test_a_signal_wins_when_its_exception_is_lost_on_the_way(
+    own_signals: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], sig: str, code: int, line: str, lost: str,
+) -> None:  # fmt: skip
+    """A signal's exception raised while a class is made (a lazy import of a dataclass) comes
+    out of Python 3.11 as a RuntimeError; a library may swallow it. Either way: 128+N, one line,
+    no crash log."""
+    import signal
+
+    import lnrepro.gtest.files as files
+    from lnrepro.errors import InputError
+
+    signum = getattr(signal, sig)
+
+    def in_a_class_body(*a: object, **k: object) -> None:
+        class Field:
+            def __set_name__(self, owner: type, name: str) -> None:
+                os.kill(os.getpid(), signum)  # its handler runs before kill returns
+
+        type("Record", (), {"x": Field()})
+
+    def swallowed(*a: object, **k: object) -> None:
+        with contextlib.suppress(BaseException):  # what a careless library does
+            os.kill(os.getpid(), signum)
+        raise InputError("the log ended early", "rerun")
+
+    monkeypatch.setattr(files, "parse_log_file", in_a_class_body if lost == "in a class body"
+                        else swallowed)  # fmt: skip
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    log = tmp_path / "x.log"
+    log.write_text("x")
+    assert main(["parse", str(log)]) == code
+    assert capsys.readouterr().err.strip().splitlines() == [line]
+    assert not list(tmp_path.glob("lnrepro-crash-*.log"))
+
+
+def test_ctrl_c_inside_a_dataclass_being_made_still_exits_130(tmp_path: Path) -> None:
+    """Under ``python -m``, CPython 3.11 ends the process by SIGINT, however it was handled, once
+    a plain KeyboardInterrupt has left code run by ``exec`` of a string: what dataclasses do as
+    a lazy import makes one. Ctrl-C at that moment must still exit 130, with one line."""
+    (tmp_path / "ctrl_c_probe.py").write_text(
+        "import os, signal, sys\n"
+        "import lnrepro.cli, lnrepro.gtest.files as files\n"
+        "def boom(*a, **k):\n"
+        "    exec('os.kill(os.getpid(), signal.SIGINT)', {'os': os, 'signal': signal})\n"
+        "files.parse_log_file = boom\n"
+        "raise SystemExit(lnrepro.cli.main(['parse', sys.argv[1]]))\n"
+    )
+    log = tmp_path / "x.log"
+    log.write_text("x")
+    from tests.conftest import default_signals
+
+    p = subprocess.run([sys.executable, "-m", "ctrl_c_probe", str(log)], capture_output=True,
+                       text=True, timeout=60, cwd=tmp_path, preexec_fn=default_signals)  # fmt: skip
+    assert (p.returncode, p.stderr.strip().splitlines()) == (130, ["lnrepro: interrupted"])
 
 
 def test_help_summaries_are_whole() -> None:
