@@ -617,26 +617,38 @@ def _answers(c: Any) -> bool:
 
 @contextlib.contextmanager
 def engine_errors(host: str | None) -> Iterator[None]:
-    """Around work on an engine of another machine: when that engine stops answering, whatever
-    broke (a dropped connection, an API error, no engine at all) is :class:`EngineLost`."""
-    from docker.errors import DockerException
+    """Around work on an engine of another machine, what broke as lnrepro's errors (the API's
+    are OSErrors, which would read as a failed write of a local file):
+
+    - the engine stopped answering (a dropped connection, an API error, no engine at all), or
+      one request timed out or dropped while it still answers (a loaded card host): the work
+      is lost, not judged, :class:`EngineLost`;
+    - the engine answered with an error: :class:`EnvironmentProblem` with its explanation.
+    """
+    from docker.errors import APIError, DockerException
     from requests.exceptions import RequestException
 
+    where = host or "the default address"
     try:
         yield
-    except EngineLost:
+    except DockerUnavailable:
         raise
-    except (DockerUnavailable, DockerException, RequestException) as exc:
+    except (DockerException, RequestException) as exc:
         try:
             alive = _answers(client(host))
         except DockerUnavailable:
             alive = False
-        if alive:
-            raise
-        text = exc.message if isinstance(exc, DockerUnavailable) else str(exc)
-        raise EngineLost(f"the Docker engine at {host or 'the default address'} stopped answering "
-                         f"({text[:120]})",
-                         "check that engine's machine; --resume carries on once it answers") from None  # fmt: skip
+        text = " ".join(str(exc).split())[:120]
+        if not alive:
+            raise EngineLost(f"the Docker engine at {where} stopped answering ({text})",
+                             "check that engine's machine; --resume carries on once it answers",
+                             ) from None  # fmt: skip
+        if isinstance(exc, APIError) or not isinstance(exc, RequestException):
+            why = exc.explanation if isinstance(exc, APIError) and exc.explanation else text
+            raise EnvironmentProblem(f"the Docker engine at {where} refused: {why}",
+                                     "check that engine's log and disk") from None  # fmt: skip
+        raise EngineLost(f"a request to the Docker engine at {where} failed ({text})",
+                         "check that engine's load; --resume carries on") from None  # fmt: skip
 
 
 def remote_client(host: str | None) -> Any:

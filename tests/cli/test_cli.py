@@ -236,6 +236,7 @@ def own_signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(cli_module, "_received", [], raising=False)
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a process starts (xdist's differ)
     yield
     for s, handler in saved.items():
         signal.signal(s, handler)

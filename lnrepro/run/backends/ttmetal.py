@@ -171,33 +171,41 @@ class TtMetalBackend:
         done: list[str] = []
         events.build_started(f"{self.profile.name} build of {self.checkout} ({self.runner.name})")
         try:
-            with log_path.open("wb") as log:
-                for note in plan.notes:
-                    log.write(f"lnrepro: {note}\n".encode())
-
-                def sink(data: bytes) -> None:
-                    nonlocal version_lost
-                    log.write(data)
-                    tail.append(data)
-                    if len(tail) > 64:
-                        del tail[:-64]
-                    version_lost = version_lost or VERSION_WARNING in data
-                    events.build_output(data)
-
-                for i, cmd in enumerate(plan.commands):
-                    done.append(shlex.join(cmd))
-                    log.write(f"$ {shlex.join(cmd)}\n".encode())
-                    res = self._run(list(cmd), sink, record_dir, self.build_timeout_s)
-                    if res.exit_code != 0:
-                        failed = {"command": tuple(cmd), "exit_code": res.exit_code,
-                                  "timed_out": res.timed_out}  # fmt: skip
-                        break
-                    for _, build_dir in (st for st in plan.stamps if st[0] == i):
-                        if self.runner.exists(self.checkout, build_dir):  # else: configured again
-                            self.runner.write_text(self.checkout, f"{build_dir}/{co.STAMP}",
-                                                   self.where + "\n")  # fmt: skip
+            log = log_path.open("wb")
         except OSError as exc:
             raise write_error(log_path, exc) from None
+
+        def put(data: bytes) -> None:  # only the log's own failures are write errors
+            try:
+                log.write(data)
+            except OSError as exc:
+                raise write_error(log_path, exc) from None
+
+        with log:
+            for note in plan.notes:
+                put(f"lnrepro: {note}\n".encode())
+
+            def sink(data: bytes) -> None:
+                nonlocal version_lost
+                put(data)
+                tail.append(data)
+                if len(tail) > 64:
+                    del tail[:-64]
+                version_lost = version_lost or VERSION_WARNING in data
+                events.build_output(data)
+
+            for i, cmd in enumerate(plan.commands):
+                done.append(shlex.join(cmd))
+                put(f"$ {shlex.join(cmd)}\n".encode())
+                res = self._run(list(cmd), sink, record_dir, self.build_timeout_s)
+                if res.exit_code != 0:
+                    failed = {"command": tuple(cmd), "exit_code": res.exit_code,
+                              "timed_out": res.timed_out}  # fmt: skip
+                    break
+                for _, build_dir in (st for st in plan.stamps if st[0] == i):
+                    if self.runner.exists(self.checkout, build_dir):  # else: configured again
+                        self.runner.write_text(self.checkout, f"{build_dir}/{co.STAMP}",
+                                               self.where + "\n")  # fmt: skip
         reason = None
         if not failed and not self.runner.exists(self.checkout, self.profile.binary):
             reason = f"the build did not produce {self.profile.binary}"
