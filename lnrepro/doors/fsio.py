@@ -12,6 +12,7 @@ import errno
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lnrepro.errors import DiskFull, EnvironmentProblem
@@ -31,6 +32,34 @@ def write_error(path: Path, exc: OSError) -> EnvironmentProblem:
             f"no space left on the device writing {path}", f"free space at {path.parent}"
         )
     return EnvironmentProblem(f"cannot write {path}: {exc.strerror}", "check the record directory")
+
+
+@contextlib.contextmanager
+def log_writer(path: Path) -> Iterator[Callable[[bytes], None]]:
+    """A log opened for writing, as the function that appends to it. Only the log's own failures
+    become write errors: what the code around it raises goes through as it is (a runner's or the
+    Docker SDK's OSError is not "cannot write the log")."""
+    try:
+        fh = path.open("wb")
+    except OSError as exc:
+        raise write_error(path, exc) from None
+
+    def put(data: bytes) -> None:
+        try:
+            fh.write(data)
+        except OSError as exc:
+            raise write_error(path, exc) from None
+
+    try:
+        yield put
+    except BaseException:
+        with contextlib.suppress(OSError):
+            fh.close()
+        raise
+    try:
+        fh.close()
+    except OSError as exc:
+        raise write_error(path, exc) from None
 
 
 def _umask() -> int:

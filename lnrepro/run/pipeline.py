@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from lnrepro.doors.fsio import new_record_dir, write_error, write_json
+from lnrepro.doors.fsio import log_writer, new_record_dir, write_json
 from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import (
     BuildFailed,
@@ -176,22 +176,19 @@ def run_attempt(
         from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET
 
         extra_env = {**ENV_SET, **dict.fromkeys(ENV_REMOVE, "")}  # empty: pytest reads none
-    try:
-        with log_path.open("wb") as log:
+    with log_writer(log_path) as put:
 
-            def sink(data: bytes) -> None:
-                log.write(data)
-                if not tests.pytest:
-                    parser.feed(data)
-                scanner.feed(data)
+        def sink(data: bytes) -> None:
+            put(data)
+            if not tests.pytest:
+                parser.feed(data)
+            scanner.feed(data)
 
-            problem = backend.prepare_attempt(record_dir, index, sink)
-            if problem is not None:
-                return Attempt(index, argv, 0, False, 0.0, log_path.name, saw_output=False,
-                               env_error=problem, warnings=[f"not run: {problem}"])  # fmt: skip
-            res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
-    except OSError as exc:
-        raise write_error(log_path, exc) from None
+        problem = backend.prepare_attempt(record_dir, index, sink)
+        if problem is not None:
+            return Attempt(index, argv, 0, False, 0.0, log_path.name, saw_output=False,
+                           env_error=problem, warnings=[f"not run: {problem}"])  # fmt: skip
+        res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
     if tests.pytest:
         run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
     else:

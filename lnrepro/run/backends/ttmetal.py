@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lnrepro.doors import proc
-from lnrepro.doors.fsio import read_tree, write_error
+from lnrepro.doors.fsio import log_writer, read_tree, write_error
 from lnrepro.errors import GitError
 from lnrepro.model import checkout as co
 from lnrepro.model.checkout import CacheFacts
@@ -170,18 +170,7 @@ class TtMetalBackend:
         version_lost = False
         done: list[str] = []
         events.build_started(f"{self.profile.name} build of {self.checkout} ({self.runner.name})")
-        try:
-            log = log_path.open("wb")
-        except OSError as exc:
-            raise write_error(log_path, exc) from None
-
-        def put(data: bytes) -> None:  # only the log's own failures are write errors
-            try:
-                log.write(data)
-            except OSError as exc:
-                raise write_error(log_path, exc) from None
-
-        with log:
+        with log_writer(log_path) as put:
             for note in plan.notes:
                 put(f"lnrepro: {note}\n".encode())
 
