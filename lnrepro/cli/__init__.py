@@ -19,6 +19,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,27 +93,37 @@ def _crash_log(exc: BaseException) -> Path | None:
         return None
 
 
-# The first signal that came (SIGINT, SIGTERM, SIGHUP), kept because its exception can be lost
-# on the way up: raised inside a class body it comes out as a RuntimeError (__set_name__), and a
-# library may swallow it. Whatever the command did after it, lnrepro then exits 128+N.
-_received: list[int] = []
+@dataclass
+class _Signals:
+    """The first signal that came (SIGINT, SIGTERM, SIGHUP), kept because its exception can be
+    lost on the way up: raised inside a class body it comes out as a RuntimeError
+    (``__set_name__``), and a library may swallow it. Whatever the command did after it, lnrepro
+    then exits 128+N, with one line."""
+
+    first: int | None = None
+    reported: bool = False  # that line is out
+
+
+_signals = _Signals()
 
 
 def _on_signal(signum: int, _frame: object) -> None:
-    if not _received:
-        _received.append(signum)
+    if _signals.first is None:
+        _signals.first = signum
     if signum == signal.SIGINT:
         raise Interrupted
     raise Terminated(signum)
 
 
 def _stopped(signum: int) -> int:
-    """The one line and the exit code of a command a signal stopped."""
-    with contextlib.suppress(OSError):
-        if signum == signal.SIGINT:
-            click.echo("lnrepro: interrupted", err=True)
-        else:
-            click.echo(f"lnrepro: terminated by {signal.Signals(signum).name}", err=True)
+    """The one line (once) and the exit code of a command a signal stopped."""
+    if not _signals.reported:
+        _signals.reported = True
+        with contextlib.suppress(OSError):
+            if signum == signal.SIGINT:
+                click.echo("lnrepro: interrupted", err=True)
+            else:
+                click.echo(f"lnrepro: terminated by {signal.Signals(signum).name}", err=True)
     return 128 + signum
 
 
@@ -137,8 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if started ignoring it
         signal.signal(signal.SIGINT, _on_signal)
     code = _main(args)
-    if _received and code != 128 + _received[0]:
-        code = _stopped(_received[0])  # its exception was lost on the way: the signal still wins
+    if _signals.first is not None and not _signals.reported:
+        code = _stopped(_signals.first)  # its exception was lost on the way: the signal still wins
     if git_protocol and code not in (0, 1, 125) and code < GIT_ABORT:
         return GIT_ABORT  # nothing can be tested here: git aborts instead of marking a commit
     return code
@@ -154,7 +165,7 @@ def _main(args: list[str]) -> int:
             ) from None
         rv: Any = cli.main(args=args, prog_name="lnrepro", standalone_mode=False)
     except click.exceptions.Abort:  # click's wrapping of Ctrl-C
-        return _stopped(_received[0] if _received else signal.SIGINT)
+        return _stopped(_signals.first or signal.SIGINT)
     except click.UsageError as exc:  # one line, like every other error
         cmd = exc.ctx.command_path if exc.ctx is not None else "lnrepro"
         return _error(UsageError(exc.format_message(), f"see `{cmd} --help`"))
@@ -179,16 +190,16 @@ def _main(args: list[str]) -> int:
 
 
 def _error(exc: LnreproError) -> int:
-    if _received:  # the error came of the signal (a child killed by it, a read cut short)
-        return _stopped(_received[0])
+    if _signals.first is not None:  # the error came of the signal (a child killed, a read cut)
+        return _stopped(_signals.first)
     with contextlib.suppress(OSError):
         click.echo(f"lnrepro: error: {exc.one_line()}", err=True)
     return int(exc.exit_code)
 
 
 def _internal(exc: BaseException) -> int:
-    if _received:  # e.g. the signal's exception wrapped in a RuntimeError by a class body
-        return _stopped(_received[0])
+    if _signals.first is not None:  # e.g. its exception wrapped in a RuntimeError (class body)
+        return _stopped(_signals.first)
     where = _crash_log(exc)
     with contextlib.suppress(OSError):
         click.echo(

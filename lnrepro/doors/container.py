@@ -550,10 +550,17 @@ def stream(
             )
             raise EnvironmentProblem(f"the container did not start: {text[:200]}", hint) from None
 
+        sink_failed: list[Exception] = []
+
         def pump() -> None:
-            with contextlib.suppress(APIError, requests.exceptions.RequestException):
-                for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
-                    on_output(chunk)
+            try:
+                with contextlib.suppress(APIError, requests.exceptions.RequestException):
+                    for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                        on_output(chunk)
+            except Exception as exc:  # noqa: BLE001 - the sink's own (a full disk): the caller's
+                sink_failed.append(exc)
+                with contextlib.suppress(APIError, requests.exceptions.RequestException):
+                    container.kill()  # nothing would keep what it still prints
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
@@ -572,6 +579,8 @@ def stream(
             with contextlib.suppress(APIError):
                 container.kill()
         reader.join(timeout=10)
+        if sink_failed:
+            raise sink_failed[0]  # in the caller's thread, where it is reported
         if after_exit is not None:
             after_exit(container)
         return ProcResult(tuple(command), code, timed_out, time.monotonic() - begin)

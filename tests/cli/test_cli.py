@@ -234,7 +234,7 @@ def own_signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     import lnrepro.cli as cli_module
 
-    monkeypatch.setattr(cli_module, "_received", [], raising=False)
+    monkeypatch.setattr(cli_module, "_signals", cli_module._Signals())
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as a process starts (xdist's differ)
     yield
@@ -281,6 +281,29 @@ def test_a_signal_wins_when_its_exception_is_lost_on_the_way(
     assert main(["parse", str(log)]) == code
     assert capsys.readouterr().err.strip().splitlines() == [line]
     assert not list(tmp_path.glob("lnrepro-crash-*.log"))
+
+
+def test_a_second_signal_during_the_unwind_gives_no_second_line(
+    own_signals: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Ctrl-C, then SIGTERM while the first unwinds (a supervisor giving up): one line, and the
+    exit code of the signal that ended it."""
+    import signal
+
+    import lnrepro.gtest.files as files
+
+    def twice(*a: object, **k: object) -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(files, "parse_log_file", twice)
+    log = tmp_path / "x.log"
+    log.write_text("x")
+    assert main(["parse", str(log)]) == 143
+    assert capsys.readouterr().err.strip().splitlines() == ["lnrepro: terminated by SIGTERM"]
 
 
 def test_ctrl_c_inside_a_dataclass_being_made_still_exits_130(tmp_path: Path) -> None:
