@@ -267,20 +267,31 @@ class DockerRunner(_HereFiles):
             from lnrepro.doors.images import ensure_build_image
 
             ensure_build_image(self.base, _OutputEvents(on_output), host=self.docker_host)
-        self.ccache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.ccache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"cannot make the ccache directory {self.ccache_dir}: {exc.strerror}",
+                "set CCACHE_DIR to a directory you can write, or unset it",
+            ) from None
         uid, gid = (int(x) for x in container.invoking_user().split(":"))
         if os.geteuid() == 0 and uid != 0:  # under sudo: lnrepro's own directories are the user's
             for d in (*mounts[1:], self.ccache_dir):
-                os.chown(d, uid, gid)
+                try:
+                    os.chown(d, uid, gid)
+                except OSError as exc:
+                    raise EnvironmentProblem(f"cannot give {d} to uid {uid}: {exc.strerror}",
+                                             "run lnrepro as that user") from None  # fmt: skip
         for w in self.warnings:
             on_output(f"lnrepro: warning: {w}\n".encode())
-        return container.stream(
-            self.spec(cwd=cwd, env=env, mounts=mounts, ro_mounts=ro_mounts),
-            argv,
-            on_output,
-            timeout=timeout,
-            host=self.docker_host,
-        )
+        with container.engine_errors(self.docker_host):  # the SDK's errors are OSErrors
+            return container.stream(
+                self.spec(cwd=cwd, env=env, mounts=mounts, ro_mounts=ro_mounts),
+                argv,
+                on_output,
+                timeout=timeout,
+                host=self.docker_host,
+            )
 
     def shell_line(
         self,

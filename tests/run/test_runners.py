@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lnrepro.errors import EnvironmentProblem
 from lnrepro.run.runners import DockerRunner, default_ccache_dir
 
 
@@ -35,3 +36,17 @@ def test_ccache_defaults_to_lnrepros_own_under_the_xdg_cache_home(
     assert DockerRunner("img").ccache_dir == tmp_path / "xdg" / "lnrepro" / "ccache"
     monkeypatch.setenv("CCACHE_DIR", "")  # empty is unset, as ccache reads it
     assert default_ccache_dir() == tmp_path / "xdg" / "lnrepro" / "ccache"
+
+
+def test_a_ccache_directory_that_cannot_be_made_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """$CCACHE_DIR is the user's: one that cannot be made is an environment problem with its
+    fix, found before any container starts (not an internal error, not a failed log write)."""
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "a-file" / "ccache"))
+    with pytest.raises(
+        EnvironmentProblem, match=r"cannot make the ccache directory .*a-file/ccache"
+    ):
+        DockerRunner("img").run(["true"], lambda _: None, cwd=tmp_path, env={}, mounts=(tmp_path,),
+                                timeout=10)  # fmt: skip
