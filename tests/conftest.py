@@ -94,7 +94,7 @@ def _shared_ccache() -> None:
 # in one of two xdist workers, one test at a time in each: the bisects (tests/bisect, and the
 # remote engine's runner, whose second engine is theirs alone) in one, the rest in the other. Each
 # asks only about its own lnrepro's containers (tests/leftovers.py), and they share the fake card
-# host (hold_card_host). The rest of the suite runs beside them in the same or other workers.
+# host (_hold_card_host). The rest of the suite runs beside them in the same or other workers.
 _ENGINE_FIXTURES = frozenset(
     {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
      "shell_less_image", "good_host"}
