@@ -254,6 +254,12 @@ def _close_clients() -> None:
     _clients.clear()
 
 
+# How long one API request may wait for the engine's answer: the SDK's own default (the docker
+# CLI has none). An engine on a loaded 2-core machine took over 10 s to answer one request while
+# it was fine, and a request that times out loses the step. A dead engine refuses at once.
+REQUEST_TIMEOUT_S = 60.0
+
+
 def client(host: str | None = None) -> Any:
     """A connected Docker client (``host``: another engine, e.g. a context's), or a one-line
     error that says how to get one. Reused per thread and engine while it answers (an ssh://
@@ -276,9 +282,10 @@ def client(host: str | None = None) -> Any:
             _quiet_ssh_close()
             # through the ssh command, as the docker CLI does: the user's ~/.ssh/config, agent and
             # known hosts apply; the engine's machine answers `docker system dial-stdio`
-            c = DockerClient(base_url=host, timeout=10, use_ssh_client=True)
+            c = DockerClient(base_url=host, timeout=REQUEST_TIMEOUT_S, use_ssh_client=True)
         else:
-            c = DockerClient(base_url=host, timeout=10) if host else from_env(timeout=10)
+            c = (DockerClient(base_url=host, timeout=REQUEST_TIMEOUT_S) if host
+                 else from_env(timeout=REQUEST_TIMEOUT_S))  # fmt: skip
         try:
             c.ping()
         except BaseException:
@@ -805,6 +812,27 @@ class _Chunks(io.RawIOBase):
         return n
 
 
+BULK_TIMEOUT_S = 900.0  # a read during a bulk transfer (an image, a tree)
+
+
+@contextlib.contextmanager
+def patient(*clients: Any) -> Iterator[None]:
+    """The clients (Docker clients, or containers' ``.client``) wait up to ``BULK_TIMEOUT_S`` for
+    each read while a bulk transfer runs: an engine under load may be slow to send the first
+    bytes of an 870 MB image, or to answer once it has unpacked a tree, longer than one
+    request's ``REQUEST_TIMEOUT_S``. Clients are per thread, so nobody else sees the longer
+    wait."""
+    apis = [c.api for c in clients]
+    before = [a.timeout for a in apis]
+    for a in apis:
+        a.timeout = BULK_TIMEOUT_S
+    try:
+        yield
+    finally:
+        for a, t in zip(apis, before, strict=True):
+            a.timeout = t
+
+
 def ensure_image(host: str | None, image: str, on_output: Callable[[bytes], None]) -> None:
     """The image on that engine: there already, or sent from this machine's engine through the
     API (``docker save`` here, ``load`` there), with progress in the output."""
@@ -833,6 +861,7 @@ def ensure_image(host: str | None, image: str, on_output: Callable[[bytes], None
             sent += len(chunk)
             yield chunk
 
-    for _ in there.api.load_image(chunks()):
-        pass
+    with patient(here, there):
+        for _ in there.api.load_image(chunks()):
+            pass
     on_output(f"lnrepro: sent {sent / 1e6:.0f} MB in {time.monotonic() - begin:.1f} s\n".encode())

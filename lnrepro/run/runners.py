@@ -523,7 +523,7 @@ class RemoteDockerRunner:
         on_output(f"lnrepro: shipping {len(t.send)} changed file(s) "
                   f"({ship.sizes(checkout, t.send) / 1e6:.1f} MB) to {tree.name} on the engine at "
                   f"{self.host}; {len(t.delete)} to delete there\n".encode())  # fmt: skip
-        with container.parked(self.host, spec) as ct:
+        with container.parked(self.host, spec) as ct, container.patient(ct.client):
             ct.put_archive(str(checkout.parent), data)
         for argv in ship.deletions(t.delete):
             res = container.stream(spec, argv, on_output, timeout=600, host=self.host)
@@ -576,9 +576,10 @@ class RemoteDockerRunner:
             for d in (*scratch, Path(cc.container)):
                 ct.put_archive(str(d.parent), _dir_entry(d))  # type: ignore[attr-defined]
 
-        def after(ct: object) -> None:  # the record's files come back here
-            for d in scratch:
-                container.fetch_dir(ct, str(d), d, skip=("kernel-cache",))
+        def after(ct: Any) -> None:  # the record's files come back here
+            with container.patient(ct.client):
+                for d in scratch:
+                    container.fetch_dir(ct, str(d), d, skip=("kernel-cache",))
 
         return container.stream(
             self.spec(cwd=cwd, env=env, mounts=mounts, machine=machine),

@@ -44,3 +44,18 @@ def test_on_an_engine_that_answers_a_dropped_request_is_lost_and_a_refusal_is_it
     with answer as err, container.engine_errors(None):
         raise refused
     assert not isinstance(err.value, EngineLost) and not isinstance(err.value, OSError)
+
+
+def test_bulk_transfers_wait_longer_and_only_while_they_run() -> None:
+    """An image or a tree in transit may take an engine longer than one request's wait to
+    answer; the longer wait ends with the transfer, failed or not."""
+    from docker import DockerClient
+
+    def made() -> DockerClient:  # an API version given: it never connects
+        return DockerClient(base_url=NOBODY, version="1.41", timeout=container.REQUEST_TIMEOUT_S)
+
+    here, there = made(), made()
+    with pytest.raises(requests.exceptions.ReadTimeout), container.patient(here, there):
+        assert here.api.timeout == there.api.timeout == container.BULK_TIMEOUT_S
+        raise requests.exceptions.ReadTimeout("the image did not come")
+    assert here.api.timeout == there.api.timeout == container.REQUEST_TIMEOUT_S > 10
