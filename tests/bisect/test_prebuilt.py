@@ -38,10 +38,7 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     runner: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """In the container the trees are mounted read-only at their own paths."""
-    need_toolchain()
-    from tests.lookalike import use_compilers
-
-    use_compilers()
+    need_toolchain()  # and the stand-in compilers are on PATH (tests/conftest.py)
     t: GroundTruth = generate(tmp_path / "tt-metal", Spec(commits=60, tus=1))
     commits = rev_list(t.path, t.good, t.bad)
     with_tree = {t.good, t.bad, *commits[3::4]} - {t.culprit}
