@@ -44,6 +44,7 @@ DEFAULT_IMAGE = "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64
 HUGEPAGE_MOUNT = "/dev/hugepages-1G"
 LABEL = "io.lnrepro"  # every container lnrepro starts carries it: findable, removable
 OWNER = "io.lnrepro.owner"  # which lnrepro started it: host/boot id/pid namespace/pid/start time
+MADE = "io.lnrepro.made"  # one create request's token: finds a container whose handle never came
 USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
 # git trusts every directory (safe.directory=*), for this process only: a checkout owned by
 # another uid than the container's user is otherwise "dubious" and git refuses to describe it
@@ -476,9 +477,21 @@ def sweep(c: Any, host: str | None) -> int:
 
 
 def _create(c: Any, spec: ContainerSpec, command: Sequence[str]) -> Any:
+    """The container, created. A signal (or a dropped connection) can come after the engine made
+    it and before its answer reached here: found by this request's token, it is removed then,
+    not left to the next lnrepro's sweep."""
+    import uuid
+
     kw = spec.sdk_kwargs()
-    kw["labels"] = {**kw["labels"], OWNER: owner_label()}
-    return c.containers.create(spec.image, list(command), **kw)
+    token = uuid.uuid4().hex
+    kw["labels"] = {**kw["labels"], OWNER: owner_label(), MADE: token}
+    try:
+        return c.containers.create(spec.image, list(command), **kw)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            for ct in c.containers.list(all=True, filters={"label": f"{MADE}={token}"}):
+                ct.remove(force=True, v=True)
+        raise
 
 
 def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
