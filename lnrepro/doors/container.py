@@ -717,7 +717,8 @@ def ensure_volume(host: str | None, name: str, labels: dict[str, str]) -> bool:
 @contextlib.contextmanager
 def parked(host: str | None, spec: ContainerSpec) -> Iterator[Any]:
     """A container created and never started, with the spec's volumes: a handle to put files
-    into them and get files out (``put_archive``/``get_archive``). Always removed."""
+    into them and get files out (``put_archive``/``get_archive``). Always removed; what breaks
+    while it is used is judged as :func:`engine_errors` judges it."""
     from docker.errors import APIError
     from requests.exceptions import RequestException
 
@@ -726,10 +727,8 @@ def parked(host: str | None, spec: ContainerSpec) -> Iterator[Any]:
     ct = _create(c, spec, ["true"])
     _live_containers[ct.id] = ct
     try:
-        yield ct
-    except RequestException as exc:
-        raise EngineLost(f"the Docker engine at {host or 'the default address'} stopped answering: "
-                         f"{str(exc)[:100]}", "check that engine's machine") from None  # fmt: skip
+        with engine_errors(host):
+            yield ct
     finally:
         with contextlib.suppress(APIError, RequestException):
             ct.remove(force=True, v=True)
