@@ -140,9 +140,10 @@ def capture_json(text: str) -> None:
     _captured += 1
     with contextlib.suppress(OSError):
         Path(where).mkdir(parents=True, exist_ok=True)
-        (Path(where) / f"{os.getpid()}-{_captured}-{time.monotonic_ns()}.json").write_text(
-            text, encoding="utf-8"
-        )
+        final = Path(where) / f"{os.getpid()}-{_captured}-{time.monotonic_ns()}.json"
+        part = final.with_suffix(".part")  # a process killed mid-write leaves no half document
+        part.write_text(text, encoding="utf-8")
+        part.replace(final)
 
 
 # ------------------------------------------------------------------ a checkout's files
