@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -341,6 +342,52 @@ def test_standalone_tt_train_build_with_ccache(
         env=device_env(tmp_path, tree),
     )  # fmt: skip
     assert code == 0, out[-2000:]
+
+
+def test_a_second_checkout_compiles_only_its_generated_paths(
+    lookalike: GroundTruth, lookalike_builds: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two checkouts of one commit at two paths, one ccache with a ``base_dir`` over both (as a
+    developer's cache, or a bisect's worktrees): the second build compiles only the sources CMake
+    generates to hold this build's paths. Every source of the checkout is served by the cache,
+    so no compile definition names a path of a checkout or build tree."""
+    need(shutil.which("ccache") is not None, "ccache is not installed")
+    cache = tmp_path / "ccache"
+    cache.mkdir()
+    log = tmp_path / "ccache.log"
+    (cache / "ccache.conf").write_text(
+        f"base_dir = {tmp_path}\nhash_dir = false\nlog_file = {log}\n"
+    )
+    tree = lookalike_builds["good"]  # its build/lib is the tt-metal the standalone builds link
+    env = {**os.environ, "TT_METAL_HOME": str(tree), "CCACHE_DIR": str(cache)}
+    toolchain = tree / "cmake/x86_64-linux-clang-20-libstdcpp-toolchain.cmake"
+
+    def build(name: str) -> None:
+        src = worktree(lookalike, tmp_path / name, lookalike.culprit_parent, lookalike.bugrepro)
+        for argv in (
+            ["cmake", "-S", str(src / "tt-train"), "-B", str(src / "tt-train/build"), "-G",
+             "Ninja", "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+             f"-DCMAKE_TOOLCHAIN_FILE={toolchain}"],
+            ["cmake", "--build", str(src / "tt-train/build")],
+        ):  # fmt: skip
+            res = subprocess.run(argv, env=env, capture_output=True, text=True)
+            assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+
+    build("a")
+    log.unlink()
+    build("b")
+    source: dict[str, str] = {}
+    missed, hit = [], []
+    for line in log.read_text(errors="replace").splitlines():
+        m = re.match(r"\[[^\]]*?(\d+)\s*\] (Source file: |Result: )(\S+)", line)
+        if m and m[2] == "Source file: ":
+            source[m[1]] = m[3]
+        elif m and m[3] in ("cache_miss", "direct_cache_hit", "preprocessed_cache_hit"):
+            (missed if m[3] == "cache_miss" else hit).append(source[m[1]])
+    assert hit, "the second checkout's build was not served by the cache at all"
+    assert sorted(Path(s).name for s in missed) == [
+        "flake_conf_path.cpp", "layernorm_bw_kernel_path.cpp"
+    ], missed  # fmt: skip
 
 
 def test_lnrepro_reads_the_lookalike_as_it_reads_the_emulator(
