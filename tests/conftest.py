@@ -232,11 +232,14 @@ def need_toolchain() -> None:
 
 @pytest.fixture(scope="session")
 def lookalike(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One look-alike checkout (default spec) per test session; tests must not modify it."""
+    """One look-alike checkout per test session; tests must not modify it. One generated unit in
+    libtt_metal, as every other look-alike of the suite has: each commit that touches one is a
+    real compile for every build that crosses it, and the tests need the churn, not its weight
+    (the benchmarks under scripts/ choose their own)."""
     need(shutil.which("git") is not None, "git is not installed")
-    from tests.lookalike import generate
+    from tests.lookalike import Spec, generate
 
-    return generate(tmp_path_factory.mktemp("lookalike") / "tt-metal")
+    return generate(tmp_path_factory.mktemp("lookalike") / "tt-metal", Spec(tus=1))
 
 
 def worktree(truth: Any, where: Path, rev: str, pick: str | None = None) -> Path:
