@@ -83,12 +83,15 @@ class ContainerSpec:
     # the binds are this machine's paths (the engine sees them); False for a remote engine,
     # whose binds name its own machine's paths (/dev, /sys), which this one cannot check
     local_binds: bool = True
+    network: str | None = None  # None: the engine's default (a bridge)
 
     def docker_argv(self, command: Sequence[str]) -> list[str]:
         """The equivalent ``docker run`` command line, for people to read and rerun."""
         argv = ["docker", "run", "--rm"]
         if not self.keep_entrypoint:
             argv += ["--entrypoint", ""]
+        if self.network:
+            argv += ["--network", self.network]
         for d in self.devices:
             argv += ["--device", f"{d}:{d}"]
         for v in self.volumes:
@@ -129,6 +132,8 @@ class ContainerSpec:
         }
         if not self.keep_entrypoint:
             kw["entrypoint"] = ""  # the engine then runs the command itself
+        if self.network:
+            kw["network_mode"] = self.network
         if self.user:
             kw["user"] = self.user
         if self.workdir:
@@ -150,6 +155,7 @@ def invoking_user() -> str:
 
 
 MOUNT_SETS = ("full", "tt-metal", "seed-broken")  # "full" is the default
+HOST_NETWORK = "host"  # lnrepro's containers for tt-metal (run_spec)
 HUGEPAGE_DIRS = (HUGEPAGE_MOUNT, "/dev/hugepages")
 
 
@@ -167,6 +173,7 @@ def run_spec(
     mount_set: str = "full",
     user: str | None = None,
     privileged: bool = False,
+    network: str | None = HOST_NETWORK,
 ) -> ContainerSpec:
     """*The* container lnrepro starts for tt-metal: ``run``, ``bisect`` and ``env-check --container``.
 
@@ -183,7 +190,11 @@ def run_spec(
 
     All of them mount the checkout (and any extra directories) at the same path, ``ro_mounts``
     read-only (a worktree's git directories), run as the invoking user plus the device's group,
-    and pass the environment; never ``--privileged`` unless asked.
+    and pass the environment; never ``--privileged`` unless asked. They share the host's network,
+    as tt-metal's own containers do (scripts/docker/run_docker_func.sh at 0d59861eb2 and
+    .github/actions/docker-run/action.yml at 03a1367a55 both pass ``--net host``): a build
+    fetches its dependencies through the host's own network settings, and a container starts
+    without a bridge to set up (half the engine's work per container, scripts/bench_container.py).
     """
     if mount_set not in MOUNT_SETS:
         raise ValueError(f"mount set {mount_set!r}")
@@ -211,6 +222,7 @@ def run_spec(
         str(workdir) if workdir else (str(checkout) if checkout else None),
         privileged,
         (device_group,) if device_group else (),
+        network=network,
     )
 
 

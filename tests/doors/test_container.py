@@ -16,7 +16,8 @@ def test_tt_metal_mount_set() -> None:
     argv = spec.docker_argv(["true"])
     # the image's ENTRYPOINT is not run (tt-metal's dev image starts sshd there: root only)
     assert argv[:5] == ["docker", "run", "--rm", "--entrypoint", ""]
-    assert argv[5:7] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
+    assert argv[5:7] == ["--network", "host"]  # as run_docker_func.sh's --net host
+    assert argv[7:9] == ["--device", "/dev/tenstorrent/0:/dev/tenstorrent/0"]
     # what tt-metal's scripts mount (run_docker_func.sh@0d59861eb2): hugepages-1G and the user
     # database read-only, neither /dev nor /sys
     assert f"{HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT}" in argv and "/sys:/sys" not in argv
@@ -58,6 +59,8 @@ def test_seed_broken_is_seed_001s_failing_setup() -> None:
         "--rm",
         "--entrypoint",
         "",
+        "--network",
+        "host",
         "--device",
         "/dev/tenstorrent/0:/dev/tenstorrent/0",
         "-u",
