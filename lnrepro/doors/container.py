@@ -83,7 +83,8 @@ class ContainerSpec:
     # the binds are this machine's paths (the engine sees them); False for a remote engine,
     # whose binds name its own machine's paths (/dev, /sys), which this one cannot check
     local_binds: bool = True
-    network: str | None = None  # None: the engine's default (a bridge)
+    # the host's, as tt-metal's own containers (run_spec says why); None: the engine's default
+    network: str | None = "host"
 
     def docker_argv(self, command: Sequence[str]) -> list[str]:
         """The equivalent ``docker run`` command line, for people to read and rerun."""
@@ -155,7 +156,6 @@ def invoking_user() -> str:
 
 
 MOUNT_SETS = ("full", "tt-metal", "seed-broken")  # "full" is the default
-HOST_NETWORK = "host"  # lnrepro's containers for tt-metal (run_spec)
 HUGEPAGE_DIRS = (HUGEPAGE_MOUNT, "/dev/hugepages")
 
 
@@ -173,7 +173,6 @@ def run_spec(
     mount_set: str = "full",
     user: str | None = None,
     privileged: bool = False,
-    network: str | None = HOST_NETWORK,
 ) -> ContainerSpec:
     """*The* container lnrepro starts for tt-metal: ``run``, ``bisect`` and ``env-check --container``.
 
@@ -222,7 +221,6 @@ def run_spec(
         str(workdir) if workdir else (str(checkout) if checkout else None),
         privileged,
         (device_group,) if device_group else (),
-        network=network,
     )
 
 

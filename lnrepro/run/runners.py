@@ -457,7 +457,6 @@ class RemoteDockerRunner:
             named_volumes=(self._tree(checkout), self._ccache()),
             scratch=tuple(str(m) for m in mounts[1:]),
             local_binds=False,
-            network=container.HOST_NETWORK,  # the card host's network, as run_spec's
         )
 
     # ------------------------------------------------------------------ the engine
@@ -476,7 +475,7 @@ class RemoteDockerRunner:
         if key not in _machines:
             probe = container.ContainerSpec(
                 self.docker.image, volumes=(container.Volume("/dev", HOST_DEV, True),),
-                user=container.invoking_user(), local_binds=False, network=container.HOST_NETWORK,
+                user=container.invoking_user(), local_binds=False,
             )  # fmt: skip
             out: list[bytes] = []
             container.stream(probe, ["find", f"{HOST_DEV}/tenstorrent",
@@ -510,7 +509,7 @@ class RemoteDockerRunner:
             return
         spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
                                        workdir=str(checkout), named_volumes=(tree,),
-                                       local_binds=False, network=container.HOST_NETWORK)  # fmt: skip
+                                       local_binds=False)  # fmt: skip
         old = _shipped.get(key)
         if old is None:
             with container.parked(self.host, spec) as ct:
@@ -612,8 +611,7 @@ class RemoteDockerRunner:
     # ------------------------------------------------------------------ the tree there
     def _parked(self, checkout: Path) -> Any:
         spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
-                                       named_volumes=(self._tree(checkout),), local_binds=False,
-                                       network=container.HOST_NETWORK)  # fmt: skip
+                                       named_volumes=(self._tree(checkout),), local_binds=False)  # fmt: skip
         return container.parked(self.host, spec)
 
     def _there(self, checkout: Path) -> bool:
@@ -653,7 +651,7 @@ class RemoteDockerRunner:
 
         spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
                                        workdir=str(checkout), named_volumes=(self._tree(checkout),),
-                                       local_binds=False, network=container.HOST_NETWORK)  # fmt: skip
+                                       local_binds=False)  # fmt: skip
         h = hashlib.sha256()
         count = 0
         for root in roots:

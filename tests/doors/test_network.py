@@ -20,8 +20,10 @@ def test_every_mount_set_asks_for_the_hosts_network() -> None:
         argv = spec.docker_argv(["true"])
         assert argv[argv.index("--network") + 1] == "host", mount_set
         assert spec.sdk_kwargs()["network_mode"] == "host", mount_set
-    plain = container.ContainerSpec("img")  # not tt-metal's container: the engine's default
-    assert "--network" not in plain.docker_argv([]) and "network_mode" not in plain.sdk_kwargs()
+    helper = container.ContainerSpec("img")  # a card host's probe, ship and parked containers
+    assert helper.sdk_kwargs()["network_mode"] == "host"
+    bridge = container.ContainerSpec("img", network=None)  # the engine's default
+    assert "--network" not in bridge.docker_argv([]) and "network_mode" not in bridge.sdk_kwargs()
 
 
 @pytest.mark.docker
