@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,8 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lnrepro.doors import container
+from tests import rootfs
 
-# (label, ContainerSpec.network): the engine's default bridge, and what run_spec asks for
+# (label, ContainerSpec.network): the engine's default bridge, and ContainerSpec's own default
 SETTINGS = (("bridge (the engine's default)", None), ("host (lnrepro's, as tt-metal's)", "host"))
 
 
@@ -37,20 +37,11 @@ def busy_ticks() -> int:
 
 
 def busybox_image() -> str:
-    bb = shutil.which("busybox") or "/bin/busybox"
-    if not Path(bb).exists():
+    if rootfs.busybox() is None:
         sys.exit("bench_container: no busybox to make an image of (apt install busybox-static)")
     with tempfile.TemporaryDirectory() as d:
-        root = Path(d)
-        (root / "bin").mkdir()
-        shutil.copy(bb, root / "bin" / "busybox")
-        (root / "bin" / "true").symlink_to("busybox")
-        name = f"lnrepro-bench-busybox:{uuid.uuid4().hex[:8]}"
-        tar = subprocess.Popen(["tar", "-C", d, "-c", "."], stdout=subprocess.PIPE)
-        subprocess.run(["docker", "import", "-", name], stdin=tar.stdout, check=True,
-                       capture_output=True)  # fmt: skip
-        tar.wait()
-    return name
+        root = rootfs.busybox_root(Path(d), ("true",))
+        return rootfs.docker_import(root, f"lnrepro-bench-busybox:{uuid.uuid4().hex[:8]}")
 
 
 def measure(image: str, network: str | None, count: int) -> tuple[float, float]:

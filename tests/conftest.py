@@ -296,21 +296,15 @@ def docker_ok() -> bool:
 
 @pytest.fixture(scope="session")
 def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from tests import rootfs
+
     need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
-    bb = shutil.which("busybox") or "/bin/busybox"
-    need(Path(bb).exists(), "busybox-static is not installed")
-    root = tmp_path_factory.mktemp("bbroot")
-    (root / "bin").mkdir()
-    shutil.copy(bb, root / "bin" / "busybox")
-    for applet in ("sh", "id", "cat", "ls", "true", "sleep"):
-        (root / "bin" / applet).symlink_to("busybox")
-    (root / "tmp").mkdir()
-    name = f"lnrepro-test-busybox:{uuid.uuid4().hex[:8]}"
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
+    need(rootfs.busybox() is not None, "busybox-static is not installed")
+    root = rootfs.busybox_root(
+        tmp_path_factory.mktemp("bbroot"), ("sh", "id", "cat", "ls", "true", "sleep")
     )
-    tar.wait()
+    (root / "tmp").mkdir()
+    name = rootfs.docker_import(root, f"lnrepro-test-busybox:{uuid.uuid4().hex[:8]}")
     yield name
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import rootfs
 from tests.conftest import IN_CI, default_signals, docker_ok, need, run_gently
 from tests.leftovers import Ran, left, owner
 
@@ -402,13 +402,7 @@ def shell_less_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
     root = tmp_path_factory.mktemp("nosh")
     (root / "hello.txt").write_text("no shell here\n")
-    name = "lnrepro-test-nosh:latest"
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
-    )
-    tar.wait()
-    return name
+    return rootfs.docker_import(root, "lnrepro-test-nosh:latest")
 
 
 @pytest.mark.docker
@@ -439,21 +433,12 @@ def test_missing_bind_source_is_refused_before_anything_starts(
 @pytest.mark.docker
 def test_sigterm_during_env_check_container_removes_it(tmp_path: Path, busybox_image: str) -> None:
     # an image whose shell takes its time: the probe is still running when SIGTERM comes
-    root = tmp_path / "slow"
-    (root / "bin").mkdir(parents=True)
-    bb = shutil.which("busybox") or "/bin/busybox"
-    shutil.copy(bb, root / "bin" / "busybox")
-    (root / "bin" / "sleep").symlink_to("busybox")
+    root = rootfs.busybox_root(tmp_path / "slow", ("sleep",))
     (root / "bin" / "sh").write_text(
         '#!/bin/busybox sh\n/bin/busybox sleep 60\nexec /bin/busybox sh "$@"\n'
     )
     (root / "bin" / "sh").chmod(0o755)
-    name = "lnrepro-test-slowsh:latest"
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", name], stdin=tar.stdout, check=True, capture_output=True
-    )
-    tar.wait()
+    name = rootfs.docker_import(root, "lnrepro-test-slowsh:latest")
     proc = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", name],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     its = owner(proc)

@@ -18,6 +18,7 @@ import pytest
 
 from lnrepro.run import runners
 from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
+from tests import rootfs
 from tests.conftest import need
 from tests.engines import Engine, running
 
@@ -28,19 +29,10 @@ APPLETS = ("sh", "cat", "ls", "rm", "true", "find", "sha256sum", "mkdir", "echo"
 @pytest.fixture(scope="module")
 def small_image(tmp_path_factory: pytest.TempPathFactory, engine_image: str) -> Iterator[str]:
     """busybox with the applets lnrepro's helpers use (rm, find, sha256sum), imported here."""
-    bb = shutil.which("busybox") or "/bin/busybox"
-    need(Path(bb).exists(), "busybox-static is not installed")
-    root = tmp_path_factory.mktemp("small-root")
-    (root / "bin").mkdir()
-    shutil.copy(bb, root / "bin" / "busybox")
-    for applet in APPLETS:
-        (root / "bin" / applet).symlink_to("busybox")
+    need(rootfs.busybox() is not None, "busybox-static is not installed")
+    root = rootfs.busybox_root(tmp_path_factory.mktemp("small-root"), APPLETS)
     (root / "tmp").mkdir(mode=0o1777)
-    name = f"lnrepro-test-small:{uuid.uuid4().hex[:8]}"
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(["docker", "import", "--change", "ENV PATH=/bin", "-", name],
-                   stdin=tar.stdout, check=True, capture_output=True)  # fmt: skip
-    tar.wait()
+    name = rootfs.docker_import(root, f"lnrepro-test-small:{uuid.uuid4().hex[:8]}", "ENV PATH=/bin")
     yield name
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
