@@ -7,6 +7,10 @@ redraws it), float32 reference, kernel model, three allclose comparisons with xt
 sequential mean — and the whole iteration (data cached, as a copied generator allows).
 Target (issues #3 and #13): well under a second.
 
+Then what ``explain`` does with that shape: 12 models (3 defect sets x 2 eras x 2 arches) on the
+same draw, one ``run_iteration`` each against one ``run_iterations`` call, which draws, takes
+the reference and prepares the defect-free part of the kernel once.
+
     python scripts/bench_emulator.py [--runs 5] [--defect shipped]
 """
 
@@ -20,8 +24,23 @@ import time
 
 import numpy as np
 
-from lnrepro.emulator.catalogue import BY_NAME, DataSource, make_inputs, run_iteration
-from lnrepro.emulator.kernel import KernelConfig, compare, kernel, parse_defects, reference
+from lnrepro.emulator.catalogue import (
+    BY_NAME,
+    DataSource,
+    make_inputs,
+    run_iteration,
+    run_iterations,
+)
+from lnrepro.emulator.kernel import (
+    PRESETS,
+    Arch,
+    Era,
+    KernelConfig,
+    compare,
+    kernel,
+    parse_defects,
+    reference,
+)
 
 
 def timed(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
@@ -55,6 +74,13 @@ def main() -> int:
         ],
         "whole iteration": lambda: run_iteration(case, cfg, data),
     }
+    models = [KernelConfig(defects=d, era=e, arch=a)
+              for d in (PRESETS["shipped"], parse_defects("double-subtract"), frozenset())
+              for e in (Era.NOV_2025, Era.DEC_2025) for a in Arch]  # fmt: skip
+    stages[f"{len(models)} models, one by one"] = lambda: [
+        run_iteration(case, m, data) for m in models
+    ]
+    stages[f"{len(models)} models, together"] = lambda: run_iterations(case, models, data)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cpu(s), Python {platform.python_version()}, numpy {np.__version__}"
     )
@@ -63,7 +89,7 @@ def main() -> int:
         f"defect={args.defect}, median of {args.runs}"
     )
     for name, fn in stages.items():
-        print(f"  {name:<22} {timed(fn, args.runs) * 1000:8.1f} ms")
+        print(f"  {name:<24} {timed(fn, args.runs) * 1000:8.1f} ms")
     return 0
 
 

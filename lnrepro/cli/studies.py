@@ -95,7 +95,8 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         total = ex.n_models(ex.ERAS, ex.ARCHES)
         with err.status(f"explain: {total} models on {len(observed)} test(s)") as status:
             fits, meta = ex.explain(observed, eras=ex.ERAS, arches=ex.ARCHES,
-                                    on_model=lambda n: status.update(f"explain: model {n}/{total}"))  # fmt: skip
+                                    on_progress=lambda n, of: status.update(
+                                        f"explain: {total} models, emulator run {n}/{of}"))  # fmt: skip
     if as_json:
         echo_json(
             {

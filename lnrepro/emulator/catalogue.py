@@ -32,7 +32,7 @@ Where the record is silent the emulator chooses, and says so here:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -44,7 +44,7 @@ from lnrepro.emulator.kernel import (
     Era,
     KernelConfig,
     compare,
-    kernel,
+    kernels,
     reference,
     tiles,
 )
@@ -275,13 +275,25 @@ def tolerances(case: Case, era: Era) -> dict[str, tuple[float, float, str]]:
 
 
 def run_iteration(case: Case, cfg: KernelConfig, data: DataSource) -> IterationOutcome:
+    [outcome] = run_iterations(case, [cfg], data)
+    return outcome
+
+
+def run_iterations(
+    case: Case, cfgs: Sequence[KernelConfig], data: DataSource
+) -> list[IterationOutcome]:
+    """One iteration of ``case`` on one draw of its inputs, for each config: the reference and
+    the kernel's defect-free part (:func:`~lnrepro.emulator.kernel.kernels`) are computed once
+    for them all."""
     x, dy, gamma = make_inputs(case, data)
     ref = reference(x, dy, gamma)
-    got = kernel(x, dy, gamma, cfg)
-    tol = tolerances(case, cfg.era)
-    return IterationOutcome(
-        tuple(compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1]) for n in TENSORS)
-    )
+    out = []
+    for cfg, got in zip(cfgs, kernels(x, dy, gamma, cfgs), strict=True):
+        tol = tolerances(case, cfg.era)
+        out.append(IterationOutcome(tuple(
+            compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1]) for n in TENSORS
+        )))  # fmt: skip
+    return out
 
 
 def describe(case: Case, cfg: KernelConfig) -> str:

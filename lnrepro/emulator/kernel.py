@@ -42,6 +42,7 @@ Defects (:class:`Defect`), each a mechanism in the code:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -169,6 +170,11 @@ class KernelConfig:
         return "l1" if self.fits_in_l1(features) else f"block(block_size={self.block(features)})"
 
     @property
+    def storage(self) -> tuple[bool, bool]:
+        """The knobs the defect-free part of the kernel depends on (:func:`prepare`)."""
+        return (self.bf16_stats, self.dgamma_rows_bf16)
+
+    @property
     def label(self) -> str:
         return f"{defects_label(self.defects)} @ {self.era.value}/{self.arch.value}"
 
@@ -255,9 +261,24 @@ def _row_mean(
     return out
 
 
-def kernel(x: F32, dy: F32, gamma: F32, cfg: KernelConfig | None = None) -> Grads:
-    """The device's answer: bf16 in, fp32 DEST and sums, bf16 buffers and out."""
-    cfg = cfg or KernelConfig()
+@dataclass(frozen=True)
+class Prepared:
+    """What the kernel computes before any defect, era or arch matters: the bf16 inputs' x̂ and
+    dy·γ (padded to whole tiles), rstd, dgamma and dbeta. It depends on the inputs and on the
+    two storage knobs of :attr:`KernelConfig.storage` only, so one is shared by every config
+    that agrees on those (``explain`` runs dozens of models on one test's data)."""
+
+    storage: tuple[bool, bool]
+    features: int
+    rstd: F32  # [rows, 1]
+    x_hat: F32  # [rows, Wt*32]
+    dyg: F32  # [rows, Wt*32], zero in the padding
+    dgamma: F32  # [F]
+    dbeta: F32  # [F]
+
+
+def prepare(x: F32, dy: F32, gamma: F32, cfg: KernelConfig) -> Prepared:
+    """The defect-free part of :func:`kernel` for ``cfg.storage``."""
     _rows, features = x.shape
     wt = tiles(features)
     pad = wt * TILE - features
@@ -273,23 +294,47 @@ def kernel(x: F32, dy: F32, gamma: F32, cfg: KernelConfig | None = None) -> Grad
     if cfg.bf16_stats:
         x_hat = bf16(x_hat)
     dyg = dyb * gb  # exact in fp32 (bf16 x bf16); zero in the padding
-    drop_partial = Defect.DROP_PARTIAL_TILE in cfg.defects and cfg.arch is Arch.WORMHOLE_B0
-    mean_dyg = _row_mean(
-        dyg, cfg, features, Defect.OVERWRITE_DY_GAMMA_SUM in cfg.defects, drop_partial
-    )
-    mean_dyg_xhat = _row_mean(
-        dyg * x_hat, cfg, features, Defect.DROP_XHAT_BLOCKS in cfg.defects, False
-    )
-    inner = dyg - mean_dyg - x_hat * mean_dyg_xhat
-    if Defect.DOUBLE_SUBTRACT in cfg.defects:
-        inner = inner - mean_dyg
-    dx = bf16((rstd * inner)[:, :features])
     comp_g, comp_b = dyb * x_hat, dyb
     if cfg.dgamma_rows_bf16:
         comp_g, comp_b = bf16(comp_g), bf16(comp_b)
     dgamma = bf16(comp_g.sum(axis=0, dtype=np.float32)[:features])
     dbeta = bf16(comp_b.sum(axis=0, dtype=np.float32)[:features])
-    return Grads(dx=dx, dgamma=dgamma, dbeta=dbeta)
+    return Prepared(cfg.storage, features, rstd, x_hat, dyg, dgamma, dbeta)
+
+
+def finish(p: Prepared, cfg: KernelConfig) -> Grads:
+    """The rest of :func:`kernel`: the row means as ``cfg``'s path and defects compute them."""
+    if p.storage != cfg.storage:
+        raise ValueError(f"prepared for storage {p.storage}, not {cfg.storage}")
+    features = p.features
+    drop_partial = Defect.DROP_PARTIAL_TILE in cfg.defects and cfg.arch is Arch.WORMHOLE_B0
+    mean_dyg = _row_mean(
+        p.dyg, cfg, features, Defect.OVERWRITE_DY_GAMMA_SUM in cfg.defects, drop_partial
+    )
+    mean_dyg_xhat = _row_mean(
+        p.dyg * p.x_hat, cfg, features, Defect.DROP_XHAT_BLOCKS in cfg.defects, False
+    )
+    inner = p.dyg - mean_dyg - p.x_hat * mean_dyg_xhat
+    if Defect.DOUBLE_SUBTRACT in cfg.defects:
+        inner = inner - mean_dyg
+    dx = bf16((p.rstd * inner)[:, :features])
+    return Grads(dx=dx, dgamma=p.dgamma, dbeta=p.dbeta)
+
+
+def kernel(x: F32, dy: F32, gamma: F32, cfg: KernelConfig | None = None) -> Grads:
+    """The device's answer: bf16 in, fp32 DEST and sums, bf16 buffers and out."""
+    cfg = cfg or KernelConfig()
+    return finish(prepare(x, dy, gamma, cfg), cfg)
+
+
+def kernels(x: F32, dy: F32, gamma: F32, cfgs: Iterable[KernelConfig]) -> Iterator[Grads]:
+    """:func:`kernel` for each config on the same inputs, one at a time (a large test's dx is
+    tens of MB), the defect-free part computed once per :attr:`KernelConfig.storage`."""
+    prepared: dict[tuple[bool, bool], Prepared] = {}
+    for cfg in cfgs:
+        if cfg.storage not in prepared:
+            prepared[cfg.storage] = prepare(x, dy, gamma, cfg)
+        yield finish(prepared[cfg.storage], cfg)
 
 
 def seq_mean_f32(a: npt.NDArray[np.floating]) -> float:

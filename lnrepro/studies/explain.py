@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,10 +131,12 @@ def explain(
     *,
     eras: Iterable[str] = ("2025-12", "2025-11", "fixed"),
     arches: Iterable[str] = ("wormhole_b0", "blackhole"),
-    on_model: Any = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ModelFit], dict[str, Any]]:
-    """Every candidate model scored on the observed tests, best first; and what was skipped."""
-    from lnrepro.emulator.catalogue import BY_NAME, Data, DataSource, run_iteration
+    """Every candidate model scored on the observed tests, best first; and what was skipped.
+    ``on_progress(done, total)`` follows the emulator runs (one per distinct effective model
+    and test)."""
+    from lnrepro.emulator.catalogue import BY_NAME, Data, DataSource, run_iterations
     from lnrepro.emulator.kernel import TILE, Arch, Defect, Era, KernelConfig
 
     known = [o for o in observed if o.name in BY_NAME]
@@ -144,10 +146,10 @@ def explain(
             "none of the observed tests is one the emulator models",
             "explain needs the LayerNorm backward tests (LayerNormBackwardOpTest.*)",
         )
-    data = DataSource(Data.COPY)
-    cache: dict[tuple[Any, ...], tuple[str, dict[str, dict[str, float]]]] = {}
     started = time.perf_counter()
-    fits: list[ModelFit] = []
+    # every model, and per test the effective model that reaches it (the runs' cache key)
+    models: list[tuple[str, str, str, list[tuple[Any, ...]]]] = []
+    runs: dict[str, dict[tuple[Any, ...], KernelConfig]] = {o.name: {} for o in known}
     for era_name in eras:
         for arch_name in arches:
             for label, names in DEFECT_SETS:
@@ -156,47 +158,44 @@ def explain(
                 era, arch = Era(era_name), Arch(arch_name)
                 defects = frozenset(Defect(n) for n in names)
                 cfg = KernelConfig(defects=defects, era=era, arch=arch)
-                tests = []
+                keys: list[tuple[Any, ...]] = []
                 for o in known:
-                    case = BY_NAME[o.name]
-                    f = case.features
+                    f = BY_NAME[o.name].features
                     block = not cfg.fits_in_l1(f)
                     eff = {d for d in defects if block or d is Defect.DOUBLE_SUBTRACT}
                     if not (arch is Arch.WORMHOLE_B0 and block and f % TILE):
                         eff.discard(Defect.DROP_PARTIAL_TILE)
                     key = (o.name, frozenset(eff), cfg.path(f), era is Era.FIXED)
-                    if key not in cache:
-                        verdict = "PASS"
-                        metrics: dict[str, dict[str, float]] = {}
-                        for _ in range(1):  # copied generator: every iteration is the same
-                            out = run_iteration(
-                                case, KernelConfig(defects=frozenset(eff), era=era, arch=arch), data
-                            )
-                            verdict = "PASS" if out.ok and verdict == "PASS" else "FAIL"
-                            for t in out.tensors:
-                                slot = metrics.setdefault(t.tensor, {})
-                                for k, v in (
-                                    ("max_diff", t.max_diff),
-                                    ("mean_diff", t.mean_diff),
-                                    ("max_abs_diff", t.max_diff),
-                                ):
-                                    slot[k] = max(slot.get(k, -math.inf), v)
-                        cache[key] = (verdict, metrics)
-                    verdict, metrics = cache[key]
-                    res = {}
-                    for tensor, vals in o.metrics.items():
-                        for k, v in vals.items():
-                            if k in METRICS and tensor in metrics:
-                                m = metrics[tensor][k]
-                                res[f"{tensor}.{k}"] = (
-                                    float(v),
-                                    float(m),
-                                    _relative(float(v), float(m)),
-                                )
-                    tests.append(TestFit(o.name, o.verdict, verdict, res))
-                fits.append(ModelFit(label, era_name, arch_name, tests))
-                if on_model is not None:
-                    on_model(len(fits))
+                    runs[o.name].setdefault(key, KernelConfig(frozenset(eff), era, arch))
+                    keys.append(key)
+                models.append((label, era_name, arch_name, keys))
+    # one emulator iteration per effective model and test (the copied generator makes every
+    # iteration the same), a test's inputs and reference once for all its models
+    data = DataSource(Data.COPY)
+    total, done = sum(len(r) for r in runs.values()), 0
+    cache: dict[tuple[Any, ...], tuple[str, dict[str, dict[str, float]]]] = {}
+    for name, by_key in runs.items():
+        outcomes = run_iterations(BY_NAME[name], list(by_key.values()), data)
+        for key, out in zip(by_key, outcomes, strict=True):
+            metrics = {t.tensor: {"max_diff": t.max_diff, "mean_diff": t.mean_diff,
+                                  "max_abs_diff": t.max_diff} for t in out.tensors}  # fmt: skip
+            cache[key] = ("PASS" if out.ok else "FAIL", metrics)
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
+    fits: list[ModelFit] = []
+    for label, era_name, arch_name, keys in models:
+        tests = []
+        for o, key in zip(known, keys, strict=True):
+            verdict, metrics = cache[key]
+            res = {}
+            for tensor, vals in o.metrics.items():
+                for k, v in vals.items():
+                    if k in METRICS and tensor in metrics:
+                        m = metrics[tensor][k]
+                        res[f"{tensor}.{k}"] = (float(v), float(m), _relative(float(v), float(m)))
+            tests.append(TestFit(o.name, o.verdict, verdict, res))
+        fits.append(ModelFit(label, era_name, arch_name, tests))
     fits.sort(key=lambda m: (round(m.cost, 9), -m.verdicts_matched))
     meta = {"seconds": round(time.perf_counter() - started, 3), "models": len(fits),
             "computed": len(cache), "tests": [o.name for o in known], "skipped_tests": skipped}  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import lnrepro.emulator.kernel as kernel_module
 from lnrepro.emulator.catalogue import (
     BY_NAME,
     CASES,
@@ -21,6 +22,7 @@ from lnrepro.emulator.catalogue import (
     run_iteration,
 )
 from lnrepro.emulator.kernel import (
+    F32,
     FREE_L1,
     PRESETS,
     TILE,
@@ -28,12 +30,16 @@ from lnrepro.emulator.kernel import (
     Defect,
     Era,
     KernelConfig,
+    Prepared,
     bf16,
     bf16_trunc,
     factory_block_size,
+    finish,
     kernel,
+    kernels,
     l1_bytes,
     parse_defects,
+    prepare,
     reference,
     seq_mean_f32,
     tiles,
@@ -210,6 +216,38 @@ def test_fixed_kernel_errors_are_the_devices_magnitude() -> None:
         is False
     )
     assert run_iteration(tight, NONE, DataSource()).ok  # the fixed era's tolerances pass it
+
+
+def test_configs_on_one_draw_share_the_defect_free_part_and_answer_as_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``kernels`` (explain's and the tolerance study's way) prepares once per storage setting,
+    and each answer is bit for bit what ``kernel`` alone gives; a prepared part is refused by a
+    config that stores differently."""
+    case = BY_NAME["LayerNormBackwardOpTest.MetalLayerNormBw_DoesNotFitInL1_WtNotDivisibleBy4"]
+    x, dy, g = make_inputs(case, DataSource())
+    cfgs = [KernelConfig(defects=d, era=e, arch=a, bf16_stats=s)
+            for d in (frozenset(), PRESETS["shipped"],
+                      frozenset({Defect.OVERWRITE_DY_GAMMA_SUM, Defect.DROP_PARTIAL_TILE}))
+            for e in (Era.NOV_2025, Era.DEC_2025) for a in Arch for s in (True, False)]  # fmt: skip
+    seen: list[tuple[bool, bool]] = []
+    real_prepare = kernel_module.prepare
+
+    def counting(x: F32, dy: F32, g: F32, cfg: KernelConfig) -> Prepared:
+        seen.append(cfg.storage)
+        return real_prepare(x, dy, g, cfg)
+
+    monkeypatch.setattr(kernel_module, "prepare", counting)
+    together = list(kernels(x, dy, g, cfgs))
+    monkeypatch.undo()
+    assert sorted(seen) == [(False, True), (True, True)]
+    for cfg, got in zip(cfgs, together, strict=True):
+        alone = kernel(x, dy, g, cfg)
+        for t in ("dx", "dgamma", "dbeta"):
+            assert np.array_equal(getattr(got, t), getattr(alone, t)), (cfg.label, t)
+    assert len({together[0].dx.tobytes(), together[1].dx.tobytes()}) == 2  # storage matters
+    with pytest.raises(ValueError, match="prepared for storage"):
+        finish(prepare(x, dy, g, cfgs[0]), cfgs[1])
 
 
 @pytest.mark.parametrize("f", [20, 33, 213, 8191, 8462])
