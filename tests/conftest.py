@@ -110,6 +110,16 @@ def _engine_group(nodeid: str) -> str:
 _BUILD_FIXTURES = frozenset({"gtest_binary", "lookalike_builds"})
 
 
+def _shared_scope(item: pytest.Item) -> str | None:
+    """The module (or class) whose scoped fixture this test uses: its users are one xdist unit,
+    so the fixture is made once, not once in every worker that runs one of them."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info is not None else ():
+        if defs and defs[-1].scope in ("module", "class"):
+            return f"{defs[-1].scope}:{item.nodeid.split('::')[0]}"
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # the marks are there before -m deselects by them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
@@ -118,6 +128,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not item.get_closest_marker("docker"):
                 item.add_marker(pytest.mark.docker)
             item.add_marker(pytest.mark.xdist_group(_engine_group(item.nodeid)))
+        elif (scope := _shared_scope(item)) is not None:
+            item.add_marker(pytest.mark.xdist_group(scope))
         if _BUILD_FIXTURES & uses and not item.get_closest_marker("compiler"):
             item.add_marker(pytest.mark.compiler)
     if config.pluginmanager.hasplugin("xdist"):
