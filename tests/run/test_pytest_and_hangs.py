@@ -109,7 +109,7 @@ def test_a_hung_op_is_diagnosed_killed_and_explained(
     """Seed 003 without a card: the test times out, the container is removed, and the watcher
     log says that compute waits in cb_wait_front on 64 cores while the reader is done."""
     code, doc = run_json(lookalike_builds["main"], tmp_path / "h", toolchain_image,
-                         "--pytest", HANG_TEST, "--watcher", "1", "--timeout", "12")  # fmt: skip
+                         "--pytest", HANG_TEST, "--watcher", "1", "--timeout", "4")  # fmt: skip
     assert doc["verdict"] == "HANG" and code != 0
     rec = record(doc)
     hang = rec["attempts"][0]["hang"]
@@ -204,7 +204,7 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
     flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(small.path, good, bad, rate)}"
     named_args = ("--hang-in", "layernorm_fused_rm.cpp") if named else ()
     doc = bisect(small, tmp_path, toolchain_image, good, bad, "--pytest", HANG_TEST, "--on-hang",
-                 "bad", "--watcher", "1", "--timeout", "5", "--env", flake, *named_args)  # fmt: skip
+                 "bad", "--watcher", "1", "--timeout", "3", "--env", flake, *named_args)  # fmt: skip
     r = doc["result"]
     assert r["first_bad"] == small.hang_culprit and r["first_bad"] not in fp
     assert r["signature"]["hang_key"] == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
@@ -226,7 +226,7 @@ def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
     at = fp.index(small.hang_merge or "")
     p = lnrepro("bisect", "--repo", small.path, "--good", fp[at - 4], "--bad", fp[at + 3],
                 "--runner", "docker", "--image", toolchain_image, "--pytest", HANG_TEST,
-                "--on-hang", "bad", "--watcher", "1", "--timeout", "4",
+                "--on-hang", "bad", "--watcher", "1", "--timeout", "3",
                 "--env", "TT_METAL_LOGS_PATH=/tmp/elsewhere", "--record-dir", str(tmp_path / "runs"),
                 cwd=tmp_path, timeout=900)  # fmt: skip
     assert p.returncode != 0 and len(p.stderr.strip().splitlines()[-1:]) == 1
