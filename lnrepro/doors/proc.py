@@ -72,14 +72,43 @@ def _proc_stat(pid: str) -> tuple[str, int, int] | None:
     return fields[0], int(fields[1]), int(fields[2])
 
 
-def _pids(match: Callable[[int, int], bool], zombies: bool = False) -> list[int]:
-    """Processes whose (ppid, pgrp) match; zombies (dead, awaiting a wait) only if asked."""
+def _pids(
+    match: Callable[[int, int], bool], zombies: bool = False, among: Sequence[str] | None = None
+) -> list[int]:
+    """Processes whose (ppid, pgrp) match; zombies (dead, awaiting a wait) only if asked.
+    ``among``: only these pids, instead of every process in /proc."""
+    names = among if among is not None else [e.name for e in os.scandir("/proc")]
     out = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            st = _proc_stat(entry.name)
+    for name in names:
+        if name.isdigit():
+            st = _proc_stat(name)
             if st is not None and (zombies or st[0] != "Z") and match(st[1], st[2]):
-                out.append(int(entry.name))
+                out.append(int(name))
+    return out
+
+
+def _group_exists(pgid: int) -> bool:
+    """Whether any process, a zombie included, is still in the group: one ``kill(-pgid, 0)``
+    instead of reading every process's /proc/PID/stat (each child's exit asks this)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # there is one, of another user
+    return True
+
+
+def _children() -> list[str] | None:
+    """This process's children, from every thread's /proc/self/task/TID/children (orphans
+    re-parented to a subreaper are listed there too); None where the kernel does not list them
+    (CONFIG_PROC_CHILDREN off)."""
+    out: list[str] = []
+    try:
+        for task in Path("/proc/self/task").iterdir():
+            out += (task / "children").read_text().split()
+    except OSError:
+        return None
     return out
 
 
@@ -92,7 +121,9 @@ def _kill_group(pgid: int, proc: subprocess.Popen[bytes] | None) -> None:
             return
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if (proc is None or proc.poll() is not None) and not _pids(lambda _pp, pg: pg == pgid):
+            if (proc is None or proc.poll() is not None) and (
+                not _group_exists(pgid) or not _pids(lambda _pp, pg: pg == pgid)
+            ):
                 return
             time.sleep(0.02)
 
@@ -103,6 +134,8 @@ def _kill_leftovers(pgid: int) -> int:
     SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone, so that
     "the attempt is over" means nothing of it still runs.
     """
+    if not _group_exists(pgid):
+        return 0
     members = _pids(lambda _pp, pg: pg == pgid)
     if members:
         with contextlib.suppress(ProcessLookupError):
@@ -122,11 +155,16 @@ def _kill_escaped() -> int:
     # another thread's child (bisect --jobs) is not an escapee
     with _live_lock:
         ours = set(_live)
-        alive = _pids(lambda pp, pg: pp == me and pg not in ours)
+        kids = _children()  # none of them: nothing escaped, and no scan of every process
+        if kids == []:
+            return 0
+        alive = _pids(lambda pp, pg: pp == me and pg not in ours, among=kids)
         for pid in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        for pid in _pids(lambda pp, pg: pp == me and pg not in ours, zombies=True):
+        for pid in _pids(
+            lambda pp, pg: pp == me and pg not in ours, zombies=True, among=_children()
+        ):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
     return len(alive)
