@@ -56,6 +56,13 @@ def _worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than this machine has cores. The engine's tests spend much
+    of their time waiting (on containers, on a hang's timeout); the third worker on two cores
+    fills that, and --maxprocesses caps it."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # one capture folder for the whole run: set by the controller (or a run without xdist)
     # before any worker starts, inherited by the workers, checked by the controller at the end
