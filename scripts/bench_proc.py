@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
 import subprocess
 import time
 
@@ -37,8 +38,14 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--others", type=int, default=300)
     args = ap.parse_args()
+    # the others are orphans in a group of their own, re-parented away from this process before
+    # it becomes a subreaper: its children would be escapees, killed by the first capture
+    launcher = subprocess.run(
+        ["sh", "-c", f"for i in $(seq {args.others}); do sleep 600 >/dev/null 2>&1 & done; echo $$"],
+        stdout=subprocess.PIPE, text=True, check=True, start_new_session=True,
+    )  # fmt: skip
+    others = int(launcher.stdout)  # the group's id
     proc.become_subreaper()
-    others = [subprocess.Popen(["sleep", "600"]) for _ in range(args.others)]
     try:
         processes = sum(1 for e in os.scandir("/proc") if e.name.isdigit())
         print(
@@ -52,10 +59,10 @@ def main() -> int:
         for name, fn in rows.items():
             wall, cpu = measure(fn, args.calls)
             print(f"  {name:<26} {wall:6.2f} ms wall  {cpu:6.2f} ms CPU per call")
+        left = sum(1 for e in os.scandir("/proc") if e.name.isdigit())
+        print(f"processes at the end: {left}")
     finally:
-        for p in others:
-            p.kill()
-            p.wait()
+        os.killpg(others, signal.SIGKILL)
     return 0
 
 
