@@ -31,16 +31,8 @@ from lnrepro.emulator.catalogue import (
     run_iteration,
     run_iterations,
 )
-from lnrepro.emulator.kernel import (
-    PRESETS,
-    Arch,
-    Era,
-    KernelConfig,
-    compare,
-    kernel,
-    parse_defects,
-    reference,
-)
+from lnrepro.emulator.defects import PRESETS, Arch, Era, parse_defects
+from lnrepro.emulator.kernel import KernelConfig, compare, kernel, reference
 
 
 def timed(fn, runs: int) -> float:  # type: ignore[no-untyped-def]

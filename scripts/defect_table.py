@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 
 from lnrepro.emulator.catalogue import BY_NAME, CASES, DataSource, run_iteration
-from lnrepro.emulator.kernel import PRESETS, Arch, Defect, Era, KernelConfig
+from lnrepro.emulator.defects import PRESETS, Arch, Defect, Era
+from lnrepro.emulator.kernel import KernelConfig
 
 DS, DXB, DPT, OW = (Defect.DOUBLE_SUBTRACT, Defect.DROP_XHAT_BLOCKS, Defect.DROP_PARTIAL_TILE,
                     Defect.OVERWRITE_DY_GAMMA_SUM)  # fmt: skip

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lnrepro.emulator.catalogue import CASES  # noqa: E402
-from lnrepro.emulator.kernel import Era  # noqa: E402
+from lnrepro.emulator.defects import Era  # noqa: E402
 from lnrepro.model.requests import DEFAULT_FILTER  # noqa: E402
 from lnrepro.present.plot import tolerance_plot  # noqa: E402
 from lnrepro.studies import tolerance as tl  # noqa: E402

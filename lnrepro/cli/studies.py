@@ -228,7 +228,7 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
                 )
     elif tests:
         raise UsageError("--test and --shape do not go together", "pick one")
-    from lnrepro.emulator.kernel import Era
+    from lnrepro.emulator.defects import Era
     from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
     from lnrepro.studies import tolerance as tl
 

@@ -38,10 +38,10 @@ from enum import Enum
 
 import numpy as np
 
+from lnrepro.emulator.defects import Era
 from lnrepro.emulator.kernel import (
     F32,
     Comparison,
-    Era,
     KernelConfig,
     compare,
     kernels,

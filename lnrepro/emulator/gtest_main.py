@@ -41,14 +41,8 @@ from lnrepro.emulator.catalogue import (
     failure_text,
     run_iteration,
 )
-from lnrepro.emulator.kernel import (
-    ERA_DEFECTS,
-    Arch,
-    Era,
-    KernelConfig,
-    defects_label,
-    parse_defects,
-)
+from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
+from lnrepro.emulator.kernel import KernelConfig
 
 E = TypeVar("E", bound=Enum)
 

@@ -44,11 +44,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
+
+from lnrepro.emulator.defects import PRESETS, Arch, Defect, Era, defects_label
 
 F32 = npt.NDArray[np.float32]
 
@@ -56,77 +57,11 @@ TILE = 32
 EPS = 1e-6  # the test reference's epsilon
 
 
-class Defect(str, Enum):
-    DOUBLE_SUBTRACT = "double-subtract"
-    DROP_XHAT_BLOCKS = "drop-xhat-blocks"
-    DROP_PARTIAL_TILE = "drop-partial-tile"  # hypothesis: mechanism unconfirmed
-    OVERWRITE_DY_GAMMA_SUM = "overwrite-dy-gamma-sum"  # refuted by the code
-
-    @property
-    def status(self) -> str:
-        return {
-            Defect.DOUBLE_SUBTRACT: "in the code (fixed by #53215)",
-            Defect.DROP_XHAT_BLOCKS: "in the code (fixed by #53215)",
-            Defect.DROP_PARTIAL_TILE: "hypothesis (mechanism unconfirmed)",
-            Defect.OVERWRITE_DY_GAMMA_SUM: "refuted (ELWMUL accumulates into DEST)",
-        }[self]
-
-
-class Era(str, Enum):
-    NOV_2025 = "2025-11"
-    DEC_2025 = "2025-12"
-    FIXED = "fixed"
-
-    @property
-    def newer_factory(self) -> bool:
-        return self is not Era.NOV_2025
-
-
-class Arch(str, Enum):
-    WORMHOLE_B0 = "wormhole_b0"
-    BLACKHOLE = "blackhole"
-
-
 # Free L1 per core for a kernel's circular buffers, bytes. Wormhole: chosen so the older
 # factory's budget admits the ~90 tiles TTMETAL.md reports (14336·90 + 20480 = 1,310,720), which
 # makes the newer one admit 153. Blackhole: its larger L1 (1536 KB against Wormhole's 1464 KB)
 # less the same reserve. Both are assumptions, overridable (--emu_l1_max_tiles).
 FREE_L1 = {Arch.WORMHOLE_B0: 1_310_720, Arch.BLACKHOLE: 1_384_448}
-
-PRESETS: dict[str, frozenset[Defect]] = {
-    "shipped": frozenset({Defect.DOUBLE_SUBTRACT, Defect.DROP_XHAT_BLOCKS}),
-    "none": frozenset(),
-}
-ERA_DEFECTS = {
-    Era.NOV_2025: PRESETS["shipped"],
-    Era.DEC_2025: PRESETS["shipped"],
-    Era.FIXED: PRESETS["none"],
-}
-
-
-def parse_defects(text: str) -> frozenset[Defect]:
-    """``shipped``, ``none``, or a comma-separated list of defect names."""
-    text = text.strip()
-    if text in PRESETS:
-        return PRESETS[text]
-    out = set()
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            raise ValueError(f"{text!r} has an empty name in its list; use none for no defect")
-        try:
-            out.add(Defect(part))
-        except ValueError:
-            names = ", ".join([*PRESETS, *(d.value for d in Defect)])
-            raise ValueError(f"unknown defect {part!r}; choose from {names}") from None
-    return frozenset(out)
-
-
-def defects_label(defects: frozenset[Defect]) -> str:
-    for name, preset in PRESETS.items():
-        if defects == preset:
-            return name
-    return ",".join(sorted(d.value for d in defects))
 
 
 def ceil_to(n: int, k: int) -> int:

@@ -86,7 +86,7 @@ def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
 
 
 def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
-    from lnrepro.emulator.kernel import parse_defects
+    from lnrepro.emulator.defects import parse_defects
 
     _choice(s.kernel_era, KERNEL_ERAS, "--kernel-era")
     _choice(s.arch, ARCHES, "--arch")

@@ -137,7 +137,8 @@ def explain(
     ``on_progress(done, total)`` follows the emulator runs (one per distinct effective model
     and test)."""
     from lnrepro.emulator.catalogue import BY_NAME, Data, DataSource, run_iterations
-    from lnrepro.emulator.kernel import TILE, Arch, Defect, Era, KernelConfig
+    from lnrepro.emulator.defects import Arch, Defect, Era
+    from lnrepro.emulator.kernel import TILE, KernelConfig
 
     known = [o for o in observed if o.name in BY_NAME]
     skipped = [o.name for o in observed if o.name not in BY_NAME]

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from lnrepro.emulator.kernel import Defect, Era, KernelConfig, kernels, reference
+from lnrepro.emulator.defects import Defect, Era
+from lnrepro.emulator.kernel import KernelConfig, kernels, reference
 
 F32 = np.float32
 KINDS = ("test", "mean-shifted", "constant", "ramp")

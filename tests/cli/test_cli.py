@@ -41,6 +41,26 @@ def test_help_does_not_import_heavy_modules() -> None:
     assert "HEAVY []" in out
 
 
+def test_checking_an_emulator_run_does_not_import_numpy() -> None:
+    """`lnrepro run --backend emulator` checks --defect before it starts the emulator; the check
+    is the defect grammar alone, and numpy is the emulator's, loaded in the emulator's process."""
+    code = (
+        "import sys\n"
+        "from lnrepro.errors import UsageError\n"
+        "from lnrepro.model.requests import EmulatorSpec\n"
+        "from lnrepro.run.validate import check_emulator\n"
+        "check_emulator(EmulatorSpec(defect='double-subtract,drop-partial-tile'))\n"
+        "try:\n    check_emulator(EmulatorSpec(defect='double-subtract,nonsense'))\n"
+        "except UsageError as exc:\n    print('REFUSED', exc)\n"
+        "print('HEAVY', [m for m in ('numpy', 'ml_dtypes') if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "REFUSED --defect: unknown defect 'nonsense'" in out
+    assert "HEAVY []" in out
+
+
 def test_every_command_and_every_option_is_in_the_reference() -> None:
     """docs/commands.md documents every command and every option of each, as click defines
     them today (scripts/cli_reference.py writes the option tables); the README names each."""

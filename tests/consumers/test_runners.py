@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from lnrepro.emulator.catalogue import CASES
-from lnrepro.emulator.kernel import ERA_DEFECTS, Era, KernelConfig
+from lnrepro.emulator.defects import ERA_DEFECTS, Era
+from lnrepro.emulator.kernel import KernelConfig
 from tests.conftest import need
 
 WRAPPER = """#!/bin/sh

@@ -21,14 +21,11 @@ from lnrepro.emulator.catalogue import (
     mt19937_uniform,
     run_iteration,
 )
+from lnrepro.emulator.defects import PRESETS, Arch, Defect, Era, parse_defects
 from lnrepro.emulator.kernel import (
     F32,
     FREE_L1,
-    PRESETS,
     TILE,
-    Arch,
-    Defect,
-    Era,
     KernelConfig,
     Prepared,
     bf16,
@@ -38,7 +35,6 @@ from lnrepro.emulator.kernel import (
     kernel,
     kernels,
     l1_bytes,
-    parse_defects,
     prepare,
     reference,
     seq_mean_f32,

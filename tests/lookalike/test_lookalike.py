@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from lnrepro.doors.gitops import lfs_pointers, submodules
-from lnrepro.emulator.kernel import Defect, KernelConfig, parse_defects
+from lnrepro.emulator.defects import Defect, parse_defects
+from lnrepro.emulator.kernel import KernelConfig
 from lnrepro.emulator.kernel import kernel as emulated_kernel
 from lnrepro.gtest.console import parse_bytes
 from lnrepro.model.gtest import TestStatus

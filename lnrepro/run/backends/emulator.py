@@ -19,7 +19,7 @@ class EmulatorBackend(LocalProcess):
     name: str = "emulator"
 
     def describe(self) -> dict[str, JSON]:
-        from lnrepro.emulator.kernel import ERA_DEFECTS, Era, defects_label
+        from lnrepro.emulator.defects import ERA_DEFECTS, Era, defects_label
 
         s = self.spec
         return {**s.to_json(), "defect": s.defect or defects_label(ERA_DEFECTS[Era(s.kernel_era)])}
