@@ -125,7 +125,7 @@ def overhead(work: Path, bulk: int) -> tuple[float, float, float, int]:
 
 
 def builds(work: Path, tus: int) -> tuple[list[float], float]:
-    t = generate(work / "build" / "tt-metal", Spec(seed=3, commits=200, tus=tus))
+    t = generate(work / "build" / "tt-metal", Spec(seed=3, commits=200, tus=tus, tu_functions=24))
     repo = Path(t.path)
     env = device_env(work / "build", repo)
     env.pop("TT_METAL_HOME")

@@ -74,7 +74,7 @@ def main() -> int:
         sys.exit("ccache is not installed (apt-get install ccache)")
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-build-"))
     checkout = (ns.keep or work / "tt-metal").resolve()
-    generate(checkout, Spec(commits=40, tus=ns.tus))
+    generate(checkout, Spec(commits=40, tus=ns.tus, tu_functions=24))
     env = {**os.environ, "CCACHE_DIR": str(work / "ccache")}
     rows: list[tuple[str, float]] = []
     rows.append(("clean build, no ccache", timed(checkout, env=env)))

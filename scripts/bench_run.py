@@ -121,7 +121,7 @@ def main() -> int:
     ns = ap.parse_args()
     image = ensure_toolchain_image()
     work = Path(tempfile.mkdtemp(prefix="lnrepro-bench-run-"))
-    spec = Spec(commits=40, tus=ns.tus, test_tus=ns.test_tus)
+    spec = Spec(commits=40, tus=ns.tus, tu_functions=24, test_tus=ns.test_tus)
     try:
         checkout = work / "tt-metal"
         generate(checkout, spec)

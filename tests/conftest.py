@@ -47,7 +47,10 @@ _COMPILERS = pytest.StashKey[Path]()
 # containers (mounted at the same path; lnrepro's docker runner takes $CCACHE_DIR): each test's
 # look-alike lives at its own path, so paths under /tmp are made relative (base_dir) and the build
 # directory is left out of the hash, as a developer's warm cache serves every checkout. Builds
-# that name no ccache (build_metal.sh without --enable-ccache) are cold as before.
+# that name no ccache (build_metal.sh without --enable-ccache) are cold as before. The stand-in
+# compilers (tests/lookalike/build.py) are scripts each worker writes anew and the image has its
+# own copies of: ccache knows them by content, not by mtime, so every worker and container shares
+# the objects (the GCC behind them is Debian bookworm's on both sides).
 _CCACHE = _CAPTURE.with_name(_CAPTURE.name.replace("json", "ccache"))
 
 
@@ -92,7 +95,7 @@ def _shared_ccache() -> None:
     _CCACHE.mkdir(mode=0o777)
     _CCACHE.chmod(0o777)  # the test user's builds write here too (umask 000 below)
     (_CCACHE / "ccache.conf").write_text(
-        "base_dir = /tmp\nhash_dir = false\numask = 000\nmax_size = 4G\n"
+        "base_dir = /tmp\nhash_dir = false\numask = 000\nmax_size = 4G\ncompiler_check = content\n"
     )
     os.environ["CCACHE_DIR"] = str(_CCACHE)
 
