@@ -37,6 +37,16 @@ if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1 && [ "$(id -u)
   docker info >/dev/null 2>&1 || { echo "test.sh: dockerd did not start; see /tmp/lnrepro-dockerd.log" >&2; tail -20 /tmp/lnrepro-dockerd.log >&2; }
 fi
 
+# The container tests' images (a debootstrap of about a minute each, on a fresh machine): made in
+# the background while the virtualenv is installed and ruff and mypy run (tests/prebuild.py), for
+# a run of the whole suite; whatever is still running when this script ends is ended with it.
+builders=""
+trap 'for g in $builders; do kill -TERM -- "-$g" 2>/dev/null || true; done' EXIT
+if { [ $# = 0 ] || [ "$*" = "-q" ]; } && [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null \
+    && docker info >/dev/null 2>&1; then
+  builders=$(python3 -m tests.prebuild) || echo "test.sh: could not start the image builders; the tests will build them" >&2
+fi
+
 [ -x .venv/bin/python ] || python3 -m venv .venv
 
 # A user who is not root, in the docker group: lnrepro's containers run as the invoking user,

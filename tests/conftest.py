@@ -43,6 +43,7 @@ def need(ok: bool, reason: str) -> None:
 # inherited by subprocesses) and validated against docs/schemas when the session ends.
 _CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{os.getpid()}")
 _COMPILERS = pytest.StashKey[Path]()
+_BUILDERS = pytest.StashKey[list["subprocess.Popen[bytes]"]]()  # tests/prebuild.py, controller's
 # One ccache for every C++ build of the session, in every worker, on this host and in the
 # containers (mounted at the same path; lnrepro's docker runner takes $CCACHE_DIR): each test's
 # look-alike lives at its own path, so paths under /tmp are made relative (base_dir) and the build
@@ -74,6 +75,10 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
         os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
         _shared_ccache()
+        if _whole_suite_in_workers(config) and _can_debootstrap():
+            from tests import prebuild
+
+            config.stash[_BUILDERS] = prebuild.start()
     if config.pluginmanager.hasplugin("xdist"):
         from tests import engine_group
 
@@ -88,6 +93,29 @@ def pytest_configure(config: pytest.Config) -> None:
     from tests.lookalike.build import use_compilers
 
     config.stash[_COMPILERS] = use_compilers()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    builders = config.stash.get(_BUILDERS, [])
+    if builders:
+        from tests import prebuild
+
+        prebuild.stop(builders)
+
+
+def _whole_suite_in_workers(config: pytest.Config) -> bool:
+    """The whole suite (no paths, -k or -m named), in xdist workers: its container tests will
+    need the debootstrapped images (tests/prebuild.py), and the controller is free to make them."""
+    return (
+        config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.getoption("keyword")
+        and not config.getoption("markexpr")
+        and bool(config.getoption("numprocesses", None))
+    )
+
+
+def _can_debootstrap() -> bool:
+    return os.geteuid() == 0 and shutil.which("debootstrap") is not None and docker_ok()
 
 
 def _shared_ccache() -> None:

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.rootfs import debootstrap_image
 
 PACKAGES = ("docker.io", "iptables", "ca-certificates", "procps", "openssh-server")
 ENTRY = """#!/bin/sh
@@ -57,37 +57,22 @@ RUN_FLAGS = (
 
 
 def image_name() -> str:
-    key = "bookworm:" + ",".join(PACKAGES) + ENTRY
+    key = "bookworm-slim:" + ",".join(PACKAGES) + ENTRY
     return "lnrepro-test-engine:" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _prepare(root: Path) -> None:
+    entry = root / "usr" / "local" / "bin" / "card-host.sh"
+    entry.write_text(ENTRY)
+    entry.chmod(0o755)
+    # the host keys sshd needs (the package's postinst made them; make sure)
+    subprocess.run(["chroot", str(root), "ssh-keygen", "-A"], check=True, capture_output=True)
 
 
 def ensure_image() -> str:
     """The engine's image, made once per machine (debootstrap as root, then docker import)."""
-    name = image_name()
-    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
-        return name
-    work = Path(tempfile.mkdtemp(prefix="lnrepro-engine-"))
-    try:
-        root = work / "rootfs"
-        subprocess.run(
-            ["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), "bookworm",
-             str(root), "http://deb.debian.org/debian"],
-            check=True, capture_output=True, timeout=1500,
-        )  # fmt: skip
-        entry = root / "usr" / "local" / "bin" / "card-host.sh"
-        entry.write_text(ENTRY)
-        entry.chmod(0o755)
-        # the host keys sshd needs (the package's postinst made them; make sure)
-        subprocess.run(["chroot", str(root), "ssh-keygen", "-A"], check=True, capture_output=True)
-        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        subprocess.run(
-            ["docker", "import", "--change", 'CMD ["/usr/local/bin/card-host.sh"]', "-", name],
-            stdin=tar.stdout, check=True, capture_output=True,
-        )  # fmt: skip
-        tar.wait()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return name
+    return debootstrap_image(image_name(), PACKAGES, _prepare,
+                             'CMD ["/usr/local/bin/card-host.sh"]')  # fmt: skip
 
 
 def free_port() -> int:

@@ -150,40 +150,23 @@ ENTRYPOINT = (
 def toolchain_image_name() -> str:
     import hashlib
 
-    tag = "bookworm-v2:" + ",".join(TOOLCHAIN_PACKAGES) + ENTRYPOINT
+    tag = "bookworm-v3-slim:" + ",".join(TOOLCHAIN_PACKAGES) + ENTRYPOINT
     tag += "".join(compiler_wrapper(n) for n in COMPILERS)
     return "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
+
+
+def _prepare_toolchain(root: Path) -> None:
+    install_compilers(root / "usr" / "local" / "bin")
+    entry = root / "usr" / "local" / "bin" / "entrypoint.sh"
+    entry.write_text(ENTRYPOINT)
+    entry.chmod(0o755)
 
 
 def ensure_toolchain_image() -> str:
     """A Debian bookworm image with the look-alike's toolchain, its stand-in compilers and a
     dev-image-like entrypoint that needs root (debootstrap + docker import, as root, no
     registry); reused while an image of that name exists."""
-    import shutil
-    import tempfile
+    from tests.rootfs import debootstrap_image
 
-    name = toolchain_image_name()
-    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
-        return name
-    work = Path(tempfile.mkdtemp(prefix="lnrepro-toolchain-"))
-    try:
-        root = work / "rootfs"
-        subprocess.run(
-            ["debootstrap", "--variant=minbase", "--include=" + ",".join(TOOLCHAIN_PACKAGES),
-             "bookworm", str(root), "http://deb.debian.org/debian"],
-            check=True, capture_output=True, timeout=1500,
-        )  # fmt: skip
-        install_compilers(root / "usr" / "local" / "bin")
-        entry = root / "usr" / "local" / "bin" / "entrypoint.sh"
-        entry.write_text(ENTRYPOINT)
-        entry.chmod(0o755)
-        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        subprocess.run(
-            ["docker", "import", "--change", 'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]',
-             "-", name],
-            stdin=tar.stdout, check=True, capture_output=True,
-        )  # fmt: skip
-        tar.wait()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return name
+    return debootstrap_image(toolchain_image_name(), TOOLCHAIN_PACKAGES, _prepare_toolchain,
+                             'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]')  # fmt: skip
