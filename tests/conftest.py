@@ -129,10 +129,10 @@ def _shared_ccache() -> None:
 
 
 # Every test that starts a container, or needs this machine made to look like a card host, runs
-# in one of two xdist workers, one test at a time in each: the bisects (tests/bisect, and the
-# remote engine's runner, whose second engine is theirs alone) in one, the rest in the other. Each
-# asks only about its own lnrepro's containers (tests/leftovers.py), and they share the fake card
-# host (_hold_card_host). The rest of the suite runs beside them in the same or other workers.
+# in one of three xdist workers, one test at a time in each: the bisects (tests/bisect) in one,
+# the second engine's tests (a card host's engine, started per test or module) in another, the
+# rest in the third. Each asks only about its own lnrepro's containers (tests/leftovers.py), and
+# they share the fake card host (_hold_card_host). The rest of the suite runs beside them.
 _ENGINE_FIXTURES = frozenset(
     {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
      "shell_less_image", "good_host"}
@@ -140,8 +140,11 @@ _ENGINE_FIXTURES = frozenset(
 
 
 def _engine_group(nodeid: str) -> str:
-    bisects = nodeid.startswith(("tests/bisect/", "tests/run/test_remote_runner.py"))
-    return "engine-bisect" if bisects else "engine-run"
+    if nodeid.startswith(
+        ("tests/bisect/test_remote_engines.py", "tests/run/test_remote_runner.py")
+    ):
+        return "engine-remote"
+    return "engine-bisect" if nodeid.startswith("tests/bisect/") else "engine-run"
 
 
 # and what builds C++ here is marked compiler: `-m "not docker and not compiler"` is the inner loop
@@ -168,11 +171,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(_engine_group(item.nodeid)))
         elif (scope := _shared_scope(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(scope))
+        elif "lookalike_builds" in uses:  # three builds, a session's: made once, not per worker
+            item.add_marker(pytest.mark.xdist_group("lookalike-builds"))
         if _BUILD_FIXTURES & uses and not item.get_closest_marker("compiler"):
             item.add_marker(pytest.mark.compiler)
+    # the modules with no test that needs the toolchain image first (whole modules, so a module's
+    # fixtures are made once): an engine worker has work while that image is being made
+    needs = {i.nodeid.split("::")[0] for i in items
+             if "toolchain_image" in getattr(i, "fixturenames", ())}  # fmt: skip
+    items.sort(key=lambda i: i.nodeid.split("::")[0] in needs)
     if config.pluginmanager.hasplugin("xdist"):
         from tests import engine_group
 
+        engine_group.order(items)
         engine_group.record(config, items)
 
 
