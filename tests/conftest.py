@@ -370,16 +370,6 @@ def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     subprocess.run(["docker", "rmi", "-f", name], capture_output=True)
 
 
-@contextlib.contextmanager
-def _one_builder(what: str) -> Iterator[None]:
-    """One worker at a time makes an image; the others wait for it, then find it made."""
-    import fcntl
-
-    with open(f"/tmp/lnrepro-test-{what}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 @pytest.fixture(scope="session")
 def toolchain_image() -> str:
     """A Debian bookworm image with the look-alike's toolchain, made here (debootstrap, no
@@ -388,8 +378,9 @@ def toolchain_image() -> str:
     need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
     need(os.geteuid() == 0, "debootstrap needs root")
     from tests.lookalike import ensure_toolchain_image
+    from tests.rootfs import one_builder
 
-    with _one_builder("toolchain-image"):
+    with one_builder("toolchain-image"):
         return ensure_toolchain_image()
 
 
@@ -400,8 +391,9 @@ def engine_image() -> str:
     need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
     need(os.geteuid() == 0, "debootstrap needs root")
     from tests.engines import ensure_image
+    from tests.rootfs import one_builder
 
-    with _one_builder("engine-image"):
+    with one_builder("engine-image"):
         return ensure_image()
 
 

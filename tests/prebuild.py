@@ -4,7 +4,7 @@ A fresh machine has neither the look-alike's toolchain image nor the second engi
 debootstrap of about a minute. Made by the fixture that first needs it, each stalled the worker
 that runs the bisects (the longest chain of the run) for that long. :func:`start` starts one
 builder process per missing image, each in a process group of its own and holding that image's
-lock (``tests.conftest._one_builder``), so a fixture that needs the image waits for it and then
+lock (``tests.rootfs.one_builder``), so a fixture that needs the image waits for it and then
 finds it made. A builder that fails leaves the work to the fixture, which reports the error in
 the test that needed the image.
 
@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK = "/tmp/lnrepro-test-{}.lock"  # what tests.conftest._one_builder takes
 
 
 def _images() -> dict[str, tuple[Callable[[], str], Callable[[], str]]]:
@@ -44,12 +43,14 @@ def start() -> list[subprocess.Popen[bytes]]:
     process group of its own (:func:`stop` ends it with everything it started)."""
     import fcntl
 
+    from tests import rootfs
+
     started = []
     for what, (name, _) in _images().items():
         have = subprocess.run(["docker", "image", "inspect", name()], capture_output=True)
         if have.returncode == 0:
             continue
-        fd = os.open(LOCK.format(what), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(rootfs.LOCK.format(what), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another session is making it: its fixture will wait for that

@@ -5,10 +5,11 @@ Used by the tests' fixtures and by scripts/bench_container.py.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 
@@ -81,3 +82,16 @@ def debootstrap_image(
             if (root / mount).is_mount():
                 subprocess.run(["umount", "-l", str(root / mount)], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+LOCK = "/tmp/lnrepro-test-{}.lock"  # one per image: who makes it (tests/prebuild.py, the fixtures)
+
+
+@contextlib.contextmanager
+def one_builder(what: str) -> Iterator[None]:
+    """One process at a time makes an image; the others wait for it, then find it made."""
+    import fcntl
+
+    with open(LOCK.format(what), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
