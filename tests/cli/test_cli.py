@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -27,38 +28,39 @@ def run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*LNREPRO, *args], capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload,no-any-return]
 
 
+def run_fresh(code: str, heavy: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``code`` in a new interpreter: what it printed, and which of ``heavy`` it imported."""
+    probe = f"\nimport sys\nprint('HEAVY', [m for m in {heavy!r} if m in sys.modules])\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code + probe], capture_output=True, text=True, check=True
+    ).stdout
+    printed, _, loaded = out.rpartition("HEAVY ")
+    return printed, ast.literal_eval(loaded)
+
+
 def test_help_does_not_import_heavy_modules() -> None:
     code = (
-        "import sys; from lnrepro.cli import main\n"
+        "from lnrepro.cli import main\n"
         "for args in (['--help'], ['parse', '--help'], ['run', '--help'], ['env-check', '--help'], ['bisect', '--help']):\n"
         "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('numpy', 'docker', 'git', 'rich', 'ml_dtypes') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert "HEAVY []" in out
+    assert run_fresh(code, ("numpy", "docker", "git", "rich", "ml_dtypes"))[1] == []
 
 
 def test_checking_an_emulator_run_does_not_import_numpy() -> None:
     """`lnrepro run --backend emulator` checks --defect before it starts the emulator; the check
     is the defect grammar alone, and numpy is the emulator's, loaded in the emulator's process."""
     code = (
-        "import sys\n"
         "from lnrepro.errors import UsageError\n"
         "from lnrepro.model.requests import EmulatorSpec\n"
         "from lnrepro.run.validate import check_emulator\n"
         "check_emulator(EmulatorSpec(defect='double-subtract,drop-partial-tile'))\n"
         "try:\n    check_emulator(EmulatorSpec(defect='double-subtract,nonsense'))\n"
         "except UsageError as exc:\n    print('REFUSED', exc)\n"
-        "print('HEAVY', [m for m in ('numpy', 'ml_dtypes') if m in sys.modules])\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert "REFUSED --defect: unknown defect 'nonsense'" in out
-    assert "HEAVY []" in out
+    printed, loaded = run_fresh(code, ("numpy", "ml_dtypes"))
+    assert "REFUSED --defect: unknown defect 'nonsense'" in printed
+    assert loaded == []
 
 
 def test_every_command_and_every_option_is_in_the_reference() -> None:
