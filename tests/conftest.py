@@ -387,7 +387,7 @@ def toolchain_image() -> str:
 
 @pytest.fixture(scope="session")
 def engine_image() -> str:
-    """The second engine's image (tests/engines.py): debootstrap with docker.io, made once."""
+    """The second engine's image (tests/engines.py): the toolchain image with docker.io, made once."""
     need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
     need(shutil.which("debootstrap") is not None, "debootstrap is not installed")
     need(os.geteuid() == 0, "debootstrap needs root")

@@ -79,10 +79,10 @@ def ensure_image() -> str:
     with Debian's docker.io, sshd and the card host's entry script (``docker build``, apt from
     Debian's mirror, no registry)."""
     from tests.lookalike.build import ensure_toolchain_image
-    from tests.rootfs import one_builder
+    from tests.rootfs import have_image, one_builder
 
     name = image_name()
-    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
+    if have_image(name):
         return name
     with one_builder("toolchain-image"):
         base = ensure_toolchain_image()

@@ -47,8 +47,7 @@ def start() -> list[subprocess.Popen[bytes]]:
 
     started = []
     for what, (name, _) in _images().items():
-        have = subprocess.run(["docker", "image", "inspect", name()], capture_output=True)
-        if have.returncode == 0:
+        if rootfs.have_image(name()):
             continue
         fd = os.open(rootfs.LOCK.format(what), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:

@@ -53,13 +53,18 @@ SLIM_AWAY = ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "us
              "usr/share/info", "usr/share/locale")  # fmt: skip
 
 
+def have_image(name: str) -> bool:
+    """Whether this machine's engine has the image ``name``."""
+    return subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0
+
+
 def debootstrap_image(
     name: str, packages: Iterable[str], prepare: Callable[[Path], None], *changes: str
 ) -> str:
     """A Debian bookworm image (``--variant=minbase`` plus ``packages``) made here as root, with no
     registry: debootstrap into a temporary directory, ``prepare(root)``, slim, ``docker import``.
     Reused while an image of that name exists."""
-    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0:
+    if have_image(name):
         return name
     work = Path(tempfile.mkdtemp(prefix="lnrepro-rootfs-"))
     try:
