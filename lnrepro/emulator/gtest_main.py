@@ -37,9 +37,9 @@ from lnrepro.emulator.catalogue import (
     Data,
     DataSource,
     IterationOutcome,
+    Iterations,
     describe,
     failure_text,
-    run_iteration,
 )
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
@@ -315,7 +315,7 @@ def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -
 
 
 def run_case(
-    case: Case, opts: Options, data: DataSource, printer: Printer, iteration: int
+    case: Case, opts: Options, iterations: Iterations, printer: Printer, iteration: int
 ) -> Result:
     start = time.time()
     t0 = time.perf_counter()
@@ -326,7 +326,7 @@ def run_case(
     )
     failures: list[tuple[str, int, str]] = []
     for _ in range(case.iterations):
-        outcome = run_iteration(case, opts.kernel, data)
+        outcome = iterations(case, opts.kernel)
         dump(opts, iteration, case, outcome)
         stdout, failed = failure_text(case, outcome, opts.kernel.era)
         for ln in stdout:  # the test's own prints, before its assertions
@@ -469,7 +469,7 @@ def run(opts: Options, out: TextIO) -> int:
     )
     printer = Printer(out, color, opts.brief, opts.print_time)
     data_seed = opts.seed if opts.seed is not None else secrets.randbits(32)
-    data = DataSource(opts.data, data_seed)
+    iterations = Iterations(DataSource(opts.data, data_seed))
     any_failed = False
     iteration = 0
     mine = shard_of(cases, opts.shard)
@@ -510,7 +510,7 @@ def run(opts: Options, out: TextIO) -> int:
             for case in order:
                 printer.marker("[ RUN      ]", case.full_name)
                 out.flush()
-                r = run_case(case, opts, data, printer, iteration)
+                r = run_case(case, opts, iterations, printer, iteration)
                 results.append(r)
                 if r.passed:
                     printer.marker("[       OK ]", case.full_name + printer.time(r.ms))

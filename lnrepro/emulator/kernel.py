@@ -142,16 +142,16 @@ def reference(x: F32, dy: F32, gamma: F32, eps: float = EPS) -> Grads:
     f32 = np.float32
     features = x.shape[1]
     n = f32(features)
-    x = x.astype(f32)
+    x = np.asarray(x, dtype=f32)  # no copy of what is float32 already
     mean = x.sum(axis=1, keepdims=True, dtype=f32) / n
     xc = x - mean
     var = np.einsum("ij,ij->i", xc, xc, dtype=f32)[:, None] / n
     rstd = f32(1.0) / np.sqrt(var + f32(eps))
     xh = xc * rstd
-    dyf = dy.astype(f32)
+    dyf = np.asarray(dy, dtype=f32)
     dgamma = np.einsum("ij,ij->j", dyf, xh, dtype=f32)
     dbeta = dyf.sum(axis=0, dtype=f32)
-    dyg = dyf * gamma.astype(f32)
+    dyg = dyf * np.asarray(gamma, dtype=f32)
     mean_dyg = dyg.sum(axis=1, keepdims=True, dtype=f32) / n
     mean_dyg_xhat = np.einsum("ij,ij->i", dyg, xh, dtype=f32)[:, None] / n
     dx = (dyg - mean_dyg - xh * mean_dyg_xhat) * rstd
@@ -274,7 +274,7 @@ def kernels(x: F32, dy: F32, gamma: F32, cfgs: Iterable[KernelConfig]) -> Iterat
 
 def seq_mean_f32(a: npt.NDArray[np.floating]) -> float:
     """``xt::mean`` as the test computes it: summed one element after another in float32."""
-    flat = np.ravel(a).astype(np.float32)
+    flat = np.asarray(np.ravel(a), dtype=np.float32)
     if flat.size == 0:
         return math.nan
     return float(np.cumsum(flat, dtype=np.float32)[-1] / np.float32(flat.size))
@@ -297,7 +297,8 @@ def compare(
 ) -> Comparison:
     """``xt::allclose(metal, ref, rtol, atol)`` (|metal - ref| <= atol + rtol*|ref|, float32) and
     the test's own diffs: ``max_diff`` = max|metal - ref|, ``mean_diff`` = xtensor's mean of it."""
-    diff = np.abs(metal.astype(np.float32) - ref.astype(np.float32))
-    tol = np.float32(atol) + np.float32(rtol) * np.abs(ref.astype(np.float32))
+    ref32 = np.asarray(ref, dtype=np.float32)
+    diff = np.abs(np.asarray(metal, dtype=np.float32) - ref32)
+    tol = np.float32(atol) + np.float32(rtol) * np.abs(ref32)
     ok = bool((diff <= tol).all())  # NaN compares false: not close
     return Comparison(tensor, ok, float(diff.max()), seq_mean_f32(diff))

@@ -114,6 +114,28 @@ def test_data_is_the_same_every_iteration_and_every_run_with_a_copied_generator(
     assert x.min() >= -1 and x.max() < 1 and g.min() >= 0 and g.max() < 1
 
 
+def test_iterations_on_the_same_inputs_are_computed_once() -> None:
+    """The kernel is deterministic: iterations whose inputs repeat (constant inputs, or the copied
+    generator) give the first one's outcome itself, not a recomputation; an advancing
+    generator's iterations are each computed, on new data."""
+    from lnrepro.emulator.catalogue import Iterations
+
+    case = BY_NAME["LayerNormBackwardOpTest.MetalLayerNormBw_OneTilePerRow"]
+    det = BY_NAME["LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"]
+    cfg = KernelConfig()
+    copy = Iterations(DataSource(Data.COPY))
+    first = copy(case, cfg)
+    assert all(copy(case, cfg) is first for _ in range(3))
+    other = copy(case, NONE)  # another config is another computation
+    assert other is not first and copy(case, NONE) is other
+    assert first == run_iteration(case, cfg, DataSource(Data.COPY))  # what computing gives
+    advancing = Iterations(DataSource(Data.REFERENCE))
+    a, b = advancing(case, cfg), advancing(case, cfg)
+    assert a == first and b != a  # the first draw is the copy's; the next is new data
+    d = advancing(det, cfg)  # constant inputs repeat whatever the generator does
+    assert advancing(det, cfg) is d
+
+
 def test_mt19937_uniform_matches_libstdcxx(tmp_path: Path) -> None:
     """The draws of ``uniform_real_distribution<float>`` from ``std::mt19937{5489}``, bit for bit
     against the real thing compiled here."""
