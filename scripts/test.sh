@@ -41,7 +41,7 @@ fi
 # the background while the virtualenv is installed and ruff and mypy run (tests/prebuild.py), for
 # a run of the whole suite; whatever is still running when this script ends is ended with it.
 builders=""
-trap 'for g in $builders; do kill -TERM -- "-$g" 2>/dev/null || true; done' EXIT
+trap 'for g in $builders; do kill -TERM -- "-$g" 2>/dev/null || true; done; [ -z "${warm:-}" ] || kill "$warm" 2>/dev/null || true' EXIT
 if { [ $# = 0 ] || [ "$*" = "-q" ]; } && [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null \
     && docker info >/dev/null 2>&1; then
   builders=$(python3 -m tests.prebuild) || echo "test.sh: could not start the image builders; the tests will build them" >&2
@@ -63,6 +63,17 @@ if [ "$(id -u)" = 0 ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 
+# Python's bytecode, compiled once and kept: where PYTHONDONTWRITEBYTECODE=1 is set (as on some
+# sandboxes and CI images), each of the ~450 Python processes of a run (lnrepro, the emulator,
+# the xdist workers and their assertion-rewritten test modules) compiled every module of its own
+# anew (scripts/bench_startup.py measures it). Only Python's own cache files, in __pycache__/.
+unset PYTHONDONTWRITEBYTECODE
+.venv/bin/python -m compileall -q -x 'tests/lookalike/tree' lnrepro tests scripts >/dev/null
+# and pytest's cache of the test modules it rewrites, written while ruff and mypy run (each
+# xdist worker then collects in 1.2 s of CPU, not 2.9)
+.venv/bin/python -m pytest --collect-only -q -n0 -p no:cacheprovider >/dev/null 2>&1 &
+warm=$!
+
 # GitHub's parser of issue forms, once per machine (tests/consumers/test_issue_form.py)
 if command -v npm >/dev/null && [ ! -d .cache/npm/node_modules/@github/issue-parser ]; then
   npm install --silent --no-audit --no-fund --prefix .cache/npm @github/issue-parser@2.0.0 >/dev/null 2>&1 \
@@ -74,5 +85,6 @@ echo "test.sh: ruff"
 .venv/bin/ruff format --check -q lnrepro tests scripts
 echo "test.sh: mypy --strict"
 .venv/bin/mypy
+wait "$warm" || true  # a collection error shows again, in the run itself
 echo "test.sh: pytest"
 .venv/bin/python -m pytest "$@"

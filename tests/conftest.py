@@ -44,6 +44,7 @@ def need(ok: bool, reason: str) -> None:
 _CAPTURE = Path(os.environ.get("LNREPRO_TEST_CAPTURE") or f"/tmp/lnrepro-json-{os.getpid()}")
 _COMPILERS = pytest.StashKey[Path]()
 _BUILDERS = pytest.StashKey[list["subprocess.Popen[bytes]"]]()  # tests/prebuild.py, controller's
+_CHECK = pytest.StashKey[Any]()  # tests/consumers/capture.py, the controller's
 # One ccache for every C++ build of the session, in every worker, on this host and in the
 # containers (mounted at the same path; lnrepro's docker runner takes $CCACHE_DIR): each test's
 # look-alike lives at its own path, so paths under /tmp are made relative (base_dir) and the build
@@ -76,6 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
         os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
         _shared_ccache()
+        from tests.consumers.capture import CaptureCheck
+
+        config.stash[_CHECK] = CaptureCheck(_CAPTURE).start()
         if _whole_suite_in_workers(config) and _can_debootstrap():
             from tests import prebuild
 
@@ -164,14 +168,19 @@ def _shared_scope(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # the marks are there before -m deselects by them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    engine = {i.nodeid: i for i in items
+              if _ENGINE_FIXTURES & set(getattr(i, "fixturenames", ())) or i.get_closest_marker("docker")}  # fmt: skip
+    # a module- or class-scoped fixture that engine tests use: its other users join their group
+    engine_scopes = {scope: _engine_group(i.nodeid) for i in engine.values()
+                     if (scope := _shared_scope(i)) is not None}  # fmt: skip
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))
-        if _ENGINE_FIXTURES & uses or item.get_closest_marker("docker"):
+        if item.nodeid in engine:
             if not item.get_closest_marker("docker"):
                 item.add_marker(pytest.mark.docker)
             item.add_marker(pytest.mark.xdist_group(_engine_group(item.nodeid)))
         elif (scope := _shared_scope(item)) is not None:
-            item.add_marker(pytest.mark.xdist_group(scope))
+            item.add_marker(pytest.mark.xdist_group(engine_scopes.get(scope, scope)))
         elif "lookalike_builds" in uses:  # three builds, a session's: made once, not per worker
             item.add_marker(pytest.mark.xdist_group("lookalike-builds"))
         if _BUILD_FIXTURES & uses and not item.get_closest_marker("compiler"):
@@ -189,13 +198,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from tests.consumers.schemas import errors
-
     shutil.rmtree(session.config.stash.get(_COMPILERS, Path("/nonexistent")), ignore_errors=True)
     if _worker(session.config):
         return  # the controller checks every worker's documents once they are all done
-    files = sorted(_CAPTURE.glob("*.json")) if _CAPTURE.is_dir() else []
-    bad = [(f, e) for f in files for e in errors(f.read_text(encoding="utf-8"))[:3]]
+    files, bad = session.config.stash[_CHECK].finish()
     if files and shutil.which("node"):  # and Node's JSON.parse, the strictest reader there is
         js = "const fs=require('fs');for(const f of process.argv.slice(1)){try{JSON.parse(fs.readFileSync(f,'utf8'))}catch(e){console.log(f+': '+e.message)}}"
         for i in range(0, len(files), 200):

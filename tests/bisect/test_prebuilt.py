@@ -8,10 +8,13 @@ interval, build only inside it, and never take a verdict from an artifact that c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +35,33 @@ def rev_list(repo: str, good: str, bad: str) -> list[str]:
     return out.split()
 
 
-@pytest.mark.compiler
-@pytest.mark.parametrize("runner", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
-    runner: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    """In the container the trees are mounted read-only at their own paths."""
+@dataclass(frozen=True)
+class Artifacts:
+    truth: GroundTruth  # of the look-alike they were built from
+    pristine: Path  # a copy of its repository made before any worktree: each test bisects a copy
+    store: Path  # STORE/<sha>/build_Debug
+    with_tree: frozenset[str]
+
+
+def _snapshot(store: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in store.rglob("*") if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
+    """Build trees for every 4th commit of the range (with the BugRepro tests picked), made once
+    for both runners: bisects read them and never write them (each test checks), and each test
+    bisects its own copy of the history, so neither sees the other's worktrees or state."""
     need_toolchain()  # and the stand-in compilers are on PATH (tests/conftest.py)
-    t: GroundTruth = generate(tmp_path / "tt-metal", Spec(commits=60, tus=1))
+    base = tmp_path_factory.mktemp("prebuilt")
+    t: GroundTruth = generate(base / "tt-metal", Spec(commits=60, tus=1))
+    pristine = base / "pristine"
+    shutil.copytree(t.path, pristine, symlinks=True)
     commits = rev_list(t.path, t.good, t.bad)
     with_tree = {t.good, t.bad, *commits[3::4]} - {t.culprit}
-    store = tmp_path / "artifacts"
+    store = base / "artifacts"
     # as CI builds them: with ccache (the session's, tests/conftest.py: paths relative to each
     # tree, so a file that no commit between two artifacts touched compiles once)
     for sha in with_tree:
@@ -52,6 +71,20 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     # the good endpoint's tree is broken: its test binary is gone
     broken = store / t.good / "build_Debug" / "tt-train" / "tests" / "ttml_tests"
     broken.unlink()
+    return Artifacts(t, pristine, store, frozenset(with_tree))
+
+
+@pytest.mark.compiler
+@pytest.mark.parametrize("runner", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
+    runner: str, artifacts: Artifacts, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """In the container the trees are mounted read-only at their own paths."""
+    repo = shutil.copytree(artifacts.pristine, tmp_path / "tt-metal", symlinks=True)
+    t = dataclasses.replace(artifacts.truth, path=str(repo))
+    commits = rev_list(t.path, t.good, t.bad)
+    store, with_tree = artifacts.store, artifacts.with_tree
+    before = _snapshot(store)
     if runner == "docker":
         how = ["--runner", "docker", "--image", request.getfixturevalue("toolchain_image")]
         request.getfixturevalue("fake_card_host")
@@ -101,6 +134,7 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     assert {s["sha"] for s in search[first_build:]} <= inside
     tested = {s["sha"] for s in steps}
     assert not (inside & with_tree) - tested  # no artifact inside it was left untested
+    assert _snapshot(store) == before  # read, never written
 
 
 @pytest.mark.docker  # the docker CLI makes the context; no engine answers it

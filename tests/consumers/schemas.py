@@ -45,10 +45,19 @@ def strict_loads(text: str) -> Any:
     return json.loads(text, parse_constant=bad, parse_float=finite)
 
 
-def errors(text: str) -> list[str]:
-    """Why ``text`` is not a valid lnrepro document (empty when it is)."""
+@cache
+def _validator(schema: str) -> Any:
+    """The validator of one schema, made once: building it is half of checking a document."""
     from jsonschema import Draft202012Validator
 
+    s = json.loads((SCHEMAS / BY_NAME[schema]).read_text())
+    return Draft202012Validator(
+        s, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def errors(text: str) -> list[str]:
+    """Why ``text`` is not a valid lnrepro document (empty when it is)."""
     try:
         doc = strict_loads(text)
     except ValueError as exc:
@@ -56,11 +65,7 @@ def errors(text: str) -> list[str]:
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema not in BY_NAME:
         return [f"no known schema key (got {schema!r})"]
-    s = json.loads((SCHEMAS / BY_NAME[schema]).read_text())
-    v = Draft202012Validator(
-        s, registry=_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
     return [
         f"{schema} at /{'/'.join(map(str, e.absolute_path))}: {e.message[:300]}"
-        for e in v.iter_errors(doc)
+        for e in _validator(schema).iter_errors(doc)
     ]

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""What a Python process of lnrepro costs with and without its bytecode cache.
+
+With PYTHONDONTWRITEBYTECODE=1 and no ``__pycache__`` (a sandbox or CI image that sets it, and
+an editable install, whose sources pip does not compile), every process compiles each module it
+imports anew. This script copies ``lnrepro/`` to a temporary folder, runs each command there
+``--times`` times without a cache, then compiles the copy (``compileall``, as scripts/test.sh
+does) and runs them again, and prints the CPU (user + system, of the process and its children)
+per run. The commands are the ones a test run starts most often: a CLI run of the emulator (the
+CLI and the emulator's own process), ``lnrepro parse --json`` and ``lnrepro --help``.
+
+    python scripts/bench_startup.py [--times 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOG = """[==========] Running 1 test from 1 test suite.
+[ RUN      ] S.T
+[       OK ] S.T (1 ms)
+[==========] 1 test from 1 test suite ran. (1 ms total)
+[  PASSED  ] 1 test.
+"""
+
+
+def cpu_of(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """CPU seconds of ``argv`` and everything it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+    assert done.returncode in (0, 1), done.stderr.decode()[-500:]  # 1: the bug reproduced
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--times", type=int, default=10)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lnrepro-bench-startup-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(ROOT / "lnrepro", work / "lnrepro",
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        (work / "g.log").write_text(LOG)
+        env = {**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
+        py = sys.executable
+        commands = {
+            "lnrepro run (emulator, 1 test)": [py, "-m", "lnrepro", "run", "--backend", "emulator",
+                                               "-n", "1", "--filter", "*Deterministic_2048Features",
+                                               "--record-dir", str(work / "runs")],
+            "lnrepro parse --json": [py, "-m", "lnrepro", "parse", str(work / "g.log"), "--json"],
+            "lnrepro --help": [py, "-m", "lnrepro", "--help"],
+        }  # fmt: skip
+        rows: dict[str, list[float]] = {}
+        for state in ("no cache", "compiled"):
+            if state == "compiled":
+                subprocess.run([py, "-m", "compileall", "-q", str(work / "lnrepro")], check=True,
+                               capture_output=True, env={**env, "PYTHONDONTWRITEBYTECODE": ""})  # fmt: skip
+            for name, argv in commands.items():
+                cpu_of(argv, env, work)  # warm the page cache
+                runs = [cpu_of(argv, env, work) for _ in range(args.times)]
+                rows.setdefault(name, []).append(sorted(runs)[len(runs) // 2])
+    print(f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"median of {args.times} runs, CPU s per run (user + system, children included)")  # fmt: skip
+    print(f"{'command':<34} {'no cache':>9} {'compiled':>9} {'saved':>7}")
+    for name, (cold, warm) in rows.items():
+        print(f"{name:<34} {cold:>9.3f} {warm:>9.3f} {cold - warm:>7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
