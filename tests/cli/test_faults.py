@@ -55,11 +55,12 @@ def fake_gtest(path: Path, body: str) -> Path:
 
 
 def alive(pid: int) -> bool:
+    """Running, sleeping or stopped: not a zombie (Z), nor one being reaped (X, EXIT_DEAD)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    return state != "Z"
+    return state not in ("Z", "X", "x")
 
 
 def pids(path: Path) -> list[int]:
