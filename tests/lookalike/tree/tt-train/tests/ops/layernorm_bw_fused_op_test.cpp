@@ -51,20 +51,11 @@ std::string value_of(const std::string& expr, const std::string& note = "") {
     return "Value of: " + expr + "\n  Actual: false\nExpected: true" + (note.empty() ? "" : "\n" + note);
 }
 
-struct Inputs {
-    std::vector<float> x, dy, gamma;
-};
+using ttml::test::Inputs;
 
 // The tests' random data: x, dy ~ U(-1, 1), gamma ~ U(0, 1), from a copy of the context's generator.
 Inputs random_inputs(std::uint32_t rows, std::uint32_t features) {
-    auto rng = ttml::autograd::ctx().get_generator();
-    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
-    Inputs in{std::vector<float>(static_cast<std::size_t>(rows) * features), {}, std::vector<float>(features)};
-    in.dy.resize(in.x.size());
-    for (auto& v : in.x) v = sym(rng);
-    for (auto& v : in.dy) v = sym(rng);
-    for (auto& v : in.gamma) v = pos(rng);
-    return in;
+    return ttml::test::random_inputs(ttml::autograd::ctx().get_generator(), rows, features);
 }
 
 const char* kOtherFailure =

@@ -63,3 +63,15 @@ Diff diff(const std::vector<float>& metal, const std::vector<double>& ref) {
 }
 
 }  // namespace ttml::test
+
+namespace ttml::test {
+Inputs random_inputs(std::mt19937 rng, std::uint32_t rows, std::uint32_t features) {
+    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
+    Inputs in{std::vector<float>(static_cast<std::size_t>(rows) * features), {}, std::vector<float>(features)};
+    in.dy.resize(in.x.size());
+    for (auto& v : in.x) v = sym(rng);
+    for (auto& v : in.dy) v = sym(rng);
+    for (auto& v : in.gamma) v = pos(rng);
+    return in;
+}
+}  // namespace ttml::test
