@@ -239,6 +239,7 @@ class BayesSearch:
     endpoint_tries: int = 8  # runs of the buggy endpoint before it is declared not buggy
     noise_limit: int = 3  # noisy runs in a row before a commit is set aside (at least; see below)
     shortlist: int = 24  # commits per job scored in full (the best by one run's information)
+    revive_ratio: float = 10.0  # a commit set aside for noise comes back when worth this many
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
     name: str = "bayesian"
@@ -356,10 +357,12 @@ class BayesSearch:
         ]
         if self.tip not in self.post.index and self.tip not in running:
             pool.append(self.tip)
+        one = self.post.information(pool, (1,))[:, 0] if pool else np.zeros(0)
+        if (back := self._revived(running, one)) is not None:
+            return Action(job, back, ActionKind.STEP, self._build_kind(job, back))
         if not pool:
             return None
         # worth scoring in full: what this job has built, and the best by one run's information
-        one = self.post.information(pool, (1,))[:, 0]
         keep = {i for i, h in enumerate(pool) if h in self.built}
         keep.update(int(j) for j in np.argsort(-one)[: self.shortlist])
         idx = sorted(i for i in keep if one[i] > 1e-9)
@@ -375,6 +378,24 @@ class BayesSearch:
         scores = [self._score(info[i], job, sha) * overlap[i] for i, sha in enumerate(pool)]
         best = pool[int(np.argmax(scores))]
         return Action(job, best, ActionKind.STEP, self._build_kind(job, best))
+
+    def _revived(self, running: set[str], one: Array) -> str | None:
+        """A commit set aside for its noise that is now the one that can move the answer (the
+        culprit or its neighbour, after an unlucky streak): one of its runs is worth
+        ``revive_ratio`` times the best testable commit's. It comes back, its streak forgotten;
+        without it the search would re-run commits that tell next to nothing until ``max_runs``."""
+        aside = [h for h in sorted(self.set_aside_for_noise) if h not in running]
+        if not aside:
+            return None
+        gain = self.post.information(aside, (1,))[:, 0]
+        i = int(np.argmax(gain))
+        if gain[i] <= self.revive_ratio * max(float(one.max(initial=0.0)), 1e-9):
+            return None
+        sha = aside[i]
+        self.set_aside_for_noise.discard(sha)
+        self.untestable.pop(sha, None)
+        self.noise_run[sha] = 0
+        return sha
 
     def _score(self, info: Array, job: int, sha: str) -> float:
         if self.rule == "entropy":

@@ -423,3 +423,38 @@ def test_a_prebuilt_commit_costs_a_fetch_and_the_fetch_is_learned() -> None:
     b.observe(Action(0, g.order[0], ActionKind.ENDPOINT), [(RunOutcome.PASS, "")])
     nxt = b.next_for(0, {})
     assert nxt is not None and nxt.sha in artifacts and nxt.build is BuildKind.PREBUILT
+
+
+def test_a_culprit_set_aside_for_noise_comes_back_when_only_it_can_decide() -> None:
+    """At a 35% noise rate a commit sees seven noisy runs in a row now and then (a CI flake of
+    the two-context bisect: the culprit). Set aside, it left nothing that could move the answer
+    between it and its child, and the search re-ran clean commits until its 300-run cap. It comes
+    back, its streak forgotten, once one of its runs is worth far more than any other's."""
+    g = linear(12)
+    s = BayesSearch(g, "c11", ["c0"], 0.999)
+
+    def see(sha: str, *outs: RunOutcome) -> None:
+        for o in outs:
+            s.observe(Action(0, sha, ActionKind.STEP, BuildKind.NONE), [(o, "infra")])
+
+    fail, ok, noise = RunOutcome.FAIL, RunOutcome.PASS, RunOutcome.NOISE
+    see("c11", *[fail] * 8, ok, ok, *[noise] * 5)
+    see("c0", *[ok] * 8, *[noise] * 5)
+    see("c5", *[ok] * 10, *[noise] * 5)
+    see("c7", *[fail] * 8, ok, *[noise] * 5)
+    streak = 0
+    while "c6" not in s.untestable:  # the culprit's unlucky streak
+        see("c6", noise)
+        streak += 1
+        assert streak < 30
+    assert "c6" in s.set_aside_for_noise
+    truth = {h: (h in ("c6", "c7", "c8", "c9", "c10", "c11")) for h in g.order}
+    rng = random.Random(7)
+    picked = []
+    while (a := s.next_for(0, {})) is not None and len(picked) < 100:
+        picked.append(a.sha)
+        q = 0.8 if truth[a.sha] else 0.05
+        s.observe(a, [(fail if rng.random() < q else ok, "")])
+    r = s.answer("first bad commit")
+    assert "c6" in picked[:3], picked[:10]  # back at once: only it can decide
+    assert r.first_bad == "c6" and len(picked) < 60, (r.first_bad, len(picked), picked[:20])
