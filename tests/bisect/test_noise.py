@@ -458,3 +458,26 @@ def test_a_culprit_set_aside_for_noise_comes_back_when_only_it_can_decide() -> N
     r = s.answer("first bad commit")
     assert "c6" in picked[:3], picked[:10]  # back at once: only it can decide
     assert r.first_bad == "c6" and len(picked) < 60, (r.first_bad, len(picked), picked[:20])
+
+
+def test_noise_at_the_buggy_endpoint_is_not_a_run_that_passed() -> None:
+    """Six noisy runs of its first eight (a 35% noise rate makes that happen): the bug has had two
+    chances to show, not eight, so the search goes on; eight clean passes still end it, and so
+    does noise alone, later."""
+    g = linear(10)
+    s = BayesSearch(g, "c9", ["c0"], 0.95)
+    tip = Action(0, "c9", ActionKind.ENDPOINT, BuildKind.NONE)
+    for o in (RunOutcome.PASS, *[RunOutcome.NOISE] * 6, RunOutcome.PASS):
+        s.observe(tip, [(o, "infra")])
+    a = s.next_for(0, {})
+    assert s.error is None and a is not None and a.sha == "c9"
+    for _ in range(6):
+        s.observe(tip, [(RunOutcome.PASS, "")])
+    assert s.next_for(0, {}) is None and s.error is not None
+    assert "in 8 run(s) and 6 noisy one(s)" in s.error
+    only_noise = BayesSearch(g, "c9", ["c0"], 0.95)
+    n = 0
+    while (a := only_noise.next_for(0, {})) is not None:
+        only_noise.observe(a, [(RunOutcome.NOISE, "infra")])
+        n += 1
+    assert n == 24 and only_noise.error is not None
