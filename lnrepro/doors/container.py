@@ -24,6 +24,7 @@ import os
 import shlex
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,40 @@ MADE = "io.lnrepro.made"  # one create request's token: finds a container whose 
 USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
 # git trusts every directory (safe.directory=*), for this process only: a checkout owned by
 # another uid than the container's user is otherwise "dubious" and git refuses to describe it
+
+
+class _Deferred(types.ModuleType):
+    """A module that stands in for another until one of its attributes is asked for."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+        import sys
+
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+def _lazy_paramiko() -> None:
+    """The Docker SDK imports paramiko (~0.09 s) whenever it is imported, for ssh:// engines,
+    which lnrepro reaches through the ``ssh`` command (``use_ssh_client``) instead: paramiko
+    stands deferred, loaded only if something uses it. Before any SDK import, so this module is
+    imported before the SDK everywhere (lnrepro/doors/images.py)."""
+    import importlib.util
+    import sys
+
+    if "paramiko" in sys.modules or "docker" in sys.modules:
+        return
+    spec = importlib.util.find_spec("paramiko")
+    if spec is None:
+        return  # the SDK then goes without ssh://, and says so
+    stub = _Deferred("paramiko")
+    stub.__spec__ = spec  # what `import paramiko` looks at: no load for that
+    sys.modules["paramiko"] = stub
+
+
+_lazy_paramiko()
+
 GIT_TRUST_ALL = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
                  "GIT_CONFIG_VALUE_0": "*"}  # fmt: skip
 

@@ -25,9 +25,9 @@ def ensure_build_image(
     base: str, events: Events, dockerfile: Path = DOCKERFILE, host: str | None = None
 ) -> str:
     """The tag of lnrepro's image on ``base``, building it if it is not there yet."""
-    from docker.errors import APIError, BuildError, ImageNotFound
+    from lnrepro.doors import container  # before the SDK: its paramiko is loaded lazily
 
-    from lnrepro.doors import container
+    from docker.errors import APIError, BuildError, ImageNotFound  # isort: skip
 
     if not dockerfile.is_file():
         raise EnvironmentProblem(
