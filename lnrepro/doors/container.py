@@ -49,6 +49,8 @@ MADE = "io.lnrepro.made"  # one create request's token: finds a container whose 
 USER_DB = ("/etc/passwd", "/etc/group")  # mounted read-only: the invoking user has a name and HOME
 # git trusts every directory (safe.directory=*), for this process only: a checkout owned by
 # another uid than the container's user is otherwise "dubious" and git refuses to describe it
+GIT_TRUST_ALL = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
+                 "GIT_CONFIG_VALUE_0": "*"}  # fmt: skip
 
 
 class _Deferred(types.ModuleType):
@@ -82,9 +84,6 @@ def _lazy_paramiko() -> None:
 
 
 _lazy_paramiko()
-
-GIT_TRUST_ALL = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
-                 "GIT_CONFIG_VALUE_0": "*"}  # fmt: skip
 
 
 @dataclass(frozen=True)
