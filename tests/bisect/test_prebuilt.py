@@ -56,7 +56,7 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
     bisects its own copy of the history, so neither sees the other's worktrees or state."""
     need_toolchain()  # and the stand-in compilers are on PATH (tests/conftest.py)
     base = tmp_path_factory.mktemp("prebuilt")
-    t: GroundTruth = generate(base / "tt-metal", Spec(commits=60, tus=1))
+    t: GroundTruth = generate(base / "tt-metal", Spec(commits=32, tus=1))
     pristine = base / "pristine"
     shutil.copytree(t.path, pristine, symlinks=True)
     commits = rev_list(t.path, t.good, t.bad)
