@@ -34,8 +34,10 @@ GIT_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
            "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def card_host(engine_image: str) -> Iterator[Engine]:
+    """One card host for the module, as one serves bisect after bisect: the second test finds
+    the image and the ccache volume the first left there, then takes the host down (it is last)."""
     with running(engine_image) as eng:
         yield eng
 
