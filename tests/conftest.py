@@ -76,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
         shutil.rmtree(_CAPTURE, ignore_errors=True)
         os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
         os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
+        from tests.lookalike.build import BUILD_LOCK
+
+        os.environ[BUILD_LOCK] = str(_CAPTURE.with_name(_CAPTURE.name + "-build.lock"))
         _shared_ccache()
         from tests.consumers.capture import CaptureCheck
 
@@ -226,7 +229,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CAPTURE, ignore_errors=True)
     shutil.rmtree(_CAPTURE.with_name(_CAPTURE.name + "-groups"), ignore_errors=True)
     shutil.rmtree(_CCACHE, ignore_errors=True)
-    for f in (os.environ[_CARD_HOLDERS], os.environ[_CARD_HOLDERS] + ".lock"):
+    for f in (
+        os.environ[_CARD_HOLDERS],
+        os.environ[_CARD_HOLDERS] + ".lock",
+        _CAPTURE.with_name(_CAPTURE.name + "-build.lock"),
+    ):
         with contextlib.suppress(OSError):
             os.unlink(f)
 

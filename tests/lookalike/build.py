@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+# A test session's lock file for its look-alike builds on this host (set by tests/conftest.py for
+# every worker). Each build is parallel inside (Ninja: every core), and two at once in different
+# workers compiled the same sources twice before either stored them in the shared ccache: 21 of a
+# run's 175 distinct compiles, at its start, when every worker builds its first look-alike.
+BUILD_LOCK = "LNREPRO_TEST_BUILD_LOCK"
 
 
 @dataclass(frozen=True)
@@ -28,17 +36,32 @@ def build(
 ) -> BuildResult:
     """``./build_metal.sh FLAGS`` (default: --debug --build-tt-train; tt-train adds its tests)."""
     argv = [str(checkout / "build_metal.sh"), *(flags or ("--debug", "--build-tt-train"))]
-    start = time.monotonic()
-    res = subprocess.run(
-        argv,
-        cwd=checkout,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
+    with _one_build_at_a_time():
+        start = time.monotonic()
+        res = subprocess.run(
+            argv,
+            cwd=checkout,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
     out = (res.stdout + res.stderr).decode(errors="replace")
     return BuildResult(res.returncode, time.monotonic() - start, out)
+
+
+@contextlib.contextmanager
+def _one_build_at_a_time() -> Iterator[None]:
+    """The session's build lock (:data:`BUILD_LOCK`), where one is set; else nothing."""
+    path = os.environ.get(BUILD_LOCK)
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def device_env(
