@@ -138,8 +138,11 @@ def _shared_ccache() -> None:
 
 # Every test that starts a container, or needs this machine made to look like a card host, runs
 # in one of three xdist workers, one test at a time in each: the bisects (tests/bisect) in one,
-# the second engine's tests (a card host's engine, started per test or module) in another, the
-# rest in the third. Each asks only about its own lnrepro's containers (tests/leftovers.py), and
+# the second engine's tests (a card host's engine, started per test or module) and the hang
+# bisects (which wait on timeouts more than they compute, on a look-alike of their own) in
+# another, the rest in the third. Without the hang bisects the second group ended at about 115 s
+# of a 300 s run, and the rest was the longest chain whenever the images were made during the
+# run. Each asks only about its own lnrepro's containers and processes (tests/leftovers.py), and
 # they share the fake card host (_hold_card_host). The rest of the suite runs beside them.
 _ENGINE_FIXTURES = frozenset(
     {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
@@ -147,10 +150,15 @@ _ENGINE_FIXTURES = frozenset(
 )  # fmt: skip
 
 
+_REMOTE_AND_HANGS = (
+    "tests/bisect/test_remote_engines.py",
+    "tests/run/test_remote_runner.py",
+    "tests/run/test_pytest_and_hangs.py::test_bisect_on_hang",
+)
+
+
 def _engine_group(nodeid: str) -> str:
-    if nodeid.startswith(
-        ("tests/bisect/test_remote_engines.py", "tests/run/test_remote_runner.py")
-    ):
+    if nodeid.startswith(_REMOTE_AND_HANGS):
         return "engine-remote"
     return "engine-bisect" if nodeid.startswith("tests/bisect/") else "engine-run"
 
