@@ -8,8 +8,10 @@ processes it started and no others: "nothing lnrepro started outlives it" for th
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from lnrepro.doors import container
@@ -56,3 +58,19 @@ def left(*owners: str, host: str | None = None) -> set[str]:
                 "--filter", f"label={container.OWNER}={o}"]  # fmt: skip
         ids |= set(subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split())
     return ids
+
+
+def running_in(tree: Path, pattern: str) -> list[str]:
+    """The processes on this machine (in containers too) whose command line has ``pattern`` and
+    whose working directory is ``tree`` or below it (a container sees a bind-mounted tree at its
+    path): a test's own, where another worker's test runs the same command in its own tree."""
+    pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+    mine = []
+    for pid in pids:
+        try:
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:  # gone already
+            continue
+        if cwd == tree or tree in cwd.parents:
+            mine.append(pid)
+    return mine

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import run_gently
 from tests.consumers.schemas import errors
-from tests.leftovers import left
+from tests.leftovers import left, running_in
 from tests.lookalike import HANG_KERNEL, HANG_TEST, PCC_TEST, GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
@@ -101,21 +101,6 @@ def test_pytest_runs_in_the_container_with_pcc_metrics_and_compare_with_gtest_ru
     assert p.returncode in (0, 1) and "test_layer_norm[64-1024]" in p.stdout
     md = lnrepro("report", bad["record_dir"], "--format", "md", cwd=tmp_path).stdout
     assert "pcc" in md and f"{pcc_bad:.4f}" in md
-
-
-def running_in(tree: Path, pattern: str) -> list[str]:
-    """The processes on this machine (in containers too) whose command line has ``pattern`` and
-    whose working directory is ``tree`` or below it: a container's sees the tree at its path."""
-    pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
-    mine = []
-    for pid in pids:
-        try:
-            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-        except OSError:  # gone already, or not ours to read
-            continue
-        if cwd == tree or tree in cwd.parents:
-            mine.append(pid)
-    return mine
 
 
 def test_a_hung_op_is_diagnosed_killed_and_explained(
