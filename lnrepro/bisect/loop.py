@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lnrepro.bisect import prebuilt, state
-from lnrepro.bisect.bayes import BayesSearch, Rates
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
 from lnrepro.bisect.evidence import classify, learn
 from lnrepro.bisect.oracle import Oracle
@@ -420,6 +419,9 @@ def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
     prefer = frozenset(artifacts)
     strategy: Strategy
     if req.confidence is not None:
+        # numpy's, loaded only by a noisy search: 0.13 s of a git search's 0.5 s process here
+        from lnrepro.bisect.bayes import BayesSearch, Rates
+
         rates = Rates(fixed=req.fail_rates) if req.fail_rates else Rates()
         if req.find_fix and req.fail_rates:  # the search's "bad" (fixed) state passes
             rates = Rates(fixed=(1 - req.fail_rates[1], 1 - req.fail_rates[0]))

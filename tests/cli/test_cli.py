@@ -63,6 +63,35 @@ def test_checking_an_emulator_run_does_not_import_numpy() -> None:
     assert loaded == []
 
 
+def test_only_a_noisy_bisect_imports_numpy(tmp_path: Path) -> None:
+    """git's search needs no numpy; the Bayesian one (--confidence) loads it when it starts."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for i in range(6):
+        (repo / "n").write_text(f"{i}\n")
+        subprocess.run([*git, "add", "n"], check=True)
+        subprocess.run([*git, "commit", "-qm", f"c{i}"], check=True)
+    shas = subprocess.run([*git, "rev-list", "--reverse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.split()  # fmt: skip
+    test = "sh -c 'test $(cat n) -lt 3'"
+    for extra, numpy in (([], False), (["--confidence", "0.9"], True)):
+        args = ["bisect", "--repo", str(repo), "--good", shas[0], "--bad", shas[-1],
+                "--command", test, "--json", *extra]  # fmt: skip
+        code = (
+            "from lnrepro.cli import main\n"
+            f"try:\n    rc = main({args!r})\nexcept SystemExit as e:\n    rc = e.code\n"
+            "print('EXIT', rc)\n"
+        )
+        printed, loaded = run_fresh(code, ("numpy",))
+        assert (
+            "EXIT 0" in printed
+            and json.loads(printed.split("EXIT")[0])["result"]["first_bad"] == shas[3]
+        )
+        assert loaded == (["numpy"] if numpy else []), (extra, loaded)
+
+
 def test_every_command_and_every_option_is_in_the_reference() -> None:
     """docs/commands.md documents every command and every option of each, as click defines
     them today (scripts/cli_reference.py writes the option tables); the README names each."""
