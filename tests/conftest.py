@@ -440,6 +440,15 @@ def _card_count() -> Iterator[list[int]]:
         path.write_text(f"{n[0]}\n")
 
 
+@contextlib.contextmanager
+def card_host_held_still() -> Iterator[bool]:
+    """This machine's card-host state, held still: no test makes or takes down the fake card host
+    (:func:`fake_card_host`, held by tests in other workers) until the block ends. Yields whether
+    it is up."""
+    with _card_count() as n:
+        yield n[0] > 0
+
+
 def _hold_card_host(make: Any, unmake: Any) -> Iterator[None]:
     """Hold the card host as a fixture does: ``make()`` it if nobody holds it, ``unmake()`` it
     as the last one out."""

@@ -14,6 +14,7 @@ from lnrepro.envcheck import check_sysroot
 from lnrepro.envcheck.checks import CHECK_IDS, Status
 from lnrepro.envcheck.facts import parse_probe
 from tests import sysroots as S
+from tests.conftest import card_host_held_still
 
 
 def statuses(host: S.Host, tmp: Path, **kw: object) -> dict[str, Status]:
@@ -204,13 +205,22 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
 
 
 def test_this_machine_is_judged_truthfully() -> None:
-    """No card here: the device check fails, the run exits 1, every check has a verdict."""
-    p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "env-check", "--json"], capture_output=True, text=True
-    )
+    """No card here: the device check fails, the run exits 1, every check has a verdict. While a
+    test in another worker holds the fake card host (a device node with no card behind it), the
+    machine is judged as it is then, and the state cannot change mid-check."""
+    with card_host_held_still() as faked:
+        p = subprocess.run(
+            [sys.executable, "-m", "lnrepro", "env-check", "--json"], capture_output=True, text=True
+        )
+        no_node = not Path("/dev/tenstorrent").exists()
     doc = json.loads(p.stdout)
     by = {c["id"]: c for c in doc["checks"]}
-    if not Path("/dev/tenstorrent").exists():
+    if faked:  # a node, but no PCI function and no driver behind it
+        assert p.returncode == 1
+        assert by["device"]["status"] == "fail"
+        assert "0 Tenstorrent PCI function(s)" in by["device"]["detail"]
+        assert by["driver"]["status"] == "fail"
+    elif no_node:
         assert p.returncode == 1
         assert by["device"]["status"] == "fail"
         assert by["driver"]["status"] == "skip"
