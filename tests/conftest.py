@@ -54,6 +54,7 @@ _CHECK = pytest.StashKey[Any]()  # tests/consumers/capture.py, the controller's
 # own copies of: ccache knows them by content, not by mtime, so every worker and container shares
 # the objects (the GCC behind them is Debian bookworm's on both sides).
 _CCACHE = _CAPTURE.with_name(_CAPTURE.name.replace("json", "ccache"))
+_BUILD_LOCK_FILE = _CAPTURE.with_name(_CAPTURE.name + "-build.lock")  # tests/lookalike/build.py
 
 
 def _worker(config: pytest.Config) -> bool:
@@ -78,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
         from tests.lookalike.build import BUILD_LOCK
 
-        os.environ[BUILD_LOCK] = str(_CAPTURE.with_name(_CAPTURE.name + "-build.lock"))
+        os.environ[BUILD_LOCK] = str(_BUILD_LOCK_FILE)
         _shared_ccache()
         from tests.consumers.capture import CaptureCheck
 
@@ -237,11 +238,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CAPTURE, ignore_errors=True)
     shutil.rmtree(_CAPTURE.with_name(_CAPTURE.name + "-groups"), ignore_errors=True)
     shutil.rmtree(_CCACHE, ignore_errors=True)
-    for f in (
-        os.environ[_CARD_HOLDERS],
-        os.environ[_CARD_HOLDERS] + ".lock",
-        _CAPTURE.with_name(_CAPTURE.name + "-build.lock"),
-    ):
+    for f in (os.environ[_CARD_HOLDERS], os.environ[_CARD_HOLDERS] + ".lock", _BUILD_LOCK_FILE):
         with contextlib.suppress(OSError):
             os.unlink(f)
 

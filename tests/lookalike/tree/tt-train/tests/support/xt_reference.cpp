@@ -62,9 +62,6 @@ Diff diff(const std::vector<float>& metal, const std::vector<double>& ref) {
     return Diff{mx, metal.empty() ? 0.0 : sum / metal.size()};
 }
 
-}  // namespace ttml::test
-
-namespace ttml::test {
 Inputs random_inputs(std::mt19937 rng, std::uint32_t rows, std::uint32_t features) {
     std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);
     Inputs in{std::vector<float>(static_cast<std::size_t>(rows) * features), {}, std::vector<float>(features)};
@@ -74,4 +71,5 @@ Inputs random_inputs(std::mt19937 rng, std::uint32_t rows, std::uint32_t feature
     for (auto& v : in.gamma) v = pos(rng);
     return in;
 }
+
 }  // namespace ttml::test
