@@ -7,7 +7,8 @@ imports anew. This script copies ``lnrepro/`` to a temporary folder, runs each c
 ``--times`` times without a cache, then compiles the copy (``compileall``, as scripts/test.sh
 does) and runs them again, and prints the CPU (user + system, of the process and its children)
 per run. The commands are the ones a test run starts most often: a CLI run of the emulator (the
-CLI and the emulator's own process), ``lnrepro parse --json`` and ``lnrepro --help``.
+CLI and the emulator's own process), ``lnrepro parse --json`` and ``lnrepro --help``. Then the
+emulator's process with a BLAS thread per core (numpy's default) and with one (its own).
 
     python scripts/bench_startup.py [--times 10]
 """
@@ -76,7 +77,22 @@ def main() -> int:
     print(f"{'command':<34} {'no cache':>9} {'compiled':>9} {'saved':>7}")
     for name, (cold, warm) in rows.items():
         print(f"{name:<34} {cold:>9.3f} {warm:>9.3f} {cold - warm:>7.3f}")
+    blas_threads(args.times)
     return 0
+
+
+def blas_threads(times: int) -> None:
+    """The emulator's process with numpy's default, a BLAS thread per core, against its own
+    default of one (``lnrepro.emulator.main``): the threads start, and spin, in every process."""
+    argv = [sys.executable, "-m", "lnrepro.emulator", "--gtest_filter=*OneTile"]
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    cases = {f"{os.cpu_count()} (numpy's default)": {**env, "OPENBLAS_NUM_THREADS": str(os.cpu_count())},
+             "1 (the emulator's)": env}  # fmt: skip
+    print(f"\nthe emulator, 1 test; BLAS threads, median CPU s of {times} runs")
+    for name, e in cases.items():
+        cpu_of(argv, e, ROOT)
+        runs = sorted(cpu_of(argv, e, ROOT) for _ in range(times))
+        print(f"{name:<34} {runs[len(runs) // 2]:>9.3f}")
 
 
 if __name__ == "__main__":

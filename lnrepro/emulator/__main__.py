@@ -1,3 +1,3 @@
-from lnrepro.emulator.gtest_main import main
+from lnrepro.emulator import main
 
 raise SystemExit(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -132,3 +133,25 @@ def test_bad_flag_value_is_exit_2() -> None:
     assert code == 2
     code, _ = emu("--emu_defect=typo")
     assert code == 2
+
+
+def _threads_after_a_run(env: dict[str, str]) -> int:
+    """The emulator's process, run as its entry point runs it; its thread count once it is done
+    (OpenBLAS starts its threads when numpy loads, and they stay)."""
+    code = ("import sys; sys.argv = ['ttml_tests', '--gtest_filter=*OneTile'];"
+            "from lnrepro.emulator import main; main();"
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Threads:')][0],"
+            " file=sys.stderr)")  # fmt: skip
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**base, **env})  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    return int(p.stderr.split()[-1])
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="numpy's default is one BLAS thread here")
+def test_the_emulator_runs_numpy_on_one_blas_thread_unless_told() -> None:
+    """Runners start many emulators at once: each one's BLAS on one thread, not one per core;
+    a count the user sets is kept."""
+    assert _threads_after_a_run({}) == 1
+    assert _threads_after_a_run({"OPENBLAS_NUM_THREADS": "2"}) == 2
