@@ -4,4 +4,13 @@
 set(CMAKE_C_COMPILER clang-17 CACHE INTERNAL "C compiler")
 set(CMAKE_CXX_COMPILER clang++-17 CACHE INTERNAL "C++ compiler")
 set(ENABLE_LIBCXX FALSE CACHE INTERNAL "Use libc++")
+# As tt-metal's, a linker that copes better when there is one: tt-metal's (read at 173c1d066d)
+# sets CMAKE_LINKER_TYPE to mold or lld, which needs CMake 3.29; the look-alike's CMake (3.25)
+# takes GCC's flag, with binutils' gold.
+find_program(GOLD ld.gold)
+if(GOLD)
+  foreach(kind EXE SHARED MODULE)
+    set(CMAKE_${kind}_LINKER_FLAGS_INIT "-fuse-ld=gold")
+  endforeach()
+endif()
 #@end
