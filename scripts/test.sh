@@ -37,7 +37,7 @@ if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1 && [ "$(id -u)
   docker info >/dev/null 2>&1 || { echo "test.sh: dockerd did not start; see /tmp/lnrepro-dockerd.log" >&2; tail -20 /tmp/lnrepro-dockerd.log >&2; }
 fi
 
-# The container tests' images (a debootstrap of about a minute each, on a fresh machine): made in
+# The container tests' images (about 70 and 20 core-s of debootstrap and apt, on a fresh machine): made in
 # the background while the virtualenv is installed and ruff and mypy run (tests/prebuild.py), for
 # a run of the whole suite; whatever is still running when this script ends is ended with it.
 builders=""

@@ -58,16 +58,16 @@ RUN_FLAGS = (
 def image_name() -> str:
     from tests.lookalike.build import toolchain_image_name
 
-    key = f"on {toolchain_image_name()}:" + ",".join(PACKAGES) + ENTRY
+    key = f"on {toolchain_image_name()}:" + ",".join(PACKAGES) + ENTRY + DOCKERFILE
     return "lnrepro-test-engine:" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 # The engine's packages on the toolchain image (made anyway, and its lock taken after this one's,
-# never before): about 10 s of apt, where a debootstrap of its own took 34 s and a second import.
+# never before): about 20 core-s of apt, where a debootstrap of its own took 34 s and a second import.
 DOCKERFILE = f"""FROM {{base}}
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \\
       --no-install-recommends {" ".join(PACKAGES)} >/dev/null \\
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb && ssh-keygen -A
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb && ssh-keygen -A
 COPY card-host.sh /usr/local/bin/card-host.sh
 ENTRYPOINT []
 CMD ["/usr/local/bin/card-host.sh"]

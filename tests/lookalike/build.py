@@ -173,23 +173,20 @@ ENTRYPOINT = (
 def toolchain_image_name() -> str:
     import hashlib
 
-    tag = "bookworm-v3-slim:" + ",".join(TOOLCHAIN_PACKAGES) + ENTRYPOINT
+    from tests.rootfs import APT_INSTALL, BASE
+
+    tag = f"{BASE}:{APT_INSTALL}:" + ",".join(TOOLCHAIN_PACKAGES) + ENTRYPOINT
     tag += "".join(compiler_wrapper(n) for n in COMPILERS)
     return "lnrepro-test-toolchain:" + hashlib.sha256(tag.encode()).hexdigest()[:12]
 
 
-def _prepare_toolchain(root: Path) -> None:
-    install_compilers(root / "usr" / "local" / "bin")
-    entry = root / "usr" / "local" / "bin" / "entrypoint.sh"
-    entry.write_text(ENTRYPOINT)
-    entry.chmod(0o755)
-
-
 def ensure_toolchain_image() -> str:
     """A Debian bookworm image with the look-alike's toolchain, its stand-in compilers and a
-    dev-image-like entrypoint that needs root (debootstrap + docker import, as root, no
-    registry); reused while an image of that name exists."""
-    from tests.rootfs import debootstrap_image
+    dev-image-like entrypoint that needs root (debootstrap, then apt in ``docker build``, as
+    root, no registry); reused while an image of that name exists."""
+    from tests.rootfs import debian_image
 
-    return debootstrap_image(toolchain_image_name(), TOOLCHAIN_PACKAGES, _prepare_toolchain,
-                             'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]')  # fmt: skip
+    files = {f"/usr/local/bin/{n}": compiler_wrapper(n) for n in COMPILERS}
+    files["/usr/local/bin/entrypoint.sh"] = ENTRYPOINT
+    return debian_image(toolchain_image_name(), TOOLCHAIN_PACKAGES, files,
+                        'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]')  # fmt: skip
