@@ -108,11 +108,11 @@ _signals = _Signals()
 
 
 def _on_signal(signum: int, _frame: object) -> None:
+    from lnrepro.doors import proc
+
     if _signals.first is None:
         _signals.first = signum
-    if signum == signal.SIGINT:
-        raise Interrupted
-    raise Terminated(signum)
+    proc.raise_or_hold(Interrupted() if signum == signal.SIGINT else Terminated(signum))
 
 
 def _stopped(signum: int) -> int:

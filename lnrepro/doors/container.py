@@ -538,6 +538,21 @@ def _create(c: Any, spec: ContainerSpec, command: Sequence[str]) -> Any:
         raise
 
 
+def _create_held(c: Any, spec: ContainerSpec, command: Sequence[str], made: list[Any]) -> Any:
+    """:func:`_create`, with the container in ``made`` (the caller removes what is there) and
+    known to :func:`remove_all_live` before a signal that came meanwhile is raised
+    (``proc.signals_held``): a create request cut off by a signal is still carried out by the
+    engine, which a loaded engine can finish after lnrepro looked for it, and the container
+    would outlive lnrepro."""
+    from lnrepro.doors import proc
+
+    with proc.signals_held():
+        container = _create(c, spec, command)
+        made.append(container)
+        _live_containers[container.id] = container
+    return container
+
+
 def _prepared(spec: ContainerSpec, host: str | None = None) -> Any:
     """A client with the spec's image present and every bind source existing, or an error."""
     from docker.errors import APIError, ImageNotFound
@@ -592,15 +607,12 @@ def stream(
     begin = time.monotonic()
     if _closed.is_set():
         raise Stopped()
-    container = _create(c, spec, command)
-    _live_containers[container.id] = container
-    if _closed.is_set():  # stopped while it was being created: it never starts
-        _live_containers.pop(container.id, None)
-        with contextlib.suppress(APIError):
-            container.remove(force=True)
-        raise Stopped()
+    made: list[Any] = []  # the container, once the engine has made it (then always removed)
     reader: threading.Thread | None = None
     try:
+        container = _create_held(c, spec, command, made)
+        if _closed.is_set():  # stopped while it was being created: it never starts
+            raise Stopped()
         if before_start is not None:
             before_start(container)
         try:
@@ -649,9 +661,10 @@ def stream(
             after_exit(container)
         return ProcResult(tuple(command), code, timed_out, time.monotonic() - begin)
     finally:
-        with contextlib.suppress(APIError, requests.exceptions.RequestException):
-            container.remove(force=True, v=True)
-        _live_containers.pop(container.id, None)
+        for ct in made:
+            with contextlib.suppress(APIError, requests.exceptions.RequestException):
+                ct.remove(force=True, v=True)
+            _live_containers.pop(ct.id, None)
         if reader is not None:
             reader.join(timeout=5)
 
@@ -768,15 +781,16 @@ def parked(host: str | None, spec: ContainerSpec) -> Iterator[Any]:
 
     c = remote_client(host)
     sweep(c, host)
-    ct = _create(c, spec, ["true"])
-    _live_containers[ct.id] = ct
+    made: list[Any] = []
     try:
+        ct = _create_held(c, spec, ["true"], made)
         with engine_errors(host):
             yield ct
     finally:
-        with contextlib.suppress(APIError, RequestException):
-            ct.remove(force=True, v=True)
-        _live_containers.pop(ct.id, None)
+        for ct in made:
+            with contextlib.suppress(APIError, RequestException):
+                ct.remove(force=True, v=True)
+            _live_containers.pop(ct.id, None)
 
 
 def read_file(ct: Any, path: str, limit: int = 64 << 20) -> bytes | None:

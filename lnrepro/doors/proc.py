@@ -19,7 +19,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,46 @@ class ProcResult:
     seconds: float
     leftovers: int = 0  # processes of the child's group still running when it exited: killed
     escaped: int = 0  # processes that left the group (setsid) and outlived the child: killed
+
+
+class _Held:
+    """Signals held back in the main thread (where Python runs their handlers)."""
+
+    depth = 0
+    pending: BaseException | None = None
+
+
+def signals_held() -> contextlib.AbstractContextManager[None]:
+    """A stretch of the main thread that a signal must not cut: lnrepro's handlers
+    (:func:`raise_or_hold`) keep what a signal raises until it ends, then raise it there. For a
+    request whose effect the caller must learn to undo it — the engine creating a container,
+    which a cut-off request leaves to finish unseen. Elsewhere than the main thread, nothing."""
+    return (
+        _signals_held()
+        if threading.current_thread() is threading.main_thread()
+        else contextlib.nullcontext()
+    )
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    _Held.depth += 1
+    try:
+        yield
+    finally:
+        _Held.depth -= 1
+    if _Held.depth == 0 and _Held.pending is not None:
+        exc, _Held.pending = _Held.pending, None
+        raise exc
+
+
+def raise_or_hold(exc: BaseException) -> None:
+    """What a signal handler raises: now, or at the end of a :func:`signals_held` stretch."""
+    if _Held.depth:
+        if _Held.pending is None:
+            _Held.pending = exc
+        return
+    raise exc
 
 
 def become_subreaper() -> bool:
