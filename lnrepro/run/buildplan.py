@@ -44,9 +44,9 @@ class BuildPlan:
 
 def fresh(build_dir: str) -> list[tuple[str, ...]]:
     """What ``cmake --fresh`` does (build_metal.sh cannot pass it): the cache goes, the objects
-    stay, so Ninja rebuilds what the new compiler changes (ccache keeps it cheap)."""
-    return [("cmake", "-E", "rm", "-f", f"{build_dir}/CMakeCache.txt"),
-            ("cmake", "-E", "rm", "-rf", f"{build_dir}/CMakeFiles")]  # fmt: skip
+    stay, so Ninja rebuilds what the new compiler changes (ccache keeps it cheap). One command
+    (in lnrepro's container, one container)."""
+    return [("cmake", "-E", "rm", "-rf", f"{build_dir}/CMakeCache.txt", f"{build_dir}/CMakeFiles")]
 
 
 def _configure_needed(facts: TreeFacts, cache: CacheFacts, build_dir: str, where: str, *,

@@ -138,11 +138,10 @@ def test_in_tree_plan_configures_once_then_builds_only_the_target() -> None:
     assert not warm.reconfigure and warm.notes == () and warm.stamps == ()
     # the commit's toolchain changed (clang-17 -> clang-20): the cache goes (objects stay)
     switched = plan_in_tree(f, CacheFacts(CLANG17, None, True, True, "local"))
-    assert switched.commands[:2] == (
-        ("cmake", "-E", "rm", "-f", "build_Debug/CMakeCache.txt"),
-        ("cmake", "-E", "rm", "-rf", "build_Debug/CMakeFiles"),
-    )
-    assert switched.reconfigure and switched.stamps == ((2, "build_Debug"),)
+    assert switched.commands[0] == (
+        "cmake", "-E", "rm", "-rf", "build_Debug/CMakeCache.txt", "build_Debug/CMakeFiles",
+    )  # fmt: skip
+    assert switched.reconfigure and switched.stamps == ((1, "build_Debug"),)
     assert "clang-17" in switched.notes[0] and "clang-20" in switched.notes[0]
     # configured on this host, built now in a container (or by hand): its compiler paths are
     # the host's, so the cache goes
