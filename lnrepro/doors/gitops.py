@@ -187,10 +187,86 @@ def export_subst(repo: Path) -> dict[str, bytes]:
     return found
 
 
-def submodule_status(repo: Path) -> str:
-    """``git submodule status --recursive``: each submodule's checked-out commit, marked when it
-    differs from the recorded one."""
-    return git(repo, "submodule", "status", "--recursive")
+def submodule_status(repo: Path, listing: bytes | None = None) -> str:
+    """Each submodule's checked-out commit, marked when it differs from the recorded one
+    (``-`` not checked out, ``+`` another commit), a line each; recursively.
+
+    What ``git submodule status --recursive`` tells, read from the index's gitlinks
+    (``listing``: :func:`tree_listing`'s, when the caller has it) and each submodule's own
+    ``HEAD`` file: git's command is a shell script of some 26 processes (``git`` 15 times,
+    ``sed``, ``envsubst``), about 0.04 core-s per call, twice per bisect step. Where the files
+    cannot say (a HEAD that names a branch, a merge conflict), git answers for that one.
+    """
+    return "\n".join(_status_lines(repo, tree_listing(repo) if listing is None else listing, ""))
+
+
+def _status_lines(repo: Path, listing: bytes, prefix: str) -> list[str]:
+    lines = []
+    for stage, sha, path in _gitlinks(listing):
+        sub = repo / path
+        if stage != "160000:0":  # a conflict: git says what it is
+            lines.append(git(repo, "submodule", "status", "--", path).rstrip("\n"))
+            continue
+        head = _checked_out(sub)
+        if head is None:
+            lines.append(f"-{sha} {prefix}{path}")
+            continue
+        lines.append(f"{' ' if head == sha else '+'}{head} {prefix}{path}")
+        if (sub / ".gitmodules").is_file():
+            lines += _status_lines(sub, tree_listing(sub), f"{prefix}{path}/")
+    return lines
+
+
+def _gitlinks(listing: bytes) -> list[tuple[str, str, str]]:
+    """(mode:stage, commit, path) of the submodule entries of ``git ls-files -s -z``."""
+    found = []
+    for entry in listing.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        mode, _, rest = meta.partition(b" ")
+        if mode == b"160000":
+            sha, _, stage = rest.partition(b" ")
+            found.append((f"160000:{stage.decode()}", sha.decode(), os.fsdecode(path)))
+    return found
+
+
+def _checked_out(sub: Path) -> str | None:
+    """The commit checked out in the submodule at ``sub``; None when it is not checked out."""
+    dotgit = sub / ".git"
+    try:
+        if dotgit.is_file():
+            text = dotgit.read_text(errors="replace").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = sub / text.split(":", 1)[1].strip()  # an absolute path stays absolute
+        elif dotgit.is_dir():
+            gitdir = dotgit
+        else:
+            return None
+        head = (gitdir / "HEAD").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if len(head) == 40 and all(c in "0123456789abcdef" for c in head):  # detached, as git leaves it
+        return head
+    return git(sub, "rev-parse", "HEAD").strip()
+
+
+def submodules_as_recorded(repo: Path) -> bool:
+    """Whether every submodule is checked out at its recorded commit with no change to what it
+    tracks, and none has submodules of its own: then ``submodule update`` has nothing to do.
+    Two git processes (the index's gitlinks, ``status``), where the update is some 26."""
+    try:
+        links = _gitlinks(tree_listing(repo))
+        if any(stage != "160000:0" or _checked_out(repo / path) != sha
+               or (repo / path / ".gitmodules").exists() for stage, sha, path in links):  # fmt: skip
+            return False
+        if not links:
+            return True
+        # a submodule whose tracked files changed (a build that wrote into it) is listed
+        paths = [p for *_, p in links]
+        out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths)
+    except GitError:  # the update says what is wrong
+        return False
+    return not out.strip("\0")
 
 
 def git_dirs(checkout: Path) -> tuple[Path, ...]:
@@ -302,7 +378,8 @@ def checkout_clean(worktree: Path, sha: str) -> str | None:
         if after != before:
             git(worktree, "submodule", "sync", "--recursive", "--quiet")
         # --force as tt-metal's tests/scripts/tt_bisect.sh does: a submodule left dirty by a build
-        git(worktree, "submodule", "update", "--init", "--recursive", "--force", "--quiet")
+        if after != before or not submodules_as_recorded(worktree):
+            git(worktree, "submodule", "update", "--init", "--recursive", "--force", "--quiet")
     return pull_lfs(worktree)  # a note when LFS files had to stay pointers
 
 

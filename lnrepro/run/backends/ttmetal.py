@@ -264,9 +264,10 @@ class TtMetalBackend:
         else:
             outputs, count = self.runner.outputs_digest(self.checkout, self._output_roots())
         try:
-            tracked = inp.tracked_digest(gitops.tree_listing(self.checkout))
+            listing = gitops.tree_listing(self.checkout)
+            tracked = inp.tracked_digest(listing)
             changed = inp.changed_paths(gitops.status_z(self.checkout))
-            modules = gitops.submodule_status(self.checkout)
+            modules = gitops.submodule_status(self.checkout, listing)
         except GitError as exc:
             tracked, changed, modules = f"unknown:{time.time_ns()}:{exc.message}", [], ""
         local = inp.contents_digest(changed, self.checkout)
