@@ -90,7 +90,7 @@ def ensure_image() -> str:
         entry = Path(ctx) / "card-host.sh"
         entry.write_text(ENTRY)
         entry.chmod(0o755)
-        subprocess.run(["docker", "build", "-q", "-t", name, "-f", "-", ctx],
+        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", name, "-f", "-", ctx],
                        input=DOCKERFILE.format(base=base).encode(), check=True,
                        capture_output=True, timeout=900)  # fmt: skip
     return name

@@ -1,8 +1,9 @@
 """The suite's debootstrapped images, made while other work runs, not when a test first asks.
 
 A fresh machine has neither the look-alike's toolchain image nor the second engine's: a
-debootstrapped base and apt, about a minute for the first and 20 s more for the second. Made by the fixture that first needs it, each stalled the worker
-that runs the bisects (the longest chain of the run) for that long. :func:`start` starts one
+debootstrapped base and apt, about a minute for the first and 20 s more for the second. Made by
+the fixture that first needs it, each stalled the worker that runs the bisects (the longest
+chain of the run) for that long. :func:`start` starts one
 builder process per missing image, each in a process group of its own and holding that image's
 lock (``tests.rootfs.one_builder``), so a fixture that needs the image waits for it and then
 finds it made. A builder that fails leaves the work to the fixture, which reports the error in

@@ -202,10 +202,13 @@ def submodule_status(repo: Path, listing: bytes | None = None) -> str:
 
 def _status_lines(repo: Path, listing: bytes, prefix: str) -> list[str]:
     lines = []
-    for stage, sha, path in _gitlinks(listing):
+    conflicts = sorted({path for stage, _, path in _gitlinks(listing) if stage != "160000:0"})
+    for path in conflicts:  # git says what a conflict is
+        said = git(repo, "--literal-pathspecs", "submodule", "status", "--", path).strip()
+        lines.append(f"{said[:1]}{said[1:].split(' ', 1)[0]} {prefix}{path}")
+    for _, sha, path in _gitlinks(listing):
         sub = repo / path
-        if stage != "160000:0":  # a conflict: git says what it is
-            lines.append(git(repo, "submodule", "status", "--", path).rstrip("\n"))
+        if path in conflicts:
             continue
         head = _checked_out(sub)
         if head is None:
@@ -262,8 +265,10 @@ def submodules_as_recorded(repo: Path) -> bool:
         if not links:
             return True
         # a submodule whose tracked files changed (a build that wrote into it) is listed
+        # whatever submodule.<name>.ignore says; untracked build leftovers are no reason
         paths = [p for *_, p in links]
-        out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths)
+        out = git(repo, "--literal-pathspecs", "status", "--porcelain=v1", "-z", "--untracked-files=no",
+                  "--ignore-submodules=untracked", "--", *paths)  # fmt: skip
     except GitError:  # the update says what is wrong
         return False
     return not out.strip("\0")
@@ -368,6 +373,8 @@ def checkout_clean(worktree: Path, sha: str) -> str | None:
     The same two commands a person runs — ``checkout --force`` (which also throws away the last
     step's picks and patches) and ``submodule update`` — plus ``submodule sync`` only when
     ``.gitmodules`` changed: on a 50,000-file tree every extra git command costs an index read.
+    The update is left out when every submodule is already as recorded
+    (:func:`submodules_as_recorded`): it is a shell script of some 26 processes.
     """
     _clear_stale_index_lock(worktree)
     modules = worktree / ".gitmodules"

@@ -69,19 +69,21 @@ def _signals_held() -> Iterator[None]:
     _Held.depth += 1
     try:
         yield
-    finally:
+    finally:  # also when the stretch failed: the signal wins, the failure is its context
         _Held.depth -= 1
-    if _Held.depth == 0 and _Held.pending is not None:
-        exc, _Held.pending = _Held.pending, None
-        raise exc
+        if _Held.depth == 0 and _Held.pending is not None:
+            exc, _Held.pending = _Held.pending, None
+            raise exc
 
 
 def raise_or_hold(exc: BaseException) -> None:
-    """What a signal handler raises: now, or at the end of a :func:`signals_held` stretch."""
-    if _Held.depth:
-        if _Held.pending is None:
-            _Held.pending = exc
+    """What a signal handler raises: now, or at the end of a :func:`signals_held` stretch. A
+    second signal during the stretch is raised at once (an engine that never answers is left
+    with a second Ctrl-C)."""
+    if _Held.depth and _Held.pending is None:
+        _Held.pending = exc
         return
+    _Held.pending = None
     raise exc
 
 

@@ -14,8 +14,8 @@ def main() -> int:
     """The emulator as a process. numpy's BLAS runs on one thread unless the environment names a
     count: one emulator stands in for one device, and runners start many at once (lit's shards,
     gtest-parallel, a bisect's jobs), where a BLAS thread per core only spins. Set before numpy
-    loads, as OpenBLAS reads it then; about 0.1 core-s less per process on 2 cores
-    (scripts/bench_emulator.py)."""
+    loads, as OpenBLAS reads it then; about 0.12 core-s less per process on 2 cores
+    (scripts/bench_startup.py)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from lnrepro.emulator.gtest_main import main as gtest_main
 

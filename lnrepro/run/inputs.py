@@ -10,8 +10,9 @@ cover every input of the test, not only the binary:
   submodule), because tt-metal JIT-compiles kernels at run time from the tree: its own kernels, the
   dispatch kernels, the LLK submodule's headers, the SFPI version file (tt_metal/CMakeLists.txt's
   ``jitapi`` file set, read at 00694d6bd0, lists them);
-* the submodules as checked out (``git submodule status``: a submodule at another commit than the
-  one recorded is another input) and every change not committed, staged or not, untracked files
+* the submodules as checked out (what ``git submodule status --recursive`` says, read from their
+  ``HEAD`` files by ``gitops.submodule_status``: a submodule at another commit than the one
+  recorded is another input) and every change not committed, staged or not, untracked files
   included (a picked test, a patch).
 
 Only paths nothing can read at run time are left out: ``docs/``, ``.github/``, Markdown and

@@ -105,11 +105,11 @@ def test_a_signal_while_the_engine_creates_the_container_leaves_none(
     and the engine made it after lnrepro had gone. The signal now waits for the engine's answer,
     and the container is removed."""
     proxy = SlowCreates(tmp_path / "engine.sock", delay=2.0)
+    env = {**os.environ, "DOCKER_HOST": f"unix://{proxy.path}"}
+    p = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", busybox_image],
+                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)  # fmt: skip
     try:
-        env = {**os.environ, "DOCKER_HOST": f"unix://{proxy.path}"}
-        p = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", busybox_image],
-                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
         its = owner(p)
         assert proxy.holding.wait(60), "no create request came"
         p.send_signal(signal.SIGTERM)
@@ -118,4 +118,7 @@ def test_a_signal_while_the_engine_creates_the_container_leaves_none(
         assert proxy.answered.wait(30), "the engine never answered the create"
         assert not left(its)
     finally:
+        if p.poll() is None:  # a failed check: lnrepro is stopped as a user would
+            p.terminate()
+            p.wait(timeout=60)
         proxy.close()

@@ -133,3 +133,18 @@ def test_submodules_with_their_own_are_left_to_git(
     assert not gitops.submodules_as_recorded(tree)  # umd has a submodule: git's update decides
     gitops.checkout_clean(tree, sh(tree, "rev-parse", "HEAD").strip())
     assert updates(log) == 1
+
+
+def test_a_dirty_submodule_is_put_back_whatever_gitmodules_ignores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``submodule.<name>.ignore = dirty`` hides a build's changes from ``git status``; the
+    update still runs and puts them back, as it always did."""
+    tree = make_tree(tmp_path, nested=False)
+    sh(tree, "config", "-f", ".gitmodules", "submodule.tt_llk.ignore", "dirty")
+    sh(tree, "commit", "-q", "-am", "ignore dirty")
+    (tree / "tt_llk" / "a.txt").write_text("a build wrote here")
+    assert sh(tree, "status", "--porcelain") == ""  # git's own status says nothing
+    log = git_calls(tmp_path, monkeypatch)
+    gitops.checkout_clean(tree, sh(tree, "rev-parse", "HEAD").strip())
+    assert updates(log) == 1 and (tree / "tt_llk" / "a.txt").read_text() == "1"

@@ -65,3 +65,25 @@ def test_programs_that_cannot_start(tmp_path: Path) -> None:
         run([str(junk)])
     with pytest.raises(EnvironmentProblem, match="no such program"):
         run([str(tmp_path / "absent")])
+
+
+def test_a_signal_held_over_a_failure_still_wins() -> None:
+    """A signal that came while a create was held, which then failed (the engine refused): the
+    signal is raised, the failure its context, and nothing stays held for later."""
+    from lnrepro.errors import Terminated
+
+    with pytest.raises(Terminated) as caught, proc.signals_held():
+        proc.raise_or_hold(Terminated(15))  # what the handler does: held, not raised
+        raise OSError("the engine refused")
+    assert isinstance(caught.value.__context__, OSError)
+    with proc.signals_held():
+        pass  # nothing left over
+
+
+def test_a_second_signal_during_a_hold_is_raised_at_once() -> None:
+    from lnrepro.errors import Terminated
+
+    with pytest.raises(Terminated), proc.signals_held():
+        proc.raise_or_hold(Terminated(15))  # held
+        proc.raise_or_hold(Terminated(15))  # the user insists
+        raise AssertionError("not reached")
