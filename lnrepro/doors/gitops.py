@@ -202,11 +202,12 @@ def submodule_status(repo: Path, listing: bytes | None = None) -> str:
 
 def _status_lines(repo: Path, listing: bytes, prefix: str) -> list[str]:
     lines = []
-    conflicts = sorted({path for stage, _, path in _gitlinks(listing) if stage != "160000:0"})
+    links = _gitlinks(listing)
+    conflicts = sorted({path for stage, _, path in links if stage != "160000:0"})
     for path in conflicts:  # git says what a conflict is
         said = git(repo, "--literal-pathspecs", "submodule", "status", "--", path).strip()
         lines.append(f"{said[:1]}{said[1:].split(' ', 1)[0]} {prefix}{path}")
-    for _, sha, path in _gitlinks(listing):
+    for _, sha, path in links:
         sub = repo / path
         if path in conflicts:
             continue
