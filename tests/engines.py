@@ -19,11 +19,11 @@ import contextlib
 import hashlib
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+
+from tests.rootfs import APT_INSTALL
 
 PACKAGES = ("docker.io", "iptables", "ca-certificates", "procps", "openssh-server")
 ENTRY = """#!/bin/sh
@@ -58,20 +58,14 @@ RUN_FLAGS = (
 def image_name() -> str:
     from tests.lookalike.build import toolchain_image_name
 
-    key = f"on {toolchain_image_name()}:" + ",".join(PACKAGES) + ENTRY + DOCKERFILE
+    key = f"on {toolchain_image_name()}:" + ",".join(PACKAGES) + ENTRY + RUN + "".join(LINES)
     return "lnrepro-test-engine:" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 # The engine's packages on the toolchain image (made anyway, and its lock taken after this one's,
 # never before): about 20 core-s of apt, where a debootstrap of its own took 34 s and a second import.
-DOCKERFILE = f"""FROM {{base}}
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \\
-      --no-install-recommends {" ".join(PACKAGES)} >/dev/null \\
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb && ssh-keygen -A
-COPY card-host.sh /usr/local/bin/card-host.sh
-ENTRYPOINT []
-CMD ["/usr/local/bin/card-host.sh"]
-"""
+RUN = APT_INSTALL.format(packages=" ".join(PACKAGES)) + " && ssh-keygen -A"
+LINES = ("ENTRYPOINT []", 'CMD ["/usr/local/bin/card-host.sh"]')
 
 
 def ensure_image() -> str:
@@ -79,21 +73,14 @@ def ensure_image() -> str:
     with Debian's docker.io, sshd and the card host's entry script (``docker build``, apt from
     Debian's mirror, no registry)."""
     from tests.lookalike.build import ensure_toolchain_image
-    from tests.rootfs import have_image, one_builder
+    from tests.rootfs import docker_build, have_image, one_builder
 
     name = image_name()
     if have_image(name):
         return name
     with one_builder("toolchain-image"):
         base = ensure_toolchain_image()
-    with tempfile.TemporaryDirectory(prefix="lnrepro-engine-") as ctx:
-        entry = Path(ctx) / "card-host.sh"
-        entry.write_text(ENTRY)
-        entry.chmod(0o755)
-        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", name, "-f", "-", ctx],
-                       input=DOCKERFILE.format(base=base).encode(), check=True,
-                       capture_output=True, timeout=900)  # fmt: skip
-    return name
+    return docker_build(name, base, RUN, {"/usr/local/bin/card-host.sh": ENTRY}, *LINES)
 
 
 def free_port() -> int:

@@ -6,6 +6,7 @@ Used by the tests' fixtures and by scripts/bench_container.py.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -58,7 +59,12 @@ def have_image(name: str) -> bool:
     return subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode == 0
 
 
-BASE = "lnrepro-test-bookworm:minbase-v1"  # Debian's required packages, nothing more
+DEBOOTSTRAP = ("debootstrap", "--variant=minbase", "bookworm")  # Debian's required packages
+MIRROR = "http://deb.debian.org/debian"
+BASE = (
+    "lnrepro-test-bookworm:"
+    + hashlib.sha256(repr((DEBOOTSTRAP, SLIM_AWAY)).encode()).hexdigest()[:12]
+)
 
 
 def debootstrap_base() -> str:
@@ -70,9 +76,8 @@ def debootstrap_base() -> str:
     work = Path(tempfile.mkdtemp(prefix="lnrepro-rootfs-"))
     root = work / "rootfs"
     try:
-        subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(root),
-                        "http://deb.debian.org/debian"],
-                       check=True, capture_output=True, timeout=1500)  # fmt: skip
+        subprocess.run([*DEBOOTSTRAP, str(root), MIRROR], check=True, capture_output=True,
+                       timeout=1500)  # fmt: skip
         for rel in SLIM_AWAY:
             shutil.rmtree(root / rel, ignore_errors=True)
             (root / rel).mkdir(parents=True, exist_ok=True)
@@ -104,17 +109,23 @@ def debian_image(name: str, packages: Iterable[str], files: dict[str, str], *lin
     (about 20 core-s less on 2 cores). Reused while an image of that name exists."""
     if have_image(name):
         return name
-    base = debootstrap_base()
+    return docker_build(name, debootstrap_base(), APT_INSTALL.format(packages=" ".join(packages)),
+                        files, *lines)  # fmt: skip
+
+
+def docker_build(name: str, base: str, run: str, files: dict[str, str], *lines: str) -> str:
+    """``docker build`` of the image ``name``: ``base``, the ``RUN`` line ``run``, ``files`` (path
+    in the image: text, made executable; one layer) and more Dockerfile ``lines``, on the host's
+    network as debootstrap had (no bridge, the host's resolver)."""
     with tempfile.TemporaryDirectory(prefix="lnrepro-image-") as ctx:
-        dockerfile = [f"FROM {base}", APT_INSTALL.format(packages=" ".join(packages))]
+        dockerfile = [f"FROM {base}", run]
         for path, text in files.items():
             f = Path(ctx, "root", path.lstrip("/"))
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(text)
             f.chmod(0o755)
         if files:
-            dockerfile.append("COPY root/ /")  # one layer
-        # the host's network, as debootstrap had (no bridge needed, the host's resolver)
+            dockerfile.append("COPY root/ /")
         subprocess.run(["docker", "build", "--network", "host", "-q", "-t", name, "-f", "-", ctx],
                        input="\n".join([*dockerfile, *lines]).encode(), check=True,
                        capture_output=True, timeout=1500)  # fmt: skip
