@@ -258,6 +258,11 @@ class Bisect:
         jobs = self.request.jobs
         for job in range(jobs):  # made here, one at a time: git locks the repository to add one
             gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, job))
+        oracle = self.request.oracle
+        if isinstance(oracle, RunOracleSpec) and oracle.backend.runner == "docker":
+            from lnrepro.doors import container
+
+            container.load_sdk()  # here, not in the jobs' threads at once
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="lnrepro-job")
         running: dict[int, tuple[Action, Future[tuple[Evidence, Prep]], CommitInfo]] = {}
         lost: set[int] = set()

@@ -85,6 +85,17 @@ def _lazy_paramiko() -> None:
 
 _lazy_paramiko()
 
+_sdk_lock = threading.Lock()
+
+
+def load_sdk() -> None:
+    """Import the Docker SDK whole, once, before threads use it: two bisect jobs importing its
+    parts at once met its circular imports half done (``cannot import name 'DockerClient' from
+    partially initialized module 'docker.client'``, a CI-style run of two jobs)."""
+    with _sdk_lock:
+        import docker.errors  # docker itself first, whole
+        import docker.types  # noqa: F401
+
 
 @dataclass(frozen=True)
 class Volume:
