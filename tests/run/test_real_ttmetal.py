@@ -134,6 +134,7 @@ def test_run_in_the_container_as_a_user_with_the_dev_images_entrypoint(
     owned_by(test_user, tree, home, Path(t.path))
     p = lnrepro("run", "--tt-metal", str(tree), "--image", toolchain_image, "--filter", DETERMINISTIC,
                 "--record-dir", str(home / "runs"), "--json", env=user_env(home), cwd=home, user=test_user)  # fmt: skip
+    assert p.stdout, (p.returncode, p.stderr[-2000:])  # a failure says why, not "Expecting value"
     doc = json.loads(p.stdout)
     assert p.returncode == 1 and doc["verdict"] == "FAIL", (doc.get("build"), p.stderr[-2000:])
     assert doc["tests"][0]["worst_metrics"]["dx"]["max_diff"] == 1000
