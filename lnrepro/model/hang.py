@@ -463,7 +463,8 @@ class Diagnosis:
         g = self.primary
         if g is None:
             return self.pattern.value
-        where = g.waypoint or (g.frames[0].function if g.frames else None)
+        f0 = g.frames[0] if g.frames and g.frames[0].index == 0 else None
+        where = g.waypoint or (f0.function if f0 else None)
         return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{where or '?'}"
 
     def lines(self, *, max_groups: int = 6, max_dprint: int = 4, pattern: bool = True) -> list[str]:

@@ -108,7 +108,7 @@ def _is_firmware(f: Frame) -> bool:
 
 def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertRow]) -> _State:
     frames = row.frames
-    f0 = frames[0] if frames else None
+    f0 = frames[0] if frames and frames[0].index == 0 else None  # frame #0 cut: not known
     fw_wp = row.waypoint or (waypoint_of(f0.function) if f0 else None)
     kfile = _kernel_file(frames, row.kernel_path)
     has_kernel = bool(row.kernel_id) or row.kernel_name is not None or kfile is not None
@@ -130,6 +130,10 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if row.go_message == "DONE":
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
+    if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
+        where = f" ({PurePosixPath(f0.file).name})" if f0.file else ""
+        return _State(row, "done", None, fw_wp, None, kfile, frames,
+                      f"its kernel returned: back in firmware {f0.function} (){where}")  # fmt: skip
     if row.said_idle or (not has_kernel and (in_fw or fw_wp in (None, "W", "GW"))):
         why = []
         if row.kernel_id == 0:
@@ -142,7 +146,7 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
                 + (f" ({PurePosixPath(f0.file).name})" if f0.file else "")
             )
         if row.said_idle and not why:
-            why.append("the summary says so")
+            why.append("the summary calls it idle")
         return _State(row, "idle", None, fw_wp, None, None, frames, ", ".join(why) or "no kernel")
     fn = f0.function if f0 else ""
     base = fn.split("(")[0].split("<")[0].split("::")[-1]
@@ -323,10 +327,15 @@ def _who(s: _State, role: str) -> str:
 
 
 def _where(s: _State) -> str:
-    f0 = s.frames[0] if s.frames else None
+    f0 = s.frames[0] if s.frames and s.frames[0].index == 0 else None
     wp = f" (waypoint {s.waypoint})" if s.waypoint else ""
     if f0 is None:
-        return f"at waypoint {s.waypoint}" if s.waypoint else "at a place the text does not show"
+        cut = " (its frame #0 is cut off)" if s.frames else ""
+        return (
+            f"at waypoint {s.waypoint}{cut}"
+            if s.waypoint
+            else f"at a place the text does not show{cut}"
+        )
     at = f" at {PurePosixPath(f0.file).name} {f0.line}" if f0.file and f0.line is not None else ""
     return f"in {f0.function}{at}{wp}"
 
@@ -348,8 +357,15 @@ def _sentence(
         return (f"{on} {who} stopped at a lightweight assert ({s.call}): the kernel hit ebreak and "
                 "everything that waits on it hangs; read the assert's condition and its arguments")  # fmt: skip
     if pattern is HangPattern.CONSUMER_STARVED:
-        why = ("its producer on the same core stopped at an assert" if asserted else
-               "its producer pushed fewer pages than it waits for, or never ran")  # fmt: skip
+        upstream = [p for p in peers if ROLE_ORDER.get(p.role or "", 9) < ROLE_ORDER.get(role, 0)]
+        done = [p for p in upstream if p.state == "done"]
+        if asserted:
+            why = f"its producer on the same core ({asserted[-1].risc}) stopped at an assert"
+        elif done:
+            why = (f"while the {done[-1].role} ({done[-1].risc}) is done: it pushed fewer pages "
+                   "than this waits for")  # fmt: skip
+        else:
+            why = "its producer is on another core, or waits itself"
         return (f"{on} {who} waits {_where(s)} for pages{cb_part}: {why}; compare the producer's "
                 "cb_push_back counts with this cb_wait_front")  # fmt: skip
     if pattern is HangPattern.PRODUCER_BLOCKED:

@@ -146,8 +146,8 @@ _FAILURE = re.compile(
 _NOC_RISC = re.compile(r"\b(brisc|ncrisc|erisc[0-9]?)\s+NOC(\d)\s*:", re.I)
 _NOC_MISMATCH = re.compile(r"\b(NIU_MST_\w+)\s+(noc_\w+)\s+(\d{1,20})\s+(\d{1,20})")
 _FRAME = re.compile(
-    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at\s+(\S+?)"
-    r"(?:\s+(\d{1,7})(?::(\d{1,5}))?|:(\d{1,7})(?::(\d{1,5}))?)?)?\s*$"
+    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at(?:\s+(\S+?)"
+    r"(?:\s+(\d{1,7})(?::(\d{1,5}))?|:(\d{1,7})(?::(\d{1,5}))?)?)?)?\s*$"
 )
 _LOC_FRAMEWORK = re.compile(r"(\d{1,3})-(\d{1,3})(?:\s*\((e?)(\d{1,3}),\s*(\d{1,3})\)?)?")
 _LOC_LOGICAL = re.compile(r"^\(?\s*(e?)(\d{1,3})\s*,\s*(\d{1,3})\s*\)?$")
@@ -221,7 +221,14 @@ def parse_frames(text: str) -> tuple[tuple[Frame, ...], str | None]:
 
 def frame(text: str) -> Frame | None:
     """One ``#n [0x… in ]fn () at file line:col`` frame; None when the text is not one."""
-    m = _FRAME.search(text.strip())
+    t = text.strip()
+    if t.endswith(CLIPPED):  # cut at the right edge: keep the function only if "()" survived
+        t = t.rstrip(CLIPPED).rstrip()
+        end = t.find("()")
+        if end < 0:
+            return None
+        t = t[: end + 2]
+    m = _FRAME.search(t)
     if m is None:
         return None
     line = m.group(5) or m.group(7)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from lnrepro.model.hang import WAYPOINT_MEANING, Frame, HangSource
-from lnrepro.triage.output import Place, RiscRow, TriageEra, TriageOutput, frame
+from lnrepro.triage.output import AssertRow, Place, RiscRow, TriageEra, TriageOutput, frame
 from lnrepro.triage.tables import strip_ansi
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
@@ -114,7 +114,11 @@ def parse_summary(text: str) -> TriageOutput:
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
+        code = re.search(r"\b\w*ASSERT\(.*\)", said)
         for place in places:
+            if code is not None:  # "stopped at LLK_ASSERT(...)": the summary of an assert row
+                out.asserts += [AssertRow(place, r, name, code.group(0), frames) for r in riscs]
+                continue
             for risc in riscs:
                 out.rows.append(RiscRow(place, risc, "summary", no, None, name, None, None, wp, None,
                                         frames, None, (), idle))  # fmt: skip
