@@ -505,7 +505,7 @@ class Diagnosis:
                 out.append(f"    ... {len(g.dprint) - max_dprint} more DPRINT line(s)")
         if len(self.groups) > max_groups:
             out.append(f"- and {len(self.groups) - max_groups} more group(s)")
-        out += [f"  idle, not to blame: {i.text()}" for i in self.idle]
+        out += [f"  not to blame: {text}" for text in _idle_lines(self.idle)]
         out += [f"  event: {e}" for e in self.events]
         out += [f"  cannot tell: {u}" for u in self.unknowns]
         out += [f"  note: {w}" for w in self.warnings]
@@ -551,6 +551,19 @@ class Diagnosis:
                    None if src is None else Source.from_json(src),
                    tuple(IdleRisc.from_json(i) for i in r.list("idle", default=[])),
                    r.strs("unknowns"))  # fmt: skip
+
+
+def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
+    """The RISCs not to blame, those with the same cores and reason on one line."""
+    by: dict[tuple[tuple[CoreRef, ...], str], list[str]] = {}
+    for i in idle:
+        by.setdefault((i.cores, i.why), []).append(i.risc)
+    out = []
+    for (cores, why), riscs in by.items():
+        shown = ", ".join(c.label() for c in cores[:limit])
+        more = f" and {len(cores) - limit} more" if len(cores) > limit else ""
+        out.append(f"{', '.join(riscs)} on {shown}{more}: {why}")
+    return out
 
 
 __all__ = [

@@ -131,10 +131,9 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
-        where = f" ({PurePosixPath(f0.file).name})" if f0.file else ""
         return _State(row, "done", None, fw_wp, None, kfile, frames,
-                      f"its kernel returned: back in firmware {f0.function} (){where}")  # fmt: skip
-    if row.said_idle or (not has_kernel and (in_fw or fw_wp in (None, "W", "GW"))):
+                      f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
+    if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
             why.append("kernel id 0")
@@ -277,6 +276,10 @@ def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tupl
     mine = [c.state for c in out.cbs if c.place.key() in keys or _same_core(c.place, keys)]
     want = {"CONSUMER_STARVED": ("empty",), "PRODUCER_BLOCKED": ("full",)}.get(pattern.value, ())
     chosen = [c for c in mine if c.state in want] or mine
+    risc = members[0].row.risc
+    own = {c.cb for c in chosen if c.risc == risc}  # the CBs the waiting RISC itself has
+    if own:
+        chosen = [c for c in chosen if c.cb in own]
     return tuple(dict.fromkeys(chosen))[:8]
 
 
@@ -401,8 +404,8 @@ def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) 
                  "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)")  # fmt: skip
     if g is not None:
         if not g.kernel:
-            u.append("the kernel's source file: no kernel_main frame and no source path in the text "
-                     "(tt-triage -v prints Kernel Path; --full-callstack walks to kernel_main)")  # fmt: skip
+            u.append("the kernel's source file: no kernel_main frame with its file in the text (cut, "
+                     "or only the top frame shown: --full-callstack walks to kernel_main)")  # fmt: skip
         if not g.name:
             u.append(
                 "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"

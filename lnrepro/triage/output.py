@@ -402,8 +402,6 @@ def _table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
 
 def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
     per_risc_columns = [r for r in TENSIX if t.column(r) is not None]
-    lost = [name for name in ("Waypoint", "PC", "Kernel Callstack", "Kernel Name", "Kernel ID")
-            if t.column(name) is None and t.cut_at]  # fmt: skip
     for row, no in zip(t.rows, t.row_lines, strict=True):
         device = _device(t.cell(row, "Dev")) if t.column("Dev") is not None else dev
         place = parse_place(t.cell(row, "Loc"), device)
@@ -429,7 +427,7 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         wp = _name(t.cell(row, "Waypoint"))
         if wp and not _WAYPOINT.match(wp):
             wp = None
-        cut = tuple(lost) + tuple(h.rstrip(CLIPPED) for h in t.cut_columns)
+        cut = tuple(f"{h.rstrip(CLIPPED)} and those right of it" for h in t.cut_columns)
         out.rows.append(RiscRow(place, risc, script, no, kid, name, path,
                                 _name(t.cell(row, "Go Message")), wp, _int(t.cell(row, "PC")),
                                 frames, message, cut))  # fmt: skip
