@@ -224,7 +224,7 @@ EXPECT: dict[str, Expect] = {
                       idle=("NCRISC", "TRISC0", "TRISC1", "TRISC2", "BRISC"), cb="CB 16 on BRISC: empty"),
     "cycle": Expect("PRODUCER_BLOCKED", "NCRISC", 0, 1, "reader_ln_bw", "reader_layernorm_bw.cpp", "CRBW",
                     idle=("BRISC",), cb="CB 0 on TRISC0: full"),
-    "assert": Expect("KERNEL_ASSERT", "TRISC2", 0, 1, "add_tiles_stall", "add_tiles_stall.cpp", "K",
+    "assert": Expect("KERNEL_ASSERT", "TRISC2", 0, 1, "add_tiles_stall", "add_tiles_stall.cpp", "kernel_main",
                      idle=("NCRISC",)),
     "noc": Expect("NOC_WAIT", "BRISC", 1, 2, "sender_sem", "sender_sem.cpp", "NSW", idle=("BRISC", "NCRISC")),
 }  # fmt: skip
@@ -544,8 +544,8 @@ def cases() -> list[Case]:
     out: list[Case] = []
     for s in SCENARIOS:
         e = EXPECT[s.name]
-        # eras without a Waypoint column: the key's place is frame 0's function
-        one = replace(e, where=_frame0(s, e), cb=None)
+        # eras without a Waypoint column: frame 0's call gives the same place (CWFW, CRBW, NSW)
+        one = replace(e, cb=None)
         if s.name == "assert":  # no dump_lightweight_asserts before the framework's rich era
             one = replace(
                 one,
@@ -553,7 +553,7 @@ def cases() -> list[Case]:
                 risc="BRISC",
                 name="writer_one_tile",
                 file="writer_one_tile.cpp",
-                where="cb_wait_front",
+                where="CWFW",
                 cores=1,
             )
         if s.name == "starved":  # no waypoint: BRISC's own idle GW is not shown either
@@ -587,16 +587,3 @@ def _said_idle(text: str) -> tuple[str, ...]:
             {m.upper() for ln in lines for m in re.findall(r"\b(brisc|ncrisc|trisc[0-2])\b", ln)}
         )
     )
-
-
-def _frame0(s: Scenario, e: Expect) -> str:
-    """Frame 0's function of the expected RISC (the key's place when the text has no waypoint)."""
-    for c in s.cores:
-        if c.device != e.device:
-            continue
-        for r in c.riscs:
-            if r.name.upper() == e.risc and r.kernel:
-                if s.asserts and e.pattern == "KERNEL_ASSERT":
-                    return s.asserts[0].frames[0][1]
-                return r.frames[0][1]
-    return e.where

@@ -91,3 +91,23 @@ def test_the_renderers_print_what_the_sources_print() -> None:
     assert "│ #0 0x0000A1B4 in cb_wait_front () at /home/dev/tt-metal/tt_metal/" in one
     assert "\x1b[" in C.one_script(C.STARVED, ansi=True)
     assert all(len(ln) <= 130 for ln in C.cut(rich, 130).splitlines())
+
+
+@pytest.mark.parametrize("scenario", ["starved", "cycle", "noc"])
+def test_one_hang_has_one_key_in_every_era_that_shows_it_whole(scenario: str) -> None:
+    """The bisect signature does not depend on which tt-triage printed the hang: frame 0's
+    cb_wait_front where there is no Waypoint column is the CWFW of the newer eras."""
+    whole = (
+        "one-script",
+        "one-script-ansi",
+        "first-framework",
+        "tabulate",
+        "rich",
+        "rich-500",
+        "mixed",
+        "summary",
+    )
+    keys = {
+        c.name: _read(c).key for c in CASES if c.name.split("/") in [[scenario, w] for w in whole]
+    }
+    assert len(keys) == len(whole) and len(set(keys.values())) == 1, keys

@@ -100,7 +100,7 @@ def test_a_summary_names_no_kernel_it_was_not_given() -> None:
     assert d is not None and d.format is HangSource.SUMMARY
     g = d.diagnosis.primary
     assert g is not None and g.name is None and g.kernel is None and g.risc == "BRISC"
-    assert d.diagnosis.key == "PRODUCER_BLOCKED:?:BRISC:cb_reserve_back"
+    assert d.diagnosis.key == "PRODUCER_BLOCKED:?:BRISC:CRBW"  # the call's own waypoint
     assert any("kernel's name" in u for u in d.diagnosis.unknowns)
     assert any("source file" in u for u in d.diagnosis.unknowns)
 
