@@ -266,7 +266,10 @@ def triage_evidence(text: str) -> int:
         elif ln.strip() == "DONE: OK":
             score += 1
     for t in find_tables(lines):
-        if t.column("Kernel Callstack", "Kernel ID:Name", "Go Message", "RiscV") is not None:
+        if (
+            t.column("Kernel Callstack", "Kernel ID:Name", "Go Message", "RiscV", "RISC Names")
+            is not None
+        ):
             score += 5
         elif t.column("CB") is not None and t.column("State") is not None:
             score += 3
@@ -376,6 +379,8 @@ def _script_at(sections: list[tuple[str | None, int, int]], index: int) -> str |
 def _guess_script(t: Table) -> str | None:
     if t.column("Assert line with callstack") is not None:
         return "dump_lightweight_asserts"
+    if t.column("RISC Names") is not None:
+        return "dump_aggregated_callstacks"
     if t.column("CB") is not None and t.column("State") is not None:
         return "dump_circular_buffers"
     if t.column("Operations", "Op Name") is not None:
@@ -388,14 +393,19 @@ def _guess_script(t: Table) -> str | None:
 
 
 def _table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
-    if t.column("CB") is not None and t.column("State") is not None:
+    if (
+        t.column("Locations (device:core)", "Locations") is not None
+        and t.column("RISC Names") is not None
+    ):
+        _aggregated_table(out, t, script)
+    elif t.column("CB") is not None and t.column("State") is not None:
         _cb_table(out, t)
     elif t.column("Assert line with callstack") is not None:
         _assert_table(out, t)
     elif t.column("Operations", "Op Name") is not None:
         _ops_table(out, t)
     elif t.column("Loc") is not None and (
-        t.column("RiscV", "Proc", "RISC") is not None or t.column("Kernel ID:Name") is not None
+        t.column("RiscV", "Proc", "RISC", "Kernel ID:Name", *TENSIX) is not None
     ):
         _risc_table(out, t, script, dev)
 
@@ -431,6 +441,32 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         out.rows.append(RiscRow(place, risc, script, no, kid, name, path,
                                 _name(t.cell(row, "Go Message")), wp, _int(t.cell(row, "PC")),
                                 frames, message, cut))  # fmt: skip
+
+
+_DEV_NOC = re.compile(r"(\S+?):(\d{1,3})-(\d{1,3})")
+
+
+def _aggregated_table(out: TriageOutput, t: Table, script: str) -> None:
+    """dump_aggregated_callstacks (236c2edf9fcd): one row per (kernel, PC, op) with the RISC
+    names and ``<dev>:<noc0x>-<noc0y>`` locations it covers. With several RISC names a row
+    does not say which RISC is at which location: the RISC is written ``A/B``, never guessed."""
+    for row, no in zip(t.rows, t.row_lines, strict=True):
+        names = [
+            n.strip().upper()
+            for n in (t.cell(row, "RISC Names") or "").replace("\n", ",").split(",")
+            if n.strip()
+        ]
+        if not names or any(n.endswith(CLIPPED) for n in names):
+            continue
+        risc = "/".join(names)
+        frames, message = parse_frames(t.cell(row, "Kernel Callstack") or "")
+        kid = _int(t.cell(row, "Kernel Id", "Kernel ID"))
+        name = _name(t.cell(row, "Kernel Name"))
+        for m in _DEV_NOC.finditer(t.cell(row, "Locations (device:core)", "Locations") or ""):
+            place = Place(_device(m.group(1)), None, None, (int(m.group(2)), int(m.group(3))))
+            out.rows.append(
+                RiscRow(place, risc, script, no, kid, name, None, None, None, None, frames, message)
+            )
 
 
 def _name(text: str | None) -> str | None:

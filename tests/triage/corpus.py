@@ -498,6 +498,36 @@ def rich_framework(s: Scenario, width: int = 10000) -> str:
     return buf.getvalue()
 
 
+AGGREGATED_HEADER = ["Kernel Id", "Kernel Name", "Op Id", "Kernel Callstack", "# of Cores", "RISC Names",
+                     "Locations (device:core)"]  # fmt: skip
+
+
+def aggregated(s: Scenario, width: int = 10000) -> str:
+    """dump_aggregated_callstacks.py (236c2edf9fcd, on with TT_TRIAGE_ENABLE_AGGREGATED_CALLSTACKS=1):
+    RISCs grouped by (kernel id, PC, op id), most cores first, through rich as above."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buckets: dict[tuple[int, int], tuple[Risc, set[str], set[str]]] = {}
+    for c in s.cores:
+        for r in c.riscs:
+            b = buckets.setdefault((r.kernel_id, r.pc), (r, set(), set()))
+            b[1].add(f"{c.device}:{c.noc0[0]}-{c.noc0[1]}")
+            b[2].add(r.name)
+    table = Table()
+    for h in AGGREGATED_HEADER:
+        table.add_column(h, justify="left")
+    for r, locs, riscs in sorted(buckets.values(), key=lambda b: -len(b[1])):
+        table.add_row(str(r.kernel_id), r.kernel or "N/A", "42", "\n".join(["", *callstack_lines(r.frames)]),
+                      str(len(locs)), ", ".join(sorted(riscs)), "\n".join(sorted(locs)))  # fmt: skip
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, highlight=False, color_system=None)
+    console.print()
+    console.print("dump_aggregated_callstacks.py:")
+    console.print(table)
+    return buf.getvalue()
+
+
 def cut(text: str, column: int) -> str:
     """Every line cut at ``column``, as a terminal without wrapping shows it."""
     return "\n".join(ln[:column] for ln in text.splitlines()) + "\n"
@@ -571,6 +601,7 @@ def cases() -> list[Case]:
             Case(f"{s.name}/rich-cut130", cut(rich_framework(s), 130), "tt-triage", "framework/rich",
                  replace(e, file=None, cb=None, cannot_tell=("cut",))),
             Case(f"{s.name}/mixed", mixed(s), "tt-triage", "framework/rich", e),
+            Case(f"{s.name}/aggregated", aggregated(s), "tt-triage", "framework/rich", _aggregated_expect(s, e)),
             Case(f"{s.name}/summary", summary(s), "summary", "summary",
                  replace(e, cb=None, idle=_said_idle(summary(s)))),
         ]  # fmt: skip
@@ -587,3 +618,11 @@ def _said_idle(text: str) -> tuple[str, ...]:
             {m.upper() for ln in lines for m in re.findall(r"\b(brisc|ncrisc|trisc[0-2])\b", ln)}
         )
     )
+
+
+def _aggregated_expect(s: Scenario, e: Expect) -> Expect:
+    """The aggregated table has no Waypoint and no CB state; the assert is not in it."""
+    if s.name == "assert":
+        return replace(e, pattern="CONSUMER_STARVED", risc="BRISC", name="writer_one_tile",
+                       file="writer_one_tile.cpp", where="CWFW", cb=None, idle=())  # fmt: skip
+    return replace(e, cb=None, idle=tuple(r for r in e.idle if r != "BRISC" or s.name != "starved"))

@@ -70,7 +70,7 @@ def test_nothing_is_invented(case: C.Case) -> None:
 def test_every_era_and_style_is_in_the_corpus() -> None:
     styles = {c.name.split("/")[1] for c in CASES}
     assert {"one-script", "one-script-cut126", "first-framework", "tabulate", "rich", "rich-terminal-150",
-            "rich-cut130", "mixed", "summary"} <= styles  # fmt: skip
+            "rich-cut130", "mixed", "summary", "aggregated"} <= styles  # fmt: skip
     assert {c.era for c in CASES} == {
         "one-script",
         "framework/tabulate",

@@ -151,3 +151,55 @@ def test_box_drawing_garbage_never_raises(text: str) -> None:
     r = read_paste(text)
     if r is not None:
         r.diagnosis.lines()
+
+
+def test_the_one_script_v_table_names_kernels_and_says_where_is_unknown() -> None:
+    """90b63baa50e2 with -v: ``Loc | BRISC | … | Kernel ID:Name``, no callstack, no waypoint."""
+    from tabulate import tabulate
+
+    table = [["Loc", "BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2", "Kernel ID:Name"],
+             ["0,0", "12:writer_ln_bw", "0:", "0:", "0:", "0:"]]  # fmt: skip
+    text = (
+        "= Checking device 0\n"
+        + str(tabulate(table, headers="firstrow", tablefmt=C._rounded()))
+        + "\nDONE: OK\n"
+    )
+    r = read_paste(text)
+    assert r is not None and r.era == "one-script"
+    g = r.diagnosis.primary
+    assert g is not None and g.risc == "BRISC" and g.name == "writer_ln_bw" and not g.frames
+    assert r.diagnosis.pattern is HangPattern.UNKNOWN and not r.diagnosis.hung
+    assert any("-vv" in u for u in r.diagnosis.unknowns)
+    assert {i.risc for i in r.diagnosis.idle} == {"NCRISC", "TRISC0", "TRISC1", "TRISC2"}
+
+
+def test_the_newer_running_operations_table_is_read() -> None:
+    """dump_running_operations at 0602ee8a5830: ``Op Id | Op Name | … | Cores``."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table()
+    for h in (
+        "Op Id",
+        "Op Name",
+        "Op Params",
+        "Prev Op Id",
+        "Prev Op Name",
+        "Prev Op Params",
+        "Device Cnt",
+        "Core Cnt",
+        "Devices",
+        "Cores",
+    ):
+        t.add_column(h)
+    t.add_row(
+        "7", "LayerNormBackward (trace id: 3)", "", "6", "Add", "", "1", "2", "0", "0:1-1\n0:2-1"
+    )
+    buf = io.StringIO()
+    Console(file=buf, width=500, color_system=None).print(t)
+    out = parse_triage(
+        "\ndump_running_operations.py:\n" + buf.getvalue() + C.rich_framework(C.STARVED)
+    )
+    assert out.ops[0] == "LayerNormBackward (trace id: 3) on 0:1-1, 0:2-1"
