@@ -224,9 +224,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     unknowns = _unknowns(out, built, states)
     events = list(out.events[:20])
     for a in out.asserts:
-        events.append(
-            f"lightweight assert on device {a.place.device} {_ref(a.place).label()} {a.risc}: {a.code}"
-        )
+        events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
     if out.ops:
         events += [f"running operation: {op}" for op in out.ops[:5]]
     source = Source(

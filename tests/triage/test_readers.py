@@ -203,3 +203,20 @@ def test_the_newer_running_operations_table_is_read() -> None:
         "\ndump_running_operations.py:\n" + buf.getvalue() + C.rich_framework(C.STARVED)
     )
     assert out.ops[0] == "LayerNormBackward (trace id: 3) on 0:1-1, 0:2-1"
+
+
+def test_a_summary_grouped_under_its_device_with_inline_frames() -> None:
+    r = read_paste(
+        "Device 2:\n"
+        "  core 3-3 (brisc): kernel writer_x, cb_wait_front (dataflow_api.h:418) <- kernel_main (writer_x.cpp:57)\n"
+        "  core 4-3 (ncrisc, trisc0, trisc1, trisc2): idle\n"
+    )
+    assert r is not None and r.format is HangSource.SUMMARY
+    g = r.diagnosis.primary
+    assert g is not None and [c.device for c in g.cores] == [2] and g.risc == "BRISC"
+    assert [f.function for f in g.frames] == [
+        "cb_wait_front",
+        "kernel_main",
+    ] and g.kernel == "writer_x.cpp"
+    assert r.diagnosis.key == "CONSUMER_STARVED:writer_x.cpp:BRISC:CWFW"
+    assert {i.risc for i in r.diagnosis.idle} == {"NCRISC", "TRISC0", "TRISC1", "TRISC2"}
