@@ -130,6 +130,9 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if row.go_message == "DONE":
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
+    if _is_dispatch(row.kernel_name, kfile):
+        return _State(row, "dispatch", None, fw_wp, None, kfile, frames,
+                      "a dispatch kernel: it waits for commands by design")  # fmt: skip
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
         return _State(row, "done", None, fw_wp, None, kfile, frames,
                       f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
@@ -140,10 +143,7 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         if fw_wp:
             why.append(f"waypoint {fw_wp}")
         if in_fw and f0 is not None:
-            why.append(
-                f"in firmware {f0.function} ()"
-                + (f" ({PurePosixPath(f0.file).name})" if f0.file else "")
-            )
+            why.append(f"in firmware {f0.function} ()")
         if row.said_idle and not why:
             why.append("the summary calls it idle")
         return _State(row, "idle", None, fw_wp, None, None, frames, ", ".join(why) or "no kernel")
@@ -162,6 +162,18 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         pattern = HangPattern.UNKNOWN
     status = "running" if pattern is HangPattern.UNKNOWN else "waiting"
     return _State(row, status, pattern, fw_wp, base or None, kfile, frames)
+
+
+# tt-metal's own dispatch and fabric kernels wait forever by design (the watcher rules' list)
+DISPATCH_NAME = re.compile(
+    r"^(?:cq_(?:prefetch|dispatch)\w*|packet_(?:mux|demux|queue)\w*|\w*fabric\w*)$"
+)
+
+
+def _is_dispatch(name: str | None, file: str | None) -> bool:
+    from lnrepro.watcher.diagnose import DISPATCH_KERNEL
+
+    return bool(name and DISPATCH_NAME.match(name)) or bool(file and DISPATCH_KERNEL.search(file))
 
 
 def _role(risc: str, name: str | None, file: str | None) -> str:
@@ -219,7 +231,10 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
 
     idle = _idle(states)
     places = {s.row.place.key() for s in states}
-    idle_places = {k for k, ss in by_core.items() if all(x.pattern is None for x in ss)}
+    dispatch_places = {k for k, ss in by_core.items() if any(x.status == "dispatch" for x in ss)}
+    idle_places = {
+        k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
+    } - dispatch_places
     warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states)
     events = list(out.events[:20])
@@ -242,7 +257,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
     return Diagnosis(pattern, Progress.SNAPSHOT, summary, tuple(built), None, (), len(places),
-                     len(idle_places), 0, tuple(events), tuple(warnings), source=source,
+                     len(idle_places), len(dispatch_places), tuple(events), tuple(warnings), source=source,
                      idle=idle, unknowns=unknowns)  # fmt: skip
 
 
@@ -385,7 +400,7 @@ def _sentence(
 def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
     by: dict[tuple[str, str], list[CoreRef]] = {}
     for s in states:
-        if s.status in ("idle", "reset", "done"):
+        if s.status in ("idle", "reset", "done", "dispatch"):
             refs = by.setdefault((s.row.risc, s.why_idle), [])
             ref = _ref(s.row.place)
             if ref not in refs:

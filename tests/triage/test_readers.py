@@ -220,3 +220,15 @@ def test_a_summary_grouped_under_its_device_with_inline_frames() -> None:
     ] and g.kernel == "writer_x.cpp"
     assert r.diagnosis.key == "CONSUMER_STARVED:writer_x.cpp:BRISC:CWFW"
     assert {i.risc for i in r.diagnosis.idle} == {"NCRISC", "TRISC0", "TRISC1", "TRISC2"}
+
+
+def test_dispatch_kernels_wait_by_design_and_are_set_aside() -> None:
+    prefetch = C.Core(0, (0, 8), (C.Risc("brisc", 5, "cq_prefetch", "GO", "NSW", 0x9000, ((0x9000, "noc_semaphore_wait", C.DATAFLOW, 1093, 12),)),
+                                  C._idle("ncrisc", 0x5B20), C._idle("trisc0", 0x6C30), C._idle("trisc1", 0x6D40), C._idle("trisc2", 0x6E50)))  # fmt: skip
+    s = C.Scenario("with-dispatch", (*C.STARVED.cores, prefetch))
+    r = read_paste(C.rich_framework(s))
+    assert r is not None and r.diagnosis.pattern is HangPattern.CONSUMER_STARVED
+    assert (
+        all(g.name != "cq_prefetch" for g in r.diagnosis.groups) and r.diagnosis.cores_dispatch == 1
+    )
+    assert any(i.risc == "BRISC" and "dispatch" in i.why for i in r.diagnosis.idle)
