@@ -79,8 +79,31 @@ def sniff(text: str) -> HangSource | None:
     return best if scores[best] > 0 else None
 
 
+_QUOTE = re.compile(r"^ {0,3}> ?", re.M)
+
+
+def unquote(text: str) -> tuple[str, bool]:
+    """A paste quoted Markdown- or mail-style (most lines begin with '> '): the text without
+    one level of quoting, and whether there was one."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    quoted = sum(1 for ln in lines if _QUOTE.match(ln))
+    if not lines or quoted * 2 <= len(lines):
+        return text, False
+    return _QUOTE.sub("", text), True
+
+
 def read_paste(text: str) -> HangReading | None:
     """Read a pasted text about a hang; None when it is not one (then it may be a gtest log)."""
+    text, quoted = unquote(text)
+    reading = _read(text)
+    if reading is None or not quoted:
+        return reading
+    src = reading.source
+    diag = replace(reading.diagnosis, source=replace(src, noise=("quoted with '> '", *src.noise)))
+    return replace(reading, diagnosis=diag)
+
+
+def _read(text: str) -> HangReading | None:
     kind = sniff(text)
     if kind is None:
         return None
@@ -129,4 +152,4 @@ def read_file(path: Path) -> HangReading | None:
     return read_paste(data.decode("utf-8", errors="replace"))
 
 
-__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff"]
+__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff", "unquote"]
