@@ -64,17 +64,22 @@ class HangReading:
         return self.diagnosis.to_json()
 
 
-def sniff(text: str) -> HangSource | None:
-    """Which kind of hang text this is, by its content; None when it is none of them."""
+def _scores(text: str) -> dict[HangSource, int]:
     from lnrepro.triage.output import triage_evidence
     from lnrepro.triage.summary import summary_evidence
     from lnrepro.watcher.log import watcher_evidence
 
-    scores = {
+    return {
         HangSource.WATCHER_LOG: watcher_evidence(text),
         HangSource.TT_TRIAGE: triage_evidence(text),
         HangSource.SUMMARY: summary_evidence(text),
     }
+
+
+def sniff(text: str) -> HangSource | None:
+    """Which kind of hang text this is, by its content (the kind with the most evidence);
+    None when it is none of them."""
+    scores = _scores(text)
     best = max(scores, key=lambda k: scores[k])
     return best if scores[best] > 0 else None
 
@@ -104,9 +109,22 @@ def read_paste(text: str) -> HangReading | None:
 
 
 def _read(text: str) -> HangReading | None:
-    kind = sniff(text)
-    if kind is None:
+    scores = _scores(text)
+    kind = max(scores, key=lambda k: scores[k])
+    if scores[kind] <= 0:
         return None
+    also = [k.value for k, v in scores.items() if v > 0 and k is not kind]
+    reading = _read_as(kind, text)
+    if not also:
+        return reading
+    note = (
+        f"the text also holds {' and '.join(also)} lines; it was read as {kind.value} (more of it)"
+    )
+    diag = reading.diagnosis
+    return replace(reading, diagnosis=replace(diag, warnings=(*diag.warnings, note)))
+
+
+def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
         from lnrepro.watcher.diagnose import diagnose

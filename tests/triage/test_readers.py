@@ -239,3 +239,11 @@ def test_a_paste_quoted_in_an_issue_reply_is_read() -> None:
     r = read_paste("As you can see:\n" + quoted)
     assert r is not None and r.diagnosis.pattern is HangPattern.NOC_WAIT
     assert r.diagnosis.source is not None and r.diagnosis.source.noise[0] == "quoted with '> '"
+
+
+def test_a_paste_of_two_kinds_is_read_as_the_larger_and_says_so() -> None:
+    from tests.watcher import pastes as P
+
+    r = read_paste(P.excerpt("2024-03") + "\n" + C.rich_framework(C.NOC))
+    assert r is not None and r.format is HangSource.TT_TRIAGE
+    assert any("also holds watcher-log" in w for w in r.diagnosis.warnings)
