@@ -30,20 +30,22 @@ EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
     group="Output",
     help="Models to show.",
 )
-@json_flag("every model's fit (a watcher log: its diagnosis, lnrepro.hang/1)")
+@json_flag("every model's fit (a hang text: its diagnosis, lnrepro.hang/2)")
 def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     """Which mechanism explains what a card showed? Every candidate model (defect set x kernel
     era x arch) runs the observed tests on the emulator with the tests' own data and is scored
     per test: a different verdict costs 1, each printed metric its relative residual (capped at
     1). RUN is a saved record (id, `last`, path); LOG a gtest console log from anywhere.
 
-    A hang is explained from tt-metal's watcher log: which kernel, on which cores, waits on
-    which circular-buffer or NOC operation, and whether it still moves. LOG may be a
-    watcher.log; a HANG run's attempts carry theirs (run with --watcher N).
+    A hang is explained from what a user has about it: which kernel, on which cores and RISC,
+    waits on which circular-buffer or NOC operation. LOG may be a watcher log of any era (whole,
+    or an excerpt), tt-triage output of any era, or a summary of one (`Device 1, core 1-5
+    (brisc):` and frames); a HANG run's attempts carry theirs (run with --watcher N).
 
     \b
     lnrepro explain seed-run.log        # a log copied from a bug report or a card
     lnrepro explain generated/watcher/watcher.log
+    lnrepro explain triage.txt          # tt-triage's output, pasted
     lnrepro explain last --json
     """
     from lnrepro.present.console import make_console, render_explain, render_hang
@@ -56,20 +58,20 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         and path.name not in ("record.json", "bisect.json")
         and not ref.endswith(".json")
     ):
-        if _is_watcher_log(path):
-            from lnrepro.watcher.diagnose import diagnose
-            from lnrepro.watcher.log import parse_file
+        from lnrepro.hangs import read_file as read_hang  # a watcher log, tt-triage, a summary
 
-            diagnosis = diagnose(parse_file(path))
+        reading = read_hang(path)
+        if reading is not None and not reading.in_gtest_log:
             if as_json:
-                echo_json(diagnosis.to_json())
+                echo_json(reading.to_json())
             else:
-                render_hang(str(path), diagnosis, make_console())
+                render_hang(str(path), reading.diagnosis, make_console())
             return ExitCode.OK
         from lnrepro.gtest.files import parse_log_file
 
         observed = ex.observed_from_run(parse_log_file(path))
         source = str(path)
+        hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
     else:
         from lnrepro.doors.store import load_run
 
@@ -114,18 +116,6 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     if fits:
         render_explain(source, fits[:top], meta, console)
     return ExitCode.OK
-
-
-def _is_watcher_log(path: Path) -> bool:
-    """A watcher log, by its first 64 KiB: a ``Dump #N`` section or the watcher's legend."""
-    import re
-
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(1 << 16).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return bool(re.search(r"(?m)^\s*Dump #\d+", head)) or ("Legend:" in head and "k_id" in head)
 
 
 def _shape(text: str) -> tuple[int, int]:
