@@ -108,13 +108,16 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
     out: list[Text] = []
     for para in text.split("\n", allow_blank=True):
         plain = para.plain
-        line_start, line_len, width = 0, 0, first if not out else rest
+        indent = cell_len(plain) - cell_len(plain.lstrip(" "))  # counts toward the first line
+        line_start, line_len, width = 0, indent, first if not out else rest
+        words = 0  # on the current line
         for m in _WORD.finditer(plain):
             word = m.group().rstrip()
-            if line_len and line_len + cell_len(word) > width:
+            if words and line_len + cell_len(word) > width:
                 out.append(para[line_start : m.start()])
-                line_start, line_len, width = m.start(), 0, rest
+                line_start, line_len, width, words = m.start(), 0, rest, 0
             line_len += cell_len(m.group())
+            words += 1
         out.append(para[line_start:])
     for line in out:
         line.rstrip()
@@ -191,10 +194,11 @@ def _fit(cols: Sequence[Col], cells: list[list[Text]], width: int) -> list[int] 
 
 def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
                rows: Sequence[Sequence[str | Text]], *, head: int = 1,
-               header_piped: bool = True) -> None:  # fmt: skip
+               lead: Sequence[int] = (), header_piped: bool = True) -> None:  # fmt: skip
     """A table that never cuts a token: boxed when it fits the terminal, one block per row when
-    it does not (the first ``head`` cells on the block's first line, then ``name: value``),
-    tab-separated plain lines when piped (with a header line unless ``header_piped`` is off)."""
+    it does not (the first ``head`` cells on the block's first line, in the order ``lead`` gives
+    if any, then ``name: value``), tab-separated plain lines when piped (with a header line
+    unless ``header_piped`` is off)."""
     cells = [[_as_text(v) for v in row] for row in rows]
     if title is not None:
         say(console, styled((title, "bold")) if isinstance(title, str) else title)
@@ -206,7 +210,7 @@ def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
         return
     widths = _fit(cols, cells, console.width)
     if widths is None:
-        _blocks(console, cols, cells, head)
+        _blocks(console, cols, cells, head, lead)
         return
     from rich.table import Table
 
@@ -226,15 +230,17 @@ def _plain_line(console: Console, cells: Sequence[str | Text]) -> None:
     console.file.flush()
 
 
-def show_rows(console: Console, cols: Sequence[Col], row: Sequence[str | Text], head: int) -> None:
+def show_rows(console: Console, cols: Sequence[Col], row: Sequence[str | Text], head: int,
+              lead: Sequence[int] = ()) -> None:  # fmt: skip
     """One row of a list too long to measure as a table: a block, or a plain line piped."""
     if console.is_terminal:
-        _blocks(console, cols, [[_as_text(v) for v in row]], head)
+        _blocks(console, cols, [[_as_text(v) for v in row]], head, lead)
     else:
         _plain_line(console, row)
 
 
-def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head: int) -> None:
+def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head: int,
+            lead: Sequence[int] = ()) -> None:  # fmt: skip
     """The narrow layout: per row, its first ``head`` cells on one line, then each other cell as
     ``name: value``, packed onto lines, each wrapped at spaces."""
     from rich.cells import cell_len
@@ -242,9 +248,8 @@ def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head
 
     room = max(console.width - 2, 10)
     for row in cells:
-        first = Text("  ").join(x for x in row[:head] if x.plain)
+        first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
         if first.plain:
-            first.stylize("bold", 0, len(row[0].plain))
             say(console, first, hang=4)
         line = Text()
         for c, x in zip(cols[head:], row[head:], strict=True):
@@ -287,15 +292,16 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
                 "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms",
                 esc(fmt_metrics(r.metrics)), esc(why(r))]  # fmt: skip
 
+    lead = (2, 0, 1) if multi else (1, 0)  # a block starts "FAILED  Suite.Test", as pytest's
     title = "googletest results" if all_tests else "tests that failed, crashed or timed out"
     if shown and len(shown) > BIG:  # one row at a time: no table of every row in memory
         say(console, styled((title, "bold")))
         if not console.is_terminal:
             _plain_line(console, [c.name for c in cols])
         for r in shown:
-            show_rows(console, cols, row(r), head=2 + multi)
+            show_rows(console, cols, row(r), head=2 + multi, lead=lead)
     elif shown:
-        show_table(console, title, cols, [row(r) for r in shown], head=2 + multi)
+        show_table(console, title, cols, [row(r) for r in shown], head=2 + multi, lead=lead)
     for it in run.iterations:
         for f in it.global_failures:
             say(console, styled(("failure outside any test", "red"), f" (iteration {it.index}): "
@@ -333,7 +339,7 @@ def render_run(rec: RunRecord, console: Console) -> None:
                      _rate(a.passed, a.runs, lo, hi), esc(worst_text(a.worst))])  # fmt: skip
     if rec.tests:
         show_table(console, f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)",
-                   cols, rows, head=2)  # fmt: skip
+                   cols, rows, head=2, lead=(1, 0))  # fmt: skip
     build = rec.build
     if build is not None:
         say(console, styled(("build:", "bold"), f" {build.profile or ''} "
@@ -496,7 +502,8 @@ def render_env(report: Any, console: Console) -> None:
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
                 fix = c.fix or r.fix
         rows.append([*row, esc(detail), esc(fix)])
-    show_table(console, f"lnrepro env-check ({report.mode})", cols, rows, head=2 + container)
+    show_table(console, f"lnrepro env-check ({report.mode})", cols, rows, head=2 + container,
+               lead=(1, 2, 0) if container else (1, 0))  # fmt: skip
     if container:
         say_command(console, "container: ", report.container_command)
         for h, c in report.differences():
@@ -519,11 +526,19 @@ def render_bisect(rec: BisectRecord, console: Console) -> None:
         m = st.mark.value
         rows.append([str(i), esc(st.sha[:12]), st.action.kind.value, styled((m, MARK_STYLE.get(m, ""))),
                      f"{st.evidence.seconds:.1f}", esc(st.subject), esc(_evidence(st))])  # fmt: skip
-    show_table(console, "lnrepro bisect — steps", cols, rows, head=4)
+    show_table(console, "lnrepro bisect — steps", cols, rows, head=4, lead=(0, 3, 1, 2))
     r = rec.result
     if r is None:
         say(console, esc("no result yet: lnrepro bisect --resume continues"))
-        return
+    else:
+        _render_result(rec, console)
+    if rec.rerun:
+        say_command(console, "rerun:  ", rec.rerun)
+
+
+def _render_result(rec: BisectRecord, console: Console) -> None:
+    r = rec.result
+    assert r is not None
     if r.search == "bayesian":
         _render_posterior(rec, console)
     if r.first_bad and r.commit:
