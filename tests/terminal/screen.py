@@ -79,6 +79,13 @@ def on_screen(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 12
               env: dict[str, str] | None = None) -> tuple[int, list[str]]:  # fmt: skip
     """Run ``argv`` with stdin, stdout and stderr on a ``width``-column terminal; its exit code
     and the screen's lines (rows wrapped by the terminal joined)."""
+    code, screen = terminal(argv, width, cwd=cwd, timeout=timeout, env=env)
+    return code, screen.logical_lines()
+
+
+def terminal(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 120,
+             env: dict[str, str] | None = None) -> tuple[int, _Screen]:  # fmt: skip
+    """:func:`on_screen`, with the pyte screen itself (its characters' colours and weights)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, width, 0, 0))
     screen = _Screen(width, ROWS)
@@ -109,7 +116,7 @@ def on_screen(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 12
                 os.killpg(proc.pid, 9)
             proc.wait()
         os.close(master)
-    return code, screen.logical_lines()
+    return code, screen
 
 
 def piped(argv: Sequence[str], *, cwd: Path, timeout: float = 120,
