@@ -102,7 +102,7 @@ _WORD = re.compile(r"\S+\s*")
 
 def _wrap(text: Text, first: int, rest: int) -> list[Text]:
     """``text`` wrapped at spaces: the first line ``first`` cells wide, the others ``rest``; a
-    word longer than the line stays whole on a line of its own (never folded)."""
+    word longer than any line stays whole (never folded by us) where it stands."""
     from rich.cells import cell_len
 
     out: list[Text] = []
@@ -113,7 +113,8 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
         words = 0  # on the current line
         for m in _WORD.finditer(plain):
             word = m.group().rstrip()
-            if words and line_len + cell_len(word) > width:
+            # a word no line can hold stays where it is: the terminal folds that line anyway
+            if words and line_len + cell_len(word) > width and cell_len(word) <= rest:
                 out.append(para[line_start : m.start()])
                 line_start, line_len, width, words = m.start(), 0, rest, 0
             line_len += cell_len(m.group())
@@ -208,6 +209,12 @@ def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
         for row in cells:
             _plain_line(console, row)
         return
+    keep = [j for j in range(len(cols)) if j < head or any(row[j].plain for row in cells)]
+    if len(keep) < len(cols):  # a column with nothing in it takes no room on a terminal
+        cols = [cols[j] for j in keep]
+        cells = [[row[j] for j in keep] for row in cells]
+        lead = [keep.index(i) for i in lead if i in keep]
+        head = sum(1 for j in keep if j < head)
     widths = _fit(cols, cells, console.width)
     if widths is None:
         _blocks(console, cols, cells, head, lead)
@@ -390,8 +397,8 @@ def render_records(entries: list[Entry], console: Console) -> None:
         style = "green" if e.state == "complete" else "red" if e.state == "unreadable" else "yellow"
         rows.append([esc(e.id), when, e.kind, esc(e.where), esc(str(e.commit or "")[:12]),
                      styled((e.state, style)), esc(e.headline or e.problem or "")])  # fmt: skip
-    cols = [Col("id"), Col("when"), Col("kind"), Col("where"), Col("commit"), Col("state"),
-            Col("headline", text=True)]  # fmt: skip
+    cols = [Col("id"), Col("when", text=True), Col("kind"), Col("where"), Col("commit"),
+            Col("state"), Col("headline", text=True)]  # fmt: skip
     # piped: no title and no header, one record per line (for cut, awk, grep)
     show_table(console, "lnrepro records" if console.is_terminal else None, cols, rows,
                head=1, header_piped=False)  # fmt: skip
@@ -657,7 +664,7 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
             ])  # fmt: skip
     show_table(console, f"best: {best.label} — per test",
                [Col("test"), Col("observed"), Col("model"), Col("metric"), Col("observed value"),
-                Col("model value"), Col("residual")], detail, head=3)  # fmt: skip
+                Col("model value"), Col("residual")], detail, head=1)  # fmt: skip
     if meta.get("skipped_tests"):
         say(console, esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
 
