@@ -7,7 +7,7 @@ import math
 import re
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,9 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
     word longer than any line stays whole (never folded by us) where it stands."""
     from rich.cells import cell_len
 
+    plain = text.plain
+    if "\n" not in plain and cell_len(plain) <= first:  # most lines: nothing to wrap
+        return [text]
     out: list[Text] = []
     for para in text.split("\n", allow_blank=True):
         plain = para.plain
@@ -128,17 +131,22 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
 def say(console: Console, text: str | Text, *, indent: int = 0, hang: int = 2) -> None:
     """One line of text: wrapped at spaces on a terminal (continuation lines ``hang`` further
     in), never cut inside a word; piped, one line however long."""
+    for line in _said(console, text, indent, hang):
+        console.print(line, soft_wrap=True)
+
+
+def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
+          width: int | None = None) -> list[Text]:  # fmt: skip
+    """The lines :func:`say` prints (``width``: the terminal's, when the caller knows it)."""
     from rich.text import Text
 
     t = _as_text(text)
     pad = " " * indent
-    if not console.is_terminal:
-        for line in t.split("\n", allow_blank=True):
-            console.print(Text(pad) + line, soft_wrap=True)
-        return
-    w = max(console.width - indent, 10)
-    for i, line in enumerate(_wrap(t, w, max(w - hang, 10))):
-        console.print(Text(pad + (" " * hang if i else "")) + line, soft_wrap=True)
+    if width is None and not console.is_terminal:
+        return [Text(pad) + line for line in t.split("\n", allow_blank=True)]
+    w = max((width or console.width) - indent, 10)
+    return [Text(pad + (" " * hang if i else "")) + line
+            for i, line in enumerate(_wrap(t, w, max(w - hang, 10)))]  # fmt: skip
 
 
 def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None:
@@ -237,40 +245,58 @@ def _plain_line(console: Console, cells: Sequence[str | Text]) -> None:
     console.file.flush()
 
 
-def show_rows(console: Console, cols: Sequence[Col], row: Sequence[str | Text], head: int,
-              lead: Sequence[int] = ()) -> None:  # fmt: skip
-    """One row of a list too long to measure as a table: a block, or a plain line piped."""
-    if console.is_terminal:
-        _blocks(console, cols, [[_as_text(v) for v in row]], head, lead)
-    else:
-        _plain_line(console, row)
+def show_rows(console: Console, cols: Sequence[Col], rows: Iterable[Sequence[str | Text]],
+              head: int, lead: Sequence[int] = ()) -> None:  # fmt: skip
+    """The rows of a list too long to measure or to draw (``parse --all`` of 200,000 tests),
+    one line each, written as they come: tab-separated piped; on a terminal the ``head`` cells
+    (in ``lead``'s order) then ``name: value``, unstyled and unwrapped (the terminal folds a
+    long line, as pytest's ``-rA`` list does)."""
+    order = list(lead or range(head))
+    for row in rows:
+        if not console.is_terminal:
+            _plain_line(console, row)
+            continue
+        cells = [x if isinstance(x, str) else x.plain for x in row]
+        parts = [cells[i] for i in order if cells[i]]
+        parts += [f"{c.name}: {x}" for c, x in zip(cols[head:], cells[head:], strict=True) if x]
+        console.file.write(visible("  ".join(parts).replace("\n", " / ")) + "\n")
+    console.file.flush()
 
 
 def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head: int,
             lead: Sequence[int] = ()) -> None:  # fmt: skip
-    """The narrow layout: per row, its first ``head`` cells on one line, then each other cell as
-    ``name: value``, packed onto lines, each wrapped at spaces."""
+    """The narrow layout: per row, its first ``head`` cells on one line (in ``lead``'s order if
+    given), then each other cell as ``name: value``, packed onto lines, each wrapped at spaces."""
+    for row in cells:
+        for line in _block_lines(console, cols, row, head, lead):
+            console.print(line, soft_wrap=True)
+
+
+def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: int,
+                 lead: Sequence[int]) -> list[Text]:  # fmt: skip
     from rich.cells import cell_len
     from rich.text import Text
 
-    room = max(console.width - 2, 10)
-    for row in cells:
-        first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
-        if first.plain:
-            say(console, first, hang=4)
-        line = Text()
-        for c, x in zip(cols[head:], row[head:], strict=True):
-            if not x.plain:
-                continue
-            item = Text(f"{c.name}: ", style="dim") + Text(" / ").join(x.split("\n"))
-            if line.plain and cell_len(line.plain) + 3 + cell_len(item.plain) <= room:
-                line += Text("   ") + item
-                continue
-            if line.plain:
-                say(console, line, indent=2, hang=4)
-            line = item
+    out: list[Text] = []
+    width = console.width  # asked once: rich asks the terminal each time
+    room = max(width - 2, 10)
+    first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
+    if first.plain:
+        out += _said(console, first, hang=4, width=width)
+    line = Text()
+    for c, x in zip(cols[head:], row[head:], strict=True):
+        if not x.plain:
+            continue
+        item = Text(f"{c.name}: ", style="dim") + Text(" / ").join(x.split("\n"))
+        if line.plain and cell_len(line.plain) + 3 + cell_len(item.plain) <= room:
+            line += Text("   ") + item
+            continue
         if line.plain:
-            say(console, line, indent=2, hang=4)
+            out += _said(console, line, indent=2, hang=4, width=width)
+        line = item
+    if line.plain:
+        out += _said(console, line, indent=2, hang=4, width=width)
+    return out
 
 
 # ------------------------------------------------------------------------ parse
@@ -305,8 +331,7 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
         say(console, styled((title, "bold")))
         if not console.is_terminal:
             _plain_line(console, [c.name for c in cols])
-        for r in shown:
-            show_rows(console, cols, row(r), head=2 + multi, lead=lead)
+        show_rows(console, cols, (row(r) for r in shown), head=2 + multi, lead=lead)
     elif shown:
         show_table(console, title, cols, [row(r) for r in shown], head=2 + multi, lead=lead)
     for it in run.iterations:

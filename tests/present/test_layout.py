@@ -196,3 +196,17 @@ def test_parse_of_a_huge_log_prints_the_failures_and_the_counts() -> None:
     c, buf = piped()
     render_gtest_run(run, c, all_tests=True)
     assert sum(ln.startswith(f"{SUITE}.Case_") for ln in buf.getvalue().splitlines()) == 5001
+
+
+def test_parse_all_of_a_huge_log_is_one_line_per_test_on_a_terminal() -> None:
+    """Defect 14, ``--all``: past a thousand tests no table is measured or drawn (a rich table of
+    200,000 rows was 78 s and 1.1 GB): one line per test, its name whole."""
+    it = Iteration(index=1, started=True, finished=True)
+    it.tests += [TestResult(f"{SUITE}.Case_{i:06d}", TestStatus.PASSED, duration_ms=1.0)
+                 for i in range(1500)]  # fmt: skip
+    run = GtestRun(iterations=[it], saw_gtest_output=True)
+    c, buf = terminal(60)
+    render_gtest_run(run, c, all_tests=True)
+    lines = buf.getvalue().splitlines()
+    assert lines[1:1501] == [f"PASSED  {SUITE}.Case_{i:06d}  time: 1 ms" for i in range(1500)]
+    assert len(lines) == 1502
