@@ -507,10 +507,10 @@ class RichRunEvents(Events):
         self.progress.update(self.task, description=esc(f"attempt {i}/{n}: {short(name)}").plain)
 
     def test_finished(self, result: TestResult) -> None:
-        say(self.progress.console, styled("  ", (f"{result.status.value:<8}", STATUS_STYLE[result.status]),
+        say(self.progress.console, styled((f"{result.status.value:<7}", STATUS_STYLE[result.status]),
                                           f" {_full_name(result)}",
                                           f"  {fmt_metrics(result.metrics)}" if result.metrics else ""),
-            hang=11)  # fmt: skip
+            hang=8)  # fmt: skip
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
