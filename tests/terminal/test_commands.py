@@ -2,7 +2,7 @@
 every id, sha, test name and number of the command's own JSON appears whole, each printed
 rerun line pastes back as the argv the JSON holds, tables fit the screen, and piped output has
 no box drawing (issue 37, "the rule"). The emulator backend and one-test filters keep it cheap:
-two runs and a bisect of a generated history shared by the module."""
+two runs shared by the tests that read records, a bisect of a small generated history."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import json
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,26 @@ def num(v: float) -> str:
     return f"{v:.6g}"
 
 
+def as_json(cwd: Path, *args: str) -> Any:
+    """The command's own JSON (``--json``)."""
+    p = subprocess.run([lnrepro(), *args, "--json"], cwd=cwd, capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert p.stdout, p.stderr
+    return json.loads(p.stdout)
+
+
 @dataclass
 class World:
+    """Two runs shared by the tests that read saved records (one xdist group, made once)."""
+
     root: Path
     runs: Path
     a: str  # the shipped kernel's run
     b: str  # the fixed kernel's run
     log: Path  # a's console log
-    history: Callable[[], Path]  # a fresh generated history to bisect
 
     def json(self, *args: str) -> Any:
-        p = subprocess.run([lnrepro(), *args, "--json"], cwd=self.root, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
-        assert p.stdout, p.stderr
-        return json.loads(p.stdout)
+        return as_json(self.root, *args)
 
 
 def make_history(where: Path) -> Path:
@@ -60,7 +65,6 @@ def make_history(where: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
-    need(shutil.which("git") is not None, "git is not installed")
     root = tmp_path_factory.mktemp("terminal")
     runs = root / "runs"
     ids = []
@@ -69,9 +73,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
                             "--record-dir", str(runs), "--json"], cwd=root, capture_output=True,
                            text=True, timeout=300)  # fmt: skip
         ids.append(json.loads(p.stdout)["id"])
-    count = iter(range(1000))
-    return World(root, runs, ids[0], ids[1], runs / ids[0] / "attempt-1.log",
-                 lambda: make_history(root / f"h{next(count)}"))  # fmt: skip
+    return World(root, runs, ids[0], ids[1], runs / ids[0] / "attempt-1.log")
 
 
 def show(argv: list[str], width: int | None, cwd: Path) -> tuple[int, list[str]]:
@@ -106,12 +108,12 @@ def run_tokens(doc: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_run(world: World, width: int | None) -> None:
-    runs = world.root / f"run-{width}"
+def test_run(tmp_path: Path, width: int | None) -> None:
+    runs = tmp_path / "runs"
     code, lines = show(["run", "--filter", FILTER, "--seed", "1", "--record-dir", str(runs)],
-                       width, world.root)  # fmt: skip
+                       width, tmp_path)  # fmt: skip
     assert code == 1
-    doc = world.json("show", "last", "--record-dir", str(runs))
+    doc = as_json(tmp_path, "show", "last", "--record-dir", str(runs))
     check(lines, run_tokens(doc), doc["rerun"])
 
 
@@ -168,10 +170,10 @@ def test_explain(world: World, width: int | None) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_tolerance(world: World, width: int | None) -> None:
+def test_tolerance(tmp_path: Path, width: int | None) -> None:
     argv = ["tolerance", "--trials", "2", "--test", "*2048Features"]
-    code, lines = show(argv, width, world.root)
-    doc = world.json(*argv)
+    code, lines = show(argv, width, tmp_path)
+    doc = as_json(tmp_path, *argv)
     assert code == 0
     tokens = []
     for t in doc["tests"]:
@@ -181,12 +183,12 @@ def test_tolerance(world: World, width: int | None) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_env_check(world: World, width: int | None) -> None:
-    sysroot = world.root / "sysroot"
-    sysroot.mkdir(exist_ok=True)
+def test_env_check(tmp_path: Path, width: int | None) -> None:
+    sysroot = tmp_path / "sysroot"
+    sysroot.mkdir()
     argv = ["env-check", "--sysroot", str(sysroot)]
-    code, lines = show(argv, width, world.root)
-    doc = world.json(*argv)
+    code, lines = show(argv, width, tmp_path)
+    doc = as_json(tmp_path, *argv)
     assert code == 1
     tokens = []
     for c in doc["checks"]:
@@ -230,14 +232,15 @@ def bisect_tokens(doc: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_bisect_and_its_log(world: World, width: int | None) -> None:
-    repo = world.history()
+def test_bisect_and_its_log(tmp_path: Path, width: int | None) -> None:
+    need(shutil.which("git") is not None, "git is not installed")
+    repo = make_history(tmp_path)
     argv = ["bisect", "--repo", str(repo), "--good", "main~7", "--bad", "main",
             "--command", "grep -q none kernel-defect"]  # fmt: skip
-    code, lines = show(argv, width, world.root)
+    code, lines = show(argv, width, tmp_path)
     assert code == 0
-    doc = world.json("bisect", "--log", "--repo", str(repo))
+    doc = as_json(tmp_path, "bisect", "--log", "--repo", str(repo))
     check(lines, bisect_tokens(doc), doc["rerun"])
-    code, lines = show(["bisect", "--log", "--repo", str(repo)], width, world.root)
+    code, lines = show(["bisect", "--log", "--repo", str(repo)], width, tmp_path)
     assert code == 0
     check(lines, bisect_tokens(doc), doc["rerun"])
