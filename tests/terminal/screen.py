@@ -41,7 +41,7 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
-class _Screen(pyte.Screen):  # type: ignore[misc]
+class _Screen(pyte.Screen):
     """A pyte screen that remembers which rows the terminal itself wrapped."""
 
     def __init__(self, columns: int, lines: int) -> None:
