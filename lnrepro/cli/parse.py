@@ -44,18 +44,26 @@ def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
 )
 @json_flag("the lnrepro.gtest-run/1 document instead of a table")
 @option(
+    "--all",
+    "all_tests",
+    is_flag=True,
+    group="Output",
+    help="List every test, not only the ones that failed, crashed or timed out.",
+)
+@option(
     "--markdown",
     is_flag=True,
     group="Output",
     help="Print a Markdown table to paste into an issue.",
 )
 def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns: tuple[str, ...],
-          as_json: bool, markdown: bool) -> int:  # fmt: skip
+          as_json: bool, all_tests: bool, markdown: bool) -> int:  # fmt: skip
     """Parse what a gtest binary printed (and its report) into typed results.
 
     LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine), or
-    - for standard input (`ttml_tests 2>&1 | lnrepro parse -`). Exits 0 when every test
-    passed, 1 when any failed, crashed or timed out.
+    - for standard input (`ttml_tests 2>&1 | lnrepro parse -`). Prints the tests that failed,
+    crashed or timed out and the counts (--all: every test). Exits 0 when every test passed,
+    1 when any failed, crashed or timed out.
     """
     from lnrepro.gtest.files import parse_log_file, parse_log_stream
 
@@ -76,5 +84,5 @@ def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns:
     else:
         from lnrepro.present.console import make_console, render_gtest_run
 
-        render_gtest_run(run, make_console())
+        render_gtest_run(run, make_console(), all_tests=all_tests)
     return ExitCode.OK if run.ok else ExitCode.FAILED

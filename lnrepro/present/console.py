@@ -4,9 +4,11 @@ importing rich. Data reaches rich only through :func:`lnrepro.present.escape.ter
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lnrepro.model.bisect import BisectRecord, CommitInfo, Step
@@ -16,11 +18,18 @@ from lnrepro.model.gtest import GtestRun, Metrics, TestResult, TestStatus
 from lnrepro.model.record import Attempt, RunRecord, RunState, merge_worst
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
-from lnrepro.present.text import first_line, fmt_metrics, fmt_num, short, why, worst_text
+from lnrepro.present.text import (
+    describe_run,
+    first_line,
+    fmt_metrics,
+    fmt_num,
+    short,
+    why,
+    worst_text,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     from lnrepro.doors.store import Entry
@@ -63,51 +72,284 @@ def make_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
-def table(title: str | Text, *columns: str, keep: Sequence[str] = ()) -> Table:
-    """A table whose ``keep`` columns (ids, shas, paths) never fold: they are not to be cut."""
+# ------------------------------------------------------------------ layout
+# The rule (issue 37): no id, sha, path, test name, number or flag is ever cut, at any width, in
+# a terminal or piped. So nothing here lets rich fold a word: lines are wrapped at spaces by
+# :func:`_wrap` (a word longer than the terminal stays whole and the terminal shows it on two
+# rows), table columns get widths chosen by :func:`_fit` so that every token cell fits, and a
+# table that cannot fit becomes one block per row. Piped, a table is tab-separated plain text,
+# one row per line, with no width limit (GitHub CLI's table printer does the same).
+
+
+Row = list["str | Text"]  # a table row: our own words (str, escaped here) or styled data
+
+
+@dataclass(frozen=True)
+class Col:
+    """A table column. ``text`` columns hold free text and wrap at spaces; the others hold
+    tokens (ids, names, numbers) that are never wrapped at all."""
+
+    name: str
+    text: bool = False
+
+
+def _as_text(value: str | Text) -> Text:
+    return esc(value) if isinstance(value, str) else value
+
+
+_WORD = re.compile(r"\S+\s*")
+
+
+def _wrap(text: Text, first: int, rest: int) -> list[Text]:
+    """``text`` wrapped at spaces: the first line ``first`` cells wide, the others ``rest``; a
+    word longer than any line stays whole (never folded by us) where it stands."""
+    from rich.cells import cell_len
+
+    plain = text.plain
+    if "\n" not in plain and cell_len(plain) <= first:  # most lines: nothing to wrap
+        return [text]
+    out: list[Text] = []
+    for para in text.split("\n", allow_blank=True):
+        plain = para.plain
+        indent = cell_len(plain) - cell_len(plain.lstrip(" "))  # counts toward the first line
+        line_start, line_len, width = 0, indent, first if not out else rest
+        words = 0  # on the current line
+        for m in _WORD.finditer(plain):
+            word = m.group().rstrip()
+            # a word no line can hold stays where it is: the terminal folds that line anyway
+            if words and line_len + cell_len(word) > width and cell_len(word) <= rest:
+                out.append(para[line_start : m.start()])
+                line_start, line_len, width, words = m.start(), 0, rest, 0
+            line_len += cell_len(m.group())
+            words += 1
+        out.append(para[line_start:])
+    for line in out:
+        line.rstrip()
+    return out
+
+
+def say(console: Console, text: str | Text, *, indent: int = 0, hang: int = 2) -> None:
+    """One line of text: wrapped at spaces on a terminal (continuation lines ``hang`` further
+    in), never cut inside a word; piped, one line however long."""
+    for line in _said(console, text, indent, hang):
+        console.print(line, soft_wrap=True)
+
+
+def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
+          width: int | None = None) -> list[Text]:  # fmt: skip
+    """The lines :func:`say` prints (``width``: the terminal's, when the caller knows it)."""
+    from rich.text import Text
+
+    t = _as_text(text)
+    pad = " " * indent
+    if width is None and not console.is_terminal:
+        return [Text(pad) + line for line in t.split("\n", allow_blank=True)]
+    w = max((width or console.width) - indent, 10)
+    return [Text(pad + (" " * hang if i else "")) + line
+            for i, line in enumerate(_wrap(t, w, max(w - hang, 10)))]  # fmt: skip
+
+
+def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None:
+    """A command line: one line of valid shell (``shlex.join`` of ``argv``; a string is one
+    already) however long. rich never wraps it (soft wrap): a terminal folds it only on screen,
+    and copying it gives back the one line."""
+    from rich.text import Text
+
+    line = argv if isinstance(argv, str) else shlex.join(argv)
+    console.print(Text(label) + esc(line), soft_wrap=True, crop=False)
+
+
+def _words_len(cell: Text) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(w) for w in cell.plain.split()), default=0)
+
+
+def _lines_len(cell: Text) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(ln) for ln in cell.plain.split("\n")), default=0)
+
+
+def _fit(cols: Sequence[Col], cells: list[list[Text]], width: int) -> list[int] | None:
+    """Column widths for a boxed table ``width`` cells wide in which no token is cut: a token
+    column as wide as its widest cell, a text column at least as wide as its longest word; the
+    room left goes to the widest columns first. None: no such widths (too narrow)."""
+    from rich.text import Text
+
+    lo, hi = [], []
+    for j, c in enumerate(cols):
+        col = [row[j] for row in cells]
+        head = _words_len(Text(c.name))
+        if c.text:
+            lo.append(max([head, *(_words_len(x) for x in col)]))
+        else:
+            lo.append(max([head, *(_lines_len(x) for x in col)]))
+        hi.append(max([lo[-1], len(c.name), *(_lines_len(x) for x in col)]))
+    room = width - (3 * len(cols) + 1)  # a border and a space each side per column, one edge
+    if sum(lo) > room:
+        return None
+    if sum(hi) <= room:
+        return hi
+    top, bottom = max(hi), 0  # the largest cap every column is cut down to, by bisection
+    while top - bottom > 1:
+        mid = (top + bottom) // 2
+        if sum(min(h, max(lo_, mid)) for lo_, h in zip(lo, hi, strict=True)) <= room:
+            bottom = mid
+        else:
+            top = mid
+    return [min(h, max(lo_, bottom)) for lo_, h in zip(lo, hi, strict=True)]
+
+
+def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
+               rows: Sequence[Sequence[str | Text]], *, head: int = 1,
+               lead: Sequence[int] = (), header_piped: bool = True) -> None:  # fmt: skip
+    """A table that never cuts a token: boxed when it fits the terminal, one block per row when
+    it does not (the first ``head`` cells on the block's first line, in the order ``lead`` gives
+    if any, then ``name: value``), tab-separated plain lines when piped (with a header line
+    unless ``header_piped`` is off)."""
+    cells = [[_as_text(v) for v in row] for row in rows]
+    if title is not None:
+        say(console, styled((title, "bold")) if isinstance(title, str) else title)
+    if not console.is_terminal:
+        if header_piped:
+            _plain_line(console, [c.name for c in cols])
+        for row in cells:
+            _plain_line(console, row)
+        return
+    keep = [j for j in range(len(cols)) if j < head or any(row[j].plain for row in cells)]
+    if len(keep) < len(cols):  # a column with nothing in it takes no room on a terminal
+        cols = [cols[j] for j in keep]
+        cells = [[row[j] for j in keep] for row in cells]
+        lead = [keep.index(i) for i in lead if i in keep]
+        head = sum(1 for j in keep if j < head)
+    widths = _fit(cols, cells, console.width)
+    if widths is None:
+        _blocks(console, cols, cells, head, lead)
+        return
     from rich.table import Table
 
-    t = Table(title=esc(title) if isinstance(title, str) else title, title_justify="left")
-    for c in columns:
-        if c in keep:
-            t.add_column(c, no_wrap=True, overflow="ignore", min_width=4)
-        else:
-            t.add_column(c, overflow="fold")
-    return t
+    t = Table(title=None, show_edge=True)
+    for c, w in zip(cols, widths, strict=True):
+        t.add_column(c.name, width=w, overflow="fold")  # every word fits: fold never fires
+    for row in cells:
+        t.add_row(*row)
+    console.print(t, crop=False)
+
+
+def _plain_line(console: Console, cells: Sequence[str | Text]) -> None:
+    """One tab-separated line for logs, ``cut`` and ``awk``: no style, no width limit."""
+    parts = (x if isinstance(x, str) else x.plain for x in cells)
+    console.file.write("\t".join(visible(p).replace("\t", " ").replace("\n", "; ") for p in parts))
+    console.file.write("\n")
+    console.file.flush()
+
+
+def show_rows(console: Console, cols: Sequence[Col], rows: Iterable[Sequence[str | Text]],
+              head: int, lead: Sequence[int] = ()) -> None:  # fmt: skip
+    """The rows of a list too long to measure or to draw (``parse --all`` of 200,000 tests),
+    one line each, written as they come: tab-separated piped; on a terminal the ``head`` cells
+    (in ``lead``'s order) then ``name: value``, unstyled and unwrapped (the terminal folds a
+    long line, as pytest's ``-rA`` list does)."""
+    order = list(lead or range(head))
+    for row in rows:
+        if not console.is_terminal:
+            _plain_line(console, row)
+            continue
+        cells = [x if isinstance(x, str) else x.plain for x in row]
+        parts = [cells[i] for i in order if cells[i]]
+        parts += [f"{c.name}: {x}" for c, x in zip(cols[head:], cells[head:], strict=True) if x]
+        console.file.write(visible("  ".join(parts).replace("\n", " / ")) + "\n")
+    console.file.flush()
+
+
+def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head: int,
+            lead: Sequence[int] = ()) -> None:  # fmt: skip
+    """The narrow layout: per row, its first ``head`` cells on one line (in ``lead``'s order if
+    given), then each other cell as ``name: value``, packed onto lines, each wrapped at spaces."""
+    for row in cells:
+        for line in _block_lines(console, cols, row, head, lead):
+            console.print(line, soft_wrap=True)
+
+
+def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: int,
+                 lead: Sequence[int]) -> list[Text]:  # fmt: skip
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    out: list[Text] = []
+    width = console.width  # asked once: rich asks the terminal each time
+    room = max(width - 2, 10)
+    first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
+    if first.plain:
+        out += _said(console, first, hang=4, width=width)
+    line = Text()
+    for c, x in zip(cols[head:], row[head:], strict=True):
+        if not x.plain:
+            continue
+        item = Text(f"{c.name}: ", style="dim") + Text(" / ").join(x.split("\n"))
+        if line.plain and cell_len(line.plain) + 3 + cell_len(item.plain) <= room:
+            line += Text("   ") + item
+            continue
+        if line.plain:
+            out += _said(console, line, indent=2, hang=4, width=width)
+        line = item
+    if line.plain:
+        out += _said(console, line, indent=2, hang=4, width=width)
+    return out
 
 
 # ------------------------------------------------------------------------ parse
-def render_gtest_run(run: GtestRun, console: Console) -> None:
+BIG = 1000  # tests beyond which `parse --all` lists them one by one (no table to measure)
+
+
+def _full_name(r: TestResult) -> str:
+    return (
+        r.name
+        + (f" [{r.param}]" if r.param else "")
+        + (f" <{r.type_param}>" if r.type_param else "")
+    )
+
+
+def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False) -> None:
+    """``lnrepro parse``: the tests that failed, crashed or timed out (every test with
+    ``all_tests``), then what failed outside tests, and the counts."""
     multi = len(run.iterations) > 1
-    t = table("googletest results", *(["iter"] if multi else []), "test", "status", "time",
-              "metrics", "why", keep=("test",))  # fmt: skip
-    for r in run.tests:
-        name = (
-            r.name
-            + (f" [{r.param}]" if r.param else "")
-            + (f" <{r.type_param}>" if r.type_param else "")
-        )
-        row: list[Text | str] = [
-            esc(name), styled((r.status.value, STATUS_STYLE[r.status])),
-            "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms", esc(fmt_metrics(r.metrics)), esc(why(r)),
-        ]  # fmt: skip
-        t.add_row(*([str(r.iteration)] if multi else []), *row)
-    console.print(t)
+    cols = [*([Col("iter")] if multi else []), Col("test"), Col("status"), Col("time"),
+            Col("metrics", text=True), Col("why", text=True)]  # fmt: skip
+    shown = run.tests if all_tests else [t for t in run.tests if t.status.is_problem]
+
+    def row(r: TestResult) -> list[Text | str]:
+        return [*([str(r.iteration)] if multi else []), esc(_full_name(r)),
+                styled((r.status.value, STATUS_STYLE[r.status])),
+                "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms",
+                esc(fmt_metrics(r.metrics)), esc(why(r))]  # fmt: skip
+
+    lead = (2, 0, 1) if multi else (1, 0)  # a block starts "FAILED  Suite.Test", as pytest's
+    title = "googletest results" if all_tests else "tests that failed, crashed or timed out"
+    if shown and len(shown) > BIG:  # one row at a time: no table of every row in memory
+        say(console, styled((title, "bold")))
+        if not console.is_terminal:
+            _plain_line(console, [c.name for c in cols])
+        show_rows(console, cols, (row(r) for r in shown), head=2 + multi, lead=lead)
+    elif shown:
+        show_table(console, title, cols, [row(r) for r in shown], head=2 + multi, lead=lead)
     for it in run.iterations:
         for f in it.global_failures:
-            console.print(styled(("failure outside any test", "red"), f" (iteration {it.index}): "
-                                 f"{f.file or 'unknown file'}:{f.line or '?'}: {first_line(f.message)}"))  # fmt: skip
+            say(console, styled(("failure outside any test", "red"), f" (iteration {it.index}): "
+                                f"{f.file or 'unknown file'}:{f.line or '?'}: {first_line(f.message)}"))  # fmt: skip
         for suite, fs in it.suite_failures.items():
-            console.print(
-                styled(
-                    ("suite set-up/tear-down failed", "red"), f": {suite} ({len(fs)} failure(s))"
-                )
-            )
+            say(console, styled(("suite set-up/tear-down failed", "red"),
+                                f": {suite} ({len(fs)} failure(s))"))  # fmt: skip
     totals = {k: v for k, v in run.totals().items() if v}
     summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
-    console.print(esc(f"{len(run.iterations)} iteration(s): {summary}"))
+    say(console, styled(("summary:", "bold"), f" {len(run.tests)} test result(s) in "
+                        f"{len(run.iterations)} iteration(s): {summary}"))  # fmt: skip
+    hidden = len(run.tests) - len(shown)
+    if hidden:
+        say(console, esc(f"({hidden} passed or skipped not listed: --all lists every test)"))
     for w in run.warnings:
-        console.print(styled(("warning:", "yellow"), " ", w))
+        say(console, styled(("warning:", "yellow"), " ", w))
 
 
 # ------------------------------------------------------------------------ run
@@ -120,91 +362,81 @@ def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
 def render_run(rec: RunRecord, console: Console) -> None:
     b = rec.backend
     title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if b.get("defect") else "")
-    t = table(f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)", "test",
-              "verdict", "passed [95% CI]", "worst metrics", keep=("test",))  # fmt: skip
+    cols = [Col("test"), Col("verdict"), Col("passed [95% CI]"), Col("worst error", text=True)]
+    rows: list[Row] = []
     for a in rec.tests:
         lo, hi = a.interval
         v = a.verdict.value
-        t.add_row(esc(a.short), styled((v, VERDICT_STYLE.get(v, ""))), _rate(a.passed, a.runs, lo, hi),
-                  esc(worst_text(a.worst)))  # fmt: skip
+        rows.append([esc(a.name), styled((v, VERDICT_STYLE.get(v, ""))),
+                     _rate(a.passed, a.runs, lo, hi), esc(worst_text(a.worst))])  # fmt: skip
     if rec.tests:
-        console.print(t)
+        show_table(console, f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)",
+                   cols, rows, head=2, lead=(1, 0))  # fmt: skip
     build = rec.build
     if build is not None:
-        console.print(styled(("build:", "bold"), f" {build.profile or ''} "
-                             + (f"ok in {build.seconds:.0f} s" if build.ok else f"FAILED: {build.reason or build.first_error}")
-                             + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
+        say(console, styled(("build:", "bold"), f" {build.profile or ''} "
+                            + (f"ok in {build.seconds:.0f} s" if build.ok else f"FAILED: {build.reason or build.first_error}")
+                            + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
         for line in build.tail:
-            console.print(esc(f"  {line}"))
+            say(console, esc(line), indent=2)
     hung = [(att.index, att.hang) for att in rec.attempts if att.hang is not None]
     for index, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
         render_hang(f"attempt {index}", diagnosis, console)
     if len(hung) > 1:
-        console.print(esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
+        say(console, esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
     first = hung[0][1] if hung else None
     if first is not None and first.hung and first.primary is not None and first.primary.kernel_name:
-        console.print(esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad --watcher 1 "
-                          f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
+        say(console, esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad --watcher 1 "
+                         f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
     v = rec.verdict.value
     if rec.incomplete and rec.verdict.about_the_kernel:
-        console.print(styled(("verdict:", "bold"), " ", ("INCOMPLETE", "bold yellow"),
-                             f" ({v} on the tests that ran; missing: {', '.join(rec.missing)})"))  # fmt: skip
+        say(console, styled(("verdict:", "bold"), " ", ("INCOMPLETE", "bold yellow"),
+                            f" ({v} on the tests that ran; missing: {', '.join(rec.missing)})"))  # fmt: skip
     else:
-        console.print(styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
+        say(console, styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
     if rec.why:
-        console.print(styled(("why:", "bold"), f" {rec.why}"))
+        say(console, styled(("why:", "bold"), f" {rec.why}"))
     for note in rec.notes:
         if note != rec.why:
-            console.print(
-                styled(("incomplete:" if rec.incomplete else "note:", "bold yellow"), f" {note}")
+            say(
+                console,
+                styled(("incomplete:" if rec.incomplete else "note:", "bold yellow"), f" {note}"),
             )
     if rec.state is not RunState.COMPLETE:
-        console.print(
-            styled(("state:", "bold yellow"), f" {rec.state.value}: {rec.stop_reason or ''}")
+        say(
+            console,
+            styled(("state:", "bold yellow"), f" {rec.state.value}: {rec.stop_reason or ''}"),
         )
     for at in rec.attempts:
         for w in at.warnings:
-            console.print(styled((f"attempt {at.index}:", "yellow"), " ", w))
-    console.print(esc(f"record: {rec.record_dir / 'record.json'}"))
-    console.print(esc(f"rerun:  {shlex.join(rec.rerun)}"))
+            say(console, styled((f"attempt {at.index}:", "yellow"), " ", w))
+    say(console, esc(f"record: {rec.record_dir / 'record.json'}"))
+    say_command(console, "rerun:  ", rec.rerun)
 
 
 def render_records(entries: list[Entry], console: Console) -> None:
     """``lnrepro runs``: one row per record, oldest first; piped, one plain line per record."""
-    rows = []
+    rows: list[Row] = []
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime)) if e.mtime else "?"
-        rows.append(
-            (
-                e.id,
-                when,
-                e.kind,
-                e.where,
-                str(e.commit or "")[:12],
-                e.state,
-                e.headline or e.problem or "",
-            )
-        )
-    if not console.is_terminal:
-        for r in rows:  # plain, tab-separated, one record per line (for cut, awk, grep)
-            console.file.write("\t".join(visible(x).replace("\t", " ") for x in r) + "\n")
-        return
-    t = table("lnrepro records", "id", "when", "kind", "where", "commit", "state", "headline",
-              keep=("id", "when", "commit"))  # fmt: skip
-    for r in rows:
-        style = "green" if r[5] == "complete" else "red" if r[5] == "unreadable" else "yellow"
-        t.add_row(esc(r[0]), r[1], r[2], esc(r[3]), esc(r[4]), styled((r[5], style)), esc(r[6]))
-    console.print(t)
+        style = "green" if e.state == "complete" else "red" if e.state == "unreadable" else "yellow"
+        rows.append([esc(e.id), when, e.kind, esc(e.where), esc(str(e.commit or "")[:12]),
+                     styled((e.state, style)), esc(e.headline or e.problem or "")])  # fmt: skip
+    cols = [Col("id"), Col("when", text=True), Col("kind"), Col("where"), Col("commit"),
+            Col("state"), Col("headline", text=True)]  # fmt: skip
+    # piped: no title and no header, one record per line (for cut, awk, grep)
+    show_table(console, "lnrepro records" if console.is_terminal else None, cols, rows,
+               head=1, header_piped=False)  # fmt: skip
 
 
 def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: Console) -> None:
-    def commit(r: RunRecord) -> str:
-        return str(r.fingerprint.get("commit") or "?")[:12]
-
+    """``lnrepro compare``: what each run was, then per test A against B."""
+    say(console, styled(("A", "bold"), " = ", (a.id, "bold"), f": {describe_run(a)}"))
+    say(console, styled(("B", "bold"), " = ", (b.id, "bold"), f": {describe_run(b)}"))
     pcc = any(r.pcc_a is not None or r.pcc_b is not None for r in rows)  # a pytest run's metric
-    t = table(f"A = {a.id} ({commit(a)})   B = {b.id} ({commit(b)})", "test", "A", "B", "pass A",
-              "pass B", "max_diff A", "max_diff B", *(("pcc A", "pcc B") if pcc else ()), "change",
-              keep=("test",))  # fmt: skip
+    cols = [Col("test"), Col("A"), Col("B"), Col("pass A"), Col("pass B"), Col("max_diff A"),
+            Col("max_diff B"), *((Col("pcc A"), Col("pcc B")) if pcc else ()),
+            Col("change", text=True)]  # fmt: skip
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"
@@ -212,12 +444,13 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     def num(v: float | None) -> str:
         return "" if v is None else fmt_num(v)
 
+    out: list[Row] = []
     for r in rows:
         va, vb = r.verdict_a or "", r.verdict_b or ""
-        t.add_row(esc(short(r.test)), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
-                  pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b),
-                  *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()), esc(r.change))  # fmt: skip
-    console.print(t)
+        out.append([esc(r.test), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
+                    pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b),
+                    *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()), esc(r.change)])  # fmt: skip
+    show_table(console, None, cols, out, head=1)
 
 
 class RichRunEvents(Events):
@@ -260,8 +493,8 @@ class RichRunEvents(Events):
         if self.build_task is not None:
             self.progress.remove_task(self.build_task)
             self.build_task = None
-        self.progress.console.print(styled(("  build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                                           f" in {seconds:.0f} s"))  # fmt: skip
+        say(self.progress.console, styled(("  build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                                          f" in {seconds:.0f} s"))  # fmt: skip
 
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
         self.attempt = (index, total)
@@ -274,9 +507,10 @@ class RichRunEvents(Events):
         self.progress.update(self.task, description=esc(f"attempt {i}/{n}: {short(name)}").plain)
 
     def test_finished(self, result: TestResult) -> None:
-        self.progress.console.print(styled("  ", (f"{result.status.value:<8}", STATUS_STYLE[result.status]),
-                                           f" {short(result.name)}",
-                                           f"  {fmt_metrics(result.metrics)}" if result.metrics else ""))  # fmt: skip
+        say(self.progress.console, styled((f"{result.status.value:<7}", STATUS_STYLE[result.status]),
+                                          f" {_full_name(result)}",
+                                          f"  {fmt_metrics(result.metrics)}" if result.metrics else ""),
+            hang=8)  # fmt: skip
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
@@ -285,12 +519,13 @@ class RichRunEvents(Events):
 # ------------------------------------------------------------------ env-check
 def render_env(report: Any, console: Console) -> None:
     container = report.container is not None
-    t = table(f"lnrepro env-check ({report.mode})", "status", "check", *(["container"] if container else []),
-              "detail", "fix", keep=("check",))  # fmt: skip
+    cols = [Col("check"), Col("status"), *([Col("container")] if container else []),
+            Col("detail", text=True), Col("fix", text=True)]  # fmt: skip
     inside = {r.id: r for r in (report.container or [])}
+    rows: list[Row] = []
     for r in report.results:
         s = r.status.value
-        row: list[Text | str] = [styled((s.upper(), ENV_STYLE[s])), r.id]
+        row: list[Text | str] = [esc(r.id), styled((s.upper(), ENV_STYLE[s]))]
         detail, fix = r.detail, r.fix
         if container:
             c = inside[r.id]
@@ -298,73 +533,74 @@ def render_env(report: Any, console: Console) -> None:
             if c.status != r.status and c.status.value != "skip":
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
                 fix = c.fix or r.fix
-        t.add_row(*row, esc(detail), esc(fix))
-    console.print(t)
+        rows.append([*row, esc(detail), esc(fix)])
+    show_table(console, f"lnrepro env-check ({report.mode})", cols, rows, head=2 + container,
+               lead=(1, 2, 0) if container else (1, 0))  # fmt: skip
     if container:
-        console.print(esc(f"container: {report.container_command}"))
+        say_command(console, "container: ", report.container_command)
         for h, c in report.differences():
             if c.status.value == "skip":
                 continue
-            console.print(styled(("differs", "bold"), f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
-                                 + (f" — fix: {c.fix}" if c.fix else "")))  # fmt: skip
-    console.print(
-        styled("verdict: ", ("not ready", "bold red") if report.failed else ("ready", "green"))
+            say(console, styled(("differs", "bold"), f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
+                                + (f" — fix: {c.fix}" if c.fix else "")))  # fmt: skip
+    say(
+        console,
+        styled("verdict: ", ("not ready", "bold red") if report.failed else ("ready", "green")),
     )
 
 
 # ------------------------------------------------------------------ bisect
 def render_bisect(rec: BisectRecord, console: Console) -> None:
-    t = table(
-        "lnrepro bisect — steps",
-        "#",
-        "kind",
-        "commit",
-        "subject",
-        "mark",
-        "why",
-        "s",
-        keep=("commit",),
-    )
+    cols = [Col("#"), Col("commit"), Col("kind"), Col("mark"), Col("s"),
+            Col("subject", text=True), Col("why", text=True)]  # fmt: skip
+    rows: list[Row] = []
     for i, st in enumerate(rec.steps, 1):
         m = st.mark.value
-        t.add_row(str(i), st.action.kind.value, esc(st.sha[:12]), esc(st.subject), styled((m, MARK_STYLE.get(m, ""))),
-                  esc(_evidence(st)), f"{st.evidence.seconds:.1f}")  # fmt: skip
-    console.print(t)
+        rows.append([str(i), esc(st.sha[:12]), st.action.kind.value, styled((m, MARK_STYLE.get(m, ""))),
+                     f"{st.evidence.seconds:.1f}", esc(st.subject), esc(_evidence(st))])  # fmt: skip
+    show_table(console, "lnrepro bisect — steps", cols, rows, head=4, lead=(0, 3, 1, 2))
     r = rec.result
     if r is None:
-        console.print(esc("no result yet: lnrepro bisect --resume continues"))
-        return
+        say(console, esc("no result yet: lnrepro bisect --resume continues"))
+    else:
+        _render_result(rec, console)
+    if rec.rerun:
+        say_command(console, "rerun:  ", rec.rerun)
+
+
+def _render_result(rec: BisectRecord, console: Console) -> None:
+    r = rec.result
+    assert r is not None
     if r.search == "bayesian":
         _render_posterior(rec, console)
     if r.first_bad and r.commit:
         c = r.commit
-        console.print(styled((f"{r.kind}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
-        console.print(esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
+        say(console, styled((f"{r.kind}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
+        say(console, esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
         if r.last_good:
-            console.print(esc(f"  last good: {r.last_good}"))
+            say(console, esc(f"  last good: {r.last_good}"))
         if r.search == "bayesian" and r.confidence is not None:
-            console.print(esc(f"  confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s) "
-                              f"({r.noisy_runs} noisy run(s) set aside)"))  # fmt: skip
+            say(console, esc(f"  confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s) "
+                             f"({r.noisy_runs} noisy run(s) set aside)"))  # fmt: skip
         else:
-            console.print(esc(f"  {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
-                              + ("; culprit and parent re-tested: consistent" if r.confirmed else "")))  # fmt: skip
+            say(console, esc(f"  {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
+                             + ("; culprit and parent re-tested: consistent" if r.confirmed else "")))  # fmt: skip
     else:
-        console.print(
-            styled(("no single first bad commit: ", "bold yellow"), r.error or r.reason or "")
+        say(
+            console,
+            styled(("no single first bad commit: ", "bold yellow"), r.error or r.reason or ""),
         )
         for c in r.candidates:
-            console.print(esc(f"  candidate {c.sha}  {c.subject}"))
+            say(console, esc(f"  candidate {c.sha}  {c.subject}"))
 
 
 def _render_posterior(rec: BisectRecord, console: Console) -> None:
     r = rec.result
     assert r is not None
     qb, qg = r.rates or (0.0, 0.0)
-    t = table(f"posterior (fail rate learned: buggy {qb:.2f}, clean {qg:.2f})", "commit", "subject",
-              "P(first bad)", keep=("commit",))  # fmt: skip
-    for p in r.posterior:
-        t.add_row(esc(p.sha[:12]), esc(p.subject), f"{p.p:.4f}")
-    console.print(t)
+    rows: list[Row] = [[esc(p.sha[:12]), f"{p.p:.4f}", esc(p.subject)] for p in r.posterior]
+    show_table(console, f"posterior (fail rate learned: buggy {qb:.2f}, clean {qg:.2f})",
+               [Col("commit"), Col("P(first bad)"), Col("subject", text=True)], rows, head=2)  # fmt: skip
 
 
 def _evidence(step: Step) -> str:
@@ -395,119 +631,84 @@ class RichBisectEvents(BisectEvents):
         return None
 
     def started(self, candidates: int, steps_left: int) -> None:
-        self.console.print(esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
+        say(self.console, esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
 
     def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
-        self.console.print(
-            esc(
-                f"  {kind} {info.sha[:12]} {info.subject[:60]} ({candidates} left, ~{steps_left} steps)"
-            )
-        )
+        say(self.console, esc(f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"),
+            hang=4)  # fmt: skip
 
     def build_started(self, what: str) -> None:
-        self.console.print(esc(f"    building ({what})"))
+        say(self.console, esc(f"    building ({what})"), hang=4)
 
     def build_finished(self, ok: bool, seconds: float) -> None:
-        self.console.print(esc(f"    build {'ok' if ok else 'FAILED'} in {seconds:.0f} s"))
+        say(self.console, esc(f"    build {'ok' if ok else 'FAILED'} in {seconds:.0f} s"))
 
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
-        self.console.print(esc(f"    testing: attempt {index}/{total}"))
+        say(self.console, esc(f"    testing: attempt {index}/{total}"))
 
     def step_finished(
         self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
     ) -> None:
-        self.console.print(
-            styled(
-                f"    {info.sha[:12]} -> ",
-                (mark, MARK_STYLE.get(mark, "")),
-                f" ({reason}, {seconds:.1f} s)",
-            )
-        )
+        say(self.console, styled(f"    {info.sha[:12]} -> ", (mark, MARK_STYLE.get(mark, "")),
+                                 f" ({reason}, {seconds:.1f} s)"), hang=6)  # fmt: skip
 
     def job_lost(self, job: int, info: CommitInfo, why: str) -> None:
-        self.console.print(
-            styled(
-                ("    job lost: ", "bold yellow"),
-                f"job {job} ({why}); {info.sha[:12]} goes back to the search, the other jobs go on",
-            )
-        )
+        say(self.console, styled(("    job lost: ", "bold yellow"),
+                                 f"job {job} ({why}); {info.sha[:12]} goes back to the search, the other jobs go on"),
+            hang=6)  # fmt: skip
 
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
     """A hang's diagnosis (:class:`lnrepro.model.hang.Diagnosis`): the headline, then its lines."""
     style = "bold red" if diagnosis.hung else "bold yellow"
-    console.print(styled((f"hang ({source}):", "bold"), " ", (diagnosis.pattern.value, style)))
+    say(console, styled((f"hang ({source}):", "bold"), " ", (diagnosis.pattern.value, style)))
     for line in diagnosis.lines(pattern=False):
-        console.print(esc(line))
+        stripped = line.lstrip(" ")
+        say(console, esc(stripped), indent=len(line) - len(stripped), hang=4)
 
 
 def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
     """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
-    from rich.table import Table
-
-    table = Table(
-        title=esc(f"models against {source} ({meta['models']} models, {len(meta['tests'])} tests, "
-                  f"{meta['seconds']:.1f} s)"),
-        title_justify="left",
-    )  # fmt: skip
-    for col in ("#", "defects", "era", "arch", "verdicts", "cost"):
-        table.add_column(col, overflow="fold")
     n = len(meta["tests"])
-    for i, f in enumerate(fits, 1):
-        table.add_row(
-            str(i),
-            esc(f.defects),
-            esc(f.era),
-            esc(f.arch),
-            f"{f.verdicts_matched}/{n}",
-            f"{f.cost:.4f}",
-        )
-    console.print(table)
+    rows: list[Row] = [[str(i), f"{f.cost:.4f}", f"{f.verdicts_matched}/{n}", esc(f.era), esc(f.arch), esc(f.defects)]
+            for i, f in enumerate(fits, 1)]  # fmt: skip
+    show_table(console, f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
+               [Col("#"), Col("cost"), Col("verdicts"), Col("era"), Col("arch"), Col("defects", text=True)],
+               rows, head=2)  # fmt: skip
     if not fits:
         return
     best = fits[0]
-    detail = Table(title=esc(f"best: {best.label} — per test"), title_justify="left")
-    for col in ("test", "observed", "model", "metric", "observed value", "model value", "residual"):
-        detail.add_column(col, overflow="fold")
+    detail: list[Row] = []
     for t in best.tests:
-        rows = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
-        for j, (k, (o, m, r)) in enumerate(rows):
+        residuals = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
+        for j, (k, (o, m, r)) in enumerate(residuals):
             first = j == 0
-            detail.add_row(
-                esc(short(t.name)) if first else "", t.observed if first else "", t.modelled if first else "",
+            detail.append([
+                esc(t.name) if first else "", t.observed if first else "", t.modelled if first else "",
                 esc(k), fmt_num(o) if k else "", fmt_num(m) if k else "", f"{100 * r:.2f}%" if k else "",
-            )  # fmt: skip
-    console.print(detail)
+            ])  # fmt: skip
+    show_table(console, f"best: {best.label} — per test",
+               [Col("test"), Col("observed"), Col("model"), Col("metric"), Col("observed value"),
+                Col("model value"), Col("residual")], detail, head=1)  # fmt: skip
     if meta.get("skipped_tests"):
-        console.print(esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
+        say(console, esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
 
 
 def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> None:
     """``lnrepro tolerance``: each test's own tolerance judged, and the band that does both jobs."""
-    from rich.table import Table
-
-    table = Table(
-        title=f"tolerances of the tests (band: the correct kernel passes with 1 - {alpha:g})",
-        title_justify="left",
-    )
-    for col in (
-        "test",
-        "tolerance (rtol, atol)",
-        "correct kernel passes",
-        "shipped fails",
-        "band atol, rtol 0 (dx / dgamma / dbeta)",
-        "shipped fails the band",
-        "draws",
-    ):
-        table.add_column(col, overflow="fold")
+    out: list[Row] = []
     for r in rows:
         tol = {f"{v[0]:g}, {v[1]:g}" for v in r.tolerance.values()}
-        table.add_row(
-            esc(short(r.test) if "." in r.test else r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass),
-            _prob(r.shipped_fail), esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
+        out.append([
+            esc(r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass), _prob(r.shipped_fail),
+            esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
             _prob(r.band_power), str(r.draws),
-        )  # fmt: skip
-    console.print(table)
+        ])  # fmt: skip
+    cols = [Col("test"), Col("tolerance (rtol, atol)"), Col("correct kernel passes"),
+            Col("shipped fails"), Col("band atol, rtol 0 (dx / dgamma / dbeta)"),
+            Col("shipped fails the band"), Col("draws")]  # fmt: skip
+    show_table(console, f"tolerances of the tests (band: the correct kernel passes with 1 - {alpha:g})",
+               cols, out, head=1)  # fmt: skip
 
 
 def _prob(p: float) -> str:
@@ -519,60 +720,31 @@ def _prob(p: float) -> str:
 
 
 def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
-    from rich.table import Table
-
     from lnrepro.studies.tolerance import quantiles
 
     s = study.samples
     models = [m for m in s.data if m != "correct"]
-    table = Table(
-        title=esc(
-            f"shape {shape}, {study.trials} draws per data kind: bands on the test's own data"
-        ),
-        title_justify="left",
-    )
-    for col in (
-        "tensor",
-        "rtol",
-        "correct: p50 / p99 / max",
-        f"band atol (1 - {study.alpha:g})",
-        *(f"power: {m}" for m in models),
-    ):
-        table.add_column(col, overflow="fold")
+    cols = [Col("tensor"), Col("rtol"), Col("correct: p50 / p99 / max"),
+            Col(f"band atol (1 - {study.alpha:g})"), *(Col(f"power: {m}") for m in models)]  # fmt: skip
+    rows: list[Row] = []
     for b in study.bands:
         q = quantiles(s.get("correct", "test", b.tensor, b.rtol))
-        table.add_row(b.tensor, f"{b.rtol:g}", f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
-                      fmt_num(b.atol), *(f"{100 * b.power[m]:.0f}%" for m in models))  # fmt: skip
-    console.print(table)
+        rows.append([b.tensor, f"{b.rtol:g}", f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
+                     fmt_num(b.atol), *(f"{100 * b.power[m]:.0f}%" for m in models)])  # fmt: skip
+    show_table(console, f"shape {shape}, {study.trials} draws per data kind: bands on the test's own data",
+               cols, rows, head=2)  # fmt: skip
     for m, (kind, ratio) in study.best.items():
-        console.print(
-            esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)")
+        say(
+            console,
+            esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)"),
         )
     if study.variants is not None:
         render_reference_variants(study.variants, console)
 
 
 def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:
-    from rich.table import Table
-
-    table = Table(
-        title="the reference's own choice: statistics by other algorithms, against Welford",
-        title_justify="left",
-    )
-    for col in (
-        "statistics",
-        "max |Δmean|",
-        "max |Δrstd|/rstd",
-        "max |Δx̂|",
-        "bf16 roundings of x̂ flipped",
-    ):
-        table.add_column(col)
-    for name, v in variants.items():
-        table.add_row(
-            esc(name),
-            fmt_num(v["mean"]),
-            fmt_num(v["rstd_rel"]),
-            fmt_num(v["xhat"]),
-            f"{100 * v['bf16_flips']:.4f}%",
-        )
-    console.print(table)
+    rows: list[Row] = [[esc(name), fmt_num(v["mean"]), fmt_num(v["rstd_rel"]), fmt_num(v["xhat"]),
+             f"{100 * v['bf16_flips']:.4f}%"] for name, v in variants.items()]  # fmt: skip
+    show_table(console, "the reference's own choice: statistics by other algorithms, against Welford",
+               [Col("statistics"), Col("max |Δmean|"), Col("max |Δrstd|/rstd"), Col("max |Δx̂|"),
+                Col("bf16 roundings of x̂ flipped")], rows, head=1)  # fmt: skip

@@ -16,6 +16,7 @@ Every text goes through :func:`lnrepro.present.escape.xml`.
 from __future__ import annotations
 
 import platform
+import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -160,7 +161,7 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
             for k, v in (("lnrepro.id", rec.id), ("lnrepro.verdict", rec.verdict.value),
                          ("lnrepro.why", rec.why), ("commit", rec.fingerprint.get("commit")),
                          ("backend", rec.backend.get("backend")), ("filter", rec.gtest_filter),
-                         ("rerun", " ".join(rec.rerun))):  # fmt: skip
+                         ("rerun", shlex.join(rec.rerun))):  # fmt: skip
                 if v is not None:
                     _sub(props, "property", name=k, value=v)
             suites[name] = s
@@ -219,7 +220,7 @@ def bisect_junit(rec: BisectRecord) -> str:
     props = _sub(suite, "properties")
     for k, v in (("first_bad", r.first_bad if r else None), ("last_good", r.last_good if r else None),
                  ("confidence", f"{r.confidence:.6g}" if r and r.confidence is not None else None),
-                 ("search", r.search if r else None), ("rerun", " ".join(rec.rerun))):  # fmt: skip
+                 ("search", r.search if r else None), ("rerun", shlex.join(rec.rerun))):  # fmt: skip
         if v is not None:
             _sub(props, "property", name=k, value=v)
     n = {"failures": 0, "skipped": 0, "errors": 0}
