@@ -14,6 +14,7 @@ from lnrepro.cli.options import (
     Command,
     backend_spec,
     bisect_backend_options,
+    flag_of,
     given,
     json_flag,
     option,
@@ -58,14 +59,13 @@ def _fail_rates(text: str | None) -> tuple[float, float] | None:
 def _oracle(
     command: str | None, backend: dict[str, Any], tests: dict[str, Any], repo: Path
 ) -> OracleSpec:
+    """How each commit is judged; a misplaced option is named as ``--help`` spells it."""
     if command is not None:
         argv = split_command(command, "--command")
         for name in (*BACKEND_NAMES, "gtest_filter", "pytest_nodeids", "metric_patterns"):
             v = {**backend, **tests}.get(name)
             if v is not None and v is not False and v != ():
-                flag = {"gtest_filter": "--filter", "pytest_nodeids": "--pytest"}.get(
-                    name, "--" + name.replace("_", "-")
-                )
+                flag = flag_of(name)
                 raise UsageError(
                     f"{flag} does not apply with --command", f"drop {flag}, or drop --command"
                 )
@@ -279,7 +279,7 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
         extra += ["paths"] if kwargs.get("paths") else []
         if extra:
-            flag = "-- PATHS" if extra[0] == "paths" else "--" + extra[0].replace("_", "-")
+            flag = "-- PATHS" if extra[0] == "paths" else flag_of(extra[0])
             what = (
                 "--resume continues with the options the bisect was started with"
                 if resume

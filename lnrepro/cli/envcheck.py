@@ -62,7 +62,7 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
     from lnrepro import envcheck
     from lnrepro.run.validate import IMAGE_REF
 
-    exclusive(sysroot=sysroot is not None, container=in_container)
+    exclusive(sysroot=sysroot is not None, in_container=in_container)
     if not in_container and (image is not None or mount_set is not None):
         raise UsageError(("--image" if image is not None else "--mount-set") + " only applies with --container",
                          "add --container, or drop the option")  # fmt: skip

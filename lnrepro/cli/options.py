@@ -72,8 +72,26 @@ def apply(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     return deco
 
 
+def flag_of(name: str, ctx: click.Context | None = None) -> str:
+    """The flag ``--help`` shows for the running command's parameter ``name`` (its dest name, or
+    a long flag it has), asked of click (``Parameter.opts``), so an error can never spell a flag
+    the command does not have. A positional argument is named by its metavar."""
+    ctx = ctx or click.get_current_context()
+    params = ctx.command.params
+    p = next((p for p in params if p.name == name), None) or next(
+        (p for p in params if f"--{name.replace('_', '-')}" in p.opts), None
+    )
+    if p is None:  # a dest name that drifted from the options: a bug, found by the tests
+        raise LookupError(f"{ctx.command_path} has no parameter {name!r}")
+    if isinstance(p, click.Argument):
+        return p.make_metavar(ctx).strip("[].")
+    longs = [o for o in p.opts if o.startswith("--")]
+    return (longs or list(p.opts))[0]
+
+
 def exclusive(**flags: object) -> None:
-    given = [f"--{k.replace('_', '-')}" for k, v in flags.items() if v]
+    """At most one of these parameters (by dest name) was given."""
+    given = [flag_of(k) for k, v in flags.items() if v]
     if len(given) > 1:
         raise UsageError(f"{' and '.join(given)} do not go together", "pick one")
 
@@ -277,9 +295,9 @@ def _misplaced(chosen: str, values: dict[str, Any]) -> None:
         for name in names:
             v = values.get(name)
             if v is not None and v is not False and v != ():
-                flag = "--" + name.replace("_", "-")
-                raise UsageError(f"{flag} only applies with --backend {other}",
-                                 f"add --backend {other}, or drop {flag}")  # fmt: skip
+                f = flag_of(name)
+                raise UsageError(f"{f} only applies with --backend {other}",
+                                 f"add --backend {other}, or drop {f}")  # fmt: skip
 
 
 def split_command(text: str, flag: str) -> tuple[str, ...]:

@@ -100,7 +100,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     from lnrepro.model.compare import compare as compare_rows
     from lnrepro.model.compare import compare_json
 
-    exclusive(json=as_json, markdown=markdown)
+    exclusive(as_json=as_json, markdown=markdown)
     where = bases(record_dir)
     ra = load_run(where, a, "compare takes two runs")
     rb = load_run(where, b, "compare takes two runs")

@@ -108,8 +108,8 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     """
     from lnrepro import api
 
-    exclusive(json=as_json, markdown=markdown)
-    exclusive(list=list_tests, dry_run=dry_run)
+    exclusive(as_json=as_json, markdown=markdown)
+    exclusive(list_tests=list_tests, dry_run=dry_run)
     request = request_from(pop_backend(kwargs), pop_tests(kwargs), record_dir)
     if dry_run:
         plan = api.plan(request)
