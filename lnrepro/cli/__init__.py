@@ -71,14 +71,25 @@ def echo_json(doc: object) -> None:
     capture_json(text)
 
 
-def write_output(path: Path, text: str) -> None:
-    """``-o FILE``: written atomically, through the one write door."""
+def write_output(path: Path, text: str, flag: str = "-o") -> None:
+    """``-o FILE``: written atomically, through the one write door. A path that cannot be a file
+    is the user's to change (exit 2); a directory that refuses the write is the environment's."""
     from lnrepro.doors.fsio import atomic_write_text, write_error
 
+    if path.is_dir():
+        raise UsageError(
+            f"{flag} {path} is a directory", f"name a file, e.g. {flag} {path / 'report.md'}"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {path.parent} does not exist",
+                         f"create it (mkdir -p {path.parent}), or write elsewhere")  # fmt: skip
     try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise write_error(path, exc) from None
+        if exc.errno == errno.ENOSPC:
+            raise write_error(path, exc) from None
+        raise EnvironmentProblem(f"cannot write {flag} {path}: {exc.strerror}",
+                                 f"pass {flag} a path in a directory you can write") from None  # fmt: skip
     click.echo(f"lnrepro: wrote {path}", err=True)
 
 

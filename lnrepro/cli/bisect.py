@@ -256,7 +256,12 @@ def _oracle(
     help="Show the steps of the last bisect and exit.",
 )
 @json_flag("the bisect record (lnrepro.bisect/5)")
-@click.argument("paths", nargs=-1, metavar="[-- PATHS]")
+@click.argument(
+    "paths",
+    nargs=-1,
+    metavar="[-- PATHS]",
+    help="Only commits that touch these paths are candidates, as with git bisect's `-- PATHS`.",
+)
 def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
     """Find the commit that introduced (or, with --find-fix, fixed) the bug.
 

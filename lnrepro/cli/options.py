@@ -45,12 +45,51 @@ class Option(click.Option):
         self.group = group
 
 
+SIMILAR = 0.75  # difflib ratio of two flags' names (without the dashes) to call one a typo
+
+
+def _close(name: str, flags: list[str]) -> list[str]:
+    import difflib
+
+    by_bare = {f.lstrip("-"): f for f in flags if f.startswith("--")}
+    return [by_bare[m] for m in difflib.get_close_matches(name.lstrip("-"), by_bare, 3, SIMILAR)]
+
+
+def no_such_option(ctx: click.Context, name: str) -> click.NoSuchOption:
+    """An unknown flag, with the flags it may be a typo of: this command's, or else another
+    command's (``run --thershold``: --threshold is bisect's). click's own suggestion compares
+    with the dashes and a loose cutoff, and offered --watcher."""
+    own = _close(name, [o for p in ctx.command.params for o in p.opts])
+    message = f"no such option {name}"
+    if own:
+        message += f"; did you mean {' or '.join(own)}?"
+    parent = ctx.parent
+    if not own and parent is not None and isinstance(parent.command, click.Group):
+        group = parent.command
+        for other in group.list_commands(parent):
+            cmd = group.get_command(parent, other)
+            near = _close(name, [o for p in cmd.params for o in p.opts]) if cmd else []
+            if near and other != ctx.info_name:
+                message += f" ({near[0]} is an option of `{parent.info_name} {other}`)"
+                break
+    return click.NoSuchOption(name, message, ctx=ctx)
+
+
 class Command(click.Command):
-    """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)."""
+    """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)
+    and whose unknown-option error suggests only near misses."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise no_such_option(ctx, exc.option_name) from None
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {}
         for p in self.get_params(ctx):
+            if isinstance(p, click.Argument):  # in "Positional arguments" (format_arguments)
+                continue
             rec = p.get_help_record(ctx)
             if rec is not None:
                 sections.setdefault(getattr(p, "group", "Options"), []).append(rec)

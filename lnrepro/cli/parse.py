@@ -24,7 +24,9 @@ def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
 
 
 @cli.command(cls=Command, short_help="Parse a gtest log (and its report) into typed results.")
-@click.argument("log", metavar="LOG|-")
+@click.argument(
+    "log", metavar="LOG|-", help="The console log of a gtest binary, or - for standard input."
+)
 @option(
     "--report",
     type=PATHS,

@@ -23,7 +23,7 @@ from lnrepro.cli.options import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.record import RunRecord, Verdict
-from lnrepro.model.requests import RunRequest
+from lnrepro.model.requests import BinarySpec, RunRequest
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 
@@ -111,6 +111,10 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     exclusive(as_json=as_json, markdown=markdown)
     exclusive(list_tests=list_tests, dry_run=dry_run)
     request = request_from(pop_backend(kwargs), pop_tests(kwargs), record_dir)
+    if isinstance(request.backend, BinarySpec) and not bisect_exit_code:
+        from lnrepro.run.validate import check_binary
+
+        check_binary(request.backend)  # a typo, not a failed build: no record (git bisect run: 125)
     if dry_run:
         plan = api.plan(request)
         for w in plan.warnings:

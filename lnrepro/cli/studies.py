@@ -20,7 +20,11 @@ EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
     cls=Command,
     short_help="Rank the kernel models that reproduce a run or log; say where a hang waits.",
 )
-@click.argument("ref", metavar="RUN|LOG")
+@click.argument(
+    "ref",
+    metavar="RUN|LOG",
+    help="A saved run (id, unique prefix, `last`, a path), a gtest console log, or a watcher.log.",
+)
 @record_dir_option("Where run and bisect write their records.")
 @option(
     "--top",
@@ -211,7 +215,8 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     both jobs.
 
     \b
-    lnrepro tolerance                          # the seeds' tests (1000 draws: --trials 1000)
+    lnrepro tolerance                          # the seeds' tests, 200 draws per data kind
+    lnrepro tolerance --trials 1000            # 1000 draws (the table in docs/commands.md)
     lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
     """
     if not (math.isfinite(alpha) and 1e-12 <= alpha <= 0.5):
