@@ -18,7 +18,7 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,8 @@ class _Signals:
 
     first: int | None = None
     reported: bool = False  # that line is out
+    # what the command left that a person can continue (a bisect's saved state), said on that line
+    then: Callable[[], str | None] | None = None
 
 
 _signals = _Signals()
@@ -126,15 +128,25 @@ def _on_signal(signum: int, _frame: object) -> None:
     proc.raise_or_hold(Interrupted() if signum == signal.SIGINT else Terminated(signum))
 
 
+def on_stop(then: Callable[[], str | None]) -> None:
+    """What to add to the line a signal's stop prints (called then; None: nothing to add)."""
+    _signals.then = then
+
+
 def _stopped(signum: int) -> int:
     """The one line (once) and the exit code of a command a signal stopped."""
     if not _signals.reported:
         _signals.reported = True
+        then = None
+        with contextlib.suppress(Exception):  # a hint must never turn a stop into a crash
+            then = _signals.then() if _signals.then is not None else None
         with contextlib.suppress(OSError):
-            if signum == signal.SIGINT:
-                click.echo("lnrepro: interrupted", err=True)
-            else:
-                click.echo(f"lnrepro: terminated by {signal.Signals(signum).name}", err=True)
+            what = (
+                "interrupted"
+                if signum == signal.SIGINT
+                else f"terminated by {signal.Signals(signum).name}"
+            )
+            click.echo(f"lnrepro: {what}" + (f" — {then}" if then else ""), err=True)
     return 128 + signum
 
 

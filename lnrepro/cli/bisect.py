@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import cli, echo_json, on_stop
 from lnrepro.cli.options import (
     BACKEND_NAMES,
     PATHS,
@@ -302,6 +303,7 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         from lnrepro.model.bisect import BisectRecord
         from lnrepro.present.console import RichBisectEvents, make_console
 
+        on_stop(_resume_hint(repo, resume))
         try:
             with RichBisectEvents(make_console(stderr=True)) as events:
                 rec = (
@@ -322,6 +324,38 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     if show_log:
         return ExitCode.OK
     return ExitCode.OK if rec.result and rec.result.first_bad else ExitCode.FAILED
+
+
+def _resume_hint(repo: Path, resume: bool) -> Callable[[], str | None]:
+    """After Ctrl-C or SIGTERM: how to continue, once this bisect's state is on disk (a new
+    bisect's state is written after its request is checked; an older bisect's file is not it)."""
+    import shlex
+
+    from lnrepro.bisect import state
+    from lnrepro.bisect.validate import check_repo
+    from lnrepro.errors import LnreproError
+
+    def stamp(p: Path) -> tuple[int, int, int] | None:
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size  # written atomically: a new inode each time
+
+    try:
+        path = state.state_path(check_repo(repo))
+    except LnreproError:
+        return lambda: None  # the command itself says what is wrong with --repo
+    before = stamp(path)
+
+    def hint() -> str | None:
+        now = stamp(path)
+        if now is None or (not resume and now == before):
+            return None
+        where = [] if repo.absolute() == Path.cwd() else ["--repo", str(repo)]
+        return f"its state is saved: `{shlex.join(['lnrepro', 'bisect', '--resume', *where])}` continues it"
+
+    return hint
 
 
 def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:

@@ -169,3 +169,31 @@ def test_the_tolerance_example_says_the_real_default_draws() -> None:
     assert isinstance(trials, click.Option)
     plain = re.search(r"^\s*lnrepro tolerance\s+#(.*)$", out, re.M)
     assert plain is not None and f"{trials.default} draws" in plain.group(1)
+
+
+# ------------------------------------------------------------------ 6: Ctrl-C in a bisect
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_in_a_bisect_says_how_to_continue(sig: str, tmp_path: Path) -> None:
+    import signal
+    import sys
+    import time
+
+    from tests.conftest import default_signals
+
+    repo = git_repo(tmp_path / "r")
+    state = repo / ".git" / "lnrepro" / "bisect.json"
+    marker = tmp_path / "started"
+    argv = [sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", "HEAD~1",
+            "--bad", "HEAD", "--command", f"sh -c 'touch {marker}; sleep 60'"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_signals)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not marker.exists() and proc.poll() is None:
+        time.sleep(0.05)  # the first step runs: the state is on disk
+    assert proc.poll() is None and state.exists()
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + getattr(signal, sig), err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("lnrepro: interrupted" if sig == "SIGINT" else "lnrepro: terminated")
+    assert f"`lnrepro bisect --resume --repo {repo}` continues it" in last, last
