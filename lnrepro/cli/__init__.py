@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import os
 import signal
 import sys
@@ -46,7 +47,55 @@ EXIT_CODES_HELP = (
 GIT_ABORT = 128  # git bisect run: any code >= 128 stops the bisection
 
 
+# every command: the module (under lnrepro.cli) that defines it, and its one-line summary.
+# `lnrepro --help` lists them from here and imports none of them (click's LazyGroup pattern:
+# https://click.palletsprojects.com/en/stable/complex/#lazily-loading-subcommands).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bisect": ("bisect", "Find the commit that introduced (or fixed) the bug."),
+    "compare": ("records", "Compare two runs test by test."),
+    "env-check": ("envcheck", "Check this host (or container) can run tt-metal's tests."),
+    "explain": (
+        "studies",
+        "Rank the kernel models that reproduce a run or log; say where a hang waits.",
+    ),
+    "parse": ("parse", "Parse a gtest log (and its report) into typed results."),
+    "report": ("records", "Write a bug report (Markdown), JUnit XML or JSON from a record."),
+    "run": ("run", "Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."),
+    "runs": ("records", "List saved runs and bisects."),
+    "show": ("records", "Show one saved run or bisect."),
+    "tolerance": (
+        "studies",
+        "Which tolerance (and which data) tells the correct kernel from the bug.",
+    ),
+}
+SUMMARY = {name: summary for name, (_, summary) in COMMANDS.items()}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when one is run or its help asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            importlib.import_module(f"lnrepro.cli.{COMMANDS[cmd_name][0]}")  # registers it
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUMMARY[name]) for name in self.list_commands(ctx)])
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command, imported (for the docs and the tests)."""
+    for module in {m for m, _ in COMMANDS.values()}:
+        importlib.import_module(f"lnrepro.cli.{module}")
+    return {name: cli.commands[name] for name in sorted(COMMANDS)}
+
+
 @click.group(
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=EXIT_CODES_HELP,
 )
@@ -231,7 +280,3 @@ def _internal(exc: BaseException) -> int:
             err=True,
         )
     return ExitCode.INTERNAL
-
-
-# the commands register themselves on ``cli``
-from lnrepro.cli import bisect, envcheck, parse, records, run, studies  # noqa: E402, F401

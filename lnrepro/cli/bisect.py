@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json, on_stop
+from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
 from lnrepro.cli.options import (
     BACKEND_NAMES,
     PATHS,
@@ -87,7 +87,7 @@ def _oracle(
     return RunOracleSpec(spec, test_spec(tests))
 
 
-@cli.command(cls=Command, short_help="Find the commit that introduced (or fixed) the bug.")
+@cli.command(cls=Command, short_help=SUMMARY["bisect"])
 @option(
     "--good",
     "goods",

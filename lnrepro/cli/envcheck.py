@@ -8,16 +8,14 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode, UsageError
 
 _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 
 
-@cli.command(
-    "env-check", cls=Command, short_help="Check this host (or container) can run tt-metal's tests."
-)
+@cli.command("env-check", cls=Command, short_help=SUMMARY["env-check"])
 @option(
     "--sysroot",
     type=PATHS,

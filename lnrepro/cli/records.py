@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, echo_json, write_output
+from lnrepro.cli import SUMMARY, cli, echo_json, write_output
 from lnrepro.cli.options import (
     PATHS,
     Command,
@@ -42,7 +42,7 @@ def bases(record_dir: Path) -> list[Path]:
     return bases_for(record_dir, explicit)
 
 
-@cli.command(cls=Command, short_help="List saved runs and bisects.")
+@cli.command(cls=Command, short_help=SUMMARY["runs"])
 @_RECORD_DIR
 @json_flag("the list")
 def runs(record_dir: Path, as_json: bool) -> int:
@@ -71,7 +71,7 @@ def runs(record_dir: Path, as_json: bool) -> int:
     return ExitCode.OK
 
 
-@cli.command(cls=Command, short_help="Show one saved run or bisect.")
+@cli.command(cls=Command, short_help=SUMMARY["show"])
 @click.argument("ref", metavar="[ID]", default="last", help=REF_HELP)
 @_RECORD_DIR
 @json_flag("the record")
@@ -93,7 +93,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
     return ExitCode.OK
 
 
-@cli.command(cls=Command, short_help="Compare two runs test by test.")
+@cli.command(cls=Command, short_help=SUMMARY["compare"])
 @click.argument("a", metavar="A", help="The run before (an ID, unique prefix, `last`, or a path).")
 @click.argument("b", metavar="B", help="The run after, named the same ways.")
 @_RECORD_DIR
@@ -126,9 +126,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     return ExitCode.OK
 
 
-@cli.command(
-    cls=Command, short_help="Write a bug report (Markdown), JUnit XML or JSON from a record."
-)
+@cli.command(cls=Command, short_help=SUMMARY["report"])
 @click.argument("ref", metavar="[ID]", default="last", help=REF_HELP)
 @_RECORD_DIR
 @option(

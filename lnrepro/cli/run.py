@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import (
     Command,
     backend_options,
@@ -54,9 +54,7 @@ def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Pat
     return RunRequest(backend_spec(backend), test_spec(tests), record_dir)
 
 
-@cli.command(
-    cls=Command, short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."
-)
+@cli.command(cls=Command, short_help=SUMMARY["run"])
 @backend_options
 @test_options
 @record_dir_option(

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import bases
 from lnrepro.errors import ExitCode, InputError, UsageError
@@ -18,7 +18,7 @@ EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
 
 @cli.command(
     cls=Command,
-    short_help="Rank the kernel models that reproduce a run or log; say where a hang waits.",
+    short_help=SUMMARY["explain"],
 )
 @click.argument(
     "ref",
@@ -152,7 +152,7 @@ def _shape(text: str) -> tuple[int, int]:
 
 @cli.command(
     cls=Command,
-    short_help="Which tolerance (and which data) tells the correct kernel from the bug.",
+    short_help=SUMMARY["tolerance"],
 )
 @option(
     "--test",

@@ -13,7 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, cli
+from lnrepro.cli import _main, all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.options import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
@@ -69,7 +69,7 @@ def long_flag(p: click.Parameter) -> str:
     return next(o for o in p.opts if o.startswith("--"))
 
 
-BISECT = cli.commands["bisect"]
+BISECT = all_commands()["bisect"]
 BISECT_OPTIONS = [
     p
     for p in BISECT.params
@@ -105,7 +105,7 @@ def test_the_four_reported_errors_name_real_flags(
 
 
 OWNERS = {"emulator": EMULATOR, "local": LOCAL, "tt-metal": TT_METAL}
-RUN = cli.commands["run"]
+RUN = all_commands()["run"]
 MISPLACED = [
     (p, owner)
     for p in RUN.params
@@ -200,7 +200,7 @@ def test_every_flag_in_an_error_message_of_the_source_is_a_real_flag() -> None:
     """The literal half: every ``--flag`` written into an error's text anywhere in lnrepro is one
     some command has (or another tool's, quoted in a fix)."""
     known = {"--help", "--version"} | OTHER_TOOLS
-    for c in cli.commands.values():
+    for c in all_commands().values():
         for p in c.params:
             known.update(p.opts)
     errors = {"UsageError", "GitError", "InputError", "EnvironmentProblem", "MalformedRecord",

@@ -4,6 +4,7 @@ behind."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, cli
+from lnrepro.cli import _main, all_commands, cli
 
 
 def lnrepro(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -164,7 +165,7 @@ def test_a_typo_is_offered_only_near_misses(capsys: pytest.CaptureFixture[str]) 
 
 def test_the_tolerance_example_says_the_real_default_draws() -> None:
     out = CliRunner().invoke(cli, ["tolerance", "--help"]).output
-    cmd = cli.commands["tolerance"]
+    cmd = all_commands()["tolerance"]
     trials = next(p for p in cmd.params if p.name == "trials")
     assert isinstance(trials, click.Option)
     plain = re.search(r"^\s*lnrepro tolerance\s+#(.*)$", out, re.M)
@@ -197,3 +198,31 @@ def test_ctrl_c_in_a_bisect_says_how_to_continue(sig: str, tmp_path: Path) -> No
     last = err.strip().splitlines()[-1]
     assert last.startswith("lnrepro: interrupted" if sig == "SIGINT" else "lnrepro: terminated")
     assert f"`lnrepro bisect --resume --repo {repo}` continues it" in last, last
+
+
+def test_the_command_list_imports_no_command() -> None:
+    """`lnrepro --help` lists the commands from one table and imports none of their modules, nor
+    the model (click's LazyGroup pattern); scripts/bench_startup.py --help-ratio times it."""
+    import sys
+
+    code = (
+        "import sys\nfrom lnrepro.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+        "    pass\nprint(sorted(m for m in sys.modules if m.startswith('lnrepro')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(out.stdout.strip().splitlines()[-1]))
+    assert loaded <= {
+        "lnrepro",
+        "lnrepro.cli",
+        "lnrepro.errors",
+        "lnrepro.doors",
+        "lnrepro.doors.proc",
+    }
+    assert "tolerance  Which tolerance" in out.stdout  # the list itself
+
+
+def test_the_command_table_is_the_commands() -> None:
+    commands = all_commands()
+    assert set(commands) == set(cli.commands)  # nothing registered that the table lacks
+    for name, cmd in commands.items():
+        assert cmd.short_help and cmd.name == name
