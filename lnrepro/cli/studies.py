@@ -117,7 +117,18 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         render_hang(where, diagnosis, console)
     if fits:
         render_explain(source, fits[:top], meta, console)
+        note = ex.tie_note(fits)
+        if note:  # wrapped at spaces on a terminal; one line in a pipe or a log
+            click.echo(_wrapped(note) if console.is_terminal else note)
     return ExitCode.OK
+
+
+def _wrapped(text: str) -> str:
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size().columns
+    return textwrap.fill(text, width, break_long_words=False, break_on_hyphens=False)
 
 
 def _is_watcher_log(path: Path) -> bool:
