@@ -47,3 +47,66 @@ def test_every_guarantee_names_tests_that_exist() -> None:
         for path, name in named:
             source = (ROOT / path).read_text()
             assert re.search(rf"^def {name}\(", source, re.M), f"{path}::{name} does not exist"
+
+
+def _current_schemas() -> set[str]:
+    from lnrepro.cli.records import RUNS_SCHEMA
+    from lnrepro.cli.studies import EXPLAIN_SCHEMA
+    from lnrepro.model import bisect, compare, hang, record
+    from lnrepro.studies import tolerance
+
+    return {record.SCHEMA, bisect.SCHEMA, compare.SCHEMA, hang.SCHEMA, tolerance.SCHEMA,
+            RUNS_SCHEMA, EXPLAIN_SCHEMA}  # fmt: skip
+
+
+def test_the_command_reference_names_the_schemas_lnrepro_writes() -> None:
+    """docs/commands.md said lnrepro.run/2 and lnrepro.bisect/2 long after /4 and /5: a schema it
+    names is the one written now, or an older one named as such ("still load")."""
+    import re
+
+    text = (ROOT / "docs" / "commands.md").read_text()
+    current = _current_schemas()
+    families = {s.split("/")[0]: s for s in current}
+    for m in re.finditer(r"lnrepro\.([a-z-]+)/(\d+)", text):
+        name = m.group(0)
+        family = name.split("/")[0]
+        if family not in families or name in current:
+            continue
+        around = text[m.start() : m.start() + 400]
+        assert "still load" in around, (
+            f"docs/commands.md names {name}; lnrepro writes {families[family]}"
+        )
+    for family in ("lnrepro.run", "lnrepro.bisect"):
+        assert families[family] in text
+
+
+def test_the_junit_section_describes_what_report_writes(tmp_path: Path) -> None:
+    """One testcase per test (attempts folded in), every element the section names is one the
+    writer emits, and testcases carry no properties."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    from lnrepro import api
+    from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
+    from lnrepro.present.junit import run_junit
+
+    rec = api.run(
+        RunRequest(EmulatorSpec(), TestSpec("*Deterministic_2048Features:*OneTile*", 2), tmp_path)
+    )
+    root = ET.fromstring(run_junit(rec))
+    cases = root.findall(".//testcase")
+    assert len(cases) == len(rec.tests) >= 2  # not one per attempt (2 attempts each)
+    assert all(c.find("properties") is None for c in cases)
+    assert all(c.find("system-out") is not None for c in cases)
+    text = (ROOT / "docs" / "commands.md").read_text()
+    section = text[text.index("- **`junit`**") : text.index("- **`json`**")]
+    assert "per test per attempt" not in section
+    source = (ROOT / "lnrepro" / "present" / "junit.py").read_text()
+    emitted = set(re.findall(r'_sub\(\s*\w+,\s*"([A-Za-z-]+)"', source)) | {"testsuites"}
+    emitted |= set(re.findall(r'"(flaky\w+|rerun\w+)"', source))
+    named = {t for t in re.findall(r"`([a-z][A-Za-z-]+)`", section) if t in _JUNIT_WORDS}
+    assert named and named <= emitted, named - emitted
+
+
+_JUNIT_WORDS = {"testsuites", "testsuite", "testcase", "failure", "error", "skipped", "system-out",
+                "properties", "property", "rerunFailure", "rerunError", "flakyFailure", "flakyError"}  # fmt: skip
