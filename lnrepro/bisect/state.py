@@ -94,7 +94,7 @@ def load(repo: Path, to: str = "resume") -> BisectRecord:
     ``to`` is what the caller wants of it ("resume", "show")."""
     path = state_path(repo)
     if not path.exists():
-        raise InputError(f"no bisect has been started in {repo}: nothing to {to}",
+        raise InputError(f"no bisect to {to} in {repo}: none has been started there",
                          "start one with --good and --bad")  # fmt: skip
     return read(path)
 

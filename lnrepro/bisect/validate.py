@@ -96,8 +96,7 @@ def check_repo(path: Path) -> Path:
                        "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
     if not gitops.is_work_tree(repo) and not (repo / "HEAD").is_file():
         raise GitError(f"--repo {path} is not a git repository (no .git in it or above it)",
-                       "pass the directory of a git clone, or clone one: git clone "
-                       "https://github.com/tenstorrent/tt-metal")  # fmt: skip
+                       "pass the directory of a git clone (where `git status` works)")  # fmt: skip
     gitops.common_dir(repo)  # what git itself says (e.g. dubious ownership)
     return repo
 

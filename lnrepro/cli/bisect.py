@@ -285,7 +285,7 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
         extra += ["paths"] if kwargs.get("paths") else []
         if extra:
-            flag = "-- PATHS" if extra[0] == "paths" else flag_of(extra[0])
+            flag = flag_of(extra[0])
             what = (
                 "--resume continues with the options the bisect was started with"
                 if resume

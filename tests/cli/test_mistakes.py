@@ -73,7 +73,7 @@ def test_bisect_of_a_repository_without_build_metal_says_so_at_once(
     assert "docker" not in err.lower()
     assert not (repo / ".git" / "lnrepro").exists()  # no state for --log or --resume to find
     code, _, err = lnrepro(["bisect", "--repo", str(repo), "--log"], capsys)
-    assert code == 4 and "no bisect has been started" in err
+    assert code == 4 and "no bisect to show" in err
 
 
 # ------------------------------------------------------------------ 7: --repo
@@ -98,7 +98,7 @@ def test_bisect_log_without_a_bisect_does_not_talk_of_resuming(
 ) -> None:
     repo = git_repo(tmp_path / "r")
     code, _, err = lnrepro(["bisect", "--repo", str(repo), "--log"], capsys)
-    assert code == 4 and "resume" not in err and "nothing to show" in err
+    assert code == 4 and "resume" not in err and "no bisect to show" in err
 
 
 @pytest.mark.parametrize(
