@@ -95,6 +95,9 @@ def check_repo(path: Path) -> Path:
         raise GitError(f"--repo {path} is a file, not a directory",
                        "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
     if not gitops.is_work_tree(repo) and not (repo / "HEAD").is_file():
+        if path == Path():  # --repo not given: the current directory
+            raise GitError(f"the current directory {repo} is not in a git repository",
+                           "run lnrepro bisect inside a git clone, or pass --repo DIR")  # fmt: skip
         raise GitError(f"--repo {path} is not a git repository (no .git in it or above it)",
                        "pass the directory of a git clone (where `git status` works)")  # fmt: skip
     gitops.common_dir(repo)  # what git itself says (e.g. dubious ownership)

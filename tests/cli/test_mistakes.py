@@ -226,3 +226,12 @@ def test_the_command_table_is_the_commands() -> None:
     assert set(commands) == set(cli.commands)  # nothing registered that the table lacks
     for name, cmd in commands.items():
         assert cmd.short_help and cmd.name == name
+
+
+def test_bisect_outside_a_repository_without_repo_names_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = lnrepro(["bisect", "--log"], capsys)
+    assert code == 6 and f"the current directory {tmp_path} is not in a git repository" in err
+    assert "--repo DIR" in err and "by hand" not in err
