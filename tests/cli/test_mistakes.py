@@ -235,3 +235,14 @@ def test_bisect_outside_a_repository_without_repo_names_the_current_directory(
     code, _, err = lnrepro(["bisect", "--log"], capsys)
     assert code == 6 and f"the current directory {tmp_path} is not in a git repository" in err
     assert "--repo DIR" in err and "by hand" not in err
+
+
+def test_a_failed_git_command_is_named_in_the_fix(tmp_path: Path) -> None:
+    """The fix said "run the same git command by hand" without saying which: now it names it."""
+    from lnrepro.doors import gitops
+    from lnrepro.errors import GitError
+
+    repo = git_repo(tmp_path / "r")
+    with pytest.raises(GitError) as info:
+        gitops.git(repo, "cat-file", "-p", "no-such-ref")
+    assert info.value.fix == f"run git -C {repo} cat-file -p no-such-ref by hand to see why"
