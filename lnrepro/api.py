@@ -130,8 +130,9 @@ def resume(repo: Path, events: BisectEvents | None = None) -> BisectRecord:
     """``lnrepro bisect --resume``: the saved bisect, continued with its own request."""
     from lnrepro.bisect import loop, state
     from lnrepro.bisect.oracle import oracles_for
+    from lnrepro.bisect.validate import check_repo
 
-    repo = repo.expanduser().absolute()
+    repo = check_repo(repo)
     with state.lock(repo):
         record = state.load(repo)
         req = record.request
@@ -144,5 +145,6 @@ def resume(repo: Path, events: BisectEvents | None = None) -> BisectRecord:
 def bisect_log(repo: Path) -> BisectRecord:
     """``lnrepro bisect --log``: the saved bisect of ``repo``, as it stands."""
     from lnrepro.bisect import state
+    from lnrepro.bisect.validate import check_repo
 
-    return state.load(repo.expanduser().absolute())
+    return state.load(check_repo(repo), "show")

@@ -10,7 +10,13 @@ per run. The commands are the ones a test run starts most often: a CLI run of th
 CLI and the emulator's own process), ``lnrepro parse --json`` and ``lnrepro --help``. Then the
 emulator's process with a BLAS thread per core (numpy's default) and with one (its own).
 
+``--help-ratio`` measures only what issue 37 asks of ``lnrepro --help``: its CPU against a bare
+``python -c 'import click'``, both with their bytecode compiled as installed, median of
+``--times`` runs each, interleaved so a loaded machine slows both alike. With ``--check`` it
+exits 1 when the ratio is over ``--max-ratio`` (2).
+
     python scripts/bench_startup.py [--times 10]
+    python scripts/bench_startup.py --help-ratio [--times 40] [--check]
 """
 
 from __future__ import annotations
@@ -48,7 +54,17 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--times", type=int, default=10)
+    ap.add_argument(
+        "--help-ratio", action="store_true", help="only `lnrepro --help` against `import click`"
+    )
+    ap.add_argument(
+        "--check", action="store_true", help="with --help-ratio: exit 1 over --max-ratio"
+    )
+    ap.add_argument("--max-ratio", type=float, default=2.0)
     args = ap.parse_args()
+    if args.help_ratio:
+        ratio = help_ratio(args.times)
+        return 1 if args.check and ratio > args.max_ratio else 0
     with tempfile.TemporaryDirectory(prefix="lnrepro-bench-startup-") as tmp:
         work = Path(tmp)
         shutil.copytree(ROOT / "lnrepro", work / "lnrepro",
@@ -79,6 +95,27 @@ def main() -> int:
         print(f"{name:<34} {cold:>9.3f} {warm:>9.3f} {cold - warm:>7.3f}")
     blas_threads(args.times)
     return 0
+
+
+def help_ratio(times: int) -> float:
+    """Median CPU of ``lnrepro --help`` over that of ``python -c 'import click'``; printed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    argvs = {"python -c 'import click'": [sys.executable, "-c", "import click"],
+             "lnrepro --help": [sys.executable, "-m", "lnrepro", "--help"]}  # fmt: skip
+    runs: dict[str, list[float]] = {name: [] for name in argvs}
+    for argv in argvs.values():
+        cpu_of(argv, env, ROOT)  # bytecode written, page cache warm
+    for _ in range(times):
+        for name, argv in argvs.items():
+            runs[name].append(cpu_of(argv, env, ROOT))
+    med = {name: sorted(r)[len(r) // 2] for name, r in runs.items()}
+    click_s, help_s = med["python -c 'import click'"], med["lnrepro --help"]
+    print(f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"median of {times} runs, CPU s per run (user + system)")  # fmt: skip
+    for name, value in med.items():
+        print(f"{name:<28} {value:>7.3f}")
+    print(f"{'ratio':<28} {help_s / click_s:>7.2f}")
+    return help_s / click_s
 
 
 def blas_threads(times: int) -> None:

@@ -46,9 +46,9 @@ def options_block(name: str, cmd: click.Command) -> str:
 
 
 def render(text: str) -> str:
-    from lnrepro.cli import cli
+    from lnrepro.cli import all_commands
 
-    for name, cmd in sorted(cli.commands.items()):
+    for name, cmd in sorted(all_commands().items()):
         pattern = re.compile(
             re.escape(f"<!-- options:{name}:begin -->")
             + r".*?"

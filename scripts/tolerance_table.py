@@ -66,7 +66,8 @@ def main() -> int:
     (ROOT / "docs").mkdir(exist_ok=True)
     s = study.samples
     tolerance_plot({m: s.get(m, "test", "dx", 0.0) for m in s.data}, study.plot_lines(),
-                   f"NIGHTLY shape (819 x 8462), {plot_trials} draws of the test's data",
+                   f"NIGHTLY shape (819 x 8462), dx: {plot_trials} draws of the test's data "
+                   f"(the table above: {ns.trials} per shape)",
                    "atol needed to pass (dx, rtol 0)", ROOT / "docs" / "tolerance-nightly.svg")  # fmt: skip
     best = study.best
     lines += ["", "Which data separates each defect from the correct kernel best (NIGHTLY shape, dx): "

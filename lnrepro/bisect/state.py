@@ -89,11 +89,13 @@ def lock(repo: Path) -> Iterator[None]:
             path.unlink()
 
 
-def load(repo: Path) -> BisectRecord:
-    """The bisect whose state is in ``repo``; a missing, damaged or older one says what to do."""
+def load(repo: Path, to: str = "resume") -> BisectRecord:
+    """The bisect whose state is in ``repo``; a missing, damaged or older one says what to do.
+    ``to`` is what the caller wants of it ("resume", "show")."""
     path = state_path(repo)
     if not path.exists():
-        raise InputError(f"no bisect to resume in {repo}", "start one with --good and --bad")
+        raise InputError(f"no bisect to {to} in {repo}: none has been started there",
+                         "start one with --good and --bad")  # fmt: skip
     return read(path)
 
 

@@ -24,11 +24,13 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
     """``req`` checked and resolved, or the one-line error that says what to change."""
     if not req.good or not req.bad:
         raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
-    repo = req.repo.expanduser().absolute()
-    gitops.common_dir(repo)  # a repository at all (GitError otherwise)
-    oracle = _oracle(req, repo)
+    repo = check_repo(req.repo)
     _policy(req)
     _search(req)
+    if isinstance(req.oracle, RunOracleSpec):  # before any engine or image is looked at
+        check_tests(req.oracle.tests)
+        _buildable(repo, req.good[0] if req.find_fix else req.bad, req.oracle)
+    oracle = _oracle(req, repo)
     good = tuple(gitops.resolve(repo, g) for g in req.good)
     bad = gitops.resolve(repo, req.bad)
     if req.find_fix and len(good) != 1:
@@ -81,6 +83,45 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
 
     oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
     return out
+
+
+def check_repo(path: Path) -> Path:
+    """``--repo`` made absolute, or what is wrong with the path (before git is asked anything)."""
+    repo = path.expanduser().absolute()
+    if not repo.exists():
+        raise GitError(f"--repo {path} does not exist",
+                       "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
+    if not repo.is_dir():
+        raise GitError(f"--repo {path} is a file, not a directory",
+                       "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
+    if not gitops.is_work_tree(repo) and not (repo / "HEAD").is_file():
+        if path == Path():  # --repo not given: the current directory
+            raise GitError(f"the current directory {repo} is not in a git repository",
+                           "run lnrepro bisect inside a git clone, or pass --repo DIR")  # fmt: skip
+        raise GitError(f"--repo {path} is not a git repository (no .git in it or above it)",
+                       "pass the directory of a git clone (where `git status` works)")  # fmt: skip
+    gitops.common_dir(repo)  # what git itself says (e.g. dubious ownership)
+    return repo
+
+
+def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
+    """Without --command, bisect builds tt-metal with build_metal.sh (both shipped profiles):
+    a repository without it is not tt-metal, and would fail only at the first build, in Docker."""
+    from lnrepro.model.checkout import BUILD_METAL
+    from lnrepro.run.config import load_config
+
+    if load_config(Path.cwd()).get_profile(oracle.backend.profile).planned is None:
+        return  # a profile of lnrepro.toml with its own commands
+    tip = gitops.resolve(repo, ref)
+    try:
+        gitops.git(repo, "cat-file", "-e", f"{tip}:{BUILD_METAL}")
+    except GitError:
+        raise UsageError(
+            f"{repo} has no {BUILD_METAL} at {tip[:12]}: it is not a tt-metal checkout, and "
+            "without --command bisect builds tt-metal and runs its gtests",
+            "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), or bisect a "
+            "tt-metal clone (--repo DIR, or --tt-metal DIR)",
+        ) from None
 
 
 def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec:

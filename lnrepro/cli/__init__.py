@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import os
 import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,55 @@ EXIT_CODES_HELP = (
 GIT_ABORT = 128  # git bisect run: any code >= 128 stops the bisection
 
 
+# every command: the module (under lnrepro.cli) that defines it, and its one-line summary.
+# `lnrepro --help` lists them from here and imports none of them (click's LazyGroup pattern:
+# https://click.palletsprojects.com/en/stable/complex/#lazily-loading-subcommands).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bisect": ("bisect", "Find the commit that introduced (or fixed) the bug."),
+    "compare": ("records", "Compare two runs test by test."),
+    "env-check": ("envcheck", "Check this host (or container) can run tt-metal's tests."),
+    "explain": (
+        "studies",
+        "Rank the kernel models that reproduce a run or log; say where a hang waits.",
+    ),
+    "parse": ("parse", "Parse a gtest log (and its report) into typed results."),
+    "report": ("records", "Write a bug report (Markdown), JUnit XML or JSON from a record."),
+    "run": ("run", "Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."),
+    "runs": ("records", "List saved runs and bisects."),
+    "show": ("records", "Show one saved run or bisect."),
+    "tolerance": (
+        "studies",
+        "Which tolerance (and which data) tells the correct kernel from the bug.",
+    ),
+}
+SUMMARY = {name: summary for name, (_, summary) in COMMANDS.items()}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when one is run or its help asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            importlib.import_module(f"lnrepro.cli.{COMMANDS[cmd_name][0]}")  # registers it
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUMMARY[name]) for name in self.list_commands(ctx)])
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command, imported (for the docs and the tests)."""
+    for module in {m for m, _ in COMMANDS.values()}:
+        importlib.import_module(f"lnrepro.cli.{module}")
+    return {name: cli.commands[name] for name in sorted(COMMANDS)}
+
+
 @click.group(
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=EXIT_CODES_HELP,
 )
@@ -71,14 +120,25 @@ def echo_json(doc: object) -> None:
     capture_json(text)
 
 
-def write_output(path: Path, text: str) -> None:
-    """``-o FILE``: written atomically, through the one write door."""
+def write_output(path: Path, text: str, flag: str = "-o") -> None:
+    """``-o FILE``: written atomically, through the one write door. A path that cannot be a file
+    is the user's to change (exit 2); a directory that refuses the write is the environment's."""
     from lnrepro.doors.fsio import atomic_write_text, write_error
 
+    if path.is_dir():
+        raise UsageError(
+            f"{flag} {path} is a directory", f"name a file, e.g. {flag} {path / 'report.md'}"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {path.parent} does not exist",
+                         f"create it (mkdir -p {path.parent}), or write elsewhere")  # fmt: skip
     try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise write_error(path, exc) from None
+        if exc.errno == errno.ENOSPC:
+            raise write_error(path, exc) from None
+        raise EnvironmentProblem(f"cannot write {flag} {path}: {exc.strerror}",
+                                 f"pass {flag} a path in a directory you can write") from None  # fmt: skip
     click.echo(f"lnrepro: wrote {path}", err=True)
 
 
@@ -102,6 +162,8 @@ class _Signals:
 
     first: int | None = None
     reported: bool = False  # that line is out
+    # what the command left that a person can continue (a bisect's saved state), said on that line
+    then: Callable[[], str | None] | None = None
 
 
 _signals = _Signals()
@@ -115,15 +177,25 @@ def _on_signal(signum: int, _frame: object) -> None:
     proc.raise_or_hold(Interrupted() if signum == signal.SIGINT else Terminated(signum))
 
 
+def on_stop(then: Callable[[], str | None]) -> None:
+    """What to add to the line a signal's stop prints (called then; None: nothing to add)."""
+    _signals.then = then
+
+
 def _stopped(signum: int) -> int:
     """The one line (once) and the exit code of a command a signal stopped."""
     if not _signals.reported:
         _signals.reported = True
+        then = None
+        with contextlib.suppress(Exception):  # a hint must never turn a stop into a crash
+            then = _signals.then() if _signals.then is not None else None
         with contextlib.suppress(OSError):
-            if signum == signal.SIGINT:
-                click.echo("lnrepro: interrupted", err=True)
-            else:
-                click.echo(f"lnrepro: terminated by {signal.Signals(signum).name}", err=True)
+            what = (
+                "interrupted"
+                if signum == signal.SIGINT
+                else f"terminated by {signal.Signals(signum).name}"
+            )
+            click.echo(f"lnrepro: {what}" + (f" — {then}" if then else ""), err=True)
     return 128 + signum
 
 
@@ -208,7 +280,3 @@ def _internal(exc: BaseException) -> int:
             err=True,
         )
     return ExitCode.INTERNAL
-
-
-# the commands register themselves on ``cli``
-from lnrepro.cli import bisect, envcheck, parse, records, run, studies  # noqa: E402, F401

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
 from lnrepro.cli.options import (
     BACKEND_NAMES,
     PATHS,
     Command,
     backend_spec,
     bisect_backend_options,
+    flag_of,
     given,
     json_flag,
     option,
@@ -58,14 +60,13 @@ def _fail_rates(text: str | None) -> tuple[float, float] | None:
 def _oracle(
     command: str | None, backend: dict[str, Any], tests: dict[str, Any], repo: Path
 ) -> OracleSpec:
+    """How each commit is judged; a misplaced option is named as ``--help`` spells it."""
     if command is not None:
         argv = split_command(command, "--command")
         for name in (*BACKEND_NAMES, "gtest_filter", "pytest_nodeids", "metric_patterns"):
             v = {**backend, **tests}.get(name)
             if v is not None and v is not False and v != ():
-                flag = {"gtest_filter": "--filter", "pytest_nodeids": "--pytest"}.get(
-                    name, "--" + name.replace("_", "-")
-                )
+                flag = flag_of(name)
                 raise UsageError(
                     f"{flag} does not apply with --command", f"drop {flag}, or drop --command"
                 )
@@ -86,7 +87,7 @@ def _oracle(
     return RunOracleSpec(spec, test_spec(tests))
 
 
-@cli.command(cls=Command, short_help="Find the commit that introduced (or fixed) the bug.")
+@cli.command(cls=Command, short_help=SUMMARY["bisect"])
 @option(
     "--good",
     "goods",
@@ -256,7 +257,12 @@ def _oracle(
     help="Show the steps of the last bisect and exit.",
 )
 @json_flag("the bisect record (lnrepro.bisect/5)")
-@click.argument("paths", nargs=-1, metavar="[-- PATHS]")
+@click.argument(
+    "paths",
+    nargs=-1,
+    metavar="[-- PATHS]",
+    help="Only commits that touch these paths are candidates, as with git bisect's `-- PATHS`.",
+)
 def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
     """Find the commit that introduced (or, with --find-fix, fixed) the bug.
 
@@ -279,7 +285,7 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
         extra += ["paths"] if kwargs.get("paths") else []
         if extra:
-            flag = "-- PATHS" if extra[0] == "paths" else "--" + extra[0].replace("_", "-")
+            flag = flag_of(extra[0])
             what = (
                 "--resume continues with the options the bisect was started with"
                 if resume
@@ -297,6 +303,7 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         from lnrepro.model.bisect import BisectRecord
         from lnrepro.present.console import RichBisectEvents, make_console
 
+        on_stop(_resume_hint(repo, resume))
         try:
             with RichBisectEvents(make_console(stderr=True)) as events:
                 rec = (
@@ -317,6 +324,38 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     if show_log:
         return ExitCode.OK
     return ExitCode.OK if rec.result and rec.result.first_bad else ExitCode.FAILED
+
+
+def _resume_hint(repo: Path, resume: bool) -> Callable[[], str | None]:
+    """After Ctrl-C or SIGTERM: how to continue, once this bisect's state is on disk (a new
+    bisect's state is written after its request is checked; an older bisect's file is not it)."""
+    import shlex
+
+    from lnrepro.bisect import state
+    from lnrepro.bisect.validate import check_repo
+    from lnrepro.errors import LnreproError
+
+    def stamp(p: Path) -> tuple[int, int, int] | None:
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size  # written atomically: a new inode each time
+
+    try:
+        path = state.state_path(check_repo(repo))
+    except LnreproError:
+        return lambda: None  # the command itself says what is wrong with --repo
+    before = stamp(path)
+
+    def hint() -> str | None:
+        now = stamp(path)
+        if now is None or (not resume and now == before):
+            return None
+        where = [] if repo.absolute() == Path.cwd() else ["--repo", str(repo)]
+        return f"its state is saved: `{shlex.join(['lnrepro', 'bisect', '--resume', *where])}` continues it"
+
+    return hint
 
 
 def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:

@@ -8,16 +8,14 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode, UsageError
 
 _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 
 
-@cli.command(
-    "env-check", cls=Command, short_help="Check this host (or container) can run tt-metal's tests."
-)
+@cli.command("env-check", cls=Command, short_help=SUMMARY["env-check"])
 @option(
     "--sysroot",
     type=PATHS,
@@ -62,7 +60,7 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
     from lnrepro import envcheck
     from lnrepro.run.validate import IMAGE_REF
 
-    exclusive(sysroot=sysroot is not None, container=in_container)
+    exclusive(sysroot=sysroot is not None, in_container=in_container)
     if not in_container and (image is not None or mount_set is not None):
         raise UsageError(("--image" if image is not None else "--mount-set") + " only applies with --container",
                          "add --container, or drop the option")  # fmt: skip

@@ -45,12 +45,51 @@ class Option(click.Option):
         self.group = group
 
 
+SIMILAR = 0.75  # difflib ratio of two flags' names (without the dashes) to call one a typo
+
+
+def _close(name: str, flags: list[str]) -> list[str]:
+    import difflib
+
+    by_bare = {f.lstrip("-"): f for f in flags if f.startswith("--")}
+    return [by_bare[m] for m in difflib.get_close_matches(name.lstrip("-"), by_bare, 3, SIMILAR)]
+
+
+def no_such_option(ctx: click.Context, name: str) -> click.NoSuchOption:
+    """An unknown flag, with the flags it may be a typo of: this command's, or else another
+    command's (``run --thershold``: --threshold is bisect's). click's own suggestion compares
+    with the dashes and a loose cutoff, and offered --watcher."""
+    own = _close(name, [o for p in ctx.command.params for o in p.opts])
+    message = f"no such option {name}"
+    if own:
+        message += f"; did you mean {' or '.join(own)}?"
+    parent = ctx.parent
+    if not own and parent is not None and isinstance(parent.command, click.Group):
+        group = parent.command
+        for other in group.list_commands(parent):
+            cmd = group.get_command(parent, other)
+            near = _close(name, [o for p in cmd.params for o in p.opts]) if cmd else []
+            if near and other != ctx.info_name:
+                message += f" ({near[0]} is an option of `{parent.info_name} {other}`)"
+                break
+    return click.NoSuchOption(name, message, ctx=ctx)
+
+
 class Command(click.Command):
-    """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)."""
+    """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)
+    and whose unknown-option error suggests only near misses."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise no_such_option(ctx, exc.option_name) from None
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {}
         for p in self.get_params(ctx):
+            if isinstance(p, click.Argument):  # in "Positional arguments" (format_arguments)
+                continue
             rec = p.get_help_record(ctx)
             if rec is not None:
                 sections.setdefault(getattr(p, "group", "Options"), []).append(rec)
@@ -72,8 +111,26 @@ def apply(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     return deco
 
 
+def flag_of(name: str, ctx: click.Context | None = None) -> str:
+    """The flag ``--help`` shows for the running command's parameter ``name`` (its dest name, or
+    a long flag it has), asked of click (``Parameter.opts``), so an error can never spell a flag
+    the command does not have. A positional argument is named by its metavar."""
+    ctx = ctx or click.get_current_context()
+    params = ctx.command.params
+    p = next((p for p in params if p.name == name), None) or next(
+        (p for p in params if f"--{name.replace('_', '-')}" in p.opts), None
+    )
+    if p is None:  # a dest name that drifted from the options: a bug, found by the tests
+        raise LookupError(f"{ctx.command_path} has no parameter {name!r}")
+    if isinstance(p, click.Argument):
+        return p.make_metavar(ctx).strip("[].")
+    longs = [o for o in p.opts if o.startswith("--")]
+    return (longs or list(p.opts))[0]
+
+
 def exclusive(**flags: object) -> None:
-    given = [f"--{k.replace('_', '-')}" for k, v in flags.items() if v]
+    """At most one of these parameters (by dest name) was given."""
+    given = [flag_of(k) for k, v in flags.items() if v]
     if len(given) > 1:
         raise UsageError(f"{' and '.join(given)} do not go together", "pick one")
 
@@ -277,9 +334,9 @@ def _misplaced(chosen: str, values: dict[str, Any]) -> None:
         for name in names:
             v = values.get(name)
             if v is not None and v is not False and v != ():
-                flag = "--" + name.replace("_", "-")
-                raise UsageError(f"{flag} only applies with --backend {other}",
-                                 f"add --backend {other}, or drop {flag}")  # fmt: skip
+                f = flag_of(name)
+                raise UsageError(f"{f} only applies with --backend {other}",
+                                 f"add --backend {other}, or drop {f}")  # fmt: skip
 
 
 def split_command(text: str, flag: str) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option
 from lnrepro.errors import ExitCode, UsageError
 
@@ -23,8 +23,10 @@ def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
     return MetricRules(extra_patterns=patterns)
 
 
-@cli.command(cls=Command, short_help="Parse a gtest log (and its report) into typed results.")
-@click.argument("log", metavar="LOG|-")
+@cli.command(cls=Command, short_help=SUMMARY["parse"])
+@click.argument(
+    "log", metavar="LOG|-", help="The console log of a gtest binary, or - for standard input."
+)
 @option(
     "--report",
     type=PATHS,

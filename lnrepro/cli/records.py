@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import cli, echo_json, write_output
+from lnrepro.cli import SUMMARY, cli, echo_json, write_output
 from lnrepro.cli.options import (
     PATHS,
     Command,
@@ -21,6 +21,10 @@ from lnrepro.errors import ExitCode, UsageError
 from lnrepro.model.requests import DEFAULT_RECORD_DIR
 
 RUNS_SCHEMA = "lnrepro.runs/1"
+REF_HELP = (
+    "A run or bisect: its id from `lnrepro runs`, a unique prefix of one, `last`, or the path "
+    "of its directory or record.json. [default: last]"
+)
 _RECORD_DIR = record_dir_option(
     "Where run and bisect write their records (bisects also look inside .git)."
 )
@@ -30,10 +34,15 @@ def bases(record_dir: Path) -> list[Path]:
     """Where to look: --record-dir when given; else the default and the bisects' own place."""
     from lnrepro.doors.store import bases_for
 
-    return bases_for(record_dir, given(click.get_current_context(), "record_dir"))
+    explicit = given(click.get_current_context(), "record_dir")
+    if explicit and record_dir.exists() and not record_dir.is_dir():
+        raise UsageError(f"--record-dir {record_dir} is a file, not a directory",
+                         "pass the directory lnrepro run and bisect write their records to "
+                         f"(default {DEFAULT_RECORD_DIR})")  # fmt: skip
+    return bases_for(record_dir, explicit)
 
 
-@cli.command(cls=Command, short_help="List saved runs and bisects.")
+@cli.command(cls=Command, short_help=SUMMARY["runs"])
 @_RECORD_DIR
 @json_flag("the list")
 def runs(record_dir: Path, as_json: bool) -> int:
@@ -62,12 +71,12 @@ def runs(record_dir: Path, as_json: bool) -> int:
     return ExitCode.OK
 
 
-@cli.command(cls=Command, short_help="Show one saved run or bisect.")
-@click.argument("ref", metavar="ID", default="last")
+@cli.command(cls=Command, short_help=SUMMARY["show"])
+@click.argument("ref", metavar="[ID]", default="last", help=REF_HELP)
 @_RECORD_DIR
 @json_flag("the record")
 def show(ref: str, record_dir: Path, as_json: bool) -> int:
-    """Show a saved record: ID from `lnrepro runs`, a unique prefix of one, `last`, or a path."""
+    """Show a saved run or bisect (the last one when no ID is given)."""
     from lnrepro.doors.store import load
     from lnrepro.model.record import RunRecord
 
@@ -84,9 +93,9 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
     return ExitCode.OK
 
 
-@cli.command(cls=Command, short_help="Compare two runs test by test.")
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
+@cli.command(cls=Command, short_help=SUMMARY["compare"])
+@click.argument("a", metavar="A", help="The run before (an ID, unique prefix, `last`, or a path).")
+@click.argument("b", metavar="B", help="The run after, named the same ways.")
 @_RECORD_DIR
 @json_flag("the comparison (lnrepro.compare/2)")
 @option(
@@ -100,7 +109,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     from lnrepro.model.compare import compare as compare_rows
     from lnrepro.model.compare import compare_json
 
-    exclusive(json=as_json, markdown=markdown)
+    exclusive(as_json=as_json, markdown=markdown)
     where = bases(record_dir)
     ra = load_run(where, a, "compare takes two runs")
     rb = load_run(where, b, "compare takes two runs")
@@ -117,10 +126,8 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     return ExitCode.OK
 
 
-@cli.command(
-    cls=Command, short_help="Write a bug report (Markdown), JUnit XML or JSON from a record."
-)
-@click.argument("ref", metavar="ID", default="last")
+@cli.command(cls=Command, short_help=SUMMARY["report"])
+@click.argument("ref", metavar="[ID]", default="last", help=REF_HELP)
 @_RECORD_DIR
 @option(
     "--format",

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import (
     Command,
     backend_options,
@@ -23,7 +23,7 @@ from lnrepro.cli.options import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.record import RunRecord, Verdict
-from lnrepro.model.requests import RunRequest
+from lnrepro.model.requests import BinarySpec, RunRequest
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 
@@ -54,9 +54,7 @@ def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Pat
     return RunRequest(backend_spec(backend), test_spec(tests), record_dir)
 
 
-@cli.command(
-    cls=Command, short_help="Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."
-)
+@cli.command(cls=Command, short_help=SUMMARY["run"])
 @backend_options
 @test_options
 @record_dir_option(
@@ -108,9 +106,13 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     """
     from lnrepro import api
 
-    exclusive(json=as_json, markdown=markdown)
-    exclusive(list=list_tests, dry_run=dry_run)
+    exclusive(as_json=as_json, markdown=markdown)
+    exclusive(list_tests=list_tests, dry_run=dry_run)
     request = request_from(pop_backend(kwargs), pop_tests(kwargs), record_dir)
+    if isinstance(request.backend, BinarySpec) and not bisect_exit_code:
+        from lnrepro.run.validate import check_binary
+
+        check_binary(request.backend)  # a typo, not a failed build: no record (git bisect run: 125)
     if dry_run:
         plan = api.plan(request)
         for w in plan.warnings:

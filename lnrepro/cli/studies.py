@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import bases
 from lnrepro.errors import ExitCode, InputError, UsageError
@@ -18,9 +18,13 @@ EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
 
 @cli.command(
     cls=Command,
-    short_help="Rank the kernel models that reproduce a run or log; say where a hang waits.",
+    short_help=SUMMARY["explain"],
 )
-@click.argument("ref", metavar="RUN|LOG")
+@click.argument(
+    "ref",
+    metavar="RUN|LOG",
+    help="A saved run (id, unique prefix, `last`, a path), a gtest console log, or a watcher.log.",
+)
 @record_dir_option("Where run and bisect write their records.")
 @option(
     "--top",
@@ -48,7 +52,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     lnrepro explain triage.txt          # tt-triage's output, pasted
     lnrepro explain last --json
     """
-    from lnrepro.present.console import make_console, render_explain, render_hang
+    from lnrepro.present.console import make_console, render_explain, render_hang, say
     from lnrepro.studies import explain as ex
 
     path = Path(ref)
@@ -115,6 +119,9 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         render_hang(where, diagnosis, console)
     if fits:
         render_explain(source, fits[:top], meta, console)
+        note = ex.tie_note(fits)
+        if note:  # wrapped at spaces on a terminal; one line in a pipe or a log
+            say(console, note, hang=0)
     return ExitCode.OK
 
 
@@ -138,7 +145,7 @@ def _shape(text: str) -> tuple[int, int]:
 
 @cli.command(
     cls=Command,
-    short_help="Which tolerance (and which data) tells the correct kernel from the bug.",
+    short_help=SUMMARY["tolerance"],
 )
 @option(
     "--test",
@@ -201,7 +208,8 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     both jobs.
 
     \b
-    lnrepro tolerance                          # the seeds' tests (1000 draws: --trials 1000)
+    lnrepro tolerance                          # the seeds' tests, 200 draws per data kind
+    lnrepro tolerance --trials 1000            # 1000 draws (the table in docs/commands.md)
     lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
     """
     if not (math.isfinite(alpha) and 1e-12 <= alpha <= 0.5):

@@ -55,7 +55,7 @@ def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
             "check the repository (a lock file, a network remote) and retry",
         )
     if code != 0:
-        raise _command_error(repo, out)
+        raise _command_error(repo, out, args)
     return out
 
 
@@ -71,7 +71,7 @@ def head(repo: Path) -> dict[str, Any]:
     return {"commit": sha, "describe": describe, "branch": branch, "dirty": dirty}
 
 
-def _command_error(path: Path, exc: Any) -> GitError:
+def _command_error(path: Path, exc: Any, args: tuple[str, ...] = ()) -> GitError:
     """A failed git command as a one-line GitError with the fix git's own message implies."""
     stderr = " ".join(str(getattr(exc, "stderr", "") or exc).split())
     if "dubious ownership" in stderr:
@@ -79,7 +79,10 @@ def _command_error(path: Path, exc: Any) -> GitError:
             f"git refuses {path}: it belongs to another user (dubious ownership)",
             f"git config --global --add safe.directory {path}",
         )
-    return GitError(f"git failed in {path}: {stderr[:200]}", "run the same git command by hand")
+    import shlex
+
+    command = shlex.join(["git", "-C", str(path), *args]) if args else "the same git command"
+    return GitError(f"git failed in {path}: {stderr[:200]}", f"run {command} by hand to see why")
 
 
 def is_work_tree(path: Path) -> bool:

@@ -151,6 +151,23 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
     return s
 
 
+def check_binary(b: BinarySpec) -> None:
+    """``--binary`` names an executable file. Used by ``lnrepro run`` except under git bisect
+    run's protocol, where a binary missing at a commit is that commit's (a build that failed,
+    exit 125 skip); the library keeps that meaning too (a BUILD_FAILED record)."""
+    p = b.binary.expanduser()
+    if not p.exists():
+        raise UsageError(f"--binary {b.binary} does not exist",
+                         "pass the path of a built gtest binary, e.g. build/tt-train/tests/ttml_tests")  # fmt: skip
+    if p.is_dir():
+        raise UsageError(f"--binary {b.binary} is a directory, not a program",
+                         f"pass the gtest binary inside it, e.g. {p / 'tt-train/tests/ttml_tests'}")  # fmt: skip
+    if not os.access(p, os.X_OK):
+        raise UsageError(
+            f"--binary {b.binary} is not executable", f"chmod +x {p}, or pass another --binary"
+        )
+
+
 def check_backend(b: BackendSpec, repeat: int = 1) -> BackendSpec:
     if isinstance(b, EmulatorSpec):
         return check_emulator(b, repeat)

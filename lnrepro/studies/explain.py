@@ -74,6 +74,7 @@ class ModelFit:
     era: str
     arch: str
     tests: list[TestFit]
+    tied: int = 1  # the best models: how many fit exactly as well (see :func:`tie_note`)
 
     @property
     def cost(self) -> float:
@@ -84,8 +85,14 @@ class ModelFit:
         return sum(t.observed == t.modelled for t in self.tests)
 
     @property
+    def rank_key(self) -> tuple[float, int]:
+        """Best first; models with the same key fit the observation equally well."""
+        return round(self.cost, 9), -self.verdicts_matched
+
+    @property
     def label(self) -> str:
-        return f"{self.defects} @ {self.era}/{self.arch}"
+        tie = f", one of {self.tied} models that fit equally well" if self.tied > 1 else ""
+        return f"{self.defects} @ {self.era}/{self.arch}{tie}"
 
     def to_json(self) -> dict[str, Any]:
         return {"defects": self.defects, "era": self.era, "arch": self.arch, "cost": self.cost,
@@ -197,7 +204,10 @@ def explain(
                         res[f"{tensor}.{k}"] = (float(v), float(m), _relative(float(v), float(m)))
             tests.append(TestFit(o.name, o.verdict, verdict, res))
         fits.append(ModelFit(label, era_name, arch_name, tests))
-    fits.sort(key=lambda m: (round(m.cost, 9), -m.verdicts_matched))
+    fits.sort(key=lambda m: m.rank_key)
+    tie = best_tie(fits)
+    for model in tie:
+        model.tied = len(tie)
     meta = {"seconds": round(time.perf_counter() - started, 3), "models": len(fits),
             "computed": len(cache), "tests": [o.name for o in known], "skipped_tests": skipped}  # fmt: skip
     return fits, meta
@@ -206,3 +216,36 @@ def explain(
 def n_models(eras: Sequence[str], arches: Sequence[str]) -> int:
     per = [1 if e == "fixed" else len(DEFECT_SETS) for e in eras]
     return sum(per) * len(arches)
+
+
+def best_tie(fits: Sequence[ModelFit]) -> list[ModelFit]:
+    """The models that fit exactly as well as the best (sorted ``fits``): one when one wins."""
+    return [f for f in fits if fits and f.rank_key == fits[0].rank_key]
+
+
+def _joined(values: Iterable[str]) -> str:
+    return ", ".join(dict.fromkeys(values))
+
+
+def tie_note(fits: Sequence[ModelFit]) -> str | None:
+    """When several models fit best equally: that they tie, what they share, and what the
+    observed tests cannot tell apart (an era, an arch, a defect these tests never reach)."""
+    tie = best_tie(fits)
+    if len(tie) < 2:
+        return None
+    sets = dict(DEFECT_SETS)
+    named = [frozenset(sets.get(f.defects, (f.defects,))) for f in tie]
+    common, every = frozenset.intersection(*named), frozenset.union(*named)
+    apart = []
+    if len({f.era for f in tie}) > 1:
+        apart.append(f"the kernel eras ({_joined(f.era for f in tie)})")
+    if len({f.arch for f in tie}) > 1:
+        apart.append(f"the arches ({_joined(f.arch for f in tie)})")
+    if len(set(named)) > 1:
+        varying = sorted(every - common)
+        apart.append(f"whether {' or '.join(varying)} is there too" if common and varying
+                     else f"the defect sets ({_joined(f.defects for f in tie)})")  # fmt: skip
+    shared = f"all have {' + '.join(sorted(common))}" if common else "they share no defect"
+    return (f"{len(tie)} models tie for best (cost {tie[0].cost:.6f}, {tie[0].verdicts_matched}/"
+            f"{len(tie[0].tests)} verdicts): {shared}; these tests cannot tell apart "
+            f"{'; '.join(apart) or 'them'}.")  # fmt: skip

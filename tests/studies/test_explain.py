@@ -116,3 +116,38 @@ def test_explain_says_what_it_cannot_use(tmp_path: Path) -> None:
         and "none of the observed tests" in p.stderr
         and len(p.stderr.strip().splitlines()) == 1
     )
+
+
+def fit(defects: str, era: str, arch: str, cost: float) -> Any:
+    from lnrepro.studies.explain import ModelFit, TestFit
+
+    residual = {"dx.max_diff": (1000.0, 1000.0 * (1 + cost), cost)}
+    return ModelFit(defects, era, arch, [TestFit("S.T", "FAIL", "FAIL", residual)])
+
+
+def test_a_tie_says_what_the_tests_cannot_tell_apart() -> None:
+    from lnrepro.studies.explain import best_tie, tie_note
+
+    shipped, ds = "double-subtract + drop-xhat-blocks (shipped)", "double-subtract"
+    fits = [fit(shipped, "2025-12", "wormhole_b0", 0.0), fit(ds, "2025-11", "blackhole", 0.0),
+            fit("none (fixed kernel)", "fixed", "wormhole_b0", 0.5)]  # fmt: skip
+    assert len(best_tie(fits)) == 2
+    note = tie_note(fits)
+    assert note is not None and note.startswith("2 models tie for best")
+    assert "all have double-subtract" in note and "drop-xhat-blocks is there too" in note
+    assert "(2025-12, 2025-11)" in note and "(wormhole_b0, blackhole)" in note
+    assert tie_note(fits[1:]) is None  # one best model: nothing to say
+
+
+def test_explain_of_a_shipped_kernel_run_says_the_best_models_tie(tmp_path: Path) -> None:
+    """The emulated shipped kernel: 10 of 30 models fit it exactly (both eras, both arches)."""
+    run = subprocess.run([*LNREPRO, "run"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    doc = explain("last", cwd=tmp_path)
+    best = [m for m in doc["models"] if m["cost"] == doc["models"][0]["cost"]]
+    p = subprocess.run([*LNREPRO, "explain", "last"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0
+    assert f"one of {len(best)} models that fit equally well" in " ".join(p.stdout.split())
+    last = p.stdout.strip().splitlines()[-1]  # piped: one line
+    assert last.startswith(f"{len(best)} models tie for best") and "cannot tell apart" in last
+    assert len(best) > 1 and {m["arch"] for m in best} == {"wormhole_b0", "blackhole"}
