@@ -82,6 +82,13 @@ ERAS: tuple[tuple[str, float, tuple[str, ...], str], ...] = (
         ("train-none",),
         "[tt-train] Inherit the compiler from tt-metal's build",
     ),
+    # tt-triage as a framework of scripts (tools/tt-triage.py -> tools/triage/, about Oct 2025)
+    (
+        "triage-framework",
+        0.4,
+        (),
+        "[tools] tt-triage: a framework of scripts in tools/triage, run by tools/tt-triage.py",
+    ),
 )
 ERA_FLAGS = tuple(e[0] for e in ERAS)
 
@@ -447,7 +454,10 @@ class _History:
             for path, text in self.templates.items():
                 rendered = render_file(text, flags)
                 if rendered is not None:
-                    out[path] = ("100755" if path.endswith(".sh") else "100644", rendered)
+                    out[path] = (
+                        "100755" if path.endswith((".sh", "tt-triage.py")) else "100644",
+                        rendered,
+                    )
             for k in range(self.spec.tus):
                 out[f"tt_metal/impl/gen/unit_{k:03d}.cpp"] = (
                     "100644",
