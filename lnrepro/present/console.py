@@ -143,7 +143,8 @@ def render_run(rec: RunRecord, console: Console) -> None:
         console.print(esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
     first = hung[0][1] if hung else None
     if first is not None and first.hung and first.primary is not None and first.primary.kernel_name:
-        console.print(esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad --watcher 1 "
+        place = "" if any("triage" in a.extra_files for a in rec.attempts) else "--watcher 1 "
+        console.print(esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad {place}"
                           f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
     v = rec.verdict.value
     if rec.incomplete and rec.verdict.about_the_kernel:

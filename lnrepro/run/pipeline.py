@@ -104,8 +104,18 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
     return out
 
 
+def _log_tail(log_path: Path) -> str:
+    """The end of an attempt's log (DPRINT lines, tt-metal's own timeout and triage's output)."""
+    try:
+        with log_path.open("rb") as fh:
+            fh.seek(max(0, log_path.stat().st_size - DPRINT_TAIL))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _diagnose_hang(
-    record_dir: Path, index: int, log_path: Path
+    record_dir: Path, index: int, console: str
 ) -> tuple[Diagnosis | None, str | None]:
     """The hung attempt's watcher log read into a diagnosis, with the attempt's DPRINT lines
     about circular buffers attached to the cores they came from."""
@@ -116,13 +126,49 @@ def _diagnose_hang(
     from lnrepro.watcher.dprint import parse_dprint
     from lnrepro.watcher.log import parse_file
 
-    try:
-        with log_path.open("rb") as fh:
-            fh.seek(max(0, log_path.stat().st_size - DPRINT_TAIL))
-            console = fh.read().decode("utf-8", "replace")
-    except OSError:
-        console = ""
     return diagnose(parse_file(watcher), parse_dprint(console)), watcher.name
+
+
+def _keep_triage(record_dir: Path, index: int, console: str) -> Path | None:
+    """tt-triage's output for a hung attempt: the file lnrepro's own run of it wrote
+    (``attempt-N.triage.txt``), else what tt-metal's timeout command printed into the log,
+    written to that file."""
+    from lnrepro.run import triage
+
+    path = record_dir / f"attempt-{index}.triage.txt"
+    if path.is_file():
+        return path
+    text = triage.triage_in_log(console) if triage.device_timeout_seen(console) else None
+    if not text or not text.strip():
+        return None
+    with contextlib.suppress(OSError):
+        path.write_text(text, encoding="utf-8")
+        return path
+    return None
+
+
+def read_triage(path: Path) -> Diagnosis | None:
+    """tt-triage's output read into a hang diagnosis (None: nothing in it places a hang)."""
+    return None
+
+
+def _as_device_timeout(run: GtestRun) -> None:
+    """tt-metal's own hang detection ended these tests: each test that failed with its TIMEOUT
+    error, or crashed on it, is a hang (TIMEOUT), never a failure or a crash."""
+    from dataclasses import replace
+
+    from lnrepro.run.triage import DEVICE_TIMEOUT
+
+    reason = ("tt-metal's dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang: "
+              "TIMEOUT: device timeout, potential hang detected")  # fmt: skip
+    for it in run.iterations:
+        for i, t in enumerate(it.tests):
+            said = any(DEVICE_TIMEOUT in f.message for f in t.failures)
+            if t.status is TestStatus.CRASHED or (t.status is TestStatus.FAILED and said):
+                code = t.crash.exit_code if t.crash else None
+                sig = t.crash.signal if t.crash else None
+                it.tests[i] = replace(t, status=TestStatus.TIMEOUT,
+                                      crash=CrashInfo(code, sig, reason))  # fmt: skip
 
 
 def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path | None) -> GtestRun:
@@ -214,12 +260,26 @@ def run_attempt(
             run.warnings.append(f"report ignored: {exc.message}")
     outside = [f for it in run.iterations for f in it.global_failures]
     outside += [f for it in run.iterations for fs in it.suite_failures.values() for f in fs]
-    hang, watcher = _diagnose_hang(record_dir, index, log_path)
-    if hang is not None and not (res.timed_out or hang.hung):
+    console = _log_tail(log_path)
+    from lnrepro.run.triage import device_timeout_seen
+
+    device_timeout = device_timeout_seen(console)
+    if device_timeout:
+        _as_device_timeout(run)
+        run.warnings.append(f"attempt {index}: tt-metal's own dispatch timeout detected a hang")
+    hang, watcher = _diagnose_hang(record_dir, index, console)
+    if hang is not None and not (res.timed_out or device_timeout or hang.hung):
         hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang
+    files = {"watcher": watcher} if watcher else {}
+    if res.timed_out or device_timeout:
+        triaged = _keep_triage(record_dir, index, console)
+        if triaged is not None:
+            files["triage"] = triaged.name
+            if hang is None:  # the watcher's log, when the user asked for one, comes first
+                hang = read_triage(triaged)
     return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name,
                    run.tests, run.warnings, run.saw_gtest_output, res.leftovers, res.escaped,
-                   scanner.found, outside, {"watcher": watcher} if watcher else {}, hang)  # fmt: skip
+                   scanner.found, outside, files, hang)  # fmt: skip
 
 
 def run_tests(

@@ -1,0 +1,145 @@
+"""tt-triage around a hung attempt, on the look-alike: lnrepro runs the checkout's triage against
+the still-hung device before its own timeout kills it, and tt-metal's own dispatch timeout
+(``--dispatch-timeout``) runs it from inside the test; either way the attempt is a HANG whose
+diagnosis is triage's (kernel, RISC, cores, top frame, CB state), and nothing is left running.
+
+The look-alike's triage (tests/lookalike/tree/tools/) reads the hung device's state that the
+hung process writes (docs/lookalike.md); lnrepro reads its output with the triage reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lnrepro.run import triage
+from tests.lookalike import HANG_TEST
+
+LNREPRO = [sys.executable, "-m", "lnrepro"]
+CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
+HERE = Path(__file__).resolve().parent
+FRAMEWORK_SOURCE = HERE.parent / "lookalike" / "tree" / "tools" / "triage" / "triage.py"
+
+
+# ------------------------------------------------------------------ pure: the command and the log
+def test_triage_flags_are_the_ones_the_checkouts_usage_line_names() -> None:
+    """The look-alike's triage.py carries the usage line of tt-metal's at 02c321d: all three
+    flags; an older usage without them gets none (an unknown flag would stop triage)."""
+    flags = triage.triage_flags(FRAMEWORK_SOURCE.read_text(encoding="utf-8"))
+    assert flags == ["--disable-progress", "--skip-version-check", "--disable-colors"]
+    older = '"""\nUsage:\n    triage [--verbosity=<v>] [--run=<script>]...\n\nOptions:\n"""'
+    assert triage.triage_flags(older) == []
+    assert triage.triage_flags(None) == []
+    argv = triage.triage_argv("python3", flags)
+    assert argv[:2] == ["python3", "tools/tt-triage.py"]
+    env = triage.dispatch_env(0.5, argv)
+    assert env["TT_METAL_OPERATION_TIMEOUT_SECONDS"] == "0.5"
+    assert env["TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE"].startswith(
+        "python3 tools/tt-triage.py"
+    )
+    assert "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE" not in triage.dispatch_env(2, None)
+
+
+def test_the_triage_tt_metal_ran_is_cut_out_of_the_log() -> None:
+    log = (
+        "tests/x.py::test[8x8] Device 0: opened\n"
+        "2026-11-27 12:00:00.000 | error    |           Metal | Timeout detected (m.cpp:1)\n"
+        "2026-11-27 12:00:00.000 | info     |           Metal | Executing command: python3 "
+        "tools/tt-triage.py (m.cpp:2)\n\ndump_callstacks.py:\n┏━━━┓\n│ x │\n└───┘\n"
+        "FAILED\n=========== FAILURES ===========\n"
+        "E   TIMEOUT: device timeout, potential hang detected, the device is unrecoverable\n"
+    )
+    assert triage.device_timeout_seen(log)
+    cut = triage.triage_in_log(log)
+    assert cut == "dump_callstacks.py:\n┏━━━┓\n│ x │\n└───┘\n"
+    assert triage.triage_in_log("no command ran") is None
+    assert not triage.device_timeout_seen("TIMEOUT: of a test runner")
+
+
+# ------------------------------------------------------------------ the look-alike's binary
+def test_the_cbmodel_binary_honours_tt_metals_dispatch_timeout(tmp_path: Path) -> None:
+    """As metal_context.cpp (790b74b58a87): `Timeout detected`, `Executing command: <cmd>`, the
+    command runs with the test's output, then the TIMEOUT error ends the binary (an uncaught
+    TT_THROW: abort). Without the timeout the binary hangs (test_cbmodel.py)."""
+    cfg = tmp_path / "cb.json"
+    cfg.write_text(json.dumps({"reader_pages_per_block": 31}))
+    env = {"PATH": os.environ.get("PATH", ""), "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
+           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo triage-ran; exit 3"}  # fmt: skip
+    p = subprocess.run([*CB, f"--cb_config={cfg}", "--gtest_filter=*SingleCore"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = p.stdout
+    assert p.returncode == -signal.SIGABRT, (p.returncode, out[-2000:])
+    lines = out.splitlines()
+    at = [i for i, ln in enumerate(lines) if "| error    |" in ln and ln.count("Timeout detected")]
+    assert at, out[-2000:]
+    assert "Executing command: echo triage-ran; exit 3" in lines[at[0] + 2]
+    assert lines[at[0] + 3] == "triage-ran"
+    assert "Timeout command 'echo triage-ran; exit 3' returned non-zero exit code: 3" in out
+    assert out.rstrip().endswith(
+        triage.DEVICE_TIMEOUT + ", potential hang detected, the device is unrecoverable"
+    )
+    state = json.loads((tmp_path / "generated" / "lookalike-device" / "device.json").read_text())
+    waits = {r["wait"]["call"] for c in state["cores"] for r in c["riscs"] if r["wait"]}
+    assert "cb_wait_front" in waits
+
+
+# ------------------------------------------------------------------ end to end, in the container
+def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> Any:
+    from tests.conftest import run_gently
+    from tests.leftovers import left
+
+    git_ok = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+              "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+    p = run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, env={**os.environ, **git_ok})
+    assert "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert not left(p.owner), "a container was left behind"
+    return p
+
+
+def hung_run(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[Any, dict[str, Any]]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    p = lnrepro("run", "--tt-metal", str(tree), "--image", image, "--record-dir",
+                str(tmp / "runs"), "--pytest", HANG_TEST, *extra, cwd=tmp)  # fmt: skip
+    runs = sorted((tmp / "runs").iterdir())
+    assert runs, p.stderr[-3000:]
+    rec: dict[str, Any] = json.loads((runs[-1] / "record.json").read_text())
+    return p, rec
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("how", ["lnrepro-timeout", "dispatch-timeout"])
+def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
+    how: str, lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    from tests.leftovers import running_in
+
+    tree = lookalike_builds["main"]
+    extra = (
+        ("--timeout", "6")
+        if how == "lnrepro-timeout"
+        else ("--timeout", "60", "--dispatch-timeout", "1")
+    )
+    p, rec = hung_run(tree, tmp_path, toolchain_image, *extra)
+    assert rec["verdict"] == "HANG", (rec["verdict"], p.stdout[-2000:], p.stderr[-2000:])
+    [a] = rec["attempts"]
+    assert a["timed_out"] is (how == "lnrepro-timeout")
+    [t] = a["tests"]
+    assert t["status"] == "TIMEOUT"
+    out = Path(rec["record_dir"]) / a["extra_files"]["triage"]
+    text = out.read_text(encoding="utf-8")
+    assert "dump_callstacks.py:" in text and "dump_circular_buffers.py:" in text
+    assert "cb_wait_front ()" in text and "layernorm_fused_rm.cpp" in text
+    if how == "dispatch-timeout":
+        log = (Path(rec["record_dir"]) / a["log"]).read_text(encoding="utf-8")
+        assert "Timeout detected" in log and "Executing command: python3 tools/tt-triage.py" in log
+    # nothing of the hung test is left running
+    assert not running_in(tree, "test_layernorm_fused_rm")
+    assert not running_in(tree, "tt-triage.py")
