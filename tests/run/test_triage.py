@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from lnrepro.run import triage
-from tests.lookalike import HANG_TEST
+from tests.lookalike import HANG_TEST, GroundTruth
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
@@ -143,3 +143,35 @@ def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
     # nothing of the hung test is left running
     assert not running_in(tree, "test_layernorm_fused_rm")
     assert not running_in(tree, "tt-triage.py")
+
+
+@pytest.mark.docker
+def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_watcher_off(
+    toolchain_image: str, fake_card_host: None, tmp_path: Path
+) -> None:
+    """`--on-hang bad` without --watcher: the place of each hang is what tt-triage (run before
+    each kill) reads on the hung device, so the flaky hangs at device open (eltwise's kernels)
+    stay noise, even the one at the bad endpoint, and the culprit is the commit on the merged
+    branch."""
+    from tests.lookalike import Spec, generate
+    from tests.run.test_pytest_and_hangs import flaky_seed
+
+    small: GroundTruth = generate(tmp_path / "tt-metal", Spec(commits=40, tus=1))
+    fp = small.first_parent
+    at = fp.index(small.hang_merge or "")
+    good, bad = fp[at - 4], fp[at + 3]
+    rate = 0.25
+    flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(small.path, good, bad, rate)}"
+    p = lnrepro("bisect", "--repo", small.path, "--good", good, "--bad", bad, "--runner",
+                "docker", "--image", toolchain_image, "--record-dir", str(tmp_path / "runs"),
+                "--json", "--pytest", HANG_TEST, "--on-hang", "bad", "--timeout", "4", "--env",
+                flake, cwd=tmp_path, timeout=1500)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)
+    r = doc["result"]
+    assert r["first_bad"] == small.hang_culprit and r["first_bad"] not in fp
+    key = r["signature"]["hang_key"]
+    assert key.startswith("CONSUMER_STARVED:layernorm_fused_rm.cpp:"), key
+    first = doc["steps"][0]
+    assert first["sha"] == bad and first["verdict"] == "HANG"
+    assert "seen once" in first["reason"], first["reason"]
