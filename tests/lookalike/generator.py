@@ -82,11 +82,18 @@ ERAS: tuple[tuple[str, float, tuple[str, ...], str], ...] = (
         ("train-none",),
         "[tt-train] Inherit the compiler from tt-metal's build",
     ),
-    # tt-triage as a framework of scripts (tools/tt-triage.py -> tools/triage/, about Oct 2025)
+    # tt-triage as one script (scripts/debugging_scripts/tt-triage.py, mid-2025), then as a
+    # framework of scripts (tools/tt-triage.py -> tools/triage/, about Oct 2025)
+    (
+        "triage-one-script",
+        0.15,
+        (),
+        "[tools] Add tt-triage: health checks and running ops of a hung device",
+    ),
     (
         "triage-framework",
         0.4,
-        (),
+        ("triage-one-script",),
         "[tools] tt-triage: a framework of scripts in tools/triage, run by tools/tt-triage.py",
     ),
 )

@@ -175,3 +175,105 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     first = doc["steps"][0]
     assert first["sha"] == bad and first["verdict"] == "HANG"
     assert "seen once" in first["reason"], first["reason"]
+
+
+# ------------------------------------------------------------------ the look-alike's two eras
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> GroundTruth:
+    from tests.lookalike import Spec, generate
+
+    return generate(tmp_path_factory.mktemp("eras") / "tt-metal", Spec(commits=40, tus=1))
+
+
+def checkout_at(t: GroundTruth, sha: str, where: Path) -> Path:
+    where.mkdir(parents=True)
+    data = subprocess.run(["git", "-C", t.path, "archive", sha], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(where)], input=data.stdout, check=True)
+    return where
+
+
+def hang_with_command(tree: Path, command: str) -> str:
+    """The cbmodel binary hung in the tree (the reader one page short), tt-metal's timeout
+    running ``command`` there: the output."""
+    cfg = tree / "cb.json"
+    cfg.write_text(json.dumps({"reader_pages_per_block": 31, "grid": [2, 2]}))
+    env = {"PATH": os.environ.get("PATH", ""), "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.2",
+           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": command}  # fmt: skip
+    p = subprocess.run([*CB, f"--cb_config={cfg}", "--gtest_filter=*Rm"], cwd=tree, env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == -signal.SIGABRT, p.stdout[-3000:] + p.stderr[-2000:]
+    return p.stdout
+
+
+def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scripts(
+    history: GroundTruth, tmp_path: Path
+) -> None:
+    """tools/tt-triage.py (the framework: triage.py 02c321d, dump_callstacks d0f77e9,
+    callstack_provider 91083879, dump_circular_buffers b98e5c6): the writer on BRISC waits in
+    cb_wait_front at the line of its source that calls it, compute's unpacker (TRISC0) in
+    llk_wait_tiles under cb_wait_front, the reader returned to firmware; CB 0 partly filled."""
+    tree = checkout_at(history, history.main, tmp_path / "main")
+    assert not (tree / "scripts" / "debugging_scripts" / "tt-triage.py").exists()
+    out = hang_with_command(tree, f"{sys.executable} tools/tt-triage.py --disable-progress")
+    text = out.split("Executing command:", 1)[1]
+    lines = text.splitlines()
+    at = lines.index("dump_callstacks.py:")
+    assert lines[at - 1] == "" and lines[at + 1].startswith("┏━")
+    header = [c.strip() for c in lines[at + 2].strip("┃").split("┃")]
+    assert header == ["Dev", "Loc", "RiscV", "Kernel ID", "Kernel Name", "Subdevice", "Go Message",
+                      "Preload", "Waypoint", "PC", "Kernel Callstack"]  # fmt: skip
+    assert lines[at + 3].startswith("┡━")
+    rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines[at + 4 :]
+            if ln.startswith("│")]  # fmt: skip
+    first = rows[0][:9]
+    assert first == ["0", "1-1 (0,0)", "brisc", "4", "writer_layernorm_fused_rm", "0", "GO",
+                     "False", "CWFW"], rows[0]  # fmt: skip
+    assert rows[0][10] == ""  # the callstack cell's first line is empty
+    writer = "ttnn/cpp/ttnn/operations/normalization/layernorm_fused_rm/device/kernels/dataflow/writer_layernorm_fused_rm.cpp"
+    call_line = next(n for n, ln in enumerate((tree / writer).read_text().splitlines(), 1)
+                     if "cb_wait_front(" in ln)  # fmt: skip
+    assert rows[1][10].startswith("#0 0x0000") and rows[1][10].endswith(
+        "in cb_wait_front () at ./tt_metal/hw/inc/dataflow_api.h 412:12"
+    )
+    assert rows[2][10] == f"#1 kernel_main () at ./{writer} {call_line}:9"
+    trisc0 = next(i for i, r in enumerate(rows) if r[2] == "trisc0")
+    assert rows[trisc0 + 1][10].endswith(
+        "in llk_wait_tiles () at ./tt_metal/hw/ckernels/wormhole_b0/metal/llk_io/llk_io_unpack.h 34:9"
+    )
+    ncrisc = next(r for r in rows if r[2] == "ncrisc")
+    assert ncrisc[8] == "W"
+    assert "main () at ./tt_metal/hw/firmware/src/tt-1xx/ncrisc.cc" in text
+    cbs = text[text.index("dump_circular_buffers.py:") :].splitlines()
+    head = [c.strip() for c in cbs[2].strip("┃").split("┃")]
+    assert head == ["Dev", "Loc", "RISC", "CB", "Kind", "State", "fifo_addr", "fifo_size",
+                    "page_size", "pages", "rd_ptr", "wr_ptr", "recv", "acked", "occ"]  # fmt: skip
+    cb_rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in cbs if ln.startswith("│")]
+    cb0 = next(r for r in cb_rows if r[2] == "trisc0" and r[3] == "0")
+    assert cb0[5] == "partial" and int(cb0[12]) - int(cb0[13]) == int(cb0[14]) == 28
+    assert len({r[1] for r in cb_rows}) == 4  # the op's 2x2 cores; idle cores have no kernel
+
+
+def test_the_one_script_era_at_an_older_commit(history: GroundTruth, tmp_path: Path) -> None:
+    """scripts/debugging_scripts/tt-triage.py (90b63baa50e2) before the framework: titles, and
+    with -vv the running ops per core and RISC in a tabulate table, frames in extra rows."""
+    old = history.eras["triage-one-script"]
+    assert old and history.eras["triage-framework"]
+    tree = checkout_at(history, old, tmp_path / "old")
+    assert not (tree / "tools" / "tt-triage.py").exists()
+    out = hang_with_command(tree, f"{sys.executable} scripts/debugging_scripts/tt-triage.py -vv")
+    text = out.split("Executing command:", 1)[1]
+    assert ("= Checking device 0" in text and text.rstrip().splitlines()[-1] == "DONE: OK") or (
+        "DONE: OK" in text
+    )
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "Kernel ID:Name" in ln and "Proc" in ln)
+    assert lines[at - 1].startswith("╭") and lines[at + 1].startswith("├")
+    header = [c.strip() for c in lines[at].strip("│").split("│")]
+    assert header == ["Loc", "Proc", "RD PTR", "Base", "Offset", "Kernel ID:Name", "PC",
+                      "Kernel Callstack", "Kernel Path"]  # fmt: skip
+    rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines[at + 2 :]
+            if ln.startswith("│")]  # fmt: skip
+    brisc = next(i for i, r in enumerate(rows) if r[:2] == ["0,0", "BRISC"])
+    assert rows[brisc][5] == "4:writer_layernorm_fused_rm"
+    assert "in cb_wait_front () at " in rows[brisc + 1][7] and rows[brisc + 1][0] == ""
+    assert any(r[5] == "0:" for r in rows)  # a RISC with no kernel
