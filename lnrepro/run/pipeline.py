@@ -266,7 +266,7 @@ def run_attempt(
     device_timeout = device_timeout_seen(console)
     if device_timeout:
         _as_device_timeout(run)
-        run.warnings.append(f"attempt {index}: tt-metal's own dispatch timeout detected a hang")
+        run.warnings.append("tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang")
     hang, watcher = _diagnose_hang(record_dir, index, console)
     if hang is not None and not (res.timed_out or device_timeout or hang.hung):
         hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang
