@@ -56,20 +56,20 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         and path.name not in ("record.json", "bisect.json")
         and not ref.endswith(".json")
     ):
-        if _is_watcher_log(path):
-            from lnrepro.watcher.diagnose import diagnose
-            from lnrepro.watcher.log import parse_file
+        from lnrepro.hangs import read_file as read_hang  # a watcher log, tt-triage, a summary
 
-            diagnosis = diagnose(parse_file(path))
+        reading = read_hang(path)
+        if reading is not None and not reading.in_gtest_log:
             if as_json:
-                echo_json(diagnosis.to_json())
+                echo_json(reading.to_json())
             else:
-                render_hang(str(path), diagnosis, make_console())
+                render_hang(str(path), reading.diagnosis, make_console())
             return ExitCode.OK
         from lnrepro.gtest.files import parse_log_file
 
         observed = ex.observed_from_run(parse_log_file(path))
         source = str(path)
+        hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
     else:
         from lnrepro.doors.store import load_run
 
@@ -114,18 +114,6 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     if fits:
         render_explain(source, fits[:top], meta, console)
     return ExitCode.OK
-
-
-def _is_watcher_log(path: Path) -> bool:
-    """A watcher log, by its first 64 KiB: a ``Dump #N`` section or the watcher's legend."""
-    import re
-
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(1 << 16).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return bool(re.search(r"(?m)^\s*Dump #\d+", head)) or ("Legend:" in head and "k_id" in head)
 
 
 def _shape(text: str) -> tuple[int, int]:

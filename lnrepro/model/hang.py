@@ -1,9 +1,15 @@
-"""A hang, explained: what a watcher log says about which kernel waits for what, typed both ways
-(schema ``lnrepro.hang/1``).
+"""A hang, explained: which kernel waits for what, typed both ways (schema ``lnrepro.hang/2``;
+``lnrepro.hang/1`` documents, written before tt-triage was read, are still read).
 
-Pure data. :mod:`lnrepro.watcher.diagnose` reads a parsed watcher.log into a :class:`Diagnosis`;
+Pure data, one model for every source a user pastes: :mod:`lnrepro.watcher.diagnose` reads a
+parsed watcher.log into a :class:`Diagnosis`, :mod:`lnrepro.triage.diagnose` reads tt-triage
+output and users' condensed summaries of it; :class:`Source` says which format and era was read.
 :mod:`lnrepro.watcher.dprint` picks the DPRINT lines a diagnosis can carry. The words for the
 waypoints are in :data:`WAYPOINT_MEANING`, read from tt-metal's sources (see there).
+
+/2 added (all optional when reading /1): ``source``, ``idle``, ``unknowns``; per group ``name``,
+``frames``, ``cbs`` and ``go_message``; per core ``noc0``; the patterns ``KERNEL_ASSERT`` and the
+progress ``SNAPSHOT``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from typing import Any
 
 from lnrepro.model.jsonio import Reader
 
-SCHEMA = "lnrepro.hang/1"
+SCHEMA = "lnrepro.hang/2"
+READABLE = ("lnrepro.hang/1", SCHEMA)  # /1: a watcher-only diagnosis, every /2 field absent
 
 # What each waypoint means, in our words. The codes and the calls that set them were read in
 # tenstorrent/tt-metal tt_metal/hw/inc/dataflow_api.h at commit
@@ -113,6 +120,9 @@ class HangPattern(str, Enum):
     WATCHER_ERROR = (
         "WATCHER_ERROR"  # the watcher stopped the device: a tripped assert, a bad NOC access
     )
+    KERNEL_ASSERT = (
+        "KERNEL_ASSERT"  # tt-triage found a RISC stopped at a lightweight assert (ebreak)
+    )
     PAUSED = "PAUSED"  # a kernel sits in PAUSE() waiting for ENTER
     OTHER_WAIT = "OTHER_WAIT"  # blocked at a waypoint no rule here knows
     IDLE = "IDLE"  # every worker is idle: whatever hangs, it is not a worker kernel
@@ -126,6 +136,7 @@ class Progress(str, Enum):
     SLOW = "SLOW"  # the state still changes: progressing (slowly), not hung yet
     SINGLE_DUMP = "SINGLE_DUMP"  # one complete dump: cannot tell
     NO_DUMP = "NO_DUMP"  # no dump at all
+    SNAPSHOT = "SNAPSHOT"  # one reading of the hung device (tt-triage): cannot tell stuck from slow
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,21 +148,28 @@ class CoreRef:
     x: int
     y: int
     core_type: str = "worker"
-    coords: str = "logical"
+    coords: str = "logical"  # logical, physical (old watcher lines) or noc0 (a summary's 1-5)
+    noc0: tuple[int, int] | None = None  # tt-triage's Loc gives both: "1-1 (0,0)"
 
     def label(self) -> str:
         dev = "" if self.device is None else f"{self.device}:"
         kind = "" if self.core_type == "worker" else f"{self.core_type} "
-        return f"{kind}{dev}({self.x},{self.y})"
+        if self.coords == "noc0":
+            return f"{kind}{dev}{self.x}-{self.y}"
+        noc = f" {self.noc0[0]}-{self.noc0[1]}" if self.noc0 else ""
+        return f"{kind}{dev}({self.x},{self.y}){noc}"
 
     def to_json(self) -> dict[str, Any]:
         return {"device": self.device, "x": self.x, "y": self.y, "core_type": self.core_type,
-                "coords": self.coords}  # fmt: skip
+                "coords": self.coords,
+                "noc0": None if self.noc0 is None else list(self.noc0)}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> CoreRef:
+        noc = r.ints("noc0") if r.has("noc0") and r.get("noc0").value is not None else ()
         return cls(r.opt_int("device"), r.int("x"), r.int("y"), r.str("core_type", "worker"),
-                   r.str("coords", "logical"))  # fmt: skip
+                   r.str("coords", "logical"),
+                   (noc[0], noc[1]) if len(noc) == 2 else None)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +233,128 @@ class PeerState:
                    r.opt_str("kernel"), r.opt_str("role"))  # fmt: skip
 
 
+class HangSource(str, Enum):
+    """What kind of text a diagnosis was read from."""
+
+    WATCHER_LOG = "watcher-log"  # tt-metal's generated/watcher/watcher.log, whole or an excerpt
+    TT_TRIAGE = "tt-triage"  # tt-triage's output (tools/tt-triage.py), one or several scripts
+    SUMMARY = "summary"  # a user's condensed summary: "Device 1, core 1-5 (brisc):" and frames
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Which format and era a diagnosis was read from, and what the reader had to look past."""
+
+    format: HangSource
+    era: str  # e.g. "2023", "one-script", "framework/rich"; several joined by ", "
+    described: str = ""  # the era in words, with the tt-metal source and commit it follows
+    scripts: tuple[str, ...] = ()  # tt-triage scripts whose output was read
+    noise: tuple[str, ...] = ()  # what was tolerated: editor line numbers, a cut at column N…
+
+    def text(self) -> str:
+        out = f"read: {self.format.value}, {self.described or self.era}"
+        if self.scripts:
+            out += f"; scripts: {', '.join(self.scripts)}"
+        if self.noise:
+            out += f"; looked past: {'; '.join(self.noise)}"
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.format.value, "era": self.era, "described": self.described,
+                "scripts": list(self.scripts), "noise": list(self.noise)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Source:
+        return cls(r.enum("format", HangSource), r.str("era", ""), r.str("described", ""),
+                   r.strs("scripts"), r.strs("noise"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One callstack frame as tt-triage prints it (``#0 0x… in fn () at file line:col``)."""
+
+    index: int
+    function: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    pc: int | None = None
+
+    def text(self) -> str:
+        out = f"#{self.index} "
+        if self.pc is not None:
+            out += f"0x{self.pc:08X} in "
+        out += f"{self.function} ()"
+        if self.file:
+            out += f" at {self.file}"
+            if self.line is not None:
+                out += f" {self.line}" + (f":{self.column}" if self.column is not None else "")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "function": self.function, "file": self.file,
+                "line": self.line, "column": self.column, "pc": self.pc}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Frame:
+        return cls(r.int("index", 0), r.str("function", ""), r.opt_str("file"), r.opt_int("line"),
+                   r.opt_int("column"), r.opt_int("pc"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CbState:
+    """A circular buffer as tt-triage's dump_circular_buffers reads it on one core and RISC."""
+
+    cb: int
+    risc: str | None
+    state: str  # empty, full, partial, ? (as the script prints it)
+    kind: str = "local"
+    pages: int | None = None  # the script's "pages" column
+    received: int | None = None
+    acked: int | None = None
+    occupancy: int | None = None
+
+    def text(self) -> str:
+        counts = ""
+        if self.received is not None and self.acked is not None:
+            counts = f" (recv {self.received}, acked {self.acked})"
+        who = f" on {self.risc}" if self.risc else ""
+        return f"CB {self.cb}{who}: {self.state}{counts}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cb": self.cb, "risc": self.risc, "state": self.state, "kind": self.kind,
+                "pages": self.pages, "received": self.received, "acked": self.acked,
+                "occupancy": self.occupancy}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> CbState:
+        return cls(r.int("cb", 0), r.opt_str("risc"), r.str("state", "?"), r.str("kind", "local"),
+                   r.opt_int("pages"), r.opt_int("received"), r.opt_int("acked"),
+                   r.opt_int("occupancy"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class IdleRisc:
+    """RISCs idle in firmware (no kernel, waiting for a go): not to blame for the hang."""
+
+    risc: str
+    cores: tuple[CoreRef, ...]
+    why: str  # the evidence: "kernel id 0, waypoint W, in firmware main () (trisc.cc)"
+
+    def text(self, limit: int = 6) -> str:
+        shown = ", ".join(c.label() for c in self.cores[:limit])
+        more = len(self.cores) - limit
+        return f"{self.risc} on {shown}{f' and {more} more' if more > 0 else ''}: {self.why}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"risc": self.risc, "cores": [c.to_json() for c in self.cores], "why": self.why}
+
+    @classmethod
+    def from_json(cls, r: Reader) -> IdleRisc:
+        return cls(r.str("risc"), tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
+                   r.str("why", ""))  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class CoreGroup:
     """Cores in the same state: one pattern, one processor at one waypoint, one kernel."""
@@ -230,6 +370,10 @@ class CoreGroup:
     sentence: str = ""  # what happens and what to look at, one actionable sentence
     detail: str = ""  # an error's text, an unknown waypoint's hint
     dprint: tuple[DprintLine, ...] = ()
+    name: str | None = None  # the kernel's name as the text prints it (tt-triage's Kernel Name)
+    frames: tuple[Frame, ...] = ()  # the top frames of the waiting RISC, frame 0 first
+    cbs: tuple[CbState, ...] = ()  # circular buffers of these cores the text shows
+    go_message: str | None = None  # tt-triage's Go Message (GO, DONE, INIT…)
 
     @property
     def count(self) -> int:
@@ -237,7 +381,8 @@ class CoreGroup:
 
     @property
     def kernel_name(self) -> str | None:
-        return PurePosixPath(self.kernel).name if self.kernel else None
+        """The kernel's file name when the text names its file, else its printed name."""
+        return PurePosixPath(self.kernel).name if self.kernel else self.name
 
     @property
     def meaning(self) -> str:
@@ -257,7 +402,9 @@ class CoreGroup:
                 "waypoint": self.waypoint, "meaning": self.meaning, "kernel_id": self.kernel_id,
                 "kernel": self.kernel, "role": self.role, "peers": [p.to_json() for p in self.peers],
                 "sentence": self.sentence, "detail": self.detail,
-                "dprint": [d.to_json() for d in self.dprint]}  # fmt: skip
+                "dprint": [d.to_json() for d in self.dprint], "name": self.name,
+                "frames": [f.to_json() for f in self.frames],
+                "cbs": [c.to_json() for c in self.cbs], "go_message": self.go_message}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> CoreGroup:
@@ -267,13 +414,18 @@ class CoreGroup:
                    r.opt_str("kernel"), r.opt_str("role"),
                    tuple(PeerState.from_json(p) for p in r.list("peers", default=[])),
                    r.str("sentence", ""), r.str("detail", ""),
-                   tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])))  # fmt: skip
+                   tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])),
+                   r.opt_str("name"),
+                   tuple(Frame.from_json(f) for f in r.list("frames", default=[])),
+                   tuple(CbState.from_json(c) for c in r.list("cbs", default=[])),
+                   r.opt_str("go_message"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
-    """Which kernel hangs where, from one watcher log: the groups of cores in each state (the
-    most telling first), whether the state still changes over the last dumps, and a headline."""
+    """Which kernel hangs where, from one watcher log, tt-triage output or summary: the groups of
+    cores in each state (the most telling first), whether the state still changes, a headline,
+    the RISCs idle in firmware (not to blame) and what the text cannot tell."""
 
     pattern: HangPattern
     progress: Progress
@@ -287,10 +439,13 @@ class Diagnosis:
     events: tuple[str, ...] = ()  # asserts, NOC errors, pauses the log records
     warnings: tuple[str, ...] = ()  # what could not be read or decided
     schema: str = SCHEMA
+    source: Source | None = None  # which format and era was read (None: a /1 document)
+    idle: tuple[IdleRisc, ...] = ()  # RISCs idle in firmware: not to blame
+    unknowns: tuple[str, ...] = ()  # what the text cannot tell, each with how to learn it
 
     @property
     def hung(self) -> bool:
-        """Whether the log shows a worker kernel that does not move."""
+        """Whether the text shows a worker kernel that does not move."""
         return self.pattern not in (HangPattern.IDLE, HangPattern.UNKNOWN) and (
             self.progress is not Progress.SLOW
         )
@@ -302,27 +457,41 @@ class Diagnosis:
     @property
     def key(self) -> str:
         """What two hangs must share to be the same hang: the pattern, and the kernel, processor
-        and waypoint of the most telling group (a bisect's hang signature)."""
+        and waypoint of the most telling group (a bisect's hang signature). The kernel is its
+        file name when the text names the file, else its printed name; a tt-triage row without
+        a waypoint gives its top frame's function instead."""
         g = self.primary
         if g is None:
             return self.pattern.value
-        return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{g.waypoint or '?'}"
+        where = g.waypoint or (g.frames[0].function if g.frames else None)
+        return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{where or '?'}"
 
     def lines(self, *, max_groups: int = 6, max_dprint: int = 4, pattern: bool = True) -> list[str]:
         """The diagnosis as plain text lines (no markup: the caller escapes for its format);
         ``pattern=False`` when the caller has shown the pattern already."""
         out = [f"{self.pattern.value}: {self.summary}" if pattern else self.summary]
+        if self.source is not None:
+            out.append(f"  {self.source.text()}")
         out.append(f"  {self._progress_text()}")
-        counts = f"{self.cores_total} cores in the dump, {self.cores_idle} idle"
-        if self.cores_dispatch:
-            counts += f", {self.cores_dispatch} dispatch"
-        out.append(f"  {counts}")
+        if self.cores_total or self.source is None or self.source.format is HangSource.WATCHER_LOG:
+            where = "in the dump" if self.dump is not None or self.source is None else "shown"
+            counts = f"{self.cores_total} cores {where}, {self.cores_idle} idle"
+            if self.cores_dispatch:
+                counts += f", {self.cores_dispatch} dispatch"
+            out.append(f"  {counts}")
         for g in self.groups[:max_groups]:
             where = f"{g.risc} at {g.waypoint}" if g.risc and g.waypoint else (g.risc or "")
-            kernel = f" in {g.kernel}" if g.kernel else ""
+            named = f"{g.name} " if g.name and g.name != g.kernel_name else ""
+            kernel = f" in {named}{g.kernel}" if g.kernel else (f" in {g.name}" if g.name else "")
             out.append(f"- {g.pattern.value} on {g.count} core(s) {g.core_list()}: {where}{kernel}")
             if g.waypoint:
                 out.append(f"    {g.waypoint} = {g.meaning}")
+            for f in g.frames[:4]:
+                out.append(f"    {f.text()}")
+            if len(g.frames) > 4:
+                out.append(f"    ... {len(g.frames) - 4} more frame(s)")
+            for c in g.cbs[:6]:
+                out.append(f"    {c.text()}")
             for p in g.peers:
                 out.append(f"    {p.describe()}")
             if g.detail:
@@ -335,7 +504,9 @@ class Diagnosis:
                 out.append(f"    ... {len(g.dprint) - max_dprint} more DPRINT line(s)")
         if len(self.groups) > max_groups:
             out.append(f"- and {len(self.groups) - max_groups} more group(s)")
+        out += [f"  idle, not to blame: {i.text()}" for i in self.idle]
         out += [f"  event: {e}" for e in self.events]
+        out += [f"  cannot tell: {u}" for u in self.unknowns]
         out += [f"  note: {w}" for w in self.warnings]
         return out
 
@@ -346,7 +517,11 @@ class Diagnosis:
         if self.progress is Progress.SLOW:
             return f"still moving: the state changed across dumps {nums} (slow, not hung yet)"
         if self.progress is Progress.SINGLE_DUMP:
+            if self.dump is None or self.dump == 0:
+                return "an excerpt of one dump (no Dump # header): cannot tell stuck from slow"
             return f"one complete dump (#{self.dump}): cannot tell stuck from slow"
+        if self.progress is Progress.SNAPSHOT:
+            return "one reading of the hung device: cannot tell stuck from slow"
         return "no dump in the log"
 
     def to_json(self) -> dict[str, Any]:
@@ -355,32 +530,45 @@ class Diagnosis:
                 "groups": [g.to_json() for g in self.groups], "dump": self.dump,
                 "dumps_compared": list(self.dumps_compared), "cores_total": self.cores_total,
                 "cores_idle": self.cores_idle, "cores_dispatch": self.cores_dispatch,
-                "events": list(self.events), "warnings": list(self.warnings)}  # fmt: skip
+                "events": list(self.events), "warnings": list(self.warnings),
+                "source": None if self.source is None else self.source.to_json(),
+                "idle": [i.to_json() for i in self.idle],
+                "unknowns": list(self.unknowns), "key": self.key}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> Diagnosis:
         schema = r.str("schema", SCHEMA)
-        if schema != SCHEMA:
-            r.fail(f"is {schema!r}; this lnrepro reads {SCHEMA}", "schema")
+        if schema not in READABLE:
+            r.fail(f"is {schema!r}; this lnrepro reads {' and '.join(READABLE)}", "schema")
+        src = r.obj("source") if r.has("source") and r.get("source").value is not None else None
         return cls(r.enum("pattern", HangPattern), r.enum("progress", Progress),
                    r.str("summary", ""),
                    tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
                    r.opt_int("dump"), r.ints("dumps_compared"), r.int("cores_total", 0),
                    r.int("cores_idle", 0), r.int("cores_dispatch", 0), r.strs("events"),
-                   r.strs("warnings"), schema)  # fmt: skip
+                   r.strs("warnings"), SCHEMA,
+                   None if src is None else Source.from_json(src),
+                   tuple(IdleRisc.from_json(i) for i in r.list("idle", default=[])),
+                   r.strs("unknowns"))  # fmt: skip
 
 
 __all__ = [
+    "READABLE",
     "SCHEMA",
     "WAYPOINT_CALL",
     "WAYPOINT_MEANING",
+    "CbState",
     "CoreGroup",
     "CoreRef",
     "Diagnosis",
     "DprintLine",
+    "Frame",
     "HangPattern",
+    "HangSource",
+    "IdleRisc",
     "PeerState",
     "Progress",
+    "Source",
     "is_noc_wait",
     "waypoint_meaning",
 ]

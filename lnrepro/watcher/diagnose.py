@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from lnrepro.model.hang import (
@@ -32,13 +32,25 @@ from lnrepro.model.hang import (
     Diagnosis,
     DprintLine,
     HangPattern,
+    HangSource,
     PeerState,
     Progress,
+    Source,
     is_noc_wait,
     waypoint_meaning,
 )
 from lnrepro.watcher.dprint import attach
-from lnrepro.watcher.log import CoreKind, CoreLine, Dump, Event, EventKind, RiscState, WatcherLog
+from lnrepro.watcher.log import (
+    ERA_WORDS,
+    CoreKind,
+    CoreLine,
+    Dump,
+    Era,
+    Event,
+    EventKind,
+    RiscState,
+    WatcherLog,
+)
 
 BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
 SUB_DONE = frozenset({"KD", "D"})
@@ -110,7 +122,7 @@ def diagnose(
         )
         return _finish(Diagnosis(pattern, Progress.NO_DUMP, summary, tuple(error_groups),
                                  events=_event_texts(last_events), warnings=tuple(warnings)),
-                       dprint, max_dprint)  # fmt: skip
+                       dprint, max_dprint, log)  # fmt: skip
 
     progress, compared = _progress(complete, chosen)
     findings: dict[tuple[object, ...], tuple[_Finding, list[CoreRef]]] = {}
@@ -151,11 +163,34 @@ def diagnose(
     diag = Diagnosis(pattern, progress, summary, tuple(groups), chosen.number, compared,
                      len(chosen.cores), idle, dispatch, _event_texts(last_events),
                      tuple(warnings))  # fmt: skip
-    return _finish(diag, dprint, max_dprint)
+    return _finish(diag, dprint, max_dprint, log)
 
 
-def _finish(diag: Diagnosis, dprint: Sequence[DprintLine], cap: int) -> Diagnosis:
+def _finish(diag: Diagnosis, dprint: Sequence[DprintLine], cap: int, log: WatcherLog) -> Diagnosis:
+    diag = replace(diag, source=source(log), unknowns=_unknowns(diag, log))
     return attach(diag, dprint, cap=cap) if dprint else diag
+
+
+def source(log: WatcherLog) -> Source:
+    """The format and eras of a parsed log, in words."""
+    eras = log.eras
+    era = ", ".join(e.value for e in eras) or "no core line"
+    words = "; ".join(ERA_WORDS[e] for e in eras) or "no core line of any era"
+    return Source(HangSource.WATCHER_LOG, era, words)
+
+
+def _unknowns(diag: Diagnosis, log: WatcherLog) -> tuple[str, ...]:
+    """What the log cannot tell about the groups it names."""
+    out: list[str] = []
+    for g in diag.groups:
+        if g.kernel_id and not g.kernel:
+            out.append(f"which file kernel id {g.kernel_id} is: the text has no k_id[{g.kernel_id}] "
+                       "line (paste the dump's k_id lines or kernel_names.txt)")  # fmt: skip
+    if diag.progress is Progress.SINGLE_DUMP:
+        out.append("whether it still moves: one dump only (paste two or more dumps in a row)")
+    if any(c.era in (Era.CORE_2023, Era.DEVICE_CORE_2024) for d in log.dumps for c in d.cores):
+        out.append("logical core coordinates: lines of this era print physical ones")
+    return tuple(dict.fromkeys(out))
 
 
 # ------------------------------------------------------------------------------- over time

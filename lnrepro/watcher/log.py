@@ -243,7 +243,8 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Dump:
-    """One ``Dump #N`` section."""
+    """One ``Dump #N`` section. Number 0: core lines with no ``Dump #`` header before them (a
+    pasted excerpt), read as one dump."""
 
     number: int
     line_no: int
@@ -368,7 +369,7 @@ _STARTING = re.compile(r"At\s+(\d{1,12}(?:\.\d+)?)s\s+starting")
 _ATTACH = re.compile(r"At\s+(\d{1,12}(?:\.\d+)?)s\s+(attach|detach)\s+device\s+(\d{1,9})")
 _DUMP = re.compile(r"Dump\s*#\s*(\d{1,12})\s+at\s+(\d{1,12}(?:\.\d+)?)s")
 _DUMP_DONE = re.compile(r"Dump\s*#\s*(\d{1,12})\s+completed\s+at\s+(\d{1,12}(?:\.\d+)?)s")
-_KID = re.compile(r"k_id\[" + _N + r"\]:\s*(\S.*?)\s*$")
+_KID = re.compile(r"(?:k|\b)_id\[" + _N + r"\]:\s*(\S.*?)\s*$")  # "_id[" when pasted without k
 _NAME_LINE = re.compile(r"^\s*(\d{1,9}):\s+(blank|\S+\.(?:cpp|cc|c|h|hpp)|\S*/\S+)\s*$")
 _LEGEND_PROCS = re.compile(r"waypoint\s+for\s+(.+?)\s*$")
 # The newest/2025/2024-phys prefix: "Device 0 worker core(x= 1,y= 2) [virtual(..)] [phys(..)]:"
@@ -467,7 +468,8 @@ class _State:
             return
         cores = tuple(self.dump_cores or ())
         cut = bool(cores) and cores[-1].partial
-        complete = closed or (not self.uses_completed and not cut)
+        headerless = self.dump.number == 0
+        complete = closed or ((headerless or not self.uses_completed) and not cut)
         self.dumps.append(
             replace(self.dump, completed_at=completed_at, complete=complete and not cut, cores=cores,
                     kernels=dict(self.dump_kernels or {}), events=tuple(self.dump_events or ()))
@@ -476,6 +478,68 @@ class _State:
             why = "its last core line is cut" if cut else "it has no 'completed' line"
             self.warnings.append(f"Dump #{self.dump.number} is incomplete: {why}")
         self.dump, self.dump_cores, self.dump_kernels, self.dump_events = None, None, None, None
+
+
+def watcher_evidence(text: str) -> int:
+    """How much of a text reads as a watcher log (0: none): core state lines (a core prefix of
+    any era with ``rmsg:`` or ``k_ids:``) count 3, ``Dump #N`` lines 2, ``k_id[N]:`` lines 1 once
+    there is another sign. Used to sniff what a user pasted."""
+    score = kids = 0
+    for line in text.splitlines()[:MAX_LINES]:
+        if "_id[" in line and _KID.search(line):
+            kids += 1
+        elif _DUMP.search(line) or _DUMP_DONE.search(line):
+            score += 2
+        elif ("rmsg:" in line or "k_ids" in line) and (
+            _PREFIX_NEW.search(line)
+            or _PREFIX_DEVICE_CORE.search(line)
+            or _PREFIX_CORE.search(line)
+        ):
+            score += 3
+    return score + kids if score else 0
+
+
+ERA_WORDS: dict[Era, str] = {
+    Era.CORE_2023: "2023 core lines: 'Core (x=,y=):', physical coordinates, no device",
+    Era.DEVICE_CORE_2024: "2024-03 core lines: 'Device N, Core (x=,y=):', physical coordinates",
+    Era.PHYS_2024: "2024-04..06 core lines: 'worker core(x=,y=) phys(x=,y=)' (watcher_device_reader.cpp "
+    "at 6631b32e5820)",
+    Era.VIRTUAL_2025: "2025 core lines: 'virtual(x=,y=)', h_id, three kernel ids brisc|ncrisc|trisc",
+    Era.NEWEST: "newest core lines: %3d padding, one kernel id per processor (watcher_device_reader.cpp "
+    "at 0000823065da)",
+}
+
+_LINE_NO = re.compile(r"^\s*\d{1,7}(?:\s*[|:]\s*|\s+)(?=\S)")
+_DROPPED = re.compile(r"^(?:\s*\d{1,7}(?:\s*[|:]\s*|\s+))?(?:evice\s+\d|ore\s*\(x=|_id\[)")
+
+
+def noise(text: str, log: WatcherLog) -> tuple[str, ...]:
+    """What a pasted log has that tt-metal never wrote, in words (for the diagnosis's source)."""
+    out: list[str] = []
+    lines = text.splitlines()[:MAX_LINES]
+    cores = {c.line_no for d in log.dumps for c in d.cores}
+    numbered = sum(1 for no in cores if _LINE_NO.match(lines[no - 1]) is not None)
+    if numbered:
+        out.append(f"editor line numbers on {numbered} core line(s)")
+    dropped = sum(1 for ln in lines if _DROPPED.match(ln))
+    if dropped:
+        out.append(f"a dropped first character on {dropped} line(s)")
+    elided = sum(1 for u in log.unparsed if u.text.strip(" .\t0123456789|:") == "")
+    elided += sum(
+        1 for d in log.dumps for c in d.cores if "..." in c.extra or "..." in lines[c.line_no - 1]
+    )
+    if elided:
+        out.append(f"{elided} '...' elision(s)")
+    if any(d.number == 0 for d in log.dumps):
+        out.append("no 'Dump #' header: the core lines read as one dump")
+    in_dumps = {k for d in log.dumps for k in (d.kernels or {})}
+    apart = set(log.kernel_names or {}) - in_dumps
+    if apart:
+        out.append(f"{len(apart)} kernel map line(s) apart from the dumps")
+    other = [u for u in log.unparsed if u.text.strip(" .\t0123456789|:")]
+    if other:
+        out.append(f"{len(other)} line(s) that are not the watcher's, kept unread")
+    return tuple(out)
 
 
 def parse(text: str) -> WatcherLog:
@@ -630,10 +694,11 @@ def _core(st: _State, no: int, line: str) -> bool:
             EventKind.NOC_ERROR if re.search(r"noc|access", core.error, re.I) else EventKind.ERROR)  # fmt: skip
         st.add_event(Event(ek, core.error, no, device=device, x=x, y=y,
                            risc=_risc_name(rm.group(1)) if rm else None))  # fmt: skip
+    if st.dump_cores is None and not core.error:
+        # an excerpt pasted without its "Dump #N" header: its core lines are one dump (number 0)
+        st.dump = Dump(0, no, st.run_index or 1)
+        st.dump_cores, st.dump_kernels, st.dump_events = [], {}, []
     if st.dump_cores is None:
-        if not core.error:
-            st.warnings.append(f"line {no}: a core line outside any dump")
-            st.unparsed.append(Unparsed(no, line))
         return True
     if core.error and not core.has_waypoints and core.run is None:
         return True  # an error report about a core, not its state

@@ -204,9 +204,25 @@ def test_lines_are_plain_text_with_the_evidence() -> None:
 def test_diagnosis_json_round_trip(cores: list[tuple[str, str, str, str]]) -> None:
     d = diag(cores)
     doc = json.loads(json.dumps(d.to_json()))
-    assert doc["schema"] == SCHEMA == "lnrepro.hang/1"
+    assert doc["schema"] == SCHEMA == "lnrepro.hang/2"
     back = Diagnosis.from_json(Reader(doc, "t"))
     assert back == d and back.lines() == d.lines()
+
+
+def test_a_hang_1_document_is_still_read() -> None:
+    """A record written before /2 (no source, idle, unknowns, frames, cbs) reads as it was."""
+    d = diag([S.STARVED, S.IDLE])
+    doc = json.loads(json.dumps(d.to_json()))
+    for k in ("source", "idle", "unknowns", "key"):
+        del doc[k]
+    for g in doc["groups"]:
+        for k in ("name", "frames", "cbs", "go_message"):
+            del g[k]
+        for c in g["cores"]:
+            del c["noc0"]
+    doc["schema"] = "lnrepro.hang/1"
+    back = Diagnosis.from_json(Reader(doc, "t"))
+    assert back.key == d.key and back.groups == d.groups and back.summary == d.summary
 
 
 def test_from_json_refuses_another_schema() -> None:

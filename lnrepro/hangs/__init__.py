@@ -1,0 +1,128 @@
+"""Whatever a user pastes about a hang, read into one :class:`~lnrepro.model.hang.Diagnosis`.
+
+The one door (stable API; other modules and helpers call only these):
+
+* :func:`read_paste` — text in, a :class:`HangReading` out (``None`` when the text is not about
+  a hang). The format is sniffed from the content, never from a file name:
+
+  - a watcher log of any era, whole or an excerpt (:mod:`lnrepro.watcher.log`);
+  - tt-triage output of any era: the one-script era, the script framework with tabulate or rich
+    tables, cut at the right edge, several scripts in one paste (:mod:`lnrepro.triage.output`);
+  - a user's condensed summary (``Device 1, core 1-5 (brisc):`` then frames,
+    :mod:`lnrepro.triage.summary`).
+
+* :func:`read_file` — the same for a file (the first :data:`MAX_BYTES` of it).
+* :func:`read_triage` — text known to be tt-triage's output (a run's own triage capture): its
+  diagnosis, or ``None`` when it shows nothing to diagnose.
+* :func:`sniff` — which format the text is, without diagnosing it.
+
+The diagnosis says which format and era was read (``diagnosis.source``), and its ``key`` is the
+hang's signature for bisect (pattern, kernel, RISC, waypoint or top frame). Pure: no process, no
+file but the one :func:`read_file` reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lnrepro.model.hang import Diagnosis, HangSource, Source
+
+MAX_BYTES = 64 << 20  # past this a file's rest is not read (a watcher log of a long run)
+
+_GTEST = re.compile(r"^\[ +(RUN|OK|FAILED|PASSED) +\]|^\[=+\] ", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class HangReading:
+    """A text read as a hang: its diagnosis (which carries the format and era read), and
+    whether the text is also a googletest console log (a hung test's log with triage in it)."""
+
+    diagnosis: Diagnosis
+    in_gtest_log: bool = False
+
+    @property
+    def source(self) -> Source:
+        assert self.diagnosis.source is not None  # every reader here sets it
+        return self.diagnosis.source
+
+    @property
+    def format(self) -> HangSource:
+        return self.source.format
+
+    @property
+    def era(self) -> str:
+        return self.source.era
+
+    def what(self) -> str:
+        """The format and era in a few words, e.g. 'tt-triage, framework/rich'."""
+        return f"{self.format.value}, {self.era}"
+
+    def to_json(self) -> dict[str, Any]:
+        return self.diagnosis.to_json()
+
+
+def sniff(text: str) -> HangSource | None:
+    """Which kind of hang text this is, by its content; None when it is none of them."""
+    from lnrepro.triage.output import triage_evidence
+    from lnrepro.triage.summary import summary_evidence
+    from lnrepro.watcher.log import watcher_evidence
+
+    scores = {
+        HangSource.WATCHER_LOG: watcher_evidence(text),
+        HangSource.TT_TRIAGE: triage_evidence(text),
+        HangSource.SUMMARY: summary_evidence(text),
+    }
+    best = max(scores, key=lambda k: scores[k])
+    return best if scores[best] > 0 else None
+
+
+def read_paste(text: str) -> HangReading | None:
+    """Read a pasted text about a hang; None when it is not one (then it may be a gtest log)."""
+    kind = sniff(text)
+    if kind is None:
+        return None
+    in_gtest = _GTEST.search(text) is not None
+    if kind is HangSource.WATCHER_LOG:
+        from lnrepro.watcher.diagnose import diagnose
+        from lnrepro.watcher.log import parse
+
+        return HangReading(diagnose(parse(text)), in_gtest)
+    if kind is HangSource.TT_TRIAGE:
+        from lnrepro.triage.diagnose import diagnose_triage
+        from lnrepro.triage.output import parse_triage
+
+        return HangReading(diagnose_triage(parse_triage(text)), in_gtest)
+    from lnrepro.triage.diagnose import diagnose_triage
+    from lnrepro.triage.summary import parse_summary
+
+    return HangReading(diagnose_triage(parse_summary(text)), in_gtest)
+
+
+def read_triage(text: str) -> Diagnosis | None:
+    """tt-triage's output captured by a run (stdout of ``tt-triage.py``, or a test's console with
+    tt-metal's timeout command in it): its diagnosis; None when no triage output is in it."""
+    from lnrepro.triage.diagnose import diagnose_triage
+    from lnrepro.triage.output import parse_triage, triage_evidence
+
+    if triage_evidence(text) <= 0:
+        return None
+    return diagnose_triage(parse_triage(text))
+
+
+def read_file(path: Path) -> HangReading | None:
+    """:func:`read_paste` on a file; None when it is not about a hang or cannot be read (the
+    caller's own reader then says why)."""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_BYTES)
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    return read_paste(data.decode("utf-8", errors="replace"))
+
+
+__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff"]

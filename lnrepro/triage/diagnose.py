@@ -1,0 +1,408 @@
+"""Which kernel hangs, waiting for what: a :class:`~lnrepro.model.hang.Diagnosis` from tt-triage's
+rows (or a summary's). Pure.
+
+The rules, from tt-triage's sources (tenstorrent/tt-metal ``tools/triage``) and how its authors
+read it:
+
+1. A RISC with no kernel (Kernel ID 0 or none, name N/A), waypoint ``W``/``GW`` and frame 0 in
+   firmware ``main ()`` (``brisc.cc``, ``ncrisc.cc``, ``trisc.cc``; ``notify_brisc_and_wait``) is
+   idle in firmware, waiting for a go: not to blame. ``Core is in reset`` is not running at all.
+   A ``DONE`` go message is a finished core (dump_callstacks hides those without ``--all-cores``,
+   ``dump_callstacks.py`` at d0f77e915dc3).
+2. A RISC with a kernel waits where frame 0 and the waypoint say: ``cb_wait_front``/``CWFW`` or
+   an LLK ``llk_wait_tiles`` (consumer starved), ``cb_reserve_back``/``CRBW`` (producer blocked),
+   ``noc_semaphore_wait``/barriers/``NSW``… (a NOC wait), ``write_debug_waypoint<N>`` (N the
+   waypoint's four ASCII bytes, little-endian), anything else ending in ``W`` (another wait).
+   A RISC in ``dump_lightweight_asserts`` stopped at an ``ebreak``: that is the cause.
+3. The kernel's file is the file of its ``kernel_main`` frame; its name is ``Kernel Name`` (from
+   Inspector). Neither is ever made up: absent, the diagnosis says it cannot tell.
+4. RISCs in the same state, with the same kernel and place, are one group; the circular buffers
+   ``dump_circular_buffers`` (b98e5c66547e) shows on those cores go with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from lnrepro.model.hang import (
+    CbState,
+    CoreGroup,
+    CoreRef,
+    Diagnosis,
+    Frame,
+    HangPattern,
+    HangSource,
+    IdleRisc,
+    PeerState,
+    Progress,
+    Source,
+    is_noc_wait,
+    waypoint_meaning,
+)
+from lnrepro.triage.output import (
+    ERA_WORDS,
+    AssertRow,
+    Place,
+    RiscRow,
+    TriageEra,
+    TriageOutput,
+    waypoint_of,
+)
+
+FIRMWARE_FILES = re.compile(
+    r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
+)
+FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
+CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
+PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
+NOC_CALLS = ("noc_semaphore_wait", "noc_async_read_barrier", "noc_async_write_barrier",
+             "noc_async_atomic_barrier", "noc_async_full_barrier", "ncrisc_noc_")  # fmt: skip
+KERNEL_ENTRY = ("kernel_main", "MAIN", "run_kernel", "_Z11kernel_mainv")
+RANK = {
+    HangPattern.KERNEL_ASSERT: 0,
+    HangPattern.PRODUCER_BLOCKED: 2,
+    HangPattern.CONSUMER_STARVED: 3,
+    HangPattern.NOC_WAIT: 4,
+    HangPattern.OTHER_WAIT: 6,
+    HangPattern.UNKNOWN: 7,
+}
+ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    row: RiscRow
+    status: str  # idle, reset, done, waiting, asserted, running
+    pattern: HangPattern | None
+    waypoint: str | None
+    call: str | None  # the wait's function, from frame 0
+    kernel_file: str | None
+    frames: tuple[Frame, ...]
+    why_idle: str = ""
+
+
+def _ref(p: Place) -> CoreRef:
+    if p.x is not None and p.y is not None:
+        return CoreRef(p.device, p.x, p.y, p.core_type, "logical", p.noc0)
+    x, y = p.noc0 or (0, 0)
+    return CoreRef(p.device, x, y, p.core_type, "noc0")
+
+
+def _kernel_file(frames: tuple[Frame, ...], path: str | None) -> str | None:
+    for f in frames:
+        if f.function.split("(")[0] in KERNEL_ENTRY and f.file:
+            return f.file
+    if path and re.search(r"\.(cpp|cc|c|hpp|h)$", path):
+        return path
+    return None
+
+
+def _is_firmware(f: Frame) -> bool:
+    return f.function.split("(")[0] in FIRMWARE_FUNCS and (
+        f.file is None or FIRMWARE_FILES.search(f.file) is not None
+    )
+
+
+def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertRow]) -> _State:
+    frames = row.frames
+    f0 = frames[0] if frames else None
+    fw_wp = row.waypoint or (waypoint_of(f0.function) if f0 else None)
+    kfile = _kernel_file(frames, row.kernel_path)
+    has_kernel = bool(row.kernel_id) or row.kernel_name is not None or kfile is not None
+    key = (row.place.key(), row.risc)
+    if key in asserts:
+        a = asserts[key]
+        fr = a.frames or frames
+        return _State(
+            row,
+            "asserted",
+            HangPattern.KERNEL_ASSERT,
+            fw_wp,
+            a.code,
+            _kernel_file(fr, None) or kfile,
+            fr,
+        )
+    if row.message and "reset" in row.message.lower():
+        return _State(row, "reset", None, fw_wp, None, kfile, frames, "in reset")
+    if row.go_message == "DONE":
+        return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
+    in_fw = f0 is not None and _is_firmware(f0)
+    if row.said_idle or (not has_kernel and (in_fw or fw_wp in (None, "W", "GW"))):
+        why = []
+        if row.kernel_id == 0:
+            why.append("kernel id 0")
+        if fw_wp:
+            why.append(f"waypoint {fw_wp}")
+        if in_fw and f0 is not None:
+            why.append(
+                f"in firmware {f0.function} ()"
+                + (f" ({PurePosixPath(f0.file).name})" if f0.file else "")
+            )
+        if row.said_idle and not why:
+            why.append("the summary says so")
+        return _State(row, "idle", None, fw_wp, None, None, frames, ", ".join(why) or "no kernel")
+    fn = f0.function if f0 else ""
+    base = fn.split("(")[0].split("<")[0].split("::")[-1]
+    pattern: HangPattern | None
+    if base in CONSUMER_CALLS or fw_wp == "CWFW":
+        pattern = HangPattern.CONSUMER_STARVED
+    elif base in PRODUCER_CALLS or fw_wp == "CRBW":
+        pattern = HangPattern.PRODUCER_BLOCKED
+    elif base.startswith(NOC_CALLS) or is_noc_wait(fw_wp):
+        pattern = HangPattern.NOC_WAIT
+    elif fw_wp and len(fw_wp) > 1 and fw_wp.endswith("W") and fw_wp not in ("GW", "NTW"):
+        pattern = HangPattern.OTHER_WAIT
+    else:
+        pattern = HangPattern.UNKNOWN
+    status = "running" if pattern is HangPattern.UNKNOWN else "waiting"
+    return _State(row, status, pattern, fw_wp, base or None, kfile, frames)
+
+
+def _role(risc: str, name: str | None, file: str | None) -> str:
+    n = f"{name or ''} {PurePosixPath(file).name if file else ''}".lower()
+    if "reader" in n:
+        return "reader"
+    if "writer" in n:
+        return "writer"
+    if "compute" in n or (file and "/compute/" in file) or risc.startswith("TRISC"):
+        return "compute"
+    return {"NCRISC": "reader", "BRISC": "writer"}.get(risc, risc.lower())
+
+
+def _merge(rows: list[RiscRow]) -> list[RiscRow]:
+    """One row per (core, RISC): dump_callstacks' first, a later script's only where it adds."""
+    seen: dict[tuple[object, ...], RiscRow] = {}
+    for r in rows:
+        k = (r.place.key(), r.risc)
+        if k not in seen or (not seen[k].frames and r.frames):
+            seen[k] = r
+    return list(seen.values())
+
+
+def diagnose_triage(out: TriageOutput) -> Diagnosis:
+    """Name the hang a tt-triage paste (or summary) shows."""
+    rows = _merge(out.rows)
+    asserts = {(a.place.key(), a.risc): a for a in out.asserts}
+    for a in out.asserts:  # an assert whose RISC no callstack table showed
+        if not any((r.place.key(), r.risc) == (a.place.key(), a.risc) for r in rows):
+            rows.append(
+                RiscRow(
+                    a.place,
+                    a.risc,
+                    "dump_lightweight_asserts",
+                    0,
+                    None,
+                    a.kernel_name,
+                    frames=a.frames,
+                )
+            )
+    states = [_classify(r, asserts) for r in rows]
+    by_core: dict[tuple[object, ...], list[_State]] = defaultdict(list)
+    for s in states:
+        by_core[s.row.place.key()].append(s)
+
+    groups: dict[tuple[object, ...], list[_State]] = {}
+    for s in states:
+        if s.pattern is None:
+            continue
+        k = (s.pattern, s.row.risc, s.row.kernel_name, s.kernel_file, s.waypoint, s.call)
+        groups.setdefault(k, []).append(s)
+    built = [_group(members, by_core, out) for members in groups.values()]
+    built.sort(key=lambda g: (RANK.get(g.pattern, 9), -g.count))
+    built = _cycle_first(built)
+
+    idle = _idle(states)
+    places = {s.row.place.key() for s in states}
+    idle_places = {k for k, ss in by_core.items() if all(x.pattern is None for x in ss)}
+    warnings = list(out.warnings[:20])
+    unknowns = _unknowns(out, built, states)
+    events = list(out.events[:20])
+    for a in out.asserts:
+        events.append(
+            f"lightweight assert on device {a.place.device} {_ref(a.place).label()} {a.risc}: {a.code}"
+        )
+    if out.ops:
+        events += [f"running operation: {op}" for op in out.ops[:5]]
+    source = Source(
+        out.format, out.era.value, ERA_WORDS[out.era], tuple(out.scripts), tuple(out.noise)
+    )
+    if built:
+        pattern, summary = built[0].pattern, built[0].sentence
+    elif states:
+        pattern = HangPattern.IDLE
+        summary = ("every RISC shown is idle in firmware, in reset or done: the hang is not in a "
+                   "worker kernel it shows (look at dispatch, ethernet cores, or the host)")  # fmt: skip
+    else:
+        pattern = HangPattern.UNKNOWN
+        summary = "the text shows no core: it cannot tell which kernel hangs"
+        if out.failed_scripts:
+            summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
+    return Diagnosis(pattern, Progress.SNAPSHOT, summary, tuple(built), None, (), len(places),
+                     len(idle_places), 0, tuple(events), tuple(warnings), source=source,
+                     idle=idle, unknowns=unknowns)  # fmt: skip
+
+
+def _cycle_first(groups: list[CoreGroup]) -> list[CoreGroup]:
+    """A consumer waiting for pages while its producer on the same cores waits for space: the
+    producer's group leads (each waits for the other; the watcher reader's rule too)."""
+    if not groups or groups[0].pattern is not HangPattern.CONSUMER_STARVED:
+        return groups
+    cores = set(groups[0].cores)
+    for i, g in enumerate(groups):
+        if g.pattern is HangPattern.PRODUCER_BLOCKED and cores & set(g.cores):
+            return [g, *groups[:i], *groups[i + 1 :]]
+    return groups
+
+
+def _peer(s: _State) -> PeerState:
+    state = {
+        "idle": "idle",
+        "reset": "in reset",
+        "done": "done",
+        "asserted": "stopped at an assert",
+    }.get(s.status, s.status)
+    return PeerState(s.row.risc, state, s.waypoint if s.status in ("waiting", "running") else None,
+                     s.kernel_file or s.row.kernel_name, _role(s.row.risc, s.row.kernel_name, s.kernel_file))  # fmt: skip
+
+
+def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
+    keys = {m.row.place.key() for m in members}
+    mine = [c.state for c in out.cbs if c.place.key() in keys or _same_core(c.place, keys)]
+    want = {"CONSUMER_STARVED": ("empty",), "PRODUCER_BLOCKED": ("full",)}.get(pattern.value, ())
+    chosen = [c for c in mine if c.state in want] or mine
+    return tuple(dict.fromkeys(chosen))[:8]
+
+
+def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
+    """A CB row's place against the callstack rows' (the same core written with or without its
+    noc0 coordinates)."""
+    for k in keys:
+        dev, kind, x, y, noc = k
+        if (
+            dev == p.device
+            and kind == p.core_type
+            and ((x is not None and (x, y) == (p.x, p.y)) or (noc is not None and noc == p.noc0))
+        ):
+            return True
+    return False
+
+
+def _group(
+    members: list[_State], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
+) -> CoreGroup:
+    first = members[0]
+    row = first.row
+    refs = tuple(dict.fromkeys(_ref(m.row.place) for m in members))
+    pattern = first.pattern or HangPattern.UNKNOWN
+    role = _role(row.risc, row.kernel_name, first.kernel_file)
+    peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
+    cbs = _cbs(members, out, pattern)
+    sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
+    detail = ""
+    if first.status == "asserted":
+        detail = f"assert: {first.call}"
+    elif row.message:
+        detail = row.message
+    return CoreGroup(pattern, refs, row.risc, first.waypoint, row.kernel_id or None, first.kernel_file, role,
+                     peers, sentence, detail, (), row.kernel_name, first.frames[:6], cbs, row.go_message)  # fmt: skip
+
+
+def _who(s: _State, role: str) -> str:
+    name = s.row.kernel_name
+    file = PurePosixPath(s.kernel_file).name if s.kernel_file else None
+    if name and file and PurePosixPath(file).stem != name:
+        label = f"{role} kernel {name} ({file}, {s.row.risc})"
+    elif name or file:
+        label = f"{role} kernel {name or file} ({s.row.risc})"
+    else:
+        label = f"the {role} kernel (name not shown, {s.row.risc})"
+    return label
+
+
+def _where(s: _State) -> str:
+    f0 = s.frames[0] if s.frames else None
+    wp = f" (waypoint {s.waypoint})" if s.waypoint else ""
+    if f0 is None:
+        return f"at waypoint {s.waypoint}" if s.waypoint else "at a place the text does not show"
+    at = f" at {PurePosixPath(f0.file).name} {f0.line}" if f0.file and f0.line is not None else ""
+    return f"in {f0.function}{at}{wp}"
+
+
+def _sentence(
+    s: _State,
+    pattern: HangPattern,
+    role: str,
+    n: int,
+    peers: tuple[PeerState, ...],
+    cbs: tuple[CbState, ...],
+) -> str:
+    on = f"on {n} core{'s' if n != 1 else ''}"
+    who = _who(s, role)
+    cb_text = "; ".join(c.text() for c in cbs[:3])
+    cb_part = f"; {cb_text}" if cb_text else ""
+    asserted = [p for p in peers if p.state == "stopped at an assert"]
+    if pattern is HangPattern.KERNEL_ASSERT:
+        return (f"{on} {who} stopped at a lightweight assert ({s.call}): the kernel hit ebreak and "
+                "everything that waits on it hangs; read the assert's condition and its arguments")  # fmt: skip
+    if pattern is HangPattern.CONSUMER_STARVED:
+        why = ("its producer on the same core stopped at an assert" if asserted else
+               "its producer pushed fewer pages than it waits for, or never ran")  # fmt: skip
+        return (f"{on} {who} waits {_where(s)} for pages{cb_part}: {why}; compare the producer's "
+                "cb_push_back counts with this cb_wait_front")  # fmt: skip
+    if pattern is HangPattern.PRODUCER_BLOCKED:
+        return (f"{on} {who} waits {_where(s)} for free space{cb_part}: its consumer pops fewer "
+                "pages than it pushes, or waits itself; compare cb_pop_front with cb_push_back")  # fmt: skip
+    if pattern is HangPattern.NOC_WAIT:
+        return (f"{on} {who} waits {_where(s)}: a NOC transfer or semaphore that never completes; "
+                "check the addresses, the core coordinates and which core should signal it")  # fmt: skip
+    if pattern is HangPattern.OTHER_WAIT:
+        meaning = waypoint_meaning(s.waypoint)
+        return f"{on} {who} waits {_where(s)}: {meaning}"
+    return (f"{on} {who} runs {_where(s)} and the text shows no wait: one reading cannot tell a "
+            "loop from progress; run tt-triage again and compare the PCs")  # fmt: skip
+
+
+def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
+    by: dict[tuple[str, str], list[CoreRef]] = {}
+    for s in states:
+        if s.status in ("idle", "reset", "done"):
+            refs = by.setdefault((s.row.risc, s.why_idle), [])
+            ref = _ref(s.row.place)
+            if ref not in refs:
+                refs.append(ref)
+    return tuple(IdleRisc(risc, tuple(refs), why) for (risc, why), refs in by.items())
+
+
+def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) -> tuple[str, ...]:
+    u: list[str] = []
+    g = groups[0] if groups else None
+    cut = sorted({c for s in states for c in s.row.cut})
+    if cut:
+        u.append(f"what the cut columns held ({', '.join(cut)}): the table was cut at the right "
+                 "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)")  # fmt: skip
+    if g is not None:
+        if not g.kernel:
+            u.append("the kernel's source file: no kernel_main frame and no source path in the text "
+                     "(tt-triage -v prints Kernel Path; --full-callstack walks to kernel_main)")  # fmt: skip
+        if not g.name:
+            u.append(
+                "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"
+            )
+        if not g.frames and g.pattern is not HangPattern.KERNEL_ASSERT:
+            u.append("the callstack: no frame for the waiting RISC"
+                     + (" (the one-script era prints callstacks only with -vv)" if out.era is TriageEra.ONE_SCRIPT else ""))  # fmt: skip
+        if g.pattern in (HangPattern.CONSUMER_STARVED, HangPattern.PRODUCER_BLOCKED):
+            if not out.cbs:
+                u.append("the circular buffers' state: the text has no dump_circular_buffers table")
+            u.append("which circular buffer it waits on: the frames carry no arguments")
+    if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
+        u.append(
+            "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
+        )
+    return tuple(dict.fromkeys(u))
+
+
+__all__ = ["diagnose_triage"]

@@ -1,0 +1,223 @@
+"""Box-drawn tables read back from pasted text: tabulate's rounded format and rich's heavy head,
+whole or cut at the right edge, with multi-line cells joined again. Pure.
+
+The shapes, as tt-metal prints them (tenstorrent/tt-metal):
+
+* tabulate with the rounded ``DEFAULT_TABLE_FORMAT`` — ``╭─┬╮`` above, ``├─┼┤`` below the
+  header, ``│`` between cells, ``╰─┴╯`` below, padding 1, no line between rows
+  (``scripts/debugging_scripts/tt-triage.py`` at 90b63baa50e2, ``tools/triage/utils.py`` at
+  bc021b21811). A multi-line value is split into one table row per line, the other cells empty
+  (``serialize_result`` of the tabulate era); the one-script era adds a row per callstack frame
+  with every cell but the callstack empty.
+* rich's ``Table()`` with its default ``box.HEAVY_HEAD`` — ``┏━┳┓``, ``┃`` in the header,
+  ``┡━╇┩`` under it, ``│`` rows, ``└─┴┘`` below (``tools/triage/triage.py`` at b81970a02302 and
+  02c321d69d06). A multi-line cell takes several lines of one row, the other cells blank.
+
+So in both a line whose first cell is blank continues the row above it. Columns are found from
+the border lines' junctions, so a line cut at column N loses whole columns on the right and the
+last one it reaches is partial; :class:`Table` says where it was cut.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+TOP_LEFT = "╭┏┌"
+JUNCTIONS = "┬┳┼╇╋╈┯┿"
+TOP_RIGHT = "╮┓┐"
+SEP_LEFT = "├┡┣"
+BOTTOM_LEFT = "╰└┗"
+VERTICAL = "│┃"
+HORIZONTAL = "─━"
+
+
+def strip_ansi(text: str) -> str:
+    """The text without terminal colour codes (tt-triage colours cells when stdout is a tty)."""
+    return ANSI.sub("", text)
+
+
+@dataclass
+class Table:
+    """One table: its header cells and its logical rows (continuation lines joined with
+    newlines per cell). ``cut_at``: the width the widest line was cut to, when the right edge is
+    missing; ``cut_columns``: the header names the cut lost entirely or in part."""
+
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    row_lines: list[int] = field(default_factory=list)  # 1-based line of each row's first line
+    style: str = "rounded"  # rounded (tabulate), heavy (rich), bars (no border line seen)
+    line_no: int = 0
+    end_line: int = 0
+    cut_at: int | None = None
+    cut_columns: list[str] = field(default_factory=list)
+
+    def column(self, *names: str) -> int | None:
+        """The index of the first header matching one of ``names`` (case, spaces and a rich
+        ellipsis ignored; a header cut short matches the name it begins)."""
+        for name in names:
+            want = _norm(name)
+            for i, h in enumerate(self.header):
+                got = _norm(h.rstrip("…"))
+                if got == want or (got and h.endswith("…") and want.startswith(got)):
+                    return i
+        return None
+
+    def cell(self, row: list[str], *names: str) -> str | None:
+        """The cell of ``row`` under the first header named; None when the table has no such
+        column or the row was cut before it."""
+        i = self.column(*names)
+        if i is None or i >= len(row):
+            return None
+        return row[i]
+
+    def lost(self, *names: str) -> bool:
+        """Whether the column named was cut off (its header is among ``cut_columns``)."""
+        i = self.column(*names)
+        return i is not None and self.header[i] in self.cut_columns
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def _is_border(line: str, lefts: str) -> bool:
+    s = line.lstrip()
+    return (
+        bool(s)
+        and s[0] in lefts
+        and all(
+            c in HORIZONTAL + JUNCTIONS + TOP_RIGHT + "┤┩┫╯┘┛" + lefts or c == " "
+            for c in s.rstrip()
+        )
+    )
+
+
+def _bounds(border: str) -> tuple[list[int], bool]:
+    """Column edges (absolute positions of the border's corner and junction characters) and
+    whether its right end is there."""
+    edges = [
+        i for i, c in enumerate(border) if c in TOP_LEFT + SEP_LEFT + JUNCTIONS + "┴┻" + BOTTOM_LEFT
+    ]
+    right = border.rstrip()
+    closed = bool(right) and right[-1] in TOP_RIGHT + "┤┩┫╯┘┛"
+    if closed:
+        edges.append(len(right) - 1)
+    return edges, closed
+
+
+def _bar_bounds(line: str) -> list[int]:
+    return [i for i, c in enumerate(line) if c in VERTICAL]
+
+
+CLIPPED = "…"  # appended to a cell the cut at the right edge went through
+
+
+def _cells(line: str, edges: list[int], closed: bool, width: int) -> list[str]:
+    """The cells of a row line between ``edges``. In a table cut at the right edge (not
+    ``closed``), the last cell of a line that reaches the cut with text gets :data:`CLIPPED`."""
+    out: list[str] = []
+    n = len(edges) if closed else len(edges) + 1
+    text = line.rstrip()
+    for i in range(n - 1):
+        a = edges[i] + 1
+        b = edges[i + 1] if i + 1 < len(edges) else None
+        if a > len(text):
+            break
+        cell = (line[a:b] if b is not None else line[a:]).strip(" " + "".join(VERTICAL))
+        if not closed and (b is None or b >= len(text)) and len(text) >= width and cell:
+            cell += CLIPPED
+        out.append(cell)
+    return out
+
+
+def find_tables(lines: list[str]) -> list[Table]:
+    """Every box table in ``lines`` (ANSI already stripped), in order."""
+    tables: list[Table] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        s = line.lstrip()
+        if not s:
+            i += 1
+            continue
+        if s[0] in TOP_LEFT and _is_border(line, TOP_LEFT):
+            t, i = _read(lines, i)
+            tables.append(t)
+            continue
+        if s[0] in VERTICAL and s.count(s[0]) >= 2:
+            t, i = _read(lines, i, borderless=True)
+            if t.header:
+                tables.append(t)
+            continue
+        i += 1
+    return tables
+
+
+def _read(lines: list[str], start: int, borderless: bool = False) -> tuple[Table, int]:
+    """One table from ``start`` (its top border, or its first bar line when the paste begins
+    inside it); returns it and the index after it."""
+    if borderless:
+        edges = _bar_bounds(lines[start])
+        closed = lines[start].rstrip()[-1:] in VERTICAL
+        i = start
+        style = "heavy" if "┃" in lines[start] else "bars"
+    else:
+        edges, closed = _bounds(lines[start])
+        style = "heavy" if "┏" in lines[start] else "rounded"
+        i = start + 1
+    head_raw: list[str] = []
+    body_raw: list[tuple[int, str]] = []
+    in_head = not borderless or "┃" in lines[start]
+    while i < len(lines):
+        line = lines[i]
+        s = line.lstrip()
+        if not s:
+            break
+        c0 = s[0]
+        if c0 in SEP_LEFT and _is_border(line, SEP_LEFT):
+            if borderless and not head_raw and body_raw:  # the lines so far were the header
+                head_raw, body_raw = [ln for _, ln in body_raw], []
+            if not closed:
+                e2, c2 = _bounds(line)
+                if c2:
+                    edges, closed = e2, c2
+            in_head = False
+            i += 1
+            continue
+        if c0 in BOTTOM_LEFT:
+            i += 1
+            break
+        if c0 not in VERTICAL:
+            break
+        if in_head:
+            head_raw.append(line)
+        else:
+            body_raw.append((i + 1, line))
+        i += 1
+    width = max((len(ln.rstrip()) for ln in [*head_raw, *(ln for _, ln in body_raw)]), default=0)
+    head_lines = [_cells(ln, edges, closed, width) for ln in head_raw]
+    body = [(no, _cells(ln, edges, closed, width)) for no, ln in body_raw]
+    cut_any = not closed
+    if borderless and not head_lines and body:  # no separator seen: take the first line
+        head_lines, body = [body[0][1]], body[1:]
+    ncols = max([len(h) for h in head_lines] + [len(b) for _, b in body] + [0])
+    header = [
+        " ".join(h[k] for h in head_lines if k < len(h) and h[k]).strip() for k in range(ncols)
+    ]
+    t = Table(header, style=style, line_no=start + 1, end_line=i)
+    for no, cells in body:
+        cells = cells + [""] * (ncols - len(cells))
+        if t.rows and not cells[0]:
+            prev = t.rows[-1]
+            for k, v in enumerate(cells):
+                if v:
+                    prev[k] = f"{prev[k]}\n{v}" if prev[k] else v
+            continue
+        t.rows.append(list(cells))
+        t.row_lines.append(no)
+    if cut_any:  # the last column it shows may be partial; those after it are not in `header`
+        t.cut_at = width or None
+        t.cut_columns = header[-1:]
+    return t, i
