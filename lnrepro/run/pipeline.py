@@ -148,8 +148,15 @@ def _keep_triage(record_dir: Path, index: int, console: str) -> Path | None:
 
 
 def read_triage(path: Path) -> Diagnosis | None:
-    """tt-triage's output read into a hang diagnosis (None: nothing in it places a hang)."""
-    return None
+    """tt-triage's output read into a hang diagnosis (None: nothing in it places a hang), by the
+    one reader of hang texts (:func:`lnrepro.hangs.read_triage`)."""
+    from lnrepro.hangs import read_triage as read
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return read(text)
 
 
 def _as_device_timeout(run: GtestRun) -> None:
@@ -266,7 +273,9 @@ def run_attempt(
     device_timeout = device_timeout_seen(console)
     if device_timeout:
         _as_device_timeout(run)
-        run.warnings.append("tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang")
+        run.warnings.append(
+            "tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang"
+        )
     hang, watcher = _diagnose_hang(record_dir, index, console)
     if hang is not None and not (res.timed_out or device_timeout or hang.hung):
         hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang

@@ -142,6 +142,26 @@ def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
     if how == "dispatch-timeout":
         log = (Path(rec["record_dir"]) / a["log"]).read_text(encoding="utf-8")
         assert "Timeout detected" in log and "Executing command: python3 tools/tt-triage.py" in log
+    # triage's diagnosis, in the record: the kernel, the RISC, the cores, the top frame, the CBs
+    hang = a["hang"]
+    assert hang["source"]["format"] == "tt-triage", hang["source"]
+    assert hang["pattern"] == "CONSUMER_STARVED"
+    top = hang["groups"][0]
+    assert top["kernel"].endswith("layernorm_fused_rm.cpp") and len(top["cores"]) == 64
+    assert top["risc"] in ("BRISC", "TRISC0") and top["waypoint"] == "CWFW"
+    assert top["frames"][0]["function"] in ("cb_wait_front", "llk_wait_tiles")
+    assert top["frames"][0]["pc"] is not None
+    assert any(c["state"] in ("empty", "partial") for c in top["cbs"])
+    assert hang["key"].startswith("CONSUMER_STARVED:") and "layernorm_fused_rm.cpp" in hang["key"]
+    # ... on the console
+    assert "CONSUMER_STARVED" in p.stdout and "tt-triage" in p.stdout
+    assert "to bisect this hang" in p.stdout and "--watcher" not in p.stdout.split("to bisect")[1]
+    # ... and in the reports: the Markdown issue body and JUnit
+    md = lnrepro("report", rec["record_dir"], "--format", "md", cwd=tmp_path).stdout
+    assert "Hang, attempt 1 (tt-triage output " in md and a["extra_files"]["triage"] in md, md
+    assert "CONSUMER_STARVED" in md and top["frames"][0]["function"] + " ()" in md
+    xml = lnrepro("report", rec["record_dir"], "--format", "junit", cwd=tmp_path).stdout
+    assert f"hang: {hang['key']}" in xml and "CB " in xml
     # nothing of the hung test is left running
     assert not running_in(tree, "test_layernorm_fused_rm")
     assert not running_in(tree, "tt-triage.py")
