@@ -193,10 +193,14 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     r = doc["result"]
     assert r["first_bad"] == small.hang_culprit and r["first_bad"] not in fp
     key = r["signature"]["hang_key"]
-    assert key.startswith("CONSUMER_STARVED:layernorm_fused_rm.cpp:"), key
+    assert key.startswith("CONSUMER_STARVED:") and "layernorm_fused_rm.cpp:" in key, key
+    assert "eltwise" not in key and "binary" not in key
     first = doc["steps"][0]
     assert first["sha"] == bad and first["verdict"] == "HANG"
     assert "seen once" in first["reason"], first["reason"]
+    # the flaky hangs at device open were set aside by their own place, never learned
+    assert all("binary" not in (s["reason"] or "") or "seen once" in s["reason"]
+               or "elsewhere" in s["reason"] for s in doc["steps"])  # fmt: skip
 
 
 # ------------------------------------------------------------------ the look-alike's two eras
