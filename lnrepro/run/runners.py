@@ -38,11 +38,13 @@ def default_ccache_dir() -> Path:
 class OnHang:
     """A command to run where a timed-out command still hangs, before it is killed: tt-triage
     against the still-hung device, in the same container and environment, with its own time
-    limit. ``done`` gets its exit status (None: unknown) and whether its own limit ran out."""
+    limit. ``begin`` is called at the timeout, before it runs; ``done`` gets its exit status
+    (None: unknown) and whether its own limit ran out."""
 
     argv: tuple[str, ...]
     timeout_s: float
     on_output: Callable[[bytes], None]
+    begin: Callable[[], None]
     done: Callable[[int | None, bool], None]
 
 
@@ -144,6 +146,7 @@ class LocalRunner(_HereFiles):
 
         def before_kill() -> None:
             assert on_hang is not None
+            on_hang.begin()
             res = proc.stream(list(on_hang.argv), on_hang.on_output, timeout=on_hang.timeout_s,
                               cwd=cwd, env=full)  # fmt: skip
             on_hang.done(None if res.timed_out else res.exit_code, res.timed_out)
@@ -354,6 +357,7 @@ def _exec_on_hang(on_hang: OnHang | None, cwd: Path) -> Callable[[Any], None] | 
         return None
 
     def before_kill(ct: Any) -> None:
+        on_hang.begin()
         code, timed_out = container.exec_in(ct, on_hang.argv, on_hang.on_output,
                                             timeout=on_hang.timeout_s, workdir=str(cwd))  # fmt: skip
         on_hang.done(code, timed_out)

@@ -301,3 +301,68 @@ def test_the_one_script_era_at_an_older_commit(history: GroundTruth, tmp_path: P
     assert rows[brisc][5] == "4:writer_layernorm_fused_rm"
     assert "in cb_wait_front () at " in rows[brisc + 1][7] and rows[brisc + 1][0] == ""
     assert any(r[5] == "0:" for r in rows)  # a RISC with no kernel
+
+
+# ------------------------------------------------------------------ the backend, on this host
+def fake_checkout(root: Path, usage: str = "[--disable-progress] [--skip-version-check]") -> Path:
+    """A checkout whose tools/tt-triage.py prints its argv, cwd, an environment variable and
+    whether the hung test (its pid in a file) still runs."""
+    (root / "tools" / "triage").mkdir(parents=True)
+    (root / "tools" / "triage" / "triage.py").write_text(
+        f'"""\nUsage:\n    triage {usage}\n\n"""\n'
+    )
+    (root / "tools" / "tt-triage.py").write_text(
+        "import os, sys, pathlib\n"
+        "pid = int(pathlib.Path('hung.pid').read_text())\n"
+        "alive = os.path.exists(f'/proc/{pid}')\n"
+        "print('triage', sys.argv[1:], os.getcwd(), os.environ.get('LNREPRO_PROBE'), alive)\n"
+    )
+    return root
+
+
+def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path: Path) -> None:
+    from lnrepro.model.requests import TtMetalSpec
+    from lnrepro.run.backends.ttmetal import TtMetalBackend
+    from lnrepro.run.config import PROFILES
+
+    tree = fake_checkout(tmp_path / "tt-metal")
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    hung = [sys.executable, "-c", "import os, time, pathlib; "
+            "pathlib.Path('hung.pid').write_text(str(os.getpid())); print('hangs', flush=True); "
+            "time.sleep(60)"]  # fmt: skip
+    spec = TtMetalSpec(tree, runner="local", env=(("LNREPRO_PROBE", "same-env"),),
+                       python=sys.executable)  # fmt: skip
+    out: list[bytes] = []
+    res = TtMetalBackend(spec, PROFILES["in-tree"], env=spec.env).execute(
+        hung, rec, 1, out.append, 1.5
+    )
+    assert res.timed_out and res.exit_code == 124
+    text = (rec / "attempt-1.triage.txt").read_text()
+    # the usage line's flags only; the checkout as cwd; the test's environment; still hung
+    assert text.strip() == (
+        f"triage ['--disable-progress', '--skip-version-check'] {tree} same-env True"
+    )
+    log = b"".join(out).decode()
+    assert log.index("hangs") < log.index("running tt-triage against the hung device")
+    assert "tt-triage exited 0; its output is in attempt-1.triage.txt" in log
+    pid = int((tree / "hung.pid").read_text())
+    assert not Path(f"/proc/{pid}").exists()  # killed after triage
+
+    # --no-triage: nothing runs, nothing is written
+    (rec / "attempt-1.triage.txt").unlink()
+    off = TtMetalSpec(tree, runner="local", python=sys.executable, triage=False)
+    res = TtMetalBackend(off, PROFILES["in-tree"]).execute(hung, rec, 1, out.append, 1.0)
+    assert res.timed_out and not (rec / "attempt-1.triage.txt").exists()
+    # --dispatch-timeout: tt-metal's variables, the command the same
+    env = TtMetalBackend(replace_spec(spec, 2.5), PROFILES["in-tree"]).test_env(rec)
+    assert env["TT_METAL_OPERATION_TIMEOUT_SECONDS"] == "2.5"
+    assert env["TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE"] == (
+        f"{sys.executable} tools/tt-triage.py --disable-progress --skip-version-check"
+    )
+
+
+def replace_spec(spec: Any, seconds: float) -> Any:
+    from dataclasses import replace
+
+    return replace(spec, dispatch_timeout_s=seconds)

@@ -355,9 +355,11 @@ class TtMetalBackend:
                    else f"exited {code}")  # fmt: skip
             on_output(f"lnrepro: tt-triage {how}; its output is in {out.name}\n".encode())
 
-        on_output(f"\nlnrepro: the attempt timed out; running tt-triage against the hung device "
-                  f"before the kill: {shlex.join(argv)}\n".encode())  # fmt: skip
-        return OnHang(tuple(argv), triage.TRIAGE_TIMEOUT_S, chunks.append, done)
+        def begin() -> None:
+            on_output(f"\nlnrepro: the attempt timed out; running tt-triage against the hung "
+                      f"device before the kill: {shlex.join(argv)}\n".encode())  # fmt: skip
+
+        return OnHang(tuple(argv), triage.TRIAGE_TIMEOUT_S, chunks.append, begin, done)
 
     def _keep_watcher_log(self, record_dir: Path, attempt: int, started: float, keep: bool) -> None:
         """The attempt's watcher log as ``attempt-N.watcher.log``: from ``TT_METAL_LOGS_PATH``
