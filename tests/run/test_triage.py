@@ -366,3 +366,31 @@ def replace_spec(spec: Any, seconds: float) -> Any:
     from dataclasses import replace
 
     return replace(spec, dispatch_timeout_s=seconds)
+
+
+def test_a_gtest_binary_stopped_by_tt_metals_timeout_is_a_hang_not_a_crash(tmp_path: Path) -> None:
+    """A googletest binary that tt-metal's dispatch timeout ends (the TIMEOUT TT_THROW uncaught:
+    abort, exit 134) is a HANG, its test TIMEOUT; what the timeout command printed is kept as the
+    attempt's triage output."""
+    cfg = tmp_path / "cb.json"
+    cfg.write_text(json.dumps({"reader_pages_per_block": 31}))
+    binary = tmp_path / "cbmodel_tests"
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} -m lnrepro.emulator.cbmodel '
+                      f'--cb_config={cfg} "$@"\n')  # fmt: skip
+    binary.chmod(0o755)
+    env = {**os.environ, "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
+           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo dump_callstacks.py:; echo pass"}  # fmt: skip
+    p = subprocess.run([*LNREPRO, "run", "--backend", "local", "--binary", str(binary),
+                        "--filter", "*SingleCore", "--timeout", "60", "--json",
+                        "--record-dir", str(tmp_path / "runs")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert doc["verdict"] == "HANG", doc["verdict"]
+    rec = json.loads((Path(doc["record_dir"]) / "record.json").read_text())
+    [a] = rec["attempts"]
+    assert not a["timed_out"] and a["exit_code"] == 134
+    [t] = a["tests"]
+    assert t["status"] == "TIMEOUT" and "dispatch timeout" in t["crash"]["reason"]
+    triaged = Path(doc["record_dir"]) / a["extra_files"]["triage"]
+    assert triaged.read_text() == "dump_callstacks.py:\npass\n"
