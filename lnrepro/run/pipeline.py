@@ -162,20 +162,10 @@ def read_triage(path: Path) -> Diagnosis | None:
 def _as_device_timeout(run: GtestRun) -> None:
     """tt-metal's own hang detection ended these tests: each test that failed with its TIMEOUT
     error, or crashed on it, is a hang (TIMEOUT), never a failure or a crash."""
-    from dataclasses import replace
+    from lnrepro.run.triage import as_device_timeout
 
-    from lnrepro.run.triage import DEVICE_TIMEOUT
-
-    reason = ("tt-metal's dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang: "
-              "TIMEOUT: device timeout, potential hang detected")  # fmt: skip
     for it in run.iterations:
-        for i, t in enumerate(it.tests):
-            said = any(DEVICE_TIMEOUT in f.message for f in t.failures)
-            if t.status is TestStatus.CRASHED or (t.status is TestStatus.FAILED and said):
-                code = t.crash.exit_code if t.crash else None
-                sig = t.crash.signal if t.crash else None
-                it.tests[i] = replace(t, status=TestStatus.TIMEOUT,
-                                      crash=CrashInfo(code, sig, reason))  # fmt: skip
+        it.tests[:] = [as_device_timeout(t) for t in it.tests]
 
 
 def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path | None) -> GtestRun:
@@ -220,9 +210,14 @@ def run_attempt(
     argv = attempt_argv(backend, tests, index, record_dir)
     report = record_dir / (f"attempt-{index}.xml" if tests.pytest else f"attempt-{index}.json")
     events.attempt_started(index, total, argv)
-    parser = ConsoleParser(
-        rules, on_test_start=events.test_started, on_test_end=events.test_finished
-    )
+    from lnrepro.run.triage import DeviceTimeoutScanner
+
+    timeout_scan = DeviceTimeoutScanner()
+
+    def test_finished(t: TestResult) -> None:  # a crash on tt-metal's TIMEOUT is a hang
+        events.test_finished(timeout_scan.as_hang(t))
+
+    parser = ConsoleParser(rules, on_test_start=events.test_started, on_test_end=test_finished)
     scanner = EnvScanner()
     extra_env = None
     if tests.pytest:
@@ -233,6 +228,7 @@ def run_attempt(
 
         def sink(data: bytes) -> None:
             put(data)
+            timeout_scan.feed(data)
             if not tests.pytest:
                 parser.feed(data)
             scanner.feed(data)

@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
+
+from lnrepro.model.gtest import CrashInfo, TestResult, TestStatus
 
 TRIAGE_SCRIPT = "tools/tt-triage.py"
 FRAMEWORK = "tools/triage/triage.py"  # its docstring's usage line lists the options
@@ -89,3 +92,41 @@ def triage_in_log(text: str) -> str | None:
             break
         out.append(line)
     return "\n".join(out).strip("\n") + "\n"
+
+
+DEVICE_TIMEOUT_REASON = (
+    "tt-metal's dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang: "
+    "TIMEOUT: device timeout, potential hang detected"
+)
+
+
+def as_device_timeout(t: TestResult) -> TestResult:
+    """A test that failed with tt-metal's TIMEOUT error, or crashed on it (an uncaught TT_THROW
+    aborts a googletest binary), as the hang it is: TIMEOUT, never a failure or a crash. Call it
+    only for an attempt whose output :func:`device_timeout_seen`."""
+    said = any(DEVICE_TIMEOUT in f.message for f in t.failures)
+    if t.status is TestStatus.CRASHED or (t.status is TestStatus.FAILED and said):
+        code = t.crash.exit_code if t.crash else None
+        sig = t.crash.signal if t.crash else None
+        return replace(t, status=TestStatus.TIMEOUT,
+                       crash=CrashInfo(code, sig, DEVICE_TIMEOUT_REASON))  # fmt: skip
+    return t
+
+
+class DeviceTimeoutScanner:
+    """Watches an attempt's output as it streams for tt-metal's TIMEOUT error (a line may come
+    in pieces), so a test it ends is shown as a hang while the attempt runs."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._tail = ""
+
+    def feed(self, data: bytes) -> None:
+        if self.seen:
+            return
+        text = self._tail + data.decode("utf-8", "replace")
+        self.seen = device_timeout_seen(text)
+        self._tail = text[-200:]
+
+    def as_hang(self, t: TestResult) -> TestResult:
+        return as_device_timeout(t) if self.seen else t
