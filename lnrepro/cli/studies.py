@@ -30,20 +30,22 @@ EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
     group="Output",
     help="Models to show.",
 )
-@json_flag("every model's fit (a watcher log: its diagnosis, lnrepro.hang/1)")
+@json_flag("every model's fit (a hang text: its diagnosis, lnrepro.hang/2)")
 def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     """Which mechanism explains what a card showed? Every candidate model (defect set x kernel
     era x arch) runs the observed tests on the emulator with the tests' own data and is scored
     per test: a different verdict costs 1, each printed metric its relative residual (capped at
     1). RUN is a saved record (id, `last`, path); LOG a gtest console log from anywhere.
 
-    A hang is explained from tt-metal's watcher log: which kernel, on which cores, waits on
-    which circular-buffer or NOC operation, and whether it still moves. LOG may be a
-    watcher.log; a HANG run's attempts carry theirs (run with --watcher N).
+    A hang is explained from what a user has about it: which kernel, on which cores and RISC,
+    waits on which circular-buffer or NOC operation. LOG may be a watcher log of any era (whole,
+    or an excerpt), tt-triage output of any era, or a summary of one (`Device 1, core 1-5
+    (brisc):` and frames); a HANG run's attempts carry theirs (run with --watcher N).
 
     \b
     lnrepro explain seed-run.log        # a log copied from a bug report or a card
     lnrepro explain generated/watcher/watcher.log
+    lnrepro explain triage.txt          # tt-triage's output, pasted
     lnrepro explain last --json
     """
     from lnrepro.present.console import make_console, render_explain, render_hang

@@ -24,7 +24,7 @@ file but the one :func:`read_file` reads.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +87,13 @@ def read_paste(text: str) -> HangReading | None:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
         from lnrepro.watcher.diagnose import diagnose
-        from lnrepro.watcher.log import parse
+        from lnrepro.watcher.log import noise, parse
 
-        return HangReading(diagnose(parse(text)), in_gtest)
+        log = parse(text)
+        diag = diagnose(log)
+        if diag.source is not None:
+            diag = replace(diag, source=replace(diag.source, noise=noise(text, log)))
+        return HangReading(diag, in_gtest)
     if kind is HangSource.TT_TRIAGE:
         from lnrepro.triage.diagnose import diagnose_triage
         from lnrepro.triage.output import parse_triage

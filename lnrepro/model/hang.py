@@ -83,6 +83,10 @@ WAYPOINT_CALL: dict[str, str] = {
 }
 
 
+# The other way: the API call a frame 0 names, to the waypoint it sets while it waits.
+CALL_WAYPOINT: dict[str, str] = {c: w for w, c in WAYPOINT_CALL.items() if " " not in c}
+
+
 def is_noc_wait(waypoint: str | None) -> bool:
     """A NOC wait: a semaphore, a barrier, a transfer being issued or a command buffer being
     ready (``NSW``, ``NRBW``, ``NARW``, ``RP2W``, ``NWPW``…; not BRISC's ``NTW``)."""
@@ -458,12 +462,19 @@ class Diagnosis:
     def key(self) -> str:
         """What two hangs must share to be the same hang: the pattern, and the kernel, processor
         and waypoint of the most telling group (a bisect's hang signature). The kernel is its
-        file name when the text names the file, else its printed name; a tt-triage row without
-        a waypoint gives its top frame's function instead."""
+        file name when the text names the file, else its printed name. The place is the
+        waypoint; a frame 0 in a waiting call gives that call's waypoint (``cb_wait_front`` is
+        ``CWFW`` with or without a Waypoint column), another frame 0 its function when the
+        waypoint is not a wait (a TRISC in ``llk_wait_tiles`` shows its last waypoint)."""
         g = self.primary
         if g is None:
             return self.pattern.value
-        where = g.waypoint or (g.frames[0].function if g.frames else None)
+        f0 = g.frames[0] if g.frames and g.frames[0].index == 0 else None
+        call = f0.function.split("(")[0].split("<")[0].split("::")[-1] if f0 else None
+        where = CALL_WAYPOINT.get(call or "")  # the same wait, with or without a waypoint column
+        if where is None and g.waypoint and (not call or g.waypoint.endswith("W")):
+            where = g.waypoint
+        where = where or call
         return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{where or '?'}"
 
     def lines(self, *, max_groups: int = 6, max_dprint: int = 4, pattern: bool = True) -> list[str]:
@@ -504,7 +515,7 @@ class Diagnosis:
                 out.append(f"    ... {len(g.dprint) - max_dprint} more DPRINT line(s)")
         if len(self.groups) > max_groups:
             out.append(f"- and {len(self.groups) - max_groups} more group(s)")
-        out += [f"  idle, not to blame: {i.text()}" for i in self.idle]
+        out += [f"  not to blame: {text}" for text in _idle_lines(self.idle)]
         out += [f"  event: {e}" for e in self.events]
         out += [f"  cannot tell: {u}" for u in self.unknowns]
         out += [f"  note: {w}" for w in self.warnings]
@@ -552,7 +563,21 @@ class Diagnosis:
                    r.strs("unknowns"))  # fmt: skip
 
 
+def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
+    """The RISCs not to blame, those with the same cores and reason on one line."""
+    by: dict[tuple[tuple[CoreRef, ...], str], list[str]] = {}
+    for i in idle:
+        by.setdefault((i.cores, i.why), []).append(i.risc)
+    out = []
+    for (cores, why), riscs in by.items():
+        shown = ", ".join(c.label() for c in cores[:limit])
+        more = f" and {len(cores) - limit} more" if len(cores) > limit else ""
+        out.append(f"{', '.join(riscs)} on {shown}{more}: {why}")
+    return out
+
+
 __all__ = [
+    "CALL_WAYPOINT",
     "READABLE",
     "SCHEMA",
     "WAYPOINT_CALL",

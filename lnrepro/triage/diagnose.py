@@ -108,7 +108,7 @@ def _is_firmware(f: Frame) -> bool:
 
 def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertRow]) -> _State:
     frames = row.frames
-    f0 = frames[0] if frames else None
+    f0 = frames[0] if frames and frames[0].index == 0 else None  # frame #0 cut: not known
     fw_wp = row.waypoint or (waypoint_of(f0.function) if f0 else None)
     kfile = _kernel_file(frames, row.kernel_path)
     has_kernel = bool(row.kernel_id) or row.kernel_name is not None or kfile is not None
@@ -130,19 +130,22 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if row.go_message == "DONE":
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
-    if row.said_idle or (not has_kernel and (in_fw or fw_wp in (None, "W", "GW"))):
+    if _is_dispatch(row.kernel_name, kfile):
+        return _State(row, "dispatch", None, fw_wp, None, kfile, frames,
+                      "a dispatch kernel: it waits for commands by design")  # fmt: skip
+    if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
+        return _State(row, "done", None, fw_wp, None, kfile, frames,
+                      f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
+    if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
             why.append("kernel id 0")
         if fw_wp:
             why.append(f"waypoint {fw_wp}")
         if in_fw and f0 is not None:
-            why.append(
-                f"in firmware {f0.function} ()"
-                + (f" ({PurePosixPath(f0.file).name})" if f0.file else "")
-            )
+            why.append(f"in firmware {f0.function} ()")
         if row.said_idle and not why:
-            why.append("the summary says so")
+            why.append("the summary calls it idle")
         return _State(row, "idle", None, fw_wp, None, None, frames, ", ".join(why) or "no kernel")
     fn = f0.function if f0 else ""
     base = fn.split("(")[0].split("<")[0].split("::")[-1]
@@ -159,6 +162,18 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         pattern = HangPattern.UNKNOWN
     status = "running" if pattern is HangPattern.UNKNOWN else "waiting"
     return _State(row, status, pattern, fw_wp, base or None, kfile, frames)
+
+
+# tt-metal's own dispatch and fabric kernels wait forever by design (the watcher rules' list)
+DISPATCH_NAME = re.compile(
+    r"^(?:cq_(?:prefetch|dispatch)\w*|packet_(?:mux|demux|queue)\w*|\w*fabric\w*)$"
+)
+
+
+def _is_dispatch(name: str | None, file: str | None) -> bool:
+    from lnrepro.watcher.diagnose import DISPATCH_KERNEL
+
+    return bool(name and DISPATCH_NAME.match(name)) or bool(file and DISPATCH_KERNEL.search(file))
 
 
 def _role(risc: str, name: str | None, file: str | None) -> str:
@@ -216,14 +231,15 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
 
     idle = _idle(states)
     places = {s.row.place.key() for s in states}
-    idle_places = {k for k, ss in by_core.items() if all(x.pattern is None for x in ss)}
+    dispatch_places = {k for k, ss in by_core.items() if any(x.status == "dispatch" for x in ss)}
+    idle_places = {
+        k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
+    } - dispatch_places
     warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states)
     events = list(out.events[:20])
     for a in out.asserts:
-        events.append(
-            f"lightweight assert on device {a.place.device} {_ref(a.place).label()} {a.risc}: {a.code}"
-        )
+        events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
     if out.ops:
         events += [f"running operation: {op}" for op in out.ops[:5]]
     source = Source(
@@ -241,7 +257,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
     return Diagnosis(pattern, Progress.SNAPSHOT, summary, tuple(built), None, (), len(places),
-                     len(idle_places), 0, tuple(events), tuple(warnings), source=source,
+                     len(idle_places), len(dispatch_places), tuple(events), tuple(warnings), source=source,
                      idle=idle, unknowns=unknowns)  # fmt: skip
 
 
@@ -273,6 +289,10 @@ def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tupl
     mine = [c.state for c in out.cbs if c.place.key() in keys or _same_core(c.place, keys)]
     want = {"CONSUMER_STARVED": ("empty",), "PRODUCER_BLOCKED": ("full",)}.get(pattern.value, ())
     chosen = [c for c in mine if c.state in want] or mine
+    risc = members[0].row.risc
+    own = {c.cb for c in chosen if c.risc == risc}  # the CBs the waiting RISC itself has
+    if own:
+        chosen = [c for c in chosen if c.cb in own]
     return tuple(dict.fromkeys(chosen))[:8]
 
 
@@ -323,10 +343,15 @@ def _who(s: _State, role: str) -> str:
 
 
 def _where(s: _State) -> str:
-    f0 = s.frames[0] if s.frames else None
+    f0 = s.frames[0] if s.frames and s.frames[0].index == 0 else None
     wp = f" (waypoint {s.waypoint})" if s.waypoint else ""
     if f0 is None:
-        return f"at waypoint {s.waypoint}" if s.waypoint else "at a place the text does not show"
+        cut = " (its frame #0 is cut off)" if s.frames else ""
+        return (
+            f"at waypoint {s.waypoint}{cut}"
+            if s.waypoint
+            else f"at a place the text does not show{cut}"
+        )
     at = f" at {PurePosixPath(f0.file).name} {f0.line}" if f0.file and f0.line is not None else ""
     return f"in {f0.function}{at}{wp}"
 
@@ -348,8 +373,15 @@ def _sentence(
         return (f"{on} {who} stopped at a lightweight assert ({s.call}): the kernel hit ebreak and "
                 "everything that waits on it hangs; read the assert's condition and its arguments")  # fmt: skip
     if pattern is HangPattern.CONSUMER_STARVED:
-        why = ("its producer on the same core stopped at an assert" if asserted else
-               "its producer pushed fewer pages than it waits for, or never ran")  # fmt: skip
+        upstream = [p for p in peers if ROLE_ORDER.get(p.role or "", 9) < ROLE_ORDER.get(role, 0)]
+        done = [p for p in upstream if p.state == "done"]
+        if asserted:
+            why = f"its producer on the same core ({asserted[-1].risc}) stopped at an assert"
+        elif done:
+            why = (f"while the {done[-1].role} ({done[-1].risc}) is done: it pushed fewer pages "
+                   "than this waits for")  # fmt: skip
+        else:
+            why = "its producer is on another core, or waits itself"
         return (f"{on} {who} waits {_where(s)} for pages{cb_part}: {why}; compare the producer's "
                 "cb_push_back counts with this cb_wait_front")  # fmt: skip
     if pattern is HangPattern.PRODUCER_BLOCKED:
@@ -368,7 +400,7 @@ def _sentence(
 def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
     by: dict[tuple[str, str], list[CoreRef]] = {}
     for s in states:
-        if s.status in ("idle", "reset", "done"):
+        if s.status in ("idle", "reset", "done", "dispatch"):
             refs = by.setdefault((s.row.risc, s.why_idle), [])
             ref = _ref(s.row.place)
             if ref not in refs:
@@ -385,8 +417,8 @@ def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) 
                  "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)")  # fmt: skip
     if g is not None:
         if not g.kernel:
-            u.append("the kernel's source file: no kernel_main frame and no source path in the text "
-                     "(tt-triage -v prints Kernel Path; --full-callstack walks to kernel_main)")  # fmt: skip
+            u.append("the kernel's source file: no kernel_main frame with its file in the text (cut, "
+                     "or only the top frame shown: --full-callstack walks to kernel_main)")  # fmt: skip
         if not g.name:
             u.append(
                 "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"

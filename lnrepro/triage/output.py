@@ -146,8 +146,8 @@ _FAILURE = re.compile(
 _NOC_RISC = re.compile(r"\b(brisc|ncrisc|erisc[0-9]?)\s+NOC(\d)\s*:", re.I)
 _NOC_MISMATCH = re.compile(r"\b(NIU_MST_\w+)\s+(noc_\w+)\s+(\d{1,20})\s+(\d{1,20})")
 _FRAME = re.compile(
-    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at\s+(\S+?)"
-    r"(?:\s+(\d{1,7})(?::(\d{1,5}))?|:(\d{1,7})(?::(\d{1,5}))?)?)?\s*$"
+    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at(?:\s+(\S+?)"
+    r"(?:\s+(\d{1,7})(?::(\d{1,5}))?|:(\d{1,7})(?::(\d{1,5}))?)?)?)?\s*$"
 )
 _LOC_FRAMEWORK = re.compile(r"(\d{1,3})-(\d{1,3})(?:\s*\((e?)(\d{1,3}),\s*(\d{1,3})\)?)?")
 _LOC_LOGICAL = re.compile(r"^\(?\s*(e?)(\d{1,3})\s*,\s*(\d{1,3})\s*\)?$")
@@ -221,7 +221,14 @@ def parse_frames(text: str) -> tuple[tuple[Frame, ...], str | None]:
 
 def frame(text: str) -> Frame | None:
     """One ``#n [0x… in ]fn () at file line:col`` frame; None when the text is not one."""
-    m = _FRAME.search(text.strip())
+    t = text.strip()
+    if t.endswith(CLIPPED):  # cut at the right edge: keep the function only if "()" survived
+        t = t.rstrip(CLIPPED).rstrip()
+        end = t.find("()")
+        if end < 0:
+            return None
+        t = t[: end + 2]
+    m = _FRAME.search(t)
     if m is None:
         return None
     line = m.group(5) or m.group(7)
@@ -259,7 +266,10 @@ def triage_evidence(text: str) -> int:
         elif ln.strip() == "DONE: OK":
             score += 1
     for t in find_tables(lines):
-        if t.column("Kernel Callstack", "Kernel ID:Name", "Go Message", "RiscV") is not None:
+        if (
+            t.column("Kernel Callstack", "Kernel ID:Name", "Go Message", "RiscV", "RISC Names")
+            is not None
+        ):
             score += 5
         elif t.column("CB") is not None and t.column("State") is not None:
             score += 3
@@ -369,6 +379,8 @@ def _script_at(sections: list[tuple[str | None, int, int]], index: int) -> str |
 def _guess_script(t: Table) -> str | None:
     if t.column("Assert line with callstack") is not None:
         return "dump_lightweight_asserts"
+    if t.column("RISC Names") is not None:
+        return "dump_aggregated_callstacks"
     if t.column("CB") is not None and t.column("State") is not None:
         return "dump_circular_buffers"
     if t.column("Operations", "Op Name") is not None:
@@ -381,22 +393,25 @@ def _guess_script(t: Table) -> str | None:
 
 
 def _table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
-    if t.column("CB") is not None and t.column("State") is not None:
+    if (
+        t.column("Locations (device:core)", "Locations") is not None
+        and t.column("RISC Names") is not None
+    ):
+        _aggregated_table(out, t, script)
+    elif t.column("CB") is not None and t.column("State") is not None:
         _cb_table(out, t)
     elif t.column("Assert line with callstack") is not None:
         _assert_table(out, t)
     elif t.column("Operations", "Op Name") is not None:
         _ops_table(out, t)
     elif t.column("Loc") is not None and (
-        t.column("RiscV", "Proc", "RISC") is not None or t.column("Kernel ID:Name") is not None
+        t.column("RiscV", "Proc", "RISC", "Kernel ID:Name", *TENSIX) is not None
     ):
         _risc_table(out, t, script, dev)
 
 
 def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
     per_risc_columns = [r for r in TENSIX if t.column(r) is not None]
-    lost = [name for name in ("Waypoint", "PC", "Kernel Callstack", "Kernel Name", "Kernel ID")
-            if t.column(name) is None and t.cut_at]  # fmt: skip
     for row, no in zip(t.rows, t.row_lines, strict=True):
         device = _device(t.cell(row, "Dev")) if t.column("Dev") is not None else dev
         place = parse_place(t.cell(row, "Loc"), device)
@@ -422,10 +437,36 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         wp = _name(t.cell(row, "Waypoint"))
         if wp and not _WAYPOINT.match(wp):
             wp = None
-        cut = tuple(lost) + tuple(h.rstrip(CLIPPED) for h in t.cut_columns)
+        cut = tuple(f"{h.rstrip(CLIPPED)} and those right of it" for h in t.cut_columns)
         out.rows.append(RiscRow(place, risc, script, no, kid, name, path,
                                 _name(t.cell(row, "Go Message")), wp, _int(t.cell(row, "PC")),
                                 frames, message, cut))  # fmt: skip
+
+
+_DEV_NOC = re.compile(r"(\S+?):(\d{1,3})-(\d{1,3})")
+
+
+def _aggregated_table(out: TriageOutput, t: Table, script: str) -> None:
+    """dump_aggregated_callstacks (236c2edf9fcd): one row per (kernel, PC, op) with the RISC
+    names and ``<dev>:<noc0x>-<noc0y>`` locations it covers. With several RISC names a row
+    does not say which RISC is at which location: the RISC is written ``A/B``, never guessed."""
+    for row, no in zip(t.rows, t.row_lines, strict=True):
+        names = [
+            n.strip().upper()
+            for n in (t.cell(row, "RISC Names") or "").replace("\n", ",").split(",")
+            if n.strip()
+        ]
+        if not names or any(n.endswith(CLIPPED) for n in names):
+            continue
+        risc = "/".join(names)
+        frames, message = parse_frames(t.cell(row, "Kernel Callstack") or "")
+        kid = _int(t.cell(row, "Kernel Id", "Kernel ID"))
+        name = _name(t.cell(row, "Kernel Name"))
+        for m in _DEV_NOC.finditer(t.cell(row, "Locations (device:core)", "Locations") or ""):
+            place = Place(_device(m.group(1)), None, None, (int(m.group(2)), int(m.group(3))))
+            out.rows.append(
+                RiscRow(place, risc, script, no, kid, name, None, None, None, None, frames, message)
+            )
 
 
 def _name(text: str | None) -> str | None:

@@ -7,6 +7,8 @@ shapes read, each a header naming device, core(s) and RISC(s), then the lines un
       #1 kernel_main () at ./ttnn/.../writer_unary.cpp 31:9
     Device 1, core 1-5 (trisc0, trisc1, trisc2): idle, main () in trisc.cc
     dev 0 cores 1-1, 2-1 (ncrisc): kernel reader_x, waypoint NSW
+    Device 2:
+      core 3-3 (brisc): cb_wait_front (dataflow_api.h:418) <- kernel_main (writer.cpp:57)
 
 Cores written ``x-y`` are tt-triage's noc0 coordinates (its ``Loc`` prints ``<noc0x>-<noc0y>``,
 tt-exalens ``coordinate.py`` at eb5fc96502ca); ``(x,y)`` are logical. Nothing is guessed: a
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 
 from lnrepro.model.hang import WAYPOINT_MEANING, Frame, HangSource
-from lnrepro.triage.output import Place, RiscRow, TriageEra, TriageOutput, frame
+from lnrepro.triage.output import AssertRow, Place, RiscRow, TriageEra, TriageOutput, frame
 from lnrepro.triage.tables import strip_ansi
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
@@ -36,6 +38,10 @@ _BARE_FRAME = re.compile(
     r"^\s*(?:#\d{1,4}\s+)?(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?([A-Za-z_][\w:<>~]*)\s*\(\)"
     r"(?:\s*(?:at|in)\s+(\S+?)(?:[\s:](\d{1,7})(?::(\d{1,5}))?)?)?\s*$"
 )
+
+
+_DEVICE_ALONE = re.compile(r"(?i)^\W*dev(?:ice)?\s*#?\s*(\d{1,4})\s*:?\s*$")
+_CALL_AT = re.compile(r"([A-Za-z_][\w:<>~]*)\s*\(\s*(\S+?\.(?:h|hpp|cc|cpp|c|inl)):(\d{1,7})\s*\)")
 
 
 def summary_evidence(text: str) -> int:
@@ -75,15 +81,18 @@ def parse_summary(text: str) -> TriageOutput:
     """Read a condensed summary. Never raises."""
     out = TriageOutput(TriageEra.SUMMARY, HangSource.SUMMARY)
     lines = strip_ansi(text).replace("\r", "").splitlines()[:100_000]
-    blocks: list[tuple[int, re.Match[str], list[str]]] = []
+    blocks: list[tuple[int, re.Match[str], list[str], int | None]] = []
+    device_line: int | None = None  # "Device 1:" on a line of its own, for the cores under it
     for no, ln in enumerate(lines, 1):
         m = _HEAD.match(ln)
         if m is not None:
-            blocks.append((no, m, []))
+            blocks.append((no, m, [], device_line))
+        elif d := _DEVICE_ALONE.match(ln):
+            device_line = int(d.group(1))
         elif blocks and ln.strip():
             blocks[-1][2].append(ln)
-    for no, m, body in blocks:
-        device = int(m.group(1)) if m.group(1) else None
+    for no, m, body, under in blocks:
+        device = int(m.group(1)) if m.group(1) else under
         places = _cores(m.group(2), device)
         rest = m.group(6) or ""
         riscs = _riscs(m.group(3), m.group(4), m.group(5)) or _riscs(rest)
@@ -114,7 +123,11 @@ def parse_summary(text: str) -> TriageOutput:
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
+        code = re.search(r"\b\w*ASSERT\(.*\)", said)
         for place in places:
+            if code is not None:  # "stopped at LLK_ASSERT(...)": the summary of an assert row
+                out.asserts += [AssertRow(place, r, name, code.group(0), frames) for r in riscs]
+                continue
             for risc in riscs:
                 out.rows.append(RiscRow(place, risc, "summary", no, None, name, None, None, wp, None,
                                         frames, None, (), idle))  # fmt: skip
@@ -124,6 +137,11 @@ def parse_summary(text: str) -> TriageOutput:
 def _frames(lines: list[str]) -> tuple[Frame, ...]:
     frames: list[Frame] = []
     for ln in lines:
+        if "<-" in ln or ("(" in ln and _CALL_AT.search(ln) and "#" not in ln and "()" not in ln):
+            # "cb_wait_front (dataflow_api.h:418) <- kernel_main (writer.cpp:57)"
+            for c in _CALL_AT.finditer(ln):
+                frames.append(Frame(len(frames), c.group(1), c.group(2), int(c.group(3))))
+            continue
         f = frame(ln) if "#" in ln else None
         if f is None and (m := _BARE_FRAME.match(ln)):
             pc = int(m.group(1), 16) if m.group(1) else None

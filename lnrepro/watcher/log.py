@@ -642,6 +642,8 @@ def _line(st: _State, no: int, raw: str) -> None:
     if m := _NAME_LINE.search(line):  # kernel_names.txt pasted in: "N: path"
         st.names[int(m.group(1))] = m.group(2)
         return
+    if st.dump is not None and st.dump.number == 0 and line.strip(" .\t0123456789|:"):
+        st.close_dump()  # a reporter's own line ends a headerless excerpt (not a '...')
     st.unparsed.append(Unparsed(no, raw))
 
 
