@@ -130,6 +130,8 @@ def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
     p, rec = hung_run(tree, tmp_path, toolchain_image, *extra)
     if os.environ.get("LNREPRO_TEST_SHOW"):  # to look at what a person sees
         Path(os.environ["LNREPRO_TEST_SHOW"], f"{how}.out").write_text(p.stdout + p.stderr)
+        for f in Path(rec["record_dir"]).glob("attempt-*.triage.txt"):
+            Path(os.environ["LNREPRO_TEST_SHOW"], f"{how}.{f.name}").write_bytes(f.read_bytes())
     assert rec["verdict"] == "HANG", (rec["verdict"], p.stdout[-2000:], p.stderr[-2000:])
     [a] = rec["attempts"]
     assert a["timed_out"] is (how == "lnrepro-timeout")
