@@ -398,3 +398,27 @@ def test_a_gtest_binary_stopped_by_tt_metals_timeout_is_a_hang_not_a_crash(tmp_p
     assert t["status"] == "TIMEOUT" and "dispatch timeout" in t["crash"]["reason"]
     triaged = Path(doc["record_dir"]) / a["extra_files"]["triage"]
     assert triaged.read_text() == "dump_callstacks.py:\npass\n"
+
+
+def test_a_triage_that_hangs_too_is_stopped_at_its_own_limit(tmp_path: Path) -> None:
+    from lnrepro.model.requests import TtMetalSpec
+    from lnrepro.run.backends.ttmetal import TtMetalBackend
+    from lnrepro.run.config import PROFILES
+
+    tree = fake_checkout(tmp_path / "tt-metal")
+    (tree / "tools" / "tt-triage.py").write_text(
+        "import time\nprint('reading the device', flush=True)\ntime.sleep(60)\n"
+    )
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    spec = TtMetalSpec(tree, runner="local", python=sys.executable)
+    backend = TtMetalBackend(spec, PROFILES["in-tree"], triage_timeout_s=0.5)
+    out: list[bytes] = []
+    hung = [sys.executable, "-c", "import time; time.sleep(60)"]
+    res = backend.execute(hung, rec, 1, out.append, 0.5)
+    assert res.timed_out and res.seconds < 20
+    assert (rec / "attempt-1.triage.txt").read_text() == "reading the device\n"
+    assert "tt-triage ran past its 0.5 s limit" in b"".join(out).decode()
+    from tests.leftovers import running_in
+
+    assert not running_in(tree, "tt-triage.py") and not running_in(tree, "time.sleep(60)")

@@ -73,6 +73,7 @@ class TtMetalBackend:
     env: tuple[tuple[str, str], ...] = ()  # the configuration's, then the request's
     build_timeout_s: float = BUILD_TIMEOUT_S
     name: str = "tt-metal"
+    triage_timeout_s: float = triage.TRIAGE_TIMEOUT_S  # tt-triage's own limit on a hung attempt
 
     @property
     def checkout(self) -> Path:
@@ -351,7 +352,7 @@ class TtMetalBackend:
         def done(code: int | None, timed_out: bool) -> None:
             with contextlib.suppress(OSError):
                 out.write_bytes(b"".join(chunks))
-            how = (f"ran past its {triage.TRIAGE_TIMEOUT_S:g} s limit" if timed_out
+            how = (f"ran past its {self.triage_timeout_s:g} s limit" if timed_out
                    else f"exited {code}")  # fmt: skip
             on_output(f"lnrepro: tt-triage {how}; its output is in {out.name}\n".encode())
 
@@ -359,7 +360,7 @@ class TtMetalBackend:
             on_output(f"\nlnrepro: the attempt timed out; running tt-triage against the hung "
                       f"device before the kill: {shlex.join(argv)}\n".encode())  # fmt: skip
 
-        return OnHang(tuple(argv), triage.TRIAGE_TIMEOUT_S, chunks.append, begin, done)
+        return OnHang(tuple(argv), self.triage_timeout_s, chunks.append, begin, done)
 
     def _keep_watcher_log(self, record_dir: Path, attempt: int, started: float, keep: bool) -> None:
         """The attempt's watcher log as ``attempt-N.watcher.log``: from ``TT_METAL_LOGS_PATH``
