@@ -64,26 +64,67 @@ class HangReading:
         return self.diagnosis.to_json()
 
 
-def sniff(text: str) -> HangSource | None:
-    """Which kind of hang text this is, by its content; None when it is none of them."""
+def _scores(text: str) -> dict[HangSource, int]:
     from lnrepro.triage.output import triage_evidence
     from lnrepro.triage.summary import summary_evidence
     from lnrepro.watcher.log import watcher_evidence
 
-    scores = {
+    return {
         HangSource.WATCHER_LOG: watcher_evidence(text),
         HangSource.TT_TRIAGE: triage_evidence(text),
         HangSource.SUMMARY: summary_evidence(text),
     }
+
+
+def sniff(text: str) -> HangSource | None:
+    """Which kind of hang text this is, by its content (the kind with the most evidence);
+    None when it is none of them."""
+    scores = _scores(text)
     best = max(scores, key=lambda k: scores[k])
     return best if scores[best] > 0 else None
 
 
+_QUOTE = re.compile(r"^ {0,3}> ?", re.M)
+
+
+def unquote(text: str) -> tuple[str, bool]:
+    """A paste quoted Markdown- or mail-style (most lines begin with '> '): the text without
+    one level of quoting, and whether there was one."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    quoted = sum(1 for ln in lines if _QUOTE.match(ln))
+    if not lines or quoted * 2 <= len(lines):
+        return text, False
+    return _QUOTE.sub("", text), True
+
+
 def read_paste(text: str) -> HangReading | None:
     """Read a pasted text about a hang; None when it is not one (then it may be a gtest log)."""
-    kind = sniff(text)
-    if kind is None:
+    text, quoted = unquote(text)
+    reading = _read(text)
+    if reading is None or not quoted:
+        return reading
+    src = reading.source
+    diag = replace(reading.diagnosis, source=replace(src, noise=("quoted with '> '", *src.noise)))
+    return replace(reading, diagnosis=diag)
+
+
+def _read(text: str) -> HangReading | None:
+    scores = _scores(text)
+    kind = max(scores, key=lambda k: scores[k])
+    if scores[kind] <= 0:
         return None
+    also = [k.value for k, v in scores.items() if v > 0 and k is not kind]
+    reading = _read_as(kind, text)
+    if not also:
+        return reading
+    note = (
+        f"the text also holds {' and '.join(also)} lines; it was read as {kind.value} (more of it)"
+    )
+    diag = reading.diagnosis
+    return replace(reading, diagnosis=replace(diag, warnings=(*diag.warnings, note)))
+
+
+def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
         from lnrepro.watcher.diagnose import diagnose
@@ -129,4 +170,4 @@ def read_file(path: Path) -> HangReading | None:
     return read_paste(data.decode("utf-8", errors="replace"))
 
 
-__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff"]
+__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff", "unquote"]

@@ -417,15 +417,14 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         place = parse_place(t.cell(row, "Loc"), device)
         if place is None:
             continue
-        if (
-            per_risc_columns and t.column("Proc", "RiscV") is None
-        ):  # one-script -v: a column per RISC
+        if per_risc_columns and t.column("Proc", "RiscV") is None:
+            # the one-script era's -v table: a "Kernel ID:Name" column per RISC
             for risc in per_risc_columns:
                 rid, rname = _id_name(t.cell(row, risc))
                 out.rows.append(RiscRow(place, risc, script, no, rid, rname))
             continue
         risc = (t.cell(row, "RiscV", "Proc", "RISC") or "").strip().upper()
-        if not risc:
+        if not risc or risc.endswith(CLIPPED):  # never half a RISC's name
             continue
         if t.column("Kernel ID:Name") is not None:
             kid, name = _id_name(t.cell(row, "Kernel ID:Name"))

@@ -524,7 +524,9 @@ def noise(text: str, log: WatcherLog) -> tuple[str, ...]:
     dropped = sum(1 for ln in lines if _DROPPED.match(ln))
     if dropped:
         out.append(f"a dropped first character on {dropped} line(s)")
-    elided = sum(1 for u in log.unparsed if u.text.strip(" .\t0123456789|:") == "")
+    elided = sum(
+        1 for u in log.unparsed if "..." in u.text and u.text.strip(" .\t0123456789|:") == ""
+    )
     elided += sum(
         1 for d in log.dumps for c in d.cores if "..." in c.extra or "..." in lines[c.line_no - 1]
     )

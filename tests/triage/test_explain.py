@@ -88,3 +88,14 @@ def test_a_text_about_nothing_still_says_so(
     code = main(["explain", str(f)])
     err = capsys.readouterr().err
     assert code == 4 and "no googletest markers" in err
+
+
+def test_pasted_text_is_printed_as_text_not_markup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "summary.txt"
+    f.write_text(
+        "Device 0, core 1-1 (brisc):\n  #0 0x00000010 in wait[red]here () at ./k[/red].cpp 3:1\n"
+    )
+    code, out = _explain(capsys, f)
+    assert code == 0 and "wait[red]here" in out and "./k[/red].cpp" in out

@@ -232,3 +232,18 @@ def test_dispatch_kernels_wait_by_design_and_are_set_aside() -> None:
         all(g.name != "cq_prefetch" for g in r.diagnosis.groups) and r.diagnosis.cores_dispatch == 1
     )
     assert any(i.risc == "BRISC" and "dispatch" in i.why for i in r.diagnosis.idle)
+
+
+def test_a_paste_quoted_in_an_issue_reply_is_read() -> None:
+    quoted = "".join(f"> {ln}\n" for ln in C.rich_framework(C.NOC).splitlines())
+    r = read_paste("As you can see:\n" + quoted)
+    assert r is not None and r.diagnosis.pattern is HangPattern.NOC_WAIT
+    assert r.diagnosis.source is not None and r.diagnosis.source.noise[0] == "quoted with '> '"
+
+
+def test_a_paste_of_two_kinds_is_read_as_the_larger_and_says_so() -> None:
+    from tests.watcher import pastes as P
+
+    r = read_paste(P.excerpt("2024-03") + "\n" + C.rich_framework(C.NOC))
+    assert r is not None and r.format is HangSource.TT_TRIAGE
+    assert any("also holds watcher-log" in w for w in r.diagnosis.warnings)

@@ -65,3 +65,12 @@ def test_a_paste_is_not_mistaken() -> None:
     assert sniff("[==========] Running 2 tests from 1 test suite.\n[ RUN      ] A.b\n") is None
     assert sniff("Core (x=1,y=1) is where I looked\n") is None
     assert sniff("") is None
+
+
+def test_the_noise_is_counted_right() -> None:
+    d = read_paste(P.numbered(P.excerpt("2023")))
+    assert d is not None and d.diagnosis.source is not None
+    noise = d.diagnosis.source.noise
+    assert "editor line numbers on 2 core line(s)" in noise and "2 '...' elision(s)" in noise
+    assert "3 kernel map line(s) apart from the dumps" in noise
+    assert "1 line(s) that are not the watcher's, kept unread" in noise
