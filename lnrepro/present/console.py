@@ -136,9 +136,10 @@ def render_run(rec: RunRecord, console: Console) -> None:
                              + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
         for line in build.tail:
             console.print(esc(f"  {line}"))
-    hung = [(att.index, att.hang) for att in rec.attempts if att.hang is not None]
-    for index, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
-        render_hang(f"attempt {index}", diagnosis, console)
+    hung = [(att, att.hang) for att in rec.attempts if att.hang is not None]
+    for att, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
+        files = [att.extra_files[k] for k in ("watcher", "triage") if k in att.extra_files]
+        render_hang(", ".join([f"attempt {att.index}", *files]), diagnosis, console)
     if len(hung) > 1:
         console.print(esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
     first = hung[0][1] if hung else None

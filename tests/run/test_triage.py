@@ -156,7 +156,8 @@ def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
     assert any(c["state"] in ("empty", "partial") for c in top["cbs"])
     assert hang["key"].startswith("CONSUMER_STARVED:") and "layernorm_fused_rm.cpp" in hang["key"]
     # ... on the console
-    assert "CONSUMER_STARVED" in p.stdout and "tt-triage" in p.stdout
+    assert f"hang (attempt 1, {a['extra_files']['triage']}): CONSUMER_STARVED" in p.stdout
+    assert "read: tt-triage" in p.stdout
     assert "to bisect this hang" in p.stdout and "--watcher" not in p.stdout.split("to bisect")[1]
     # ... and in the reports: the Markdown issue body and JUnit
     md = lnrepro("report", rec["record_dir"], "--format", "md", cwd=tmp_path).stdout
