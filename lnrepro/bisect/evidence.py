@@ -56,7 +56,7 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
     """The signature a buggy commit's run shows, or None when the run shows none.
 
     With ``--on-hang bad`` a hang can be the bug: the tests that timed out are its signature, and
-    where the watcher log says which kernel waits on what, that too; a later timeout of another
+    where the watcher log or tt-triage says which kernel waits on what, that too; a later timeout of another
     test, or a hang elsewhere, stays noise.
     """
     if a.cannot_test or a.env_error:
@@ -97,7 +97,7 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
 
 
 def hang_named(key: str | None, text: str) -> bool:
-    """``--hang-in TEXT``: the watcher diagnosis's key names TEXT (case does not matter)."""
+    """``--hang-in TEXT``: the hang diagnosis's key (the watcher's or tt-triage's) names TEXT (case does not matter)."""
     return key is not None and text.strip().lower() in key.lower()
 
 
@@ -117,7 +117,7 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
                 return RunOutcome.FAIL, f"{where} at {a.hang} (--hang-in {policy.hang_in})"
             return (
                 RunOutcome.NOISE,
-                f"{where} elsewhere: {a.hang or 'no watcher diagnosis'} "
+                f"{where} elsewhere: {a.hang or 'no hang diagnosis'} "
                 f"(the bug's hang is in {policy.hang_in})",
             )
         if policy.on_hang is OnHang.BAD:
@@ -125,7 +125,7 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
             if mine and sig is not None and sig.hang_key and a.hang != sig.hang_key:
                 return (
                     RunOutcome.NOISE,
-                    f"{mine[0].name} hung elsewhere: {a.hang or 'no watcher diagnosis'} "
+                    f"{mine[0].name} hung elsewhere: {a.hang or 'no hang diagnosis'} "
                     f"(the bug's hang: {sig.hang_key})",
                 )
             if mine or (sig is None and a.timed_out):

@@ -200,14 +200,16 @@ def _oracle(
     type=click.Choice([c.value for c in OnHang]),
     group=ORACLE,
     help="A hung test (or a command past --timeout) counts as this; with bad, only the hang of "
-    "the tests that hung at --bad does, and where the watcher log places it (--watcher), only a "
+    "the tests that hung at --bad does, and where the watcher log (--watcher) or tt-triage, run "
+    "on each hang, places it, only a "
     "hang at the same place: seen there twice, or named with --hang-in. [default: skip]",
 )
 @option(
     "--hang-in",
     metavar="TEXT",
     group=ORACLE,
-    help="With --on-hang bad: the bug's hang is the one whose watcher diagnosis names TEXT (a "
+    help="With --on-hang bad: the bug's hang is the one whose hang diagnosis (the watcher's or "
+    "tt-triage's) names TEXT (a "
     "kernel file such as layernorm_fused_rm.cpp, a RISC, a waypoint, or a pattern such as "
     "CONSUMER_STARVED, as `lnrepro run` printed it); other hangs are noise.",
 )

@@ -160,7 +160,8 @@ EMULATOR = (
 )
 LOCAL = ("binary",)
 TT_METAL = ("tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
-            "reset_cmd", "watcher", "docker_context", "device_nodes", "python")  # fmt: skip
+            "reset_cmd", "watcher", "docker_context", "device_nodes", "python", "no_triage",
+            "dispatch_timeout")  # fmt: skip
 BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
 
 BACKEND_OPTIONS: list[Callable[[F], F]] = [
@@ -298,6 +299,24 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
         "attempt's log is read into a diagnosis (which kernel waits on what, on which cores).",
     ),
     option(
+        "--no-triage",
+        is_flag=True,
+        group="tt-metal",
+        help="Do not run the checkout's tools/tt-triage.py against the still-hung device when an "
+        "attempt times out (by default it runs, with its own time limit, before the kill; its "
+        "output is kept beside the attempt's log and read into the hang's diagnosis).",
+    ),
+    option(
+        "--dispatch-timeout",
+        type=float,
+        metavar="SECONDS",
+        group="tt-metal",
+        help="Set TT_METAL_OPERATION_TIMEOUT_SECONDS (and, when the checkout has tt-triage, "
+        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE to it): tt-metal detects the hang itself, "
+        "runs triage and raises; the attempt is a HANG with triage's diagnosis. Keep it below "
+        "--timeout.",
+    ),
+    option(
         "--python",
         metavar="PATH",
         group="tt-metal",
@@ -384,7 +403,8 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
                        split_command(reset, "--reset-cmd") if reset is not None else None,
                        values.get("watcher"), values.get("docker_context"),
                        tuple(values["device_nodes"]) if values.get("device_nodes") else None,
-                       values.get("python"))  # fmt: skip
+                       values.get("python"), triage=not values.get("no_triage"),
+                       dispatch_timeout_s=values.get("dispatch_timeout"))  # fmt: skip
 
 
 def pop_backend(kwargs: dict[str, Any]) -> dict[str, Any]:

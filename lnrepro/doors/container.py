@@ -601,13 +601,15 @@ def stream(
     host: str | None = None,
     before_start: Callable[[Any], None] | None = None,
     after_exit: Callable[[Any], None] | None = None,
+    before_kill: Callable[[Any], None] | None = None,
 ) -> ProcResult:
     """Run ``command`` in a fresh container, streaming its output; like :func:`proc.stream`.
 
     Detached, logs followed in a thread, ``wait`` with the timeout (then killed: exit 124). The
     container is removed in every case — a failed start, a timeout, Ctrl-C and SIGTERM included
     — and its anonymous volumes with it. ``before_start`` gets the created container (files are
-    put into it through the API), ``after_exit`` the exited one (files are fetched from it).
+    put into it through the API), ``after_exit`` the exited one (files are fetched from it),
+    ``before_kill`` the timed-out one while its command still runs (see :func:`exec_in`).
     """
     import threading
 
@@ -663,6 +665,8 @@ def stream(
                     "check that engine's machine; --resume carries on once it answers",
                 ) from None
             timed_out, code = True, 124
+            if before_kill is not None:
+                before_kill(container)
             with contextlib.suppress(APIError):
                 container.kill()
         reader.join(timeout=10)
@@ -678,6 +682,39 @@ def stream(
             _live_containers.pop(ct.id, None)
         if reader is not None:
             reader.join(timeout=5)
+
+
+def exec_in(
+    container: Any,
+    command: Sequence[str],
+    on_output: Callable[[bytes], None],
+    *,
+    timeout: float,
+    workdir: str | None = None,
+) -> tuple[int | None, bool]:
+    """Run ``command`` in a running container (``docker exec``: its user, environment and
+    namespaces), streaming its output, for at most ``timeout`` seconds; (exit status, timed
+    out). A command still running at its time limit is left to the container's kill."""
+    import threading
+
+    import requests
+    from docker.errors import APIError
+
+    api = container.client.api
+    result: list[int | None] = []
+
+    def pump() -> None:
+        with contextlib.suppress(APIError, requests.exceptions.RequestException):
+            ex = api.exec_create(container.id, list(command), workdir=workdir, stdout=True,
+                                 stderr=True)  # fmt: skip
+            for chunk in api.exec_start(ex["Id"], stream=True):
+                on_output(chunk)
+            result.append(api.exec_inspect(ex["Id"]).get("ExitCode"))
+
+    t = threading.Thread(target=pump, daemon=True)
+    t.start()
+    t.join(timeout)
+    return (result[0] if result else None), t.is_alive()
 
 
 def run(spec: ContainerSpec, command: Sequence[str], *, timeout: float = 120.0) -> tuple[int, str]:

@@ -255,10 +255,12 @@ def stream(
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    before_kill: Callable[[], None] | None = None,
 ) -> ProcResult:
     """Run ``argv`` with stdout+stderr merged, handing output to ``on_output`` as it comes.
 
-    On timeout the process group gets SIGTERM, then SIGKILL; the result says ``timed_out`` and
+    On timeout ``before_kill`` runs first (while the child still hangs: tt-triage reads the hung
+    device), then the process group gets SIGTERM, then SIGKILL; the result says ``timed_out`` and
     ``exit_code`` is 124, as with timeout(1). On any exception (Ctrl-C, SIGTERM) the group is
     killed before it propagates. The exit code is always the child's own.
     """
@@ -292,6 +294,8 @@ def stream(
             elif proc.poll() is not None:
                 break  # the child is done; a leftover may still hold the pipe open
         if timed_out:
+            if before_kill is not None:
+                before_kill()
             _kill_group(pgid, proc)
         elif not eof or proc.poll() is not None:
             pass

@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 SUITE = "CbModelTest"
@@ -80,6 +80,9 @@ environment, as tt-metal reads it:
   TT_METAL_WATCHER_APPEND=1     append to watcher.log instead of rewriting it
   TT_METAL_DPRINT_CORES=...     print DPRINT lines of these cores' CB calls
   TT_METAL_DPRINT_FILE=PATH     ... into this file instead of stdout
+  TT_METAL_OPERATION_TIMEOUT_SECONDS=<s>   on a deadlock, give up after s seconds: run
+                                the timeout command, then abort with tt-metal's TIMEOUT error
+  TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE=<cmd>   the command (tt-triage, as a rule)
 """
 
 
@@ -446,6 +449,173 @@ def _log(out: TextIO, text: str) -> None:
     out.write(f"{stamp} | info     |       LLRuntime | {text} (cbmodel.py:0)\n")
 
 
+# ----------------------------------------------------------------------------------- the device
+# What tt-triage reads from a hung device through tt-exalens (mailboxes, waypoints, PCs, the
+# stream registers that count a CB's pages), written by the hung process to a file under the
+# logs dir, where the look-alike's tools/tt-triage.py reads it as the real one reads the card:
+# <logs dir>/generated/lookalike-device/device.json. The numbers are registers, not text: the
+# look-alike's triage formats them as the real scripts do (see docs/lookalike.md).
+RISCS = ("brisc", "ncrisc", "trisc0", "trisc1", "trisc2")
+PAGE_SIZE = 2048  # a bf16 tile
+CB_BASE = 0x19000  # where the op's first CB starts in L1 (a stand-in address)
+_FIRMWARE = "tt_metal/hw/firmware/src/tt-1xx"
+# the wait each waypoint stands for: (function of frame 0, its header, the kernel's call)
+_DATAFLOW_API = "tt_metal/hw/inc/dataflow_api.h"
+_COMPUTE_CB_API = "tt_metal/include/compute_kernel_api/cb_api.h"
+
+
+def device_state_path(env: dict[str, str]) -> Path:
+    return logs_dir(env) / "generated" / "lookalike-device" / "device.json"
+
+
+def _pc(kernel_id: int, risc: int, wait: int) -> int:
+    """A stand-in program counter: the kernel's text at a fixed base, per RISC, per wait."""
+    return 0x6A00 + kernel_id * 0x1000 + risc * 0x200 + wait * 0x24
+
+
+def _risc_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
+    """Each RISC of a core as the mailboxes and the debug interface show it."""
+    cfg, c = p.cfg, p.sims.get((x, y))
+    wps, rmsg, _enables, _smsg, kids, _h = core_state(p, x, y)
+    go = {"G": "GO", "D": "DONE", "I": "INIT"}.get(rmsg[-1], "GO")
+    names = {v: k for k, v in p.ids.items()}
+    rows = []
+    for i, risc in enumerate(RISCS):
+        kid, wp = kids[i], wps[i]
+        kernel = names.get(kid) if kid else None
+        wait: dict[str, Any] | None = None
+        if c is not None and wp in ("CWFW", "CRBW"):
+            cb = cfg.cb_out_id if risc in ("brisc", "trisc2") else cfg.cb_in_id
+            call = "cb_wait_front" if wp == "CWFW" else "cb_reserve_back"
+            wait = {"call": call, "cb": cb}
+        elif c is not None and wp == "K":  # math (or a TRISC past its wait): in the kernel body
+            wait = {"call": "cb_wait_front" if c.compute_phase == "wait" else "cb_reserve_back",
+                    "cb": cfg.cb_in_id if c.compute_phase == "wait" else cfg.cb_out_id,
+                    "inside": True}  # fmt: skip
+        elif kernel in (PREFETCH_KERNEL, DISPATCH_KERNEL):
+            wait = {"call": "kernel_main", "cb": None}
+        firmware = None if wait is not None else ("brisc" if risc == "brisc" else
+                                                  "ncrisc" if risc == "ncrisc" else "trisc")  # fmt: skip
+        rows.append({"risc": risc, "kernel_id": kid, "kernel": kernel, "go": go, "waypoint": wp,
+                     "pc": _pc(kid, i, 1 if wait else 0), "wait": wait,
+                     "firmware": f"{_FIRMWARE}/{firmware}.cc" if firmware else None})  # fmt: skip
+    return rows
+
+
+def _cb_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
+    """The op's CBs on a core: geometry, each RISC's pointers, the stream registers' counts."""
+    cfg, c = p.cfg, p.sims.get((x, y))
+    if c is None:
+        return []
+    in_pushed = c.reader_block * cfg.reader_pages_per_block
+    in_popped = c.compute_block * cfg.compute_pages_per_block
+    out_pushed = c.compute_block * cfg.compute_out_pages_per_block
+    out_popped = c.writer_block * cfg.writer_pages_per_block
+    cbs = [(cfg.cb_in_id, cfg.cb_in_capacity, in_pushed, in_popped, "ncrisc", "trisc0"),
+           (cfg.cb_out_id, cfg.cb_out_capacity, out_pushed, out_popped, "trisc2", "brisc")]  # fmt: skip
+    out = []
+    addr = CB_BASE
+    for cb, cap, pushed, popped, producer, consumer in cbs:
+        size = cap * PAGE_SIZE
+        for risc in ("brisc", "trisc0", "trisc2"):
+            wr = pushed if risc == producer else 0
+            rd = popped if risc == consumer else 0
+            out.append({"risc": risc, "cb": cb, "fifo_addr": addr, "fifo_size": size,
+                        "page_size": PAGE_SIZE, "num_pages": cap if risc == producer else 0,
+                        "rd_ptr": addr + (rd % cap) * PAGE_SIZE if cap else addr,
+                        "wr_ptr": addr + (wr % cap) * PAGE_SIZE if cap else addr,
+                        "received": pushed & 0xFFFF, "acked": popped & 0xFFFF})  # fmt: skip
+        addr += size
+    return out
+
+
+def device_state(p: Program) -> dict[str, Any]:
+    cfg = p.cfg
+    cores = []
+    for y in range(cfg.device_grid[1]):
+        for x in range(cfg.device_grid[0]):
+            cores.append({"x": x, "y": y, "noc0": [_NOC_X[x], _NOC_Y[y]],
+                          "riscs": _risc_rows(p, x, y), "cbs": _cb_rows(p, x, y)})  # fmt: skip
+    return {"device": 0, "arch": "wormhole_b0", "pid": os.getpid(), "hung_at": time.time(),
+            "op": cfg.op, "cores": cores}  # fmt: skip
+
+
+def write_device_state(p: Program, env: dict[str, str]) -> Path:
+    """The hung device's state where the look-alike's tt-triage reads it."""
+    path = device_state_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(device_state(p)) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+# ----------------------------------------------------------------------------------- dispatch timeout
+# tt-metal's own hang detection, as tenstorrent/tt-metal does it:
+# * TT_METAL_OPERATION_TIMEOUT_SECONDS (a float; 0 or unset: off) and
+#   TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE are read in tt_metal/llrt/rtoptions.cpp;
+# * the host's wait for the completion queue gives up after that long without progress and calls
+#   MetalContext::on_dispatch_timeout_detected(), then throws
+#   "TIMEOUT: device timeout, potential hang detected, the device is unrecoverable"
+#   (tt_metal/impl/dispatch/system_memory_manager.cpp, completion_queue_wait_front);
+# * on_dispatch_timeout_detected() (tt_metal/impl/context/metal_context.cpp at 790b74b58a87), the
+#   first time only: log_error "Timeout detected"; unless
+#   TT_METAL_INSPECTOR_SERIALIZE_ON_DISPATCH_TIMEOUT=0, log_info "Serializing Inspector RPC
+#   data"; with a command, log_info "Executing command: <cmd>", std::system(cmd), and on a
+#   non-zero status log_warning "Timeout command '<cmd>' returned non-zero exit code: <N>".
+TIMEOUT_ERROR = "TIMEOUT: device timeout, potential hang detected, the device is unrecoverable"
+
+
+def operation_timeout(env: dict[str, str]) -> float:
+    """Seconds of TT_METAL_OPERATION_TIMEOUT_SECONDS (0: off, as for a value that is no number)."""
+    try:
+        value = float(env.get("TT_METAL_OPERATION_TIMEOUT_SECONDS", "0") or "0")
+    except ValueError:
+        return 0.0
+    return value if value > 0 else 0.0
+
+
+def _metal_log(out: TextIO, level: str, text: str, line: int) -> None:
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    out.write(f"{stamp} | {level:<8} |           Metal | {text} (metal_context.cpp:{line})\n")
+    out.flush()
+
+
+def on_dispatch_timeout_detected(env: dict[str, str], out: TextIO) -> None:
+    _metal_log(out, "error", "Timeout detected", 1441)
+    if env.get("TT_METAL_INSPECTOR_SERIALIZE_ON_DISPATCH_TIMEOUT", "1") != "0":
+        _metal_log(out, "info", "Serializing Inspector RPC data", 1444)
+    command = env.get("TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE", "")
+    if command:
+        _metal_log(out, "info", f"Executing command: {command}", 1451)
+        import subprocess
+
+        # std::system: /bin/sh -c, the same stdout and stderr, waited for
+        status = subprocess.run(["/bin/sh", "-c", command], check=False).returncode  # noqa: S603
+        if status != 0:
+            _metal_log(out, "warning",
+                       f"Timeout command '{command}' returned non-zero exit code: {status & 0xFF}",
+                       1456)  # fmt: skip
+
+
+def dispatch_timeout(watcher: Watcher | None, program: Program, env: dict[str, str],
+                     out: TextIO) -> str | None:  # fmt: skip
+    """With TT_METAL_OPERATION_TIMEOUT_SECONDS set, wait that long on the hung device (the watcher
+    polling), run tt-metal's timeout handling, and return the error the host throws; without it,
+    hang forever."""
+    seconds = operation_timeout(env)
+    if not seconds:
+        hang_forever(watcher, program)
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if watcher is not None:
+            watcher.dump(program)
+        time.sleep(min(left, watcher.interval if watcher is not None else left))
+    on_dispatch_timeout_detected(env, out)
+    return ("TT_THROW @ tt_metal/impl/dispatch/system_memory_manager.cpp:627: tt::exception\n"
+            f"info:\n{TIMEOUT_ERROR}")  # fmt: skip
+
+
 # ----------------------------------------------------------------------------------- DPRINT
 def dprint_cores(value: str | None, cfg: CbConfig) -> set[tuple[int, int]]:
     """The cores TT_METAL_DPRINT_CORES names (rtoptions' forms); empty when unset or bad."""
@@ -569,7 +739,7 @@ def check(cfg: CbConfig, outcome: Outcome) -> list[tuple[int, str]]:
     return fails
 
 
-def hang_forever(watcher: Watcher | None, program: Program) -> None:
+def hang_forever(watcher: Watcher | None, program: Program) -> NoReturn:
     """What a hung test does: nothing, forever (the watcher keeps polling)."""
     while True:
         if watcher is not None:
@@ -631,7 +801,12 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
         last = Program(cfg, h_id, {(c.x, c.y): c for c in outcome.cores}, ids)
         if outcome.deadlocked:
             out.flush()
-            hang_forever(watcher, last)
+            write_device_state(last, env)
+            error = dispatch_timeout(watcher, last, env, out)
+            out.write(f"terminate called after throwing an instance of 'std::runtime_error'\n"
+                      f"  what():  {error}\n")  # fmt: skip
+            out.flush()
+            os.abort()  # an uncaught TT_THROW in a googletest binary
         fails = check(cfg, outcome)
         ms = int((time.perf_counter() - c0) * 1000)
         for line, message in fails:

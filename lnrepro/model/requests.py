@@ -120,6 +120,8 @@ class TtMetalSpec:
     devices: tuple[str, ...] | None = None  # only these /dev/tenstorrent/N (bisect --jobs)
     python: str | None = None  # the interpreter of --pytest runs; None: decided by the runner
     prebuilt: Path | None = None  # a build tree to test instead of building (bisect --prebuilt)
+    triage: bool = True  # run the checkout's tools/tt-triage.py on a hung attempt before the kill
+    dispatch_timeout_s: float | None = None  # TT_METAL_OPERATION_TIMEOUT_SECONDS per attempt
 
     kind = BackendKind.TT_METAL
 
@@ -145,6 +147,10 @@ class TtMetalSpec:
             args += ["--device", d]
         if self.python:
             args += ["--python", self.python]
+        if not self.triage:
+            args.append("--no-triage")
+        if self.dispatch_timeout_s is not None:
+            args += ["--dispatch-timeout", f"{self.dispatch_timeout_s:g}"]
         return args  # prebuilt: chosen per commit by a bisect, never on a command line
 
     def to_json(self) -> dict[str, Any]:
@@ -155,7 +161,8 @@ class TtMetalSpec:
                 "watcher_s": self.watcher_s, "docker_context": self.docker_context,
                 "devices": list(self.devices) if self.devices is not None else None,
                 "python": self.python,
-                "prebuilt": str(self.prebuilt) if self.prebuilt else None}  # fmt: skip
+                "prebuilt": str(self.prebuilt) if self.prebuilt else None,
+                "triage": self.triage, "dispatch_timeout_s": self.dispatch_timeout_s}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> TtMetalSpec:
@@ -165,7 +172,9 @@ class TtMetalSpec:
                    r.opt_str("image"), r.str("mount_set", "full"),
                    tuple(r.str_map("env").items()), r.bool("require_device", False), reset,
                    r.opt_int("watcher_s"), r.opt_str("docker_context"), devices,
-                   r.opt_str("python"), Path(p) if (p := r.opt_str("prebuilt")) else None)  # fmt: skip
+                   r.opt_str("python"), Path(p) if (p := r.opt_str("prebuilt")) else None,
+                   triage=r.bool("triage", True),
+                   dispatch_timeout_s=r.opt_float("dispatch_timeout_s"))  # fmt: skip
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec

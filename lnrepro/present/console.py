@@ -379,14 +379,16 @@ def render_run(rec: RunRecord, console: Console) -> None:
                             + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
         for line in build.tail:
             say(console, esc(line), indent=2)
-    hung = [(att.index, att.hang) for att in rec.attempts if att.hang is not None]
-    for index, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
-        render_hang(f"attempt {index}", diagnosis, console)
+    hung = [(att, att.hang) for att in rec.attempts if att.hang is not None]
+    for att, diagnosis in hung[:1]:  # one (each attempt's is in the record, and in explain)
+        files = [att.extra_files[k] for k in ("watcher", "triage") if k in att.extra_files]
+        render_hang(", ".join([f"attempt {att.index}", *files]), diagnosis, console)
     if len(hung) > 1:
         say(console, esc(f"  ({len(hung) - 1} more hung attempt(s): lnrepro explain {rec.id})"))
     first = hung[0][1] if hung else None
     if first is not None and first.hung and first.primary is not None and first.primary.kernel_name:
-        say(console, esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad --watcher 1 "
+        place = "" if any("triage" in a.extra_files for a in rec.attempts) else "--watcher 1 "
+        say(console, esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad {place}"
                          f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
     v = rec.verdict.value
     if rec.incomplete and rec.verdict.about_the_kernel:

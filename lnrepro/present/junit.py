@@ -114,6 +114,8 @@ def _case(
             else ""
         )
         out += ["", f"log: {rec.record_dir / first_a.log}"] + (["", excerpt] if excerpt else [])
+        if first_a.hang is not None and _first_t.status is TestStatus.TIMEOUT:
+            out += ["", *first_a.hang.lines()]
     passed = len(results) - len(bad)
     if bad and passed:  # flaky: Surefire's flakyFailure/flakyError, one per failed attempt
         for t, a in bad:
@@ -128,6 +130,11 @@ def _case(
     elif bad:  # every attempt: the first is the failure (or error), the others reruns
         t, a = bad[0]
         msg, text = _failure_text(t)
+        if t.status is TestStatus.TIMEOUT and a.hang is not None:  # where it hangs (tt-triage's
+            msg = (
+                f"{msg}; hang: {a.hang.key}"  # hang_report.py marks such a case failure_type=hang)
+            )
+            text = f"{text or msg}\n\n" + "\n".join(a.hang.lines())
         is_error = bool(errors)
         kind = "ENV_ERROR" if env else t.status.value
         _sub(case, "error" if is_error else "failure", text or msg, message=msg, type=kind)

@@ -207,7 +207,9 @@ def _observed(rec: RunRecord) -> list[str]:
     for a in rec.attempts:
         if a.hang is not None:
             log = a.extra_files.get("watcher")
-            where = f" (watcher log {markdown_code(log)})" if log else ""
+            triaged = a.extra_files.get("triage")
+            where = (f" (watcher log {markdown_code(log)})" if log else
+                     f" (tt-triage output {markdown_code(triaged)})" if triaged else "")  # fmt: skip
             out += ["", f"Hang, attempt {a.index}{where}: **{a.hang.pattern.value}**",
                     "", fence("\n".join(a.hang.lines()))]  # fmt: skip
     for note in rec.notes:

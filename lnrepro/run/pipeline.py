@@ -104,8 +104,18 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
     return out
 
 
+def _log_tail(log_path: Path) -> str:
+    """The end of an attempt's log (DPRINT lines, tt-metal's own timeout and triage's output)."""
+    try:
+        with log_path.open("rb") as fh:
+            fh.seek(max(0, log_path.stat().st_size - DPRINT_TAIL))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _diagnose_hang(
-    record_dir: Path, index: int, log_path: Path
+    record_dir: Path, index: int, console: str
 ) -> tuple[Diagnosis | None, str | None]:
     """The hung attempt's watcher log read into a diagnosis, with the attempt's DPRINT lines
     about circular buffers attached to the cores they came from."""
@@ -116,13 +126,46 @@ def _diagnose_hang(
     from lnrepro.watcher.dprint import parse_dprint
     from lnrepro.watcher.log import parse_file
 
-    try:
-        with log_path.open("rb") as fh:
-            fh.seek(max(0, log_path.stat().st_size - DPRINT_TAIL))
-            console = fh.read().decode("utf-8", "replace")
-    except OSError:
-        console = ""
     return diagnose(parse_file(watcher), parse_dprint(console)), watcher.name
+
+
+def _keep_triage(record_dir: Path, index: int, console: str) -> Path | None:
+    """tt-triage's output for a hung attempt: the file lnrepro's own run of it wrote
+    (``attempt-N.triage.txt``), else what tt-metal's timeout command printed into the log,
+    written to that file."""
+    from lnrepro.run import triage
+
+    path = record_dir / f"attempt-{index}.triage.txt"
+    if path.is_file():
+        return path
+    text = triage.triage_in_log(console) if triage.device_timeout_seen(console) else None
+    if not text or not text.strip():
+        return None
+    with contextlib.suppress(OSError):
+        path.write_text(text, encoding="utf-8")
+        return path
+    return None
+
+
+def read_triage(path: Path) -> Diagnosis | None:
+    """tt-triage's output read into a hang diagnosis (None: nothing in it places a hang), by the
+    one reader of hang texts (:func:`lnrepro.hangs.read_triage`)."""
+    from lnrepro.hangs import read_triage as read
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return read(text)
+
+
+def _as_device_timeout(run: GtestRun) -> None:
+    """tt-metal's own hang detection ended these tests: each test that failed with its TIMEOUT
+    error, or crashed on it, is a hang (TIMEOUT), never a failure or a crash."""
+    from lnrepro.run.triage import as_device_timeout
+
+    for it in run.iterations:
+        it.tests[:] = [as_device_timeout(t) for t in it.tests]
 
 
 def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path | None) -> GtestRun:
@@ -167,9 +210,14 @@ def run_attempt(
     argv = attempt_argv(backend, tests, index, record_dir)
     report = record_dir / (f"attempt-{index}.xml" if tests.pytest else f"attempt-{index}.json")
     events.attempt_started(index, total, argv)
-    parser = ConsoleParser(
-        rules, on_test_start=events.test_started, on_test_end=events.test_finished
-    )
+    from lnrepro.run.triage import DeviceTimeoutScanner
+
+    timeout_scan = DeviceTimeoutScanner()
+
+    def test_finished(t: TestResult) -> None:  # a crash on tt-metal's TIMEOUT is a hang
+        events.test_finished(timeout_scan.as_hang(t))
+
+    parser = ConsoleParser(rules, on_test_start=events.test_started, on_test_end=test_finished)
     scanner = EnvScanner()
     extra_env = None
     if tests.pytest:
@@ -180,6 +228,7 @@ def run_attempt(
 
         def sink(data: bytes) -> None:
             put(data)
+            timeout_scan.feed(data)
             if not tests.pytest:
                 parser.feed(data)
             scanner.feed(data)
@@ -214,12 +263,28 @@ def run_attempt(
             run.warnings.append(f"report ignored: {exc.message}")
     outside = [f for it in run.iterations for f in it.global_failures]
     outside += [f for it in run.iterations for fs in it.suite_failures.values() for f in fs]
-    hang, watcher = _diagnose_hang(record_dir, index, log_path)
-    if hang is not None and not (res.timed_out or hang.hung):
+    console = _log_tail(log_path)
+    from lnrepro.run.triage import device_timeout_seen
+
+    device_timeout = device_timeout_seen(console)
+    if device_timeout:
+        _as_device_timeout(run)
+        run.warnings.append(
+            "tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang"
+        )
+    hang, watcher = _diagnose_hang(record_dir, index, console)
+    if hang is not None and not (res.timed_out or device_timeout or hang.hung):
         hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang
+    files = {"watcher": watcher} if watcher else {}
+    if res.timed_out or device_timeout:
+        triaged = _keep_triage(record_dir, index, console)
+        if triaged is not None:
+            files["triage"] = triaged.name
+            if hang is None:  # the watcher's log, when the user asked for one, comes first
+                hang = read_triage(triaged)
     return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name,
                    run.tests, run.warnings, run.saw_gtest_output, res.leftovers, res.escaped,
-                   scanner.found, outside, {"watcher": watcher} if watcher else {}, hang)  # fmt: skip
+                   scanner.found, outside, files, hang)  # fmt: skip
 
 
 def run_tests(

@@ -34,6 +34,20 @@ def default_ccache_dir() -> Path:
     return root / "lnrepro" / "ccache"
 
 
+@dataclass(frozen=True)
+class OnHang:
+    """A command to run where a timed-out command still hangs, before it is killed: tt-triage
+    against the still-hung device, in the same container and environment, with its own time
+    limit. ``begin`` is called at the timeout, before it runs; ``done`` gets its exit status
+    (None: unknown) and whether its own limit ran out."""
+
+    argv: tuple[str, ...]
+    timeout_s: float
+    on_output: Callable[[bytes], None]
+    begin: Callable[[], None]
+    done: Callable[[int | None, bool], None]
+
+
 class Runner(Protocol):
     """Where commands run. ``shell_line`` is what a person would type to do the same."""
 
@@ -50,9 +64,10 @@ class Runner(Protocol):
         mounts: tuple[Path, ...],
         ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
+        on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
         """``mounts``: the checkout first, then directories written to; ``ro_mounts``: read
-        only (a worktree's git directories)."""
+        only (a worktree's git directories); ``on_hang`` runs at the timeout, before the kill."""
         ...
 
     def shell_line(
@@ -125,8 +140,19 @@ class LocalRunner(_HereFiles):
         mounts: tuple[Path, ...],
         ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
+        on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
-        return proc.stream(argv, on_output, timeout=timeout, cwd=cwd, env={**os.environ, **env})
+        full = {**os.environ, **env}
+
+        def before_kill() -> None:
+            assert on_hang is not None
+            on_hang.begin()
+            res = proc.stream(list(on_hang.argv), on_hang.on_output, timeout=on_hang.timeout_s,
+                              cwd=cwd, env=full)  # fmt: skip
+            on_hang.done(None if res.timed_out else res.exit_code, res.timed_out)
+
+        return proc.stream(argv, on_output, timeout=timeout, cwd=cwd, env=full,
+                           before_kill=before_kill if on_hang is not None else None)  # fmt: skip
 
     def shell_line(
         self,
@@ -262,6 +288,7 @@ class DockerRunner(_HereFiles):
         mounts: tuple[Path, ...],
         ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
+        on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
         if self.base is not None:
             from lnrepro.doors.images import ensure_build_image
@@ -291,6 +318,7 @@ class DockerRunner(_HereFiles):
                 on_output,
                 timeout=timeout,
                 host=self.docker_host,
+                before_kill=_exec_on_hang(on_hang, cwd),
             )
 
     def shell_line(
@@ -321,6 +349,20 @@ class DockerRunner(_HereFiles):
     def fingerprint(self) -> dict[str, JSON]:
         """Beyond describe(), the image id: the engine is asked once per run."""
         return {"image_id": _image_id(self.image, self.docker_host)}
+
+
+def _exec_on_hang(on_hang: OnHang | None, cwd: Path) -> Callable[[Any], None] | None:
+    """``on_hang`` as ``docker exec`` in the hung container (its user and environment)."""
+    if on_hang is None:
+        return None
+
+    def before_kill(ct: Any) -> None:
+        on_hang.begin()
+        code, timed_out = container.exec_in(ct, on_hang.argv, on_hang.on_output,
+                                            timeout=on_hang.timeout_s, workdir=str(cwd))  # fmt: skip
+        on_hang.done(code, timed_out)
+
+    return before_kill
 
 
 class _OutputEvents(Events):
@@ -547,9 +589,11 @@ class RemoteDockerRunner:
         mounts: tuple[Path, ...],
         ro_mounts: tuple[Path, ...] = (),
         timeout: float | None,
+        on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
         with container.engine_errors(self.host):
-            return self._run(argv, on_output, cwd=cwd, env=env, mounts=mounts, timeout=timeout)
+            return self._run(argv, on_output, cwd=cwd, env=env, mounts=mounts, timeout=timeout,
+                             on_hang=on_hang)  # fmt: skip
 
     def _run(
         self,
@@ -560,6 +604,7 @@ class RemoteDockerRunner:
         env: dict[str, str],
         mounts: tuple[Path, ...],
         timeout: float | None,
+        on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
         self._image(on_output)
         machine = self._machine()
@@ -584,6 +629,7 @@ class RemoteDockerRunner:
         return container.stream(
             self.spec(cwd=cwd, env=env, mounts=mounts, machine=machine),
             argv, on_output, timeout=timeout, host=self.host, before_start=before, after_exit=after,
+            before_kill=_exec_on_hang(on_hang, cwd),
         )  # fmt: skip
 
     def shell_line(

@@ -146,6 +146,9 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
             f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
             "give a poll interval in range",
         )
+    if s.dispatch_timeout_s is not None and not 0 < s.dispatch_timeout_s <= 86400:
+        raise UsageError(f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 "
+                         "seconds", "give tt-metal's operation timeout in seconds, e.g. 5")  # fmt: skip
     s = replace(s, checkout=s.checkout.expanduser().absolute())
     make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
     return s

@@ -82,6 +82,20 @@ ERAS: tuple[tuple[str, float, tuple[str, ...], str], ...] = (
         ("train-none",),
         "[tt-train] Inherit the compiler from tt-metal's build",
     ),
+    # tt-triage as one script (scripts/debugging_scripts/tt-triage.py, mid-2025), then as a
+    # framework of scripts (tools/tt-triage.py -> tools/triage/, about Oct 2025)
+    (
+        "triage-one-script",
+        0.15,
+        (),
+        "[tools] Add tt-triage: health checks and running ops of a hung device",
+    ),
+    (
+        "triage-framework",
+        0.4,
+        ("triage-one-script",),
+        "[tools] tt-triage: a framework of scripts in tools/triage, run by tools/tt-triage.py",
+    ),
 )
 ERA_FLAGS = tuple(e[0] for e in ERAS)
 
@@ -447,7 +461,10 @@ class _History:
             for path, text in self.templates.items():
                 rendered = render_file(text, flags)
                 if rendered is not None:
-                    out[path] = ("100755" if path.endswith(".sh") else "100644", rendered)
+                    out[path] = (
+                        "100755" if path.endswith((".sh", "tt-triage.py")) else "100644",
+                        rendered,
+                    )
             for k in range(self.spec.tus):
                 out[f"tt_metal/impl/gen/unit_{k:03d}.cpp"] = (
                     "100644",

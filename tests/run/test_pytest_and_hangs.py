@@ -222,12 +222,13 @@ def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
 ) -> None:
     """With --watcher on, a hang with no watcher log to place it (here the log is sent where
     lnrepro does not look) teaches no place: the bad endpoint's runs are noise, and the bisect
-    stops with that reason instead of searching with a signature that any timeout matches."""
+    stops with that reason instead of searching with a signature that any timeout matches.
+    (--no-triage: tt-triage, run on each hang, would place it; test_triage.py shows that.)"""
     fp = small.first_parent
     at = fp.index(small.hang_merge or "")
     p = lnrepro("bisect", "--repo", small.path, "--good", fp[at - 4], "--bad", fp[at + 3],
                 "--runner", "docker", "--image", toolchain_image, "--pytest", HANG_TEST,
-                "--on-hang", "bad", "--watcher", "1", "--timeout", "3",
+                "--on-hang", "bad", "--watcher", "1", "--timeout", "3", "--no-triage",
                 "--env", "TT_METAL_LOGS_PATH=/tmp/elsewhere", "--record-dir", str(tmp_path / "runs"),
                 cwd=tmp_path, timeout=900)  # fmt: skip
     assert p.returncode != 0 and len(p.stderr.strip().splitlines()[-1:]) == 1

@@ -12,7 +12,10 @@ same build commands, the same test command, the same environment:
   fresh for every run (a stale cache gives stale results), and the user's own cache is never
   touched;
 * ``--watcher N`` sets ``TT_METAL_WATCHER`` and keeps the watcher log of a failed or hung
-  attempt; ``--reset-cmd`` (e.g. ``tt-smi -r 0``) runs on the host before every attempt.
+  attempt; ``--reset-cmd`` (e.g. ``tt-smi -r 0``) runs on the host before every attempt;
+* a checkout with ``tools/tt-triage.py`` has it run against the still-hung device when an
+  attempt times out, before the kill (``--no-triage``: not), and ``--dispatch-timeout S`` lets
+  tt-metal detect the hang itself and run it (:mod:`lnrepro.run.triage`).
 
 The built-in profiles decide the build per commit from the commit's own files
 (:mod:`lnrepro.run.buildplan`); a worktree's git directories outside it are mounted read-only, since
@@ -40,13 +43,14 @@ from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult, Inputs
 from lnrepro.model.requests import TtMetalSpec
-from lnrepro.run import buildplan
+from lnrepro.run import buildplan, triage
 from lnrepro.run import inputs as inp
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
-from lnrepro.run.runners import LocalRunner, Runner
+from lnrepro.run.runners import LocalRunner, OnHang, Runner
 
 BUILD_TIMEOUT_S = 4 * 3600.0
+TRIAGE_SUFFIX = "triage.txt"  # attempt-N.triage.txt: tt-triage's output on a hung attempt
 TAIL_LINES = 40
 # tt-metal's cmake/version.cmake warns so when git could not describe the checkout: the build
 # goes on with an empty version, so lnrepro says why
@@ -69,6 +73,7 @@ class TtMetalBackend:
     env: tuple[tuple[str, str], ...] = ()  # the configuration's, then the request's
     build_timeout_s: float = BUILD_TIMEOUT_S
     name: str = "tt-metal"
+    triage_timeout_s: float = triage.TRIAGE_TIMEOUT_S  # tt-triage's own limit on a hung attempt
 
     @property
     def checkout(self) -> Path:
@@ -102,6 +107,8 @@ class TtMetalBackend:
         env["TT_METAL_CACHE"] = str(record_dir / "kernel-cache")  # fresh per run: never stale
         if self.spec.watcher_s:
             env["TT_METAL_WATCHER"] = str(self.spec.watcher_s)
+        if self.spec.dispatch_timeout_s is not None:  # tt-metal detects the hang, runs triage
+            env.update(triage.dispatch_env(self.spec.dispatch_timeout_s, self._triage_argv(1)))
         if self.spec.prebuilt is not None:
             # its libraries, not the path they were built at (CMake's RUNPATH; LD_LIBRARY_PATH
             # comes first for a RUNPATH)
@@ -119,10 +126,12 @@ class TtMetalBackend:
         return (*gitops.git_dirs(self.checkout), *extra)
 
     def _run(self, argv: list[str], on_output: Callable[[bytes], None], record_dir: Path,
-             timeout: float | None, extra_env: dict[str, str] | None = None) -> proc.ProcResult:  # fmt: skip
+             timeout: float | None, extra_env: dict[str, str] | None = None,
+             on_hang: OnHang | None = None) -> proc.ProcResult:  # fmt: skip
         return self.runner.run(
             argv, on_output, cwd=self.checkout, env={**self.test_env(record_dir), **(extra_env or {})},
             mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts(), timeout=timeout,
+            on_hang=on_hang,
         )  # fmt: skip
 
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
@@ -314,10 +323,44 @@ class TtMetalBackend:
         extra_env: dict[str, str] | None = None,
     ) -> proc.ProcResult:
         started = time.time()
-        res = self._run(argv, on_output, record_dir, timeout, extra_env)
+        on_hang = self._on_hang(record_dir, attempt, on_output) if timeout is not None else None
+        res = self._run(argv, on_output, record_dir, timeout, extra_env, on_hang)
         if self.spec.watcher_s:
             self._keep_watcher_log(record_dir, attempt, started, keep=res.exit_code != 0)
         return res
+
+    # ------------------------------------------------------------------ tt-triage
+    def _triage_argv(self, attempt: int) -> list[str] | None:
+        """The checkout's tt-triage with the flags its own usage line knows; None without
+        ``tools/tt-triage.py`` or with ``--no-triage``."""
+        if not self.spec.triage or not self.runner.exists(self.checkout, triage.TRIAGE_SCRIPT):
+            return None
+        flags = triage.triage_flags(self.runner.read_text(self.checkout, triage.FRAMEWORK))
+        return triage.triage_argv(self.python(attempt), flags)
+
+    def _on_hang(
+        self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
+    ) -> OnHang | None:
+        """tt-triage against the still-hung device at lnrepro's timeout, its output into
+        ``attempt-N.triage.txt`` beside the attempt's log."""
+        argv = self._triage_argv(attempt)
+        if argv is None:
+            return None
+        out = record_dir / f"attempt-{attempt}.{TRIAGE_SUFFIX}"
+        chunks: list[bytes] = []
+
+        def done(code: int | None, timed_out: bool) -> None:
+            with contextlib.suppress(OSError):
+                out.write_bytes(b"".join(chunks))
+            how = (f"ran past its {self.triage_timeout_s:g} s limit" if timed_out
+                   else f"exited {code}")  # fmt: skip
+            on_output(f"lnrepro: tt-triage {how}; its output is in {out.name}\n".encode())
+
+        def begin() -> None:
+            on_output(f"\nlnrepro: the attempt timed out; running tt-triage against the hung "
+                      f"device before the kill: {shlex.join(argv)}\n".encode())  # fmt: skip
+
+        return OnHang(tuple(argv), self.triage_timeout_s, chunks.append, begin, done)
 
     def _keep_watcher_log(self, record_dir: Path, attempt: int, started: float, keep: bool) -> None:
         """The attempt's watcher log as ``attempt-N.watcher.log``: from ``TT_METAL_LOGS_PATH``

@@ -63,12 +63,17 @@ def _run(cfg, cores):
     outcome = cb.simulate(cfg, cores)
     program = cb.Program(cfg, 1, {(c.x, c.y): c for c in outcome.cores}, cb.kernel_ids(cfg))
     if outcome.deadlocked:
+        # the device's state, where this look-alike's tools/tt-triage.py reads it (as the real
+        # one reads the card through tt-exalens)
+        cb.write_device_state(program, env)
         interval = cb.watcher_interval(env.get("TT_METAL_WATCHER"))
         watcher = cb.Watcher(env, interval, sys.stdout) if interval is not None else None
         if watcher is not None:
             watcher.names(program.ids)
         sys.stdout.flush()
-        cb.hang_forever(watcher, program)
+        # with TT_METAL_OPERATION_TIMEOUT_SECONDS, tt-metal gives up waiting, runs the timeout
+        # command and throws (a RuntimeError in Python); else the process hangs
+        raise RuntimeError(cb.dispatch_timeout(watcher, program, env, sys.stdout))
     return outcome
 
 
