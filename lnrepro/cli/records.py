@@ -35,11 +35,20 @@ def bases(record_dir: Path) -> list[Path]:
     from lnrepro.doors.store import bases_for
 
     explicit = given(click.get_current_context(), "record_dir")
-    if explicit and record_dir.exists() and not record_dir.is_dir():
+    if explicit and _is_file(record_dir):
         raise UsageError(f"--record-dir {record_dir} is a file, not a directory",
                          "pass the directory lnrepro run and bisect write their records to "
                          f"(default {DEFAULT_RECORD_DIR})")  # fmt: skip
     return bases_for(record_dir, explicit)
+
+
+def _is_file(path: Path) -> bool:
+    """Something that is not a directory is there; a path nobody may look at is left to the
+    store, which says so (exit 5)."""
+    try:
+        return path.exists() and not path.is_dir()
+    except OSError:
+        return False
 
 
 @cli.command(cls=Command, short_help=SUMMARY["runs"])
