@@ -25,8 +25,9 @@ from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import RunRecord
 from lnrepro.model.requests import BisectRequest, RunRequest, TtMetalSpec
+from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
 
-__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run"]
+__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run", "shrink"]
 
 
 def run(request: RunRequest, events: Events | None = None) -> RunRecord:
@@ -146,3 +147,16 @@ def bisect_log(repo: Path) -> BisectRecord:
     from lnrepro.bisect import state
 
     return state.load(repo.expanduser().absolute())
+
+
+def shrink(request: ShrinkRequest, events: ShrinkEvents | None = None) -> ShrinkRecord:
+    """``lnrepro shrink``: from a test (failing, flaky or passing) to the smallest, loudest case
+    that fails every time, its one-step-smaller neighbours and (``request.source``) a test file.
+
+    Nothing failing is an answer, not an error: the record's ``result`` is None and its ``note``
+    says what was tried.
+    """
+    from lnrepro.shrink.run import shrink as run_shrink
+    from lnrepro.shrink.validate import validate_shrink
+
+    return run_shrink(validate_shrink(request), events)

@@ -211,4 +211,4 @@ def _internal(exc: BaseException) -> int:
 
 
 # the commands register themselves on ``cli``
-from lnrepro.cli import bisect, envcheck, parse, records, run, studies  # noqa: E402, F401
+from lnrepro.cli import bisect, envcheck, parse, records, run, shrink, studies  # noqa: E402, F401

@@ -14,7 +14,7 @@ BY_NAME = {
     "lnrepro.run/4": "run.json", "lnrepro.bisect/5": "bisect.json", "lnrepro.gtest-run/1": "gtest-run.json",
     "lnrepro.env-check/2": "env-check.json", "lnrepro.runs/1": "runs.json", "lnrepro.compare/2": "compare.json",
     "lnrepro.plan/1": "plan.json", "lnrepro.explain/2": "explain.json", "lnrepro.tolerance/1": "tolerance.json",
-    "lnrepro.hang/1": "hang.json",
+    "lnrepro.hang/1": "hang.json", "lnrepro.shrink/1": "shrink.json",
 }  # fmt: skip
 
 

@@ -1,0 +1,101 @@
+"""``lnrepro shrink``: from a masked, flaky failure to the smallest, loudest deterministic test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lnrepro.cli import cli, echo_json
+from lnrepro.cli.options import (
+    PATHS,
+    Command,
+    backend_options,
+    backend_spec,
+    json_flag,
+    option,
+    pop_backend,
+    split_command,
+)
+from lnrepro.errors import ExitCode
+from lnrepro.model.requests import EmulatorSpec
+from lnrepro.model.shrink import (
+    DEFAULT_BUDGET,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_START_RUNS,
+    ShrinkRequest,
+)
+
+
+@cli.command(
+    cls=Command,
+    short_help="Shrink a failing (or masked) test to its smallest, loudest deterministic case.",
+)
+@option("--test", "test", required=True, metavar="NAME", group="Start",
+        help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.")  # fmt: skip
+@backend_options
+@option("--command", "command", metavar="CMD", group="Evaluator",
+        help="Test each case with this command instead of the emulator: the case is JSON in "
+        "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run).")  # fmt: skip
+@option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, group="Evaluator",
+        help="Seconds one --command run may take before its process group is killed (a skip).")  # fmt: skip
+@option("--confidence", type=float, default=DEFAULT_CONFIDENCE, show_default=True, group="Search",
+        help="A case fails only if it fails k runs in a row, k such that a case as likely to pass "
+        "as the start would be caught passing with this probability.")  # fmt: skip
+@option("--start-runs", type=int, default=DEFAULT_START_RUNS, show_default=True, group="Search",
+        help="Runs of the start test that measure its pass rate (random data: a fresh draw each).")  # fmt: skip
+@option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True, group="Search",
+        help="Runs of the code under test at most; then the best case so far.")  # fmt: skip
+@option("--source", type=PATHS, metavar="FILE", group="Output",
+        help="Write the found case as a gtest file for tt-train (in the style of "
+        "layernorm_bw_fused_op_test.cpp).")  # fmt: skip
+@json_flag("the lnrepro.shrink/1 record")
+@option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
+def shrink(test: str, command: str | None, timeout_s: float, confidence: float, start_runs: int,
+           budget: int, source: Path | None, as_json: bool, markdown: bool,
+           **kwargs: Any) -> int:  # fmt: skip
+    """Search a test's case space for the case a maintainer wants in a bug report: one that
+    fails every time (deterministic), by the largest margin over the tolerance, with the
+    loudest data (constant, few-valued, structured, random), on the smallest shape (whole
+    tiles; a partial last tile kept only when it matters). Starts from a passing test too: the
+    data kinds are searched first. Reports the one-step-smaller neighbours, which pass.
+
+    A case counts only if the correct kernel's model passes it: a test that fails on a fixed
+    kernel too is not a reproducer. Exits 1 when a failing case was found (the kernel is bad:
+    here is the case), 0 when nothing fails.
+
+    \b
+    lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit
+    lnrepro shrink --test BugRepro_TightTolerance_8462Features --defect drop-xhat-blocks
+    lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit --kernel-era fixed
+    lnrepro shrink --test BugRepro_TightTolerance_8462Features --source shrunk_test.cpp --json
+    """
+    from lnrepro import api
+    from lnrepro.cli.options import exclusive
+
+    exclusive(json=as_json, markdown=markdown)
+    backend = backend_spec(pop_backend(kwargs))
+    seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
+    if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
+        from dataclasses import replace
+
+        backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
+    request = ShrinkRequest(
+        test, backend, split_command(command, "--command") if command is not None else None,
+        confidence, start_runs, budget, seed, source, timeout_s,
+    )  # fmt: skip
+    from lnrepro.present.console import make_console
+    from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
+
+    with RichShrinkEvents(make_console(stderr=True)) as events:
+        rec = api.shrink(request, events)
+    if as_json:
+        echo_json(rec.to_json())
+    elif markdown:
+        click.echo(shrink_markdown(rec), nl=False)
+    else:
+        render_shrink(rec, make_console())
+    if rec.source is not None:
+        click.echo(f"lnrepro: wrote {rec.source}", err=True)
+    return ExitCode.FAILED if rec.found else ExitCode.OK

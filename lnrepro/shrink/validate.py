@@ -1,0 +1,88 @@
+"""A shrink request checked completely before anything runs, and its start case."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import replace
+
+from lnrepro.errors import UsageError
+from lnrepro.model.requests import EmulatorSpec
+from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
+from lnrepro.run.validate import check_emulator, check_record_dir, finite
+
+MAX_START_RUNS = 1000
+MAX_BUDGET = 100_000
+MAX_SEED = 2**32 - 1
+
+
+def resolve_test(name: str) -> str:
+    """The full name of the one modelled test ``name`` means (full or short name, or a pattern
+    that matches exactly one)."""
+    from lnrepro.emulator.catalogue import CASES
+
+    hits = [c.full_name for c in CASES
+            if name in (c.full_name, c.name) or fnmatch.fnmatchcase(c.full_name, name)
+            or fnmatch.fnmatchcase(c.name, name)]  # fmt: skip
+    if len(hits) == 1:
+        return hits[0]
+    names = ", ".join(c.name for c in CASES)
+    if not hits:
+        raise UsageError(f"--test {name!r} is not a test lnrepro models",
+                         f"give one of {names}")  # fmt: skip
+    raise UsageError(f"--test {name!r} matches {len(hits)} tests",
+                     "give one test: " + ", ".join(h.split('.', 1)[1] for h in hits))  # fmt: skip
+
+
+def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
+    """``req`` checked and made concrete (the full test name, absolute paths), or the one-line
+    error that says what to change."""
+    if not isinstance(req.backend, EmulatorSpec):
+        raise UsageError("shrink runs its candidates on the emulator, or through --command",
+                         "drop --tt-metal/--binary (a checkout's probe is not built yet)")  # fmt: skip
+    if req.backend.data != "copy":
+        raise UsageError("--data does not apply to shrink: it chooses the data",
+                         "drop --data (--seed seeds its random data)")  # fmt: skip
+    backend = check_emulator(replace(req.backend, seed=None, data="copy"))
+    if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
+        raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.999999",
+                         "e.g. --confidence 0.95")  # fmt: skip
+    if not 1 <= req.start_runs <= MAX_START_RUNS:
+        raise UsageError(f"--start-runs {req.start_runs} is not from 1 to {MAX_START_RUNS}",
+                         "give a count in range")  # fmt: skip
+    if not 1 <= req.budget <= MAX_BUDGET:
+        raise UsageError(f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
+                         "give a count of evaluations in range")  # fmt: skip
+    if not 0 <= req.seed <= MAX_SEED:
+        raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
+    if req.command is not None:
+        if not req.command:
+            raise UsageError("--command is empty", "give the command that tests a case")
+        finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+    source = req.source
+    if source is not None:
+        source = source.expanduser().absolute()
+        check_record_dir(source.parent, "--source")
+        if source.is_dir():
+            raise UsageError(f"--source {source} is a directory",
+                             "give the file to write, e.g. --source shrunk_test.cpp")  # fmt: skip
+    return replace(req, test=resolve_test(req.test), backend=backend, source=source)
+
+
+def start_case(req: ShrinkRequest) -> Case:
+    """The test as written: its shape, its data (its constants, or the tests' random
+    distributions) and its tolerances at the request's kernel era."""
+    from lnrepro.emulator.catalogue import BY_NAME, tolerances
+    from lnrepro.emulator.defects import Era
+
+    c = BY_NAME[req.test]
+    tol = tuple(
+        (t, Tolerance(r, a)) for t, (r, a, _) in tolerances(c, Era(req.emulator.kernel_era)).items()
+    )
+    if c.constants is None:
+        data = DataSpec(DataKind.RANDOM, "uniform", seed=req.seed)
+    else:
+        dy, gamma, x = c.constants
+        variant = "bugrepro" if (dy, gamma, x) == (1.0, 1.0, 0.5) else "different-values"
+        data = DataSpec(DataKind.CONSTANT, variant, dy, gamma, x)
+    return Case(Shape(c.batch, c.seq, c.heads, c.features), data, tol, c.full_name)
