@@ -50,10 +50,13 @@ from lnrepro.model.shrink import (
 @option("--source", type=PATHS, metavar="FILE", group="Output",
         help="Write the found case as a gtest file for tt-train (in the style of "
         "layernorm_bw_fused_op_test.cpp).")  # fmt: skip
+@option("--source-for", "source_flavour", type=click.Choice(["tt-metal", "lookalike"]),
+        default="tt-metal", show_default=True, group="Output",
+        help="Whose helpers --source uses: tt-metal's tt-train (read at 16165972af) or the test look-alike's.")  # fmt: skip
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
 def shrink(test: str, command: str | None, timeout_s: float, confidence: float, start_runs: int,
-           budget: int, source: Path | None, as_json: bool, markdown: bool,
+           budget: int, source: Path | None, source_flavour: str, as_json: bool, markdown: bool,
            **kwargs: Any) -> int:  # fmt: skip
     """Search a test's case space for the case a maintainer wants in a bug report: one that
     fails every time (deterministic), by the largest margin over the tolerance, with the
@@ -83,7 +86,7 @@ def shrink(test: str, command: str | None, timeout_s: float, confidence: float, 
         backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
     request = ShrinkRequest(
         test, backend, split_command(command, "--command") if command is not None else None,
-        confidence, start_runs, budget, seed, source, timeout_s,
+        confidence, start_runs, budget, seed, source, timeout_s, source_flavour,
     )  # fmt: skip
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown

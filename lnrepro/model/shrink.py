@@ -273,6 +273,7 @@ class ShrinkRequest:
     seed: int = 0  # random data's seed
     source: Path | None = None  # write the emitted test here
     timeout_s: float = 600.0  # one --command run
+    source_flavour: str = "tt-metal"  # whose helpers the emitted test uses: tt-metal, lookalike
 
     @property
     def emulator(self) -> EmulatorSpec:
@@ -297,6 +298,8 @@ class ShrinkRequest:
             args += ["--seed", str(self.seed)]
         if self.source is not None:
             args += ["--source", str(self.source)]
+            if self.source_flavour != "tt-metal":
+                args += ["--source-for", self.source_flavour]
         return args
 
     def to_json(self) -> dict[str, JSON]:
@@ -305,7 +308,7 @@ class ShrinkRequest:
                 "confidence": self.confidence, "start_runs": self.start_runs,
                 "budget": self.budget, "seed": self.seed,
                 "source": str(self.source) if self.source else None,
-                "timeout_s": self.timeout_s}  # fmt: skip
+                "timeout_s": self.timeout_s, "source_flavour": self.source_flavour}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- record

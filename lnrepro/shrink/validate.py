@@ -59,6 +59,9 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         if not req.command:
             raise UsageError("--command is empty", "give the command that tests a case")
         finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+    if req.source_flavour not in ("tt-metal", "lookalike"):
+        raise UsageError(f"--source-for {req.source_flavour!r} is not tt-metal or lookalike",
+                         "choose one")  # fmt: skip
     source = req.source
     if source is not None:
         source = source.expanduser().absolute()

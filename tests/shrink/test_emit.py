@@ -1,0 +1,60 @@
+"""The emitted gtest: each flavour calls its tree's helpers; the look-alike's flavour compiles in
+the look-alike's tt-train tree, fails at the culprit and passes before it and at the fix."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, Tolerance
+from lnrepro.shrink.emit import Flavour, full_name, source
+from tests.conftest import need_toolchain, worktree
+
+TOL = tuple((t, Tolerance(0.01, 0.01)) for t in ("dx", "dgamma", "dbeta"))
+CONSTANT = Case(Shape(1, 1, 1, 32), DataSpec(DataKind.CONSTANT, "bugrepro"), TOL, "S.T")
+FEW = Case(Shape(1, 2, 1, 4928), DataSpec(DataKind.FEW_VALUED, "two-valued"), TOL, "S.T")
+
+
+def test_the_tt_metal_flavour_uses_tt_trains_api() -> None:
+    text = source(CONSTANT, Flavour.TT_METAL)
+    for needle in ("LayerNormBackwardOperation::invoke(", "core::from_xtensor(x_4d, device)",
+                   "xt::allclose(metal_dx, dx_ref, 0.01F, 0.01F)", "ctx().open_device()",
+                   'std::cout << "dx FAILED: max_diff="', "TEST_F(LayerNormBackwardShrunkTest, "
+                   "Shrunk_1x1x1x32_Constant)", "x(i) = 0.5F; dy(i) = 1.0F;"):  # fmt: skip
+        assert needle in text, needle
+
+
+def test_the_data_kinds_fill_as_the_emulator_does() -> None:
+    text = source(FEW, Flavour.LOOKALIKE)
+    assert "x[i] = odd ? 1.0F : -1.0F;" in text and "dy[i] = odd ? 0.5F : 1.0F;" in text
+    assert "features = 4928" in text and "seq = 2" in text
+    assert full_name(FEW) == "LayerNormBackwardShrunkTest.Shrunk_1x2x1x4928_FewValued"
+
+
+@pytest.mark.timeout(1800)
+def test_the_emitted_test_fails_at_the_culprit_and_passes_at_the_fix(
+    lookalike: Any, tmp_path: Path
+) -> None:
+    need_toolchain()
+    from tests.lookalike.build import build, device_env, run_tests
+
+    text = source(CONSTANT, Flavour.LOOKALIKE)
+    expect = {"culprit": (lookalike.culprit, 1), "parent": (lookalike.culprit_parent, 0)}
+    if lookalike.fix:
+        expect["fix"] = (lookalike.fix, 0)
+    for name, (rev, code) in expect.items():
+        tree = worktree(lookalike, tmp_path / name, rev)
+        (tree / "tt-train/tests/ops/layernorm_bw_shrunk_test.cpp").write_text(text)
+        res = build(tree, "--debug", "--build-tt-train", "--enable-ccache")
+        assert res.ok, res.output[-3000:]
+        binary = tree / "build_Debug/tt-train/tests/ttml_tests"
+        got, out = run_tests(binary, f"--gtest_filter={full_name(CONSTANT)}",
+                             env=device_env(tmp_path / f"{name}-env", tree))  # fmt: skip
+        assert got == code, (name, out[-2000:])
+        if code:
+            assert "dx FAILED: max_diff=1000" in out
+        subprocess.run(["git", "-C", str(lookalike.path), "worktree", "remove", "--force",
+                        str(tree)], check=False)  # fmt: skip
