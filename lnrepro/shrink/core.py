@@ -10,8 +10,11 @@ The order of the criteria is the issue's: deterministic, then loud, then small.
    runs in a row, and the correct kernel's model passes it (else it is *inadmissible*: the test
    would ask more than bf16 gives, and would fail on a fixed kernel too).
 2. **Loud**: for each data kind, loudest first (constant, few-valued, structured, random), look
-   for a failing case on a few probe shapes (the start's; one row with O(log Wt) feature counts;
-   the start's rows with them). The first kind that fails anywhere is the target.
+   for a failing case on a few probe shapes (the start's, and one row with O(log Wt) feature
+   counts: the kernel reduces each row on its own; the small phase then searches the rows from
+   wherever the failure is); a one-row probe the correct kernel's model fails is moved to the
+   widest smaller feature count the model passes. The first kind that fails anywhere is the
+   target.
 3. **Small**: with data at least that loud, per axis (features, seq, batch, heads) a binary
    search down the axis's ladder (:mod:`.space`); then every one-step-smaller neighbour is tried,
    and the search moves to any that fails, until none does (1-minimal, as delta debugging's
@@ -47,6 +50,7 @@ from lnrepro.model.stats import wilson
 from lnrepro.shrink import space
 
 MAX_REPEATS = 50
+MAX_NEAR = 1024  # feature counts the model checks for an admissible one near a probe
 
 
 class RunVerdict(str, Enum):
@@ -133,6 +137,7 @@ class Search:
     evaluations: int = 0
     control_checks: int = 0
     cache: dict[Case, Judged] = field(default_factory=dict)
+    admissible: dict[Case, bool] = field(default_factory=dict)
     best: Judged | None = None
     keep: int = 0  # the partial last tile's width while it matters
     smaller: list[Neighbour] = field(default_factory=list)
@@ -230,9 +235,7 @@ class Search:
         feats = sorted({*space.sparse(space.feature_values(s.features, 0)),
                         *space.sparse(space.feature_values(s.features, r)), s.features})  # fmt: skip
         one_row = [Shape(1, 1, 1, f) for f in feats]
-        whole = space.sparse(space.feature_values(s.features, 0))
-        wide = [Shape(s.batch, s.seq, s.heads, f) for f in whole]
-        return list(dict.fromkeys([s, *one_row, *wide]))
+        return list(dict.fromkeys([s, *one_row]))
 
     def loud(self) -> Judged | None:
         """The loudest kind that fails on some probe shape, and that first failing case."""
@@ -243,9 +246,30 @@ class Search:
                 for data in data_menu(self.seed):
                     if data.kind is kind:
                         j = self.judge(self.case(shape, data))
+                        if j.status is Status.INADMISSIBLE and shape.rows == 1:
+                            j = self.admissible_near(j.case) or j
                         if j.status is Status.FAILS:
                             return j
         return None
+
+    def admissible_near(self, case: Case) -> Judged | None:
+        """The case at the widest feature count below ``case``'s (same ladder) that the correct
+        kernel's model passes, judged: where the start's features ask more than bf16 gives with
+        this data (constant data at most feature counts: 1/N is truncated to bf16 and rstd =
+        1000), a nearby count often does not. Found with the model alone (cheap at one row)."""
+        shape = case.shape
+        values = space.feature_values(shape.features, space.partial(shape.features))
+        for f in reversed(values[-MAX_NEAR:]):
+            near = self.case(shape.with_(Axis.FEATURES, f), case.data)
+            if self._admissible(near):
+                return self.judge(near)
+        return None
+
+    def _admissible(self, case: Case) -> bool:
+        """The model's verdict on draw 0, remembered (probes scan overlapping ladders)."""
+        if case not in self.admissible:
+            self.admissible[case] = self._control(case, 0)
+        return self.admissible[case]
 
     def descend(self, cur: Judged, axis: Axis) -> Judged:
         """Binary search down ``axis``: the smallest value that still fails (if it is monotone;

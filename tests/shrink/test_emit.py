@@ -34,6 +34,7 @@ def test_the_data_kinds_fill_as_the_emulator_does() -> None:
     assert full_name(FEW) == "LayerNormBackwardShrunkTest.Shrunk_1x2x1x4928_FewValued"
 
 
+@pytest.mark.compiler
 @pytest.mark.timeout(1800)
 def test_the_emitted_test_fails_at_the_culprit_and_passes_at_the_fix(
     lookalike: Any, tmp_path: Path
@@ -58,3 +59,44 @@ def test_the_emitted_test_fails_at_the_culprit_and_passes_at_the_fix(
             assert "dx FAILED: max_diff=1000" in out
         subprocess.run(["git", "-C", str(lookalike.path), "worktree", "remove", "--force",
                         str(tree)], check=False)  # fmt: skip
+
+
+@pytest.mark.compiler
+@pytest.mark.timeout(1800)
+def test_a_lookalike_bisect_that_picks_the_emitted_test_names_the_culprit(tmp_path: Path) -> None:
+    """The emitted file, committed on a side branch as a bug report's tests are, picked onto
+    every commit a build-and-test bisect tries: the culprit, found by the shrunk test alone."""
+    need_toolchain()
+    import json
+    import os
+    import sys
+
+    from tests.conftest import run_gently
+    from tests.lookalike import Spec, device_env, generate
+
+    truth = generate(tmp_path / "tt-metal", Spec(tus=1))
+    repo = Path(truth.path)
+    side = tmp_path / "side"
+    git = ["git", "-c", "user.name=shrink", "-c", "user.email=shrink@example.invalid"]
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", "--detach", str(side),
+                    truth.culprit_parent], check=True)  # fmt: skip
+    path = "tt-train/tests/ops/layernorm_bw_shrunk_test.cpp"
+    (side / path).write_text(source(CONSTANT, Flavour.LOOKALIKE))
+    subprocess.run([*git, "-C", str(side), "add", path], check=True)
+    subprocess.run([*git, "-C", str(side), "commit", "-q", "-m", "Add the shrunk test"], check=True)
+    pick = subprocess.run(["git", "-C", str(side), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(side)], check=True)
+
+    env = {**os.environ, **device_env(tmp_path / "env", repo), "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+    env.pop("TT_METAL_HOME")
+    fp = truth.first_parent
+    good = fp[fp.index(truth.culprit_merge) - 8]  # a short range keeps the builds few
+    p = run_gently([sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", good,
+                    "--bad", truth.culprit_merge, "--pick", pick, "--runner", "local",
+                    "--filter", full_name(CONSTANT), "--record-dir", str(tmp_path / "runs"),
+                    "--json"], env=env, timeout=1500, cwd=repo)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)
+    assert doc["result"]["first_bad"] == truth.culprit
