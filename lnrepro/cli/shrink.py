@@ -16,6 +16,7 @@ from lnrepro.cli.options import (
     json_flag,
     option,
     pop_backend,
+    record_dir_option,
     split_command,
 )
 from lnrepro.errors import ExitCode
@@ -53,10 +54,11 @@ from lnrepro.model.shrink import (
 @option("--source-for", "source_flavour", type=click.Choice(["tt-metal", "lookalike"]),
         default="tt-metal", show_default=True, group="Output",
         help="Whose helpers --source uses: tt-metal's tt-train (read at 16165972af) or the test look-alike's.")  # fmt: skip
+@record_dir_option("With --tt-metal: the probe's build and runs go into a new directory here.")
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
 def shrink(test: str, command: str | None, timeout_s: float, confidence: float, start_runs: int,
-           budget: int, source: Path | None, source_flavour: str, as_json: bool, markdown: bool,
+           budget: int, source: Path | None, source_flavour: str, record_dir: Path, as_json: bool, markdown: bool,
            **kwargs: Any) -> int:  # fmt: skip
     """Search a test's case space for the case a maintainer wants in a bug report: one that
     fails every time (deterministic), by the largest margin over the tolerance, with the
@@ -86,7 +88,7 @@ def shrink(test: str, command: str | None, timeout_s: float, confidence: float, 
         backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
     request = ShrinkRequest(
         test, backend, split_command(command, "--command") if command is not None else None,
-        confidence, start_runs, budget, seed, source, timeout_s, source_flavour,
+        confidence, start_runs, budget, seed, source, timeout_s, source_flavour, record_dir,
     )  # fmt: skip
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown

@@ -18,10 +18,11 @@ from enum import Enum
 from pathlib import Path
 
 from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
-from lnrepro.model.requests import BackendSpec, EmulatorSpec
+from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec
 
 SCHEMA = "lnrepro.shrink/1"
 CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
+ARGS_ENV = "LNREPRO_CASE_ARGS"  # the same case as numbers, for a C++ probe (Case.args_value)
 PROBE_TEST = "LayerNormBackwardOpTest.LnreproProbe"
 TENSORS = ("dx", "dgamma", "dbeta")
 TILE = 32
@@ -183,6 +184,18 @@ class Case:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
         return dumps(self.to_json(), indent=None)
 
+    def args_value(self) -> str:
+        """The case as :data:`ARGS_ENV` carries it, space-separated: batch seq heads features,
+        the kind's and variant's indices (``DataKind`` order, ``VARIANTS`` order), dy gamma x
+        seed, then rtol atol for dx, dgamma, dbeta."""
+        s, d = self.shape, self.data
+        nums: list[object] = [s.batch, s.seq, s.heads, s.features, d.kind.rank,
+                              VARIANTS[d.kind].index(d.variant), repr(d.dy), repr(d.gamma),
+                              repr(d.x), d.seed]  # fmt: skip
+        for _, tol in self.tolerance:
+            nums += [repr(tol.rtol), repr(tol.atol)]
+        return " ".join(str(n) for n in nums)
+
     @classmethod
     def from_json(cls, r: Reader) -> Case:
         shape = Shape(r.int("batch"), r.int("seq"), r.int("heads"), r.int("features"))
@@ -274,13 +287,13 @@ class ShrinkRequest:
     source: Path | None = None  # write the emitted test here
     timeout_s: float = 600.0  # one --command run
     source_flavour: str = "tt-metal"  # whose helpers the emitted test uses: tt-metal, lookalike
+    record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
 
     @property
-    def emulator(self) -> EmulatorSpec:
-        """The backend, which a validated request has as the emulator's."""
-        if not isinstance(self.backend, EmulatorSpec):
-            raise TypeError("a shrink request's backend is the emulator's once validated")
-        return self.backend
+    def model(self) -> EmulatorSpec:
+        """The kernel model whose correct kernel is the control and whose era gives the start
+        test's tolerances: the emulator backend's, else the default era and arch."""
+        return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
     def argv(self) -> list[str]:
         args = ["lnrepro", "shrink", "--test", self.test, *self.backend.argv()]
@@ -298,8 +311,10 @@ class ShrinkRequest:
             args += ["--seed", str(self.seed)]
         if self.source is not None:
             args += ["--source", str(self.source)]
-            if self.source_flavour != "tt-metal":
-                args += ["--source-for", self.source_flavour]
+        if self.source_flavour != "tt-metal":
+            args += ["--source-for", self.source_flavour]
+        if self.record_dir != DEFAULT_RECORD_DIR:
+            args += ["--record-dir", str(self.record_dir)]
         return args
 
     def to_json(self) -> dict[str, JSON]:
@@ -308,7 +323,8 @@ class ShrinkRequest:
                 "confidence": self.confidence, "start_runs": self.start_runs,
                 "budget": self.budget, "seed": self.seed,
                 "source": str(self.source) if self.source else None,
-                "timeout_s": self.timeout_s, "source_flavour": self.source_flavour}  # fmt: skip
+                "timeout_s": self.timeout_s, "source_flavour": self.source_flavour,
+                "record_dir": str(self.record_dir)}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- record
@@ -377,9 +393,11 @@ class ShrinkRecord:
         }
 
 
-def env_prefixed(case: Case, argv: list[str]) -> list[str]:
-    """``env LNREPRO_CASE=<json> argv...``: a command line that hands ``case`` to a probe."""
-    return ["env", f"{CASE_ENV}={case.env_value()}", *argv]
+def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
+    """``env LNREPRO_CASE=<json> argv...``: a command line that hands ``case`` to a probe (with
+    ``args``, also ``LNREPRO_CASE_ARGS``, which a C++ probe reads)."""
+    extra = [f"{ARGS_ENV}={case.args_value()}"] if args else []
+    return ["env", f"{CASE_ENV}={case.env_value()}", *extra, *argv]
 
 
 def case_text(case: Case) -> str:

@@ -7,9 +7,9 @@ import math
 from dataclasses import replace
 
 from lnrepro.errors import UsageError
-from lnrepro.model.requests import EmulatorSpec
+from lnrepro.model.requests import BackendSpec, BinarySpec, TtMetalSpec
 from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
-from lnrepro.run.validate import check_emulator, check_record_dir, finite
+from lnrepro.run.validate import check_emulator, check_record_dir, check_tt_metal, finite
 
 MAX_START_RUNS = 1000
 MAX_BUDGET = 100_000
@@ -37,13 +37,21 @@ def resolve_test(name: str) -> str:
 def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     """``req`` checked and made concrete (the full test name, absolute paths), or the one-line
     error that says what to change."""
-    if not isinstance(req.backend, EmulatorSpec):
-        raise UsageError("shrink runs its candidates on the emulator, or through --command",
-                         "drop --tt-metal/--binary (a checkout's probe is not built yet)")  # fmt: skip
-    if req.backend.data != "copy":
-        raise UsageError("--data does not apply to shrink: it chooses the data",
-                         "drop --data (--seed seeds its random data)")  # fmt: skip
-    backend = check_emulator(replace(req.backend, seed=None, data="copy"))
+    backend: BackendSpec
+    if isinstance(req.backend, BinarySpec):
+        raise UsageError("shrink cannot test cases with a prebuilt binary: it has no probe",
+                         "pass --tt-metal DIR (shrink patches its probe on and builds once), "
+                         "or test cases with --command")  # fmt: skip
+    if isinstance(req.backend, TtMetalSpec):
+        if req.command is not None:
+            raise UsageError("--command and --tt-metal do not go together",
+                             "give one evaluator: the checkout's probe, or the command")  # fmt: skip
+        backend = check_tt_metal(req.backend)
+    else:
+        if req.backend.data != "copy":
+            raise UsageError("--data does not apply to shrink: it chooses the data",
+                             "drop --data (--seed seeds its random data)")  # fmt: skip
+        backend = check_emulator(replace(req.backend, seed=None, data="copy"))
     if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
         raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.999999",
                          "e.g. --confidence 0.95")  # fmt: skip
@@ -69,7 +77,13 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         if source.is_dir():
             raise UsageError(f"--source {source} is a directory",
                              "give the file to write, e.g. --source shrunk_test.cpp")  # fmt: skip
-    return replace(req, test=resolve_test(req.test), backend=backend, source=source)
+    return replace(
+        req,
+        test=resolve_test(req.test),
+        backend=backend,
+        source=source,
+        record_dir=check_record_dir(req.record_dir),
+    )
 
 
 def start_case(req: ShrinkRequest) -> Case:
@@ -80,7 +94,7 @@ def start_case(req: ShrinkRequest) -> Case:
 
     c = BY_NAME[req.test]
     tol = tuple(
-        (t, Tolerance(r, a)) for t, (r, a, _) in tolerances(c, Era(req.emulator.kernel_era)).items()
+        (t, Tolerance(r, a)) for t, (r, a, _) in tolerances(c, Era(req.model.kernel_era)).items()
     )
     if c.constants is None:
         data = DataSpec(DataKind.RANDOM, "uniform", seed=req.seed)

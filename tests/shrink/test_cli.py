@@ -58,7 +58,8 @@ def test_the_rerun_line_runs_exactly_the_case(
     [
         (["--test", "NoSuchTest"], "is not a test lnrepro models"),
         (["--test", "BugRepro_*"], "matches 7 tests"),
-        (["--test", SMALL, "--tt-metal", "/tmp"], "on the emulator, or through --command"),
+        (["--test", SMALL, "--backend", "local", "--binary", "/bin/true"], "it has no probe"),
+        (["--test", SMALL, "--tt-metal", "/tmp", "--command", "true"], "do not go together"),
         (["--test", SMALL, "--confidence", "2"], "--confidence 2 is not from"),
         (["--test", SMALL, "--data", "random"], "--data does not apply"),
         (["--test", SMALL, "--budget", "0"], "--budget 0"),

@@ -41,7 +41,7 @@ def _fails_every_time(rec: ShrinkRecord, min_margin: float) -> Case:
     assert all(n.judged is not None and n.judged.status is Status.PASSES for n in rec.smaller)
     assert {n.axis for n in rec.smaller} | set(rec.lower_bounds) == set(Axis)
     # judged afresh by another evaluator: every repeat fails, the fixed kernel passes
-    ev = EmulatorEvaluator(rec.request.emulator)
+    ev = EmulatorEvaluator(rec.request.model)
     assert all(ev.evaluate(r.case, d).verdict.value == "fail" for d in range(rec.repeats))
     assert ev.passes(r.case, 0)
     return r.case
