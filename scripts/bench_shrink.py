@@ -50,7 +50,7 @@ def key(j: Judged) -> tuple[int, int, bool, float]:
 
 
 def shrink(req: ShrinkRequest) -> Outcome:
-    ev = EmulatorEvaluator(req.emulator)
+    ev = EmulatorEvaluator(req.model)
     t0 = time.perf_counter()
     s = Search(start_case(req), ev, ev, start_runs=req.start_runs, budget=100_000)
     r = s.run()
@@ -59,7 +59,7 @@ def shrink(req: ShrinkRequest) -> Outcome:
 
 
 def grid(req: ShrinkRequest) -> Outcome:
-    ev = EmulatorEvaluator(req.emulator)
+    ev = EmulatorEvaluator(req.model)
     start = start_case(req)
     t0 = time.perf_counter()
     s = Search(start, ev, ev, start_runs=req.start_runs, budget=10**9)

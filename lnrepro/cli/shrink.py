@@ -19,7 +19,7 @@ from lnrepro.cli.options import (
     record_dir_option,
     split_command,
 )
-from lnrepro.errors import ExitCode
+from lnrepro.errors import ExitCode, UsageError
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import (
     DEFAULT_BUDGET,
@@ -33,7 +33,10 @@ from lnrepro.model.shrink import (
     cls=Command,
     short_help="Shrink a failing (or masked) test to its smallest, loudest deterministic case.",
 )
-@option("--test", "test", required=True, metavar="NAME", group="Start",
+@option("--run", "run_ref", metavar="ID", group="Start",
+        help="Start from a run record (id, `last`, a path): its first failing modelled test (or "
+        "--test), its backend and that test's pass rate.")  # fmt: skip
+@option("--test", "test", metavar="NAME", group="Start",
         help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.")  # fmt: skip
 @backend_options
 @option("--command", "command", metavar="CMD", group="Evaluator",
@@ -57,7 +60,7 @@ from lnrepro.model.shrink import (
 @record_dir_option("With --tt-metal: the probe's build and runs go into a new directory here.")
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
-def shrink(test: str, command: str | None, timeout_s: float, confidence: float, start_runs: int,
+def shrink(run_ref: str | None, test: str | None, command: str | None, timeout_s: float, confidence: float, start_runs: int,
            budget: int, source: Path | None, source_flavour: str, record_dir: Path, as_json: bool, markdown: bool,
            **kwargs: Any) -> int:  # fmt: skip
     """Search a test's case space for the case a maintainer wants in a bug report: one that
@@ -75,20 +78,30 @@ def shrink(test: str, command: str | None, timeout_s: float, confidence: float, 
     lnrepro shrink --test BugRepro_TightTolerance_8462Features --defect drop-xhat-blocks
     lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit --kernel-era fixed
     lnrepro shrink --test BugRepro_TightTolerance_8462Features --source shrunk_test.cpp --json
+    lnrepro shrink --run last            # the last run's first failing test, its backend
+    lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit --tt-metal ~/tt-metal --runner local
     """
     from lnrepro import api
     from lnrepro.cli.options import exclusive
 
     exclusive(json=as_json, markdown=markdown)
-    backend = backend_spec(pop_backend(kwargs))
+    values = pop_backend(kwargs)
+    if run_ref is not None:
+        given = [
+            f"--{k.replace('_', '-')}" for k, v in values.items() if v not in (None, False, ())
+        ]
+        if given:
+            raise UsageError(f"--run takes the run's backend; {', '.join(given)} do not apply",
+                             f"drop {', '.join(given)}")  # fmt: skip
+    backend = backend_spec(values)
     seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
     if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
         from dataclasses import replace
 
         backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
     request = ShrinkRequest(
-        test, backend, split_command(command, "--command") if command is not None else None,
-        confidence, start_runs, budget, seed, source, timeout_s, source_flavour, record_dir,
+        test or "", backend, split_command(command, "--command") if command is not None else None,
+        confidence, start_runs, budget, seed, source, timeout_s, source_flavour, record_dir, run_ref,
     )  # fmt: skip
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown

@@ -277,7 +277,7 @@ DEFAULT_BUDGET = 600
 class ShrinkRequest:
     """``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be."""
 
-    test: str  # a test name (full or short)
+    test: str = ""  # a test name (full or short); "" with ``run``: its first failing test
     backend: BackendSpec = field(default_factory=EmulatorSpec)  # validated: the emulator's
     command: tuple[str, ...] | None = None  # --command: any repository's test of a case
     confidence: float = DEFAULT_CONFIDENCE
@@ -288,6 +288,8 @@ class ShrinkRequest:
     timeout_s: float = 600.0  # one --command run
     source_flavour: str = "tt-metal"  # whose helpers the emitted test uses: tt-metal, lookalike
     record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
+    run: str | None = None  # start from this run record's test, backend and pass rate
+    known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
 
     @property
     def model(self) -> EmulatorSpec:
@@ -296,7 +298,13 @@ class ShrinkRequest:
         return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
     def argv(self) -> list[str]:
-        args = ["lnrepro", "shrink", "--test", self.test, *self.backend.argv()]
+        args = ["lnrepro", "shrink"]
+        if self.run is not None:
+            args += ["--run", self.run]
+        if self.test:
+            args += ["--test", self.test]
+        if self.run is None:
+            args += self.backend.argv()
         if self.command is not None:
             args += ["--command", shlex.join(self.command)]
             if self.timeout_s != 600.0:
@@ -324,7 +332,8 @@ class ShrinkRequest:
                 "budget": self.budget, "seed": self.seed,
                 "source": str(self.source) if self.source else None,
                 "timeout_s": self.timeout_s, "source_flavour": self.source_flavour,
-                "record_dir": str(self.record_dir)}  # fmt: skip
+                "record_dir": str(self.record_dir), "run": self.run,
+                "known_start": list(self.known_start) if self.known_start else None}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- record

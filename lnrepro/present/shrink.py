@@ -78,7 +78,8 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
         ("  fails ", "bold"), _runs(rec), f", margin {_margin(r.margin)} the tolerance",
         f" ({r.detail})" if r.detail else "",
     ))  # fmt: skip
-    console.print(styled(("  rerun ", "bold"), shlex.join(rec.rerun)))
+    # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
+    console.print(styled(("  rerun ", "bold"), shlex.join(rec.rerun)), soft_wrap=True)
     for n in rec.smaller:
         j = n.judged
         if j is None:

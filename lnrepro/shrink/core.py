@@ -144,6 +144,7 @@ class Search:
     lower_bounds: list[Axis] = field(default_factory=list)
     budget_exhausted: bool = False
     measured: StartMeasure | None = None
+    known_start: tuple[int, int] | None = None  # (runs, passes) a run measured
 
     # ------------------------------------------------------------------ running cases
     def _eval(self, case: Case, draw: int) -> Outcome:
@@ -211,7 +212,15 @@ class Search:
         return None
 
     # ------------------------------------------------------------------ the phases
-    def measure_start(self) -> StartMeasure:
+    def measure_start(self, known: tuple[int, int] | None = None) -> StartMeasure:
+        """The start's pass rate: ``known`` (runs, passes) as a run measured it, else measured."""
+        if known is not None:
+            runs, passes = known
+            admissible = passes == runs or self._control(self.start, 0)
+            self.measured = StartMeasure(self.start, runs, passes, wilson(passes, runs), admissible)
+            self.repeats = repeats_for(runs, passes, self.confidence)
+            self.events.started(self.measured, self.repeats)
+            return self.measured
         passes = 0
         first_fail: Outcome | None = None
         for draw in range(self.start_runs):
@@ -339,7 +348,7 @@ class Search:
 
     def run(self) -> Judged | None:
         try:
-            self.measure_start()
+            self.measure_start(self.known_start)
             found = self.loud()
             if found is None:
                 return None

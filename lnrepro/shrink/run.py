@@ -44,7 +44,7 @@ def shrink(req: ShrinkRequest, events: ShrinkEvents | None = None) -> ShrinkReco
     evaluator, control, aside = evaluator_for(req, events)
     search = Search(start, evaluator, control, confidence=req.confidence,
                     start_runs=req.start_runs, budget=req.budget, seed=req.seed,
-                    events=events)  # fmt: skip
+                    events=events, known_start=req.known_start)  # fmt: skip
     result = search.run()
     assert search.measured is not None
     inadmissible = [j for j in search.cache.values() if j.status is Status.INADMISSIBLE]

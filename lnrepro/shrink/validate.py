@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from lnrepro.errors import UsageError
-from lnrepro.model.requests import BackendSpec, BinarySpec, TtMetalSpec
+from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
 from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
 from lnrepro.run.validate import check_emulator, check_record_dir, check_tt_metal, finite
 
@@ -37,6 +37,11 @@ def resolve_test(name: str) -> str:
 def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     """``req`` checked and made concrete (the full test name, absolute paths), or the one-line
     error that says what to change."""
+    req = replace(req, record_dir=check_record_dir(req.record_dir))
+    if req.run is not None:
+        req = from_run(req)
+    elif not req.test:
+        raise UsageError("shrink needs a test to start from", "pass --test NAME or --run ID")
     backend: BackendSpec
     if isinstance(req.backend, BinarySpec):
         raise UsageError("shrink cannot test cases with a prebuilt binary: it has no probe",
@@ -77,13 +82,34 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         if source.is_dir():
             raise UsageError(f"--source {source} is a directory",
                              "give the file to write, e.g. --source shrunk_test.cpp")  # fmt: skip
-    return replace(
-        req,
-        test=resolve_test(req.test),
-        backend=backend,
-        source=source,
-        record_dir=check_record_dir(req.record_dir),
-    )
+    return replace(req, test=resolve_test(req.test), backend=backend, source=source)
+
+
+def from_run(req: ShrinkRequest) -> ShrinkRequest:
+    """The request made concrete from a run record: its backend, the test (``req.test``, else its
+    first failing test lnrepro models, else its first such test) and that test's pass rate."""
+    from lnrepro.doors.store import bases_for, load_run
+    from lnrepro.emulator.catalogue import BY_NAME
+    from lnrepro.model.requests import DEFAULT_RECORD_DIR
+
+    assert req.run is not None
+    bases = bases_for(req.record_dir, req.record_dir != DEFAULT_RECORD_DIR.absolute())
+    rec = load_run(bases, req.run, "shrink starts from a run of the LayerNorm backward tests")
+    tests = [t for t in rec.tests if t.name in BY_NAME]
+    if req.test:
+        name = resolve_test(req.test)
+        tests = [t for t in tests if t.name == name]
+        if not tests:
+            raise UsageError(f"run {rec.id} did not run {name}",
+                             "give --test one of the run's tests, or drop --test")  # fmt: skip
+    if not tests:
+        raise UsageError(f"run {rec.id} ran no test lnrepro models",
+                         "start from --test NAME instead")  # fmt: skip
+    t = next((t for t in tests if t.verdict.failing), tests[0])
+    backend = rec.request.backend
+    if isinstance(backend, EmulatorSpec):
+        backend = replace(backend, data="copy", seed=None)
+    return replace(req, test=t.name, backend=backend, known_start=(t.runs, t.passed))
 
 
 def start_case(req: ShrinkRequest) -> Case:

@@ -71,3 +71,28 @@ def test_usage_errors_exit_2_with_one_line(
     assert main(["shrink", *args]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "— fix:" in err
+
+
+def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = str(tmp_path / "runs")
+    filt = "*BugRepro_Deterministic_2048Features:*MetalLayerNormBw_OneTile"
+    assert main(["run", "--defect", "double-subtract", "--filter", filt, "-n", "2",
+                 "--record-dir", runs]) == 1  # fmt: skip
+    capsys.readouterr()
+    assert main(["shrink", "--run", "last", "--record-dir", runs, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    req = doc["request"]
+    assert req["test"] == "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"  # failing
+    assert req["backend"]["defect"] == "double-subtract" and req["known_start"] == [2, 0]
+    assert doc["start"]["runs"] == 2 and doc["repeats"] == 2  # as many in a row as the run
+    # the run's passing test, asked for: shrink starts from a pass
+    assert main(["shrink", "--run", "last", "--test", "MetalLayerNormBw_OneTile",
+                 "--record-dir", runs, "--json"]) == 1  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["start"]["passes"] == 2 and doc["found"] and doc["case"]["features"] <= 20
+    assert main(["shrink", "--run", "last", "--defect", "none", "--record-dir", runs]) == 2
+    assert "--run takes the run's backend; --defect" in capsys.readouterr().err
+    assert main(["shrink", "--run", "last", "--test", "NIGHTLY_*", "--record-dir", runs]) == 2
+    assert "did not run" in capsys.readouterr().err
