@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class CheckoutProbe:
     name: str = "checkout"
     deterministic: bool = False  # a card: every repeat is run
     runs: int = 0
+    model_why: Callable[[Case, Case], str | None] | None = None  # the emulator's reading
 
     def argv(self) -> list[str]:
         return [*self.backend.program(1), f"--gtest_filter={probe.FILTER}"]
@@ -72,7 +74,9 @@ class CheckoutProbe:
         return env_prefixed(case, self.argv(), args=True)
 
     def why(self, smaller: Case, result: Case) -> str | None:
-        return None
+        """What the emulator's model of the factory says (the checkout's own may differ)."""
+        text = self.model_why(smaller, result) if self.model_why else None
+        return f"{text} (by the emulator's model of the factory)" if text else None
 
 
 def patch_and_build(backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path,

@@ -31,7 +31,8 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         events.phase(f"building {req.backend.checkout} with lnrepro's probe")
         path = patch_and_build(backend, req.backend.checkout, Flavour(req.source_flavour),
                                record_dir, Events())  # fmt: skip
-        ev = CheckoutProbe(backend, record_dir, req.timeout_s)
+        ev = CheckoutProbe(backend, record_dir, req.timeout_s,
+                           model_why=EmulatorEvaluator(req.model).why)  # fmt: skip
         return ev, ModelControl(req.model), f"the probe is left at {path} for the rerun lines"
     emu = EmulatorEvaluator(req.model)
     return emu, emu, ""
