@@ -125,6 +125,8 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
             f"At its lower bound: {markdown(', '.join(a.value for a in rec.lower_bounds))}.",
             "",
         ]
+    if rec.source is not None:
+        out += [f"Test to pick: {markdown_code(str(rec.source))}.", ""]
     out.append(
         f"Found by `lnrepro shrink` ({rec.evaluator}): {rec.candidates} cases, {rec.evaluations} runs."
     )
