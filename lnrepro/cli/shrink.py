@@ -43,7 +43,7 @@ from lnrepro.model.shrink import (
         help="Test each case with this command instead of the emulator: the case is JSON in "
         "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run).")  # fmt: skip
 @option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, group="Evaluator",
-        help="Seconds one --command run may take before its process group is killed (a skip).")  # fmt: skip
+        help="Seconds one --command or checkout run may take before its process group is killed (a skip).")  # fmt: skip
 @option("--confidence", type=float, default=DEFAULT_CONFIDENCE, show_default=True, group="Search",
         help="A case fails only if it fails k runs in a row, k such that a case as likely to pass "
         "as the start would be caught passing with this probability.")  # fmt: skip

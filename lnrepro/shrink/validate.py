@@ -66,6 +66,9 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     if not 1 <= req.budget <= MAX_BUDGET:
         raise UsageError(f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
                          "give a count of evaluations in range")  # fmt: skip
+    if req.known_start is None and req.budget <= req.start_runs:
+        raise UsageError(f"--budget {req.budget} leaves no run after the start's {req.start_runs}",
+                         f"give --budget more than --start-runs ({req.start_runs})")  # fmt: skip
     if not 0 <= req.seed <= MAX_SEED:
         raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
     if req.command is not None:

@@ -63,6 +63,11 @@ def test_the_rerun_line_runs_exactly_the_case(
         (["--test", SMALL, "--confidence", "2"], "--confidence 2 is not from"),
         (["--test", SMALL, "--data", "random"], "--data does not apply"),
         (["--test", SMALL, "--budget", "0"], "--budget 0"),
+        (["--test", SMALL, "--budget", "5"], "leaves no run after the start's 5"),
+        (["--test", SMALL, "--start-runs", "0"], "--start-runs 0"),
+        (["--test", SMALL, "--seed", "-1"], "--seed -1"),
+        (["--test", SMALL, "--source", "/"], "is a directory"),
+        ([], "needs a test to start from"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
