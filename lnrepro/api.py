@@ -27,7 +27,8 @@ from lnrepro.model.record import RunRecord
 from lnrepro.model.requests import BisectRequest, RunRequest, TtMetalSpec
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
 
-__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run", "shrink"]
+__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run", "shrink",
+           "shrink_resume"]  # fmt: skip
 
 
 def run(request: RunRequest, events: Events | None = None) -> RunRecord:
@@ -160,3 +161,13 @@ def shrink(request: ShrinkRequest, events: ShrinkEvents | None = None) -> Shrink
     from lnrepro.shrink.validate import validate_shrink
 
     return run_shrink(validate_shrink(request), events)
+
+
+def shrink_resume(
+    where: Path, events: ShrinkEvents | None = None, budget: int | None = None
+) -> ShrinkRecord:
+    """``lnrepro shrink --resume DIR``: a saved shrink (a checkout's, a ``--command``'s) with
+    its judgments replayed and only the rest run; ``budget`` replaces the saved one."""
+    from lnrepro.shrink.run import resume
+
+    return resume(where, events, budget)

@@ -13,6 +13,7 @@ from lnrepro.cli.options import (
     Command,
     backend_options,
     backend_spec,
+    given,
     json_flag,
     option,
     pop_backend,
@@ -36,6 +37,9 @@ from lnrepro.model.shrink import (
 @option("--run", "run_ref", metavar="ID", group="Start",
         help="Start from a run record (id, `last`, a path): its first failing modelled test (or "
         "--test), its backend and that test's pass rate.")  # fmt: skip
+@option("--resume", "resume_dir", type=PATHS, metavar="DIR", group="Start",
+        help="Go on with a saved shrink (with --tt-metal or --command each candidate's verdict "
+        "is saved in its record directory): what was judged is not run again.")  # fmt: skip
 @option("--test", "test", metavar="NAME", group="Start",
         help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.")  # fmt: skip
 @backend_options
@@ -60,7 +64,7 @@ from lnrepro.model.shrink import (
 @record_dir_option("With --tt-metal: the probe's build and runs go into a new directory here.")
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
-def shrink(run_ref: str | None, test: str | None, command: str | None, timeout_s: float, confidence: float, start_runs: int,
+def shrink(resume_dir: Path | None, run_ref: str | None, test: str | None, command: str | None, timeout_s: float, confidence: float, start_runs: int,
            budget: int, source: Path | None, source_flavour: str, record_dir: Path, as_json: bool, markdown: bool,
            **kwargs: Any) -> int:  # fmt: skip
     """Search a test's case space for the case a maintainer wants in a bug report: one that
@@ -85,14 +89,17 @@ def shrink(run_ref: str | None, test: str | None, command: str | None, timeout_s
     from lnrepro.cli.options import exclusive
 
     exclusive(json=as_json, markdown=markdown)
+    if resume_dir is not None and (test or run_ref or command):
+        raise UsageError("--resume goes on with the saved request",
+                         "drop --test, --run and --command (only --budget may change)")  # fmt: skip
     values = pop_backend(kwargs)
     if run_ref is not None:
-        given = [
+        extra = [
             f"--{k.replace('_', '-')}" for k, v in values.items() if v not in (None, False, ())
         ]
-        if given:
-            raise UsageError(f"--run takes the run's backend; {', '.join(given)} do not apply",
-                             f"drop {', '.join(given)}")  # fmt: skip
+        if extra:
+            raise UsageError(f"--run takes the run's backend; {', '.join(extra)} do not apply",
+                             f"drop {', '.join(extra)}")  # fmt: skip
     backend = backend_spec(values)
     seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
     if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
@@ -107,7 +114,11 @@ def shrink(run_ref: str | None, test: str | None, command: str | None, timeout_s
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
 
     with RichShrinkEvents(make_console(stderr=True)) as events:
-        rec = api.shrink(request, events)
+        if resume_dir is not None:
+            ctx = click.get_current_context()
+            rec = api.shrink_resume(resume_dir, events, budget if given(ctx, "budget") else None)
+        else:
+            rec = api.shrink(request, events)
     if as_json:
         echo_json(rec.to_json())
     elif markdown:

@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 
 from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
-from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec
+from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
 
 SCHEMA = "lnrepro.shrink/1"
 CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
@@ -239,6 +239,11 @@ class Judged:
                 "margin": encode_number(self.margin) if self.margin is not None else None,
                 "runs": self.runs, "detail": self.detail}  # fmt: skip
 
+    @classmethod
+    def from_json(cls, r: Reader) -> Judged:
+        return cls(Case.from_json(r.obj("case")), r.enum("status", Status),
+                   r.opt_float("margin"), r.int("runs"), r.str("detail", ""))  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Neighbour:
@@ -334,6 +339,49 @@ class ShrinkRequest:
                 "timeout_s": self.timeout_s, "source_flavour": self.source_flavour,
                 "record_dir": str(self.record_dir), "run": self.run,
                 "known_start": list(self.known_start) if self.known_start else None}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> ShrinkRequest:
+        known = r.ints("known_start") if r.has("known_start") else None
+        if known is not None and len(known) != 2:
+            r.fail("should be two integers (runs, passes)", "known_start")
+        command = r.strs("command") if r.has("command") else None
+        source = r.opt_str("source")
+        return cls(r.str("test"), backend_from_json(r.obj("backend")), command,
+                   r.float("confidence"), r.int("start_runs"), r.int("budget"), r.int("seed"),
+                   Path(source) if source else None, r.float("timeout_s"),
+                   r.str("source_flavour", "tt-metal"), Path(r.str("record_dir")), r.opt_str("run"),
+                   (known[0], known[1]) if known else None)  # fmt: skip
+
+
+STATE_SCHEMA = "lnrepro.shrink-state/1"
+STATE_FILE = "shrink-state.json"
+
+
+@dataclass
+class ShrinkState:
+    """What a long shrink has learned, saved after every candidate: ``--resume`` replays the
+    search on it (the search is deterministic given its judgments) and runs only what is new."""
+
+    request: ShrinkRequest
+    start: tuple[int, int] | None = None  # (runs, passes) of the start, once measured
+    evaluations: int = 0
+    judged: list[Judged] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"schema": STATE_SCHEMA, "request": self.request.to_json(),
+                "start": list(self.start) if self.start else None,
+                "evaluations": self.evaluations,
+                "judged": [j.to_json() for j in self.judged]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> ShrinkState:
+        if r.str("schema") != STATE_SCHEMA:
+            r.fail(f"is not {STATE_SCHEMA}", "schema")
+        start = r.ints("start") if r.has("start") else None
+        return cls(ShrinkRequest.from_json(r.obj("request")),
+                   (start[0], start[1]) if start and len(start) == 2 else None,
+                   r.int("evaluations", 0), [Judged.from_json(e) for e in r.list("judged")])  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- record

@@ -159,8 +159,11 @@ class Search:
 
     def judge(self, case: Case) -> Judged:
         """``case``'s status: fails every one of ``repeats`` runs (and the model passes it)?"""
-        if case in self.cache:
-            return self.cache[case]
+        if case in self.cache:  # judged before (in this search, or a saved one resumed)
+            j = self.cache[case]
+            if j.status is Status.FAILS and self._better(j):
+                self.best = j
+            return j
         runs, margin, detail = 0, None, ""
         status = Status.FAILS
         identical = case.data.same_every_draw and self.evaluator.deterministic

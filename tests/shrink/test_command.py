@@ -34,7 +34,7 @@ def test_a_command_shrinks_a_case_it_reads_from_the_environment(
     script = tmp_path / "probe.py"
     script.write_text(SCRIPT)
     args = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
-            f"{sys.executable} {script}", "--json"]  # fmt: skip
+            f"{sys.executable} {script}", "--json", "--record-dir", str(tmp_path / "runs")]  # fmt: skip
     assert main(args) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["evaluator"] == "command"
@@ -53,6 +53,35 @@ def test_a_command_killed_by_a_signal_stops_the_search(
     script = tmp_path / "die.py"
     script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     args = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
-            f"{sys.executable} {script}"]  # fmt: skip
+            f"{sys.executable} {script}", "--record-dir", str(tmp_path / "runs")]  # fmt: skip
     assert main(args) == 5
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
     assert "128 or more, or a signal" in capsys.readouterr().err
+
+
+def test_a_stopped_shrink_resumes_without_running_what_it_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --command shrink saves each verdict; stopped by its budget, --resume replays them and
+    runs only the rest, ending where an uninterrupted shrink ends."""
+    count = tmp_path / "count"
+    script = tmp_path / "probe.py"
+    script.write_text(f"open({str(count)!r}, 'a').write('.')\n" + SCRIPT)
+    base = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
+            f"{sys.executable} {script}", "--json"]  # fmt: skip
+    assert main([*base, "--record-dir", str(tmp_path / "whole")]) == 1
+    whole = json.loads(capsys.readouterr().out)
+    total = len(count.read_text())
+    count.unlink()
+
+    assert main([*base, "--record-dir", str(tmp_path / "cut"), "--budget", "12"]) == 1
+    cut = json.loads(capsys.readouterr().out)
+    assert cut["budget_exhausted"] and len(count.read_text()) == 12
+    [saved] = (tmp_path / "cut").glob("shrink-*/shrink-state.json")
+    assert main(["shrink", "--resume", str(saved.parent), "--budget", "600", "--json"]) == 1
+    done = json.loads(capsys.readouterr().out)
+    assert not done["budget_exhausted"] and done["case"] == whole["case"]
+    assert len(count.read_text()) == total  # 12 before, the rest after: nothing run twice
+    assert done["evaluations"] == whole["evaluations"]
+    assert main(["shrink", "--resume", str(tmp_path), "--test", "X"]) == 2
+    assert main(["shrink", "--resume", str(tmp_path)]) == 4  # no saved shrink there
