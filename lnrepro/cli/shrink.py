@@ -79,11 +79,12 @@ def shrink(resume_dir: Path | None, run_ref: str | None, test: str | None, comma
 
     \b
     lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit
-    lnrepro shrink --test BugRepro_TightTolerance_8462Features --defect drop-xhat-blocks
-    lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit --kernel-era fixed
-    lnrepro shrink --test BugRepro_TightTolerance_8462Features --source shrunk_test.cpp --json
-    lnrepro shrink --run last            # the last run's first failing test, its backend
-    lnrepro shrink --test NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit --tt-metal ~/tt-metal --runner local
+    lnrepro shrink --test '*TightTolerance_8462*' --defect drop-xhat-blocks
+    lnrepro shrink --test 'NIGHTLY_*' --kernel-era fixed     # finds nothing
+    lnrepro shrink --test '*TightTolerance_8462*' --source shrunk_test.cpp --json
+    lnrepro shrink --run last       # the last run's first failing test
+    lnrepro shrink --test 'NIGHTLY_*' --tt-metal ~/tt-metal --runner local
+    lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
     from lnrepro.cli.options import exclusive
