@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import Case, Judged, Shape, ShrinkRequest, Status, data_menu
 from lnrepro.shrink import space
-from lnrepro.shrink.core import Search
+from lnrepro.shrink.core import Search, order
 from lnrepro.shrink.emulator import EmulatorEvaluator
 from lnrepro.shrink.validate import start_case, validate_shrink
 
@@ -40,13 +40,6 @@ class Outcome:
     margin: float | None
     evaluations: int
     seconds: float
-
-
-def key(j: Judged) -> tuple[int, int, bool, float]:
-    """Shrink's order: the loudest kind, the fewest tiles (rows x Wt), whole tiles before a
-    kept partial tile, the largest margin."""
-    s = j.case.shape
-    return (j.case.data.kind.rank, s.rows * s.tiles, s.features % 32 != 0, -(j.margin or 0.0))
 
 
 def shrink(req: ShrinkRequest) -> Outcome:
@@ -70,7 +63,7 @@ def grid(req: ShrinkRequest) -> Outcome:
     for data in data_menu(req.seed):
         for features in feats:
             j = s.judge(s.case(Shape(1, 1, 1, features), data))
-            if j.status is Status.FAILS and (best is None or key(j) < key(best)):
+            if j.status is Status.FAILS and (best is None or order(j) < order(best)):
                 best = j
     return Outcome(best.case if best else None, best.margin if best else None, s.evaluations,
                    time.perf_counter() - t0)  # fmt: skip

@@ -151,3 +151,17 @@ def test_neighbours_one_step_smaller() -> None:
         (Axis.FEATURES, 64), (Axis.FEATURES, 46), (Axis.BATCH, 1),
     ]  # fmt: skip
     assert space.neighbours(Shape(1, 1, 1, 32), keep=0) == []
+
+
+def test_the_order_of_cases_is_loud_then_small_then_whole_tiles_then_margin() -> None:
+    from lnrepro.model.shrink import Judged
+    from lnrepro.shrink.core import order
+
+    def j(kind: DataKind, features: int, margin: float, rows: int = 1) -> Judged:
+        data = DataSpec(kind, "bugrepro" if kind is DataKind.CONSTANT else "two-valued")
+        return Judged(Case(Shape(1, rows, 1, features), data, TOL), Status.FAILS, margin, 1)
+
+    assert order(j(DataKind.CONSTANT, 8192, 2.0)) < order(j(DataKind.FEW_VALUED, 32, 900.0))
+    assert order(j(DataKind.CONSTANT, 64, 2.0)) < order(j(DataKind.CONSTANT, 32, 9.0, rows=3))
+    assert order(j(DataKind.CONSTANT, 4928, 2.0)) < order(j(DataKind.CONSTANT, 4910, 9.0))
+    assert order(j(DataKind.CONSTANT, 32, 9.0)) < order(j(DataKind.CONSTANT, 32, 2.0))
