@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
+from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
 from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
 
@@ -264,8 +265,9 @@ class Neighbour:
                 "why": self.why, "rerun": list(self.rerun) if j else None}  # fmt: skip
 
 
-class ShrinkEvents:
-    """A shrink's progress; the default shows nothing (rich lives in lnrepro.present.shrink)."""
+class ShrinkEvents(Events):
+    """A shrink's progress, and (inherited from :class:`Events`) the build of a checkout's
+    probe; the default shows nothing (rich lives in lnrepro.present.shrink)."""
 
     def started(self, start: StartMeasure, repeats: int) -> None: ...
     def phase(self, text: str) -> None: ...

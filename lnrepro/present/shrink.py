@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
 from lnrepro.present.console import styled
 from lnrepro.present.escape import fence, markdown, markdown_code
+from lnrepro.present.escape import terminal as esc
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,7 +53,17 @@ class RichShrinkEvents(ShrinkEvents):
 
     def phase(self, text: str) -> None:
         self.text = text
-        self.status.update(f"shrink: {text}")
+        self.status.update(esc(f"shrink: {text}"))
+
+    def build_output(self, data: bytes) -> None:
+        room = max(20, self.console.width - 22)  # one line on the terminal, spinner included
+        line = data.rstrip().rsplit(b"\n", 1)[-1].decode("utf-8", "replace")[:room]
+        if line:
+            self.status.update(esc(f"shrink: building: {line}"))
+
+    def build_finished(self, ok: bool, seconds: float) -> None:
+        self.console.print(styled(("probe build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                                  f" in {seconds:.0f} s"))  # fmt: skip
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
         b = (
@@ -60,7 +71,7 @@ class RichShrinkEvents(ShrinkEvents):
             if best
             else "no failing case yet"
         )
-        self.status.update(f"shrink: {candidates} cases, {evaluations} runs; {b}")
+        self.status.update(esc(f"shrink: {candidates} cases, {evaluations} runs; {b}"))
 
 
 def render_shrink(rec: ShrinkRecord, console: Console) -> None:

@@ -33,7 +33,6 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         return CommandEvaluator(req.command, req.timeout_s), ModelControl(req.model), ""
     if isinstance(req.backend, TtMetalSpec):
         from lnrepro.doors.fsio import new_record_dir
-        from lnrepro.model.events import Events
         from lnrepro.run.backends.factory import make_backend
         from lnrepro.shrink.checkout import CheckoutProbe, patch_and_build
         from lnrepro.shrink.emit import Flavour
@@ -42,7 +41,7 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         record_dir = new_record_dir(req.record_dir, "shrink")
         events.phase(f"building {req.backend.checkout} with lnrepro's probe")
         path = patch_and_build(backend, req.backend.checkout, Flavour(req.source_flavour),
-                               record_dir, Events())  # fmt: skip
+                               record_dir, events)  # fmt: skip
         ev = CheckoutProbe(backend, record_dir, req.timeout_s,
                            model_why=EmulatorEvaluator(req.model).why)  # fmt: skip
         return ev, ModelControl(req.model), f"the probe is left at {path} for the rerun lines"
