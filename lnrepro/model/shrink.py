@@ -11,7 +11,6 @@ patched-in probe, a ``--command``).
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -463,8 +462,3 @@ def case_text(case: Case) -> str:
     """The case as one line a person reads."""
     tol = "; ".join(f"{t} rtol={v.rtol:g} atol={v.atol:g}" for t, v in case.tolerance)
     return f"{case.label} ({tol})"
-
-
-def loads_case(text: str) -> Case:
-    """For tests and probes: a case from its JSON text."""
-    return Case.from_json(Reader(json.loads(text), CASE_ENV))
