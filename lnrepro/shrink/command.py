@@ -3,7 +3,9 @@
 The case is compact JSON in ``$LNREPRO_CASE``; the command exits 0 when the case passes, 125 when
 it cannot be tested, any other code from 1 to 127 when it fails; 128 or more (or a signal) is an
 error that stops the search. A run longer than the timeout is killed with its process group and
-counts as a skip. The command gives no margin: the search ranks its failures by data kind and size.
+counts as a skip. A command may print ``lnrepro-probe: margin=<m>`` (as the checkout's probe does:
+the largest needed atol over the case's atol); without it the search ranks failures by data kind
+and size only.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from lnrepro.errors import EnvironmentProblem
 from lnrepro.model.shrink import CASE_ENV, Case, env_prefixed
+from lnrepro.shrink.checkout import read_margin
 from lnrepro.shrink.core import Outcome, RunVerdict
 
 SKIP = 125
@@ -44,10 +47,11 @@ class CommandEvaluator:
         from lnrepro.doors import proc
 
         env = {**os.environ, CASE_ENV: case.env_value(), "LNREPRO_DRAW": str(draw)}
-        tail: list[bytes] = []
-        res = proc.stream(list(self.argv), tail.append, timeout=self.timeout_s, env=env)
+        out: list[bytes] = []
+        res = proc.stream(list(self.argv), out.append, timeout=self.timeout_s, env=env)
         v = verdict_of(res.exit_code, res.timed_out)
-        return Outcome(v, None, f"exit {res.exit_code}" if not res.timed_out else "timed out")
+        margin = read_margin(b"".join(out).decode("utf-8", "replace"))
+        return Outcome(v, margin, f"exit {res.exit_code}" if not res.timed_out else "timed out")
 
     def rerun(self, case: Case) -> list[str]:
         return env_prefixed(case, list(self.argv))

@@ -18,7 +18,9 @@ import json, os, sys
 case = json.loads(os.environ["LNREPRO_CASE"])
 if case["features"] == 64:
     sys.exit(125)
-sys.exit(1 if case["data"]["kind"] == "constant" and case["features"] >= 96 else 0)
+bad = case["data"]["kind"] == "constant" and case["features"] >= 96
+print(f"lnrepro-probe: margin={case['features'] if bad else 0.5}")
+sys.exit(1 if bad else 0)
 """
 
 
@@ -41,7 +43,7 @@ def test_a_command_shrinks_a_case_it_reads_from_the_environment(
     # 96 features fail the command, but the correct kernel's model fails constant data there
     # too (1/96 is not exact in bf16; rstd = 1000): 128 is the smallest reproducer
     assert doc["case"]["features"] == 128 and doc["case"]["data"]["kind"] == "constant"
-    assert doc["case"]["seq"] == 1 and doc["margin"] is None
+    assert doc["case"]["seq"] == 1 and doc["margin"] == 128.0  # as the command printed it
     [feat] = [n for n in doc["smaller"] if n["axis"] == "features"]
     assert feat["status"] == "inadmissible" and feat["case"]["features"] == 96
     assert doc["rerun"][0] == "env" and doc["rerun"][2:] == [sys.executable, str(script)]
