@@ -45,7 +45,8 @@ from lnrepro.model.shrink import (
 @backend_options
 @option("--command", "command", metavar="CMD", group="Evaluator",
         help="Test each case with this command instead of the emulator: the case is JSON in "
-        "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run).")  # fmt: skip
+        "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run); it may print "
+        "'lnrepro-probe: margin=M'.")  # fmt: skip
 @option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, group="Evaluator",
         help="Seconds one --command or checkout run may take before its process group is killed (a skip).")  # fmt: skip
 @option("--confidence", type=float, default=DEFAULT_CONFIDENCE, show_default=True, group="Search",
