@@ -25,8 +25,10 @@ from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import RunRecord
 from lnrepro.model.requests import BisectRequest, RunRequest, TtMetalSpec
+from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
 
-__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run"]
+__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run", "shrink",
+           "shrink_resume"]  # fmt: skip
 
 
 def run(request: RunRequest, events: Events | None = None) -> RunRecord:
@@ -148,3 +150,26 @@ def bisect_log(repo: Path) -> BisectRecord:
     from lnrepro.bisect.validate import check_repo
 
     return state.load(check_repo(repo), "show")
+
+
+def shrink(request: ShrinkRequest, events: ShrinkEvents | None = None) -> ShrinkRecord:
+    """``lnrepro shrink``: from a test (failing, flaky or passing) to the smallest, loudest case
+    that fails every time, its one-step-smaller neighbours and (``request.source``) a test file.
+
+    Nothing failing is an answer, not an error: the record's ``result`` is None and its ``note``
+    says what was tried.
+    """
+    from lnrepro.shrink.run import shrink as run_shrink
+    from lnrepro.shrink.validate import validate_shrink
+
+    return run_shrink(validate_shrink(request), events)
+
+
+def shrink_resume(
+    where: Path, events: ShrinkEvents | None = None, budget: int | None = None
+) -> ShrinkRecord:
+    """``lnrepro shrink --resume DIR``: a saved shrink (a checkout's, a ``--command``'s) with
+    its judgments replayed and only the rest run; ``budget`` replaces the saved one."""
+    from lnrepro.shrink.run import resume
+
+    return resume(where, events, budget)

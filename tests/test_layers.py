@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < model < (gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies) < present < api < cli.
+errors < model < (gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parents[1] / "lnrepro"
 RANK = {
     "errors": 0, "model": 1, "gtest": 2, "watcher": 2, "pytests": 2, "triage": 2, "hangs": 2, "doors": 3, "emulator": 3,
     "envcheck": 4, "run": 5,
-    "bisect": 6, "studies": 6, "present": 7, "api": 8, "cli": 9, "__main__": 10, "__init__": 0,
+    "bisect": 6, "studies": 6, "shrink": 6, "present": 7, "api": 8, "cli": 9, "__main__": 10, "__init__": 0,
 }  # fmt: skip
 
 

@@ -63,6 +63,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Run the BugRepro and NIGHTLY gtests N times, with timeouts; report."),
     "runs": ("records", "List saved runs and bisects."),
     "show": ("records", "Show one saved run or bisect."),
+    "shrink": (
+        "shrink",
+        "Shrink a failing (or masked) test to its smallest, loudest deterministic case.",
+    ),
     "tolerance": (
         "studies",
         "Which tolerance (and which data) tells the correct kernel from the bug.",

@@ -33,7 +33,7 @@ Where the record is silent the emulator chooses, and says so here:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -69,6 +69,9 @@ class Case:
     tol_text: str = "1.0e-3F, 5e-1F"  # as written in the test source
     constants: tuple[float, float, float] | None = None  # (dy, gamma, x) for deterministic tests
     line: int = 0
+    # a shrink case's probe (lnrepro.emulator.probe): its own inputs and per-tensor tolerances
+    inputs: Callable[[], tuple[F32, F32, F32]] | None = field(default=None, compare=False)
+    tensor_tols: tuple[tuple[float, float, str], ...] | None = None
 
     @property
     def full_name(self) -> str:
@@ -254,6 +257,8 @@ class DataSource:
 def make_inputs(case: Case, data: DataSource) -> tuple[F32, F32, F32]:
     """Test data as the host holds it (float32, unrounded), shaped [rows, F], [rows, F], [1, F]."""
     shape = (case.rows, case.features)
+    if case.inputs is not None:
+        return case.inputs()
     if case.constants is not None:
         dy_v, g_v, x_v = case.constants
         x = np.full(shape, x_v, dtype=np.float32)
@@ -265,6 +270,8 @@ def make_inputs(case: Case, data: DataSource) -> tuple[F32, F32, F32]:
 
 def tolerances(case: Case, era: Era) -> dict[str, tuple[float, float, str]]:
     """Per tensor: (rtol, atol, the text of the allclose call) in the test version of ``era``."""
+    if case.tensor_tols is not None:
+        return dict(zip(TENSORS, case.tensor_tols, strict=True))
     if era is not Era.FIXED or not case.name.startswith("BugRepro_"):
         return {t: (case.rtol, case.atol, case.tol_text) for t in TENSORS}
     if case.name == "BugRepro_Deterministic_8462Features":  # relaxed by a later branch version

@@ -457,7 +457,9 @@ def run(opts: Options, out: TextIO) -> int:
             out.write(f"Could not write to the test shard status file \"{opts.shard_status_file}\" "
                       "specified by the GTEST_SHARD_STATUS_FILE environment variable.\n")  # fmt: skip
             return 1
-    cases = select(CASES, opts.gtest_filter)
+    from lnrepro.emulator.probe import probe_cases
+
+    cases = select([*CASES, *probe_cases(os.environ, sys.stderr)], opts.gtest_filter)
     if opts.list_tests:  # never sharded
         if cases:
             out.write(f"{SUITE}.\n")

@@ -15,6 +15,7 @@ BY_NAME = {
     "lnrepro.env-check/2": "env-check.json", "lnrepro.runs/1": "runs.json", "lnrepro.compare/2": "compare.json",
     "lnrepro.plan/1": "plan.json", "lnrepro.explain/2": "explain.json", "lnrepro.tolerance/1": "tolerance.json",
     "lnrepro.hang/2": "hang.json",
+    "lnrepro.shrink/1": "shrink.json", "lnrepro.shrink-state/1": "shrink-state.json",
 }  # fmt: skip
 
 

@@ -1,0 +1,464 @@
+"""``lnrepro shrink``'s vocabulary: a case (shape, data, tolerance), its verdicts, the request and
+the record (``lnrepro.shrink/1``). numpy-free: the emulator's probe test, the search core and the
+renderers all read these.
+
+A *case* is what one LayerNorm backward test checks: the input shape ``(batch, seq, heads,
+features)`` as ``CompareKernelVsXArray`` takes it, the data (:class:`DataSpec`), and the
+``xt::allclose`` tolerance per output tensor. Its JSON is what a probe reads from the environment
+variable :data:`CASE_ENV` (the emulator's ``LayerNormBackwardOpTest.LnreproProbe``, a checkout's
+patched-in probe, a ``--command``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+
+from lnrepro.model.events import Events
+from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
+from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
+
+SCHEMA = "lnrepro.shrink/1"
+CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
+ARGS_ENV = "LNREPRO_CASE_ARGS"  # the same case as numbers, for a C++ probe (Case.args_value)
+PROBE_TEST = "LayerNormBackwardOpTest.LnreproProbe"
+TENSORS = ("dx", "dgamma", "dbeta")
+TILE = 32
+
+
+class DataKind(str, Enum):
+    """Data kinds, loudest first (``tolerance``'s ranking of what exposes a defect): constant
+    inputs make x̂ = 0 and rstd = 1/sqrt(eps), so an error in the sums shows ×1000."""
+
+    CONSTANT = "constant"
+    FEW_VALUED = "few-valued"
+    STRUCTURED = "structured"
+    RANDOM = "random"
+
+    @property
+    def rank(self) -> int:
+        return list(DataKind).index(self)
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """The inputs of a case. ``variant`` names the pattern within a kind:
+
+    * ``constant``: x, dy, gamma the constants ``x``, ``dy``, ``gamma`` (BugRepro's inputs);
+    * ``few-valued`` ``two-valued``: along the features, x alternates -1, 1 and dy 1, 0.5;
+      gamma 1 (rstd = 1, x̂ = ±1; dy·γ and dy·x̂ have means, which double-subtract and
+      drop-xhat-blocks get wrong, while bf16's 1/N moves dx by less than 0.008);
+    * ``structured`` ``ramp``: x = linspace(-1, 1, F), dy = linspace(0, 1, F) on every row; gamma 1;
+    * ``random`` ``uniform`` (the tests' own distributions: x, dy ~ U(-1, 1), gamma ~ U(0, 1)) or
+      ``mean-shifted`` (dy ~ U(0, 1)), draw ``i`` from numpy's generator seeded ``[seed, i]``.
+    """
+
+    kind: DataKind
+    variant: str
+    dy: float = 1.0
+    gamma: float = 1.0
+    x: float = 0.5
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        if self.kind is DataKind.CONSTANT:
+            return f"constant dy={self.dy:g} gamma={self.gamma:g} x={self.x:g}"
+        if self.kind is DataKind.RANDOM:
+            return f"random {self.variant} (seed {self.seed})"
+        return f"{self.kind.value} {self.variant}"
+
+    @property
+    def same_every_draw(self) -> bool:
+        return self.kind is not DataKind.RANDOM
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"kind": self.kind.value, "variant": self.variant}
+        if self.kind is DataKind.CONSTANT:
+            out.update(dy=self.dy, gamma=self.gamma, x=self.x)
+        if self.kind is DataKind.RANDOM:
+            out["seed"] = self.seed
+        return out
+
+    @classmethod
+    def from_json(cls, r: Reader) -> DataSpec:
+        kind = r.enum("kind", DataKind)
+        variant = r.str("variant")
+        if variant not in VARIANTS[kind]:
+            r.fail(f"is {variant!r}, not one of {', '.join(VARIANTS[kind])}", "variant")
+        return cls(kind, variant, r.float("dy", 1.0), r.float("gamma", 1.0), r.float("x", 0.5),
+                   r.int("seed", 0))  # fmt: skip
+
+
+VARIANTS: dict[DataKind, tuple[str, ...]] = {
+    DataKind.CONSTANT: ("bugrepro", "different-values"),
+    DataKind.FEW_VALUED: ("two-valued",),
+    DataKind.STRUCTURED: ("ramp",),
+    DataKind.RANDOM: ("uniform", "mean-shifted"),
+}
+
+
+def data_menu(seed: int = 0) -> tuple[DataSpec, ...]:
+    """Every data variant shrink tries, loudest kind first; within a kind, the seeds' own values
+    first (BugRepro's dy=1, gamma=1, x=0.5, then _DifferentValues' 0.5, 2, 1)."""
+    return (
+        DataSpec(DataKind.CONSTANT, "bugrepro", 1.0, 1.0, 0.5),
+        DataSpec(DataKind.CONSTANT, "different-values", 0.5, 2.0, 1.0),
+        DataSpec(DataKind.FEW_VALUED, "two-valued"),
+        DataSpec(DataKind.STRUCTURED, "ramp"),
+        DataSpec(DataKind.RANDOM, "uniform", seed=seed),
+        DataSpec(DataKind.RANDOM, "mean-shifted", seed=seed),
+    )
+
+
+class Axis(str, Enum):
+    FEATURES = "features"
+    SEQ = "seq"
+    BATCH = "batch"
+    HEADS = "heads"
+
+
+@dataclass(frozen=True)
+class Shape:
+    batch: int
+    seq: int
+    heads: int
+    features: int
+
+    @property
+    def rows(self) -> int:
+        return self.batch * self.seq * self.heads
+
+    @property
+    def elements(self) -> int:
+        return self.rows * self.features
+
+    @property
+    def tiles(self) -> int:
+        return -(-self.features // TILE)
+
+    def get(self, axis: Axis) -> int:
+        return int(getattr(self, axis.value))
+
+    def with_(self, axis: Axis, value: int) -> Shape:
+        return replace(self, **{axis.value: value})
+
+    @property
+    def label(self) -> str:
+        return f"{self.batch}x{self.seq}x{self.heads}x{self.features}"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``xt::allclose(metal, ref, rtol, atol)`` per output tensor."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class Case:
+    shape: Shape
+    data: DataSpec
+    tolerance: tuple[tuple[str, Tolerance], ...]  # (tensor, tolerance), in TENSORS order
+    origin: str = ""  # the test it was shrunk from (full gtest name)
+
+    @property
+    def tol(self) -> dict[str, Tolerance]:
+        return dict(self.tolerance)
+
+    @property
+    def label(self) -> str:
+        return f"{self.shape.label}, {self.data.label}"
+
+    def to_json(self) -> dict[str, JSON]:
+        s = self.shape
+        return {"batch": s.batch, "seq": s.seq, "heads": s.heads, "features": s.features,
+                "data": self.data.to_json(),
+                "tolerance": {t: {"rtol": v.rtol, "atol": v.atol} for t, v in self.tolerance},
+                "origin": self.origin}  # fmt: skip
+
+    def env_value(self) -> str:
+        """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
+        return dumps(self.to_json(), indent=None)
+
+    def args_value(self) -> str:
+        """The case as :data:`ARGS_ENV` carries it, space-separated: batch seq heads features,
+        the kind's and variant's indices (``DataKind`` order, ``VARIANTS`` order), dy gamma x
+        seed, then rtol atol for dx, dgamma, dbeta."""
+        s, d = self.shape, self.data
+        nums: list[object] = [s.batch, s.seq, s.heads, s.features, d.kind.rank,
+                              VARIANTS[d.kind].index(d.variant), repr(d.dy), repr(d.gamma),
+                              repr(d.x), d.seed]  # fmt: skip
+        for _, tol in self.tolerance:
+            nums += [repr(tol.rtol), repr(tol.atol)]
+        return " ".join(str(n) for n in nums)
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Case:
+        shape = Shape(r.int("batch"), r.int("seq"), r.int("heads"), r.int("features"))
+        for axis in Axis:
+            if not 1 <= shape.get(axis) <= 1 << 24:
+                r.fail("should be from 1 to 16777216", axis.value)
+        tol = r.obj("tolerance")
+        pairs = []
+        for t in TENSORS:
+            one = tol.obj(t)
+            pairs.append((t, Tolerance(one.float("rtol"), one.float("atol"))))
+        return cls(shape, DataSpec.from_json(r.obj("data")), tuple(pairs), r.str("origin", ""))
+
+    @classmethod
+    def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
+        from lnrepro.model.jsonio import loads_text
+
+        return cls.from_json(Reader(loads_text(text, source), source))
+
+
+class Status(str, Enum):
+    """What a candidate case turned out to be."""
+
+    FAILS = "fails"  # failed every one of its repeats, and the correct kernel passes it
+    PASSES = "passes"  # passed its first run
+    FLAKY = "flaky"  # failed some repeats, passed others: not deterministic
+    INADMISSIBLE = "inadmissible"  # fails, but the correct kernel's model fails it too
+    SKIPPED = "skipped"  # the evaluator could not test it (exit 125, a timeout)
+
+
+@dataclass(frozen=True)
+class Judged:
+    case: Case
+    status: Status
+    margin: float | None  # the smallest over its repeats of max over tensors (needed atol / atol)
+    runs: int  # evaluations of the code under test this candidate cost
+    detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"case": self.case.to_json(), "status": self.status.value,
+                "margin": encode_number(self.margin) if self.margin is not None else None,
+                "runs": self.runs, "detail": self.detail}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> Judged:
+        return cls(Case.from_json(r.obj("case")), r.enum("status", Status),
+                   r.opt_float("margin"), r.int("runs"), r.str("detail", ""))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A one-step-smaller case on one axis, and what it did (it passes when the result is
+    minimal); ``why`` when the evaluator can tell (a path, the partial tile, the lower bound)."""
+
+    axis: Axis
+    step: str  # "one tile fewer", "the partial tile dropped", "one fewer"
+    judged: Judged | None  # None: the axis is at its lower bound
+    why: str
+    rerun: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        j = self.judged
+        return {"axis": self.axis.value, "step": self.step,
+                "case": j.case.to_json() if j else None, "status": j.status.value if j else None,
+                "margin": encode_number(j.margin) if j and j.margin is not None else None,
+                "why": self.why, "rerun": list(self.rerun) if j else None}  # fmt: skip
+
+
+class ShrinkEvents(Events):
+    """A shrink's progress, and (inherited from :class:`Events`) the build of a checkout's
+    probe; the default shows nothing (rich lives in lnrepro.present.shrink)."""
+
+    def started(self, start: StartMeasure, repeats: int) -> None: ...
+    def phase(self, text: str) -> None: ...
+    def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None: ...
+
+
+# ---------------------------------------------------------------------------------- request
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_START_RUNS = 5
+DEFAULT_BUDGET = 600
+
+
+@dataclass(frozen=True)
+class ShrinkRequest:
+    """``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be."""
+
+    test: str = ""  # a test name (full or short); "" with ``run``: its first failing test
+    backend: BackendSpec = field(default_factory=EmulatorSpec)  # validated: the emulator's
+    command: tuple[str, ...] | None = None  # --command: any repository's test of a case
+    confidence: float = DEFAULT_CONFIDENCE
+    start_runs: int = DEFAULT_START_RUNS
+    budget: int = DEFAULT_BUDGET  # evaluations of the code under test, at most
+    seed: int = 0  # random data's seed
+    source: Path | None = None  # write the emitted test here
+    timeout_s: float = 600.0  # one --command run
+    source_flavour: str = "tt-metal"  # whose helpers the emitted test uses: tt-metal, lookalike
+    record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
+    run: str | None = None  # start from this run record's test, backend and pass rate
+    known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
+
+    @property
+    def model(self) -> EmulatorSpec:
+        """The kernel model whose correct kernel is the control and whose era gives the start
+        test's tolerances: the emulator backend's, else the default era and arch."""
+        return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
+
+    def argv(self) -> list[str]:
+        args = ["lnrepro", "shrink"]
+        if self.run is not None:
+            args += ["--run", self.run]
+        if self.test:
+            args += ["--test", self.test]
+        if self.run is None:
+            args += self.backend.argv()
+        if self.command is not None:
+            args += ["--command", shlex.join(self.command)]
+            if self.timeout_s != 600.0:
+                args += ["--timeout", f"{self.timeout_s:g}"]
+        if self.confidence != DEFAULT_CONFIDENCE:
+            args += ["--confidence", f"{self.confidence:g}"]
+        if self.start_runs != DEFAULT_START_RUNS:
+            args += ["--start-runs", str(self.start_runs)]
+        if self.budget != DEFAULT_BUDGET:
+            args += ["--budget", str(self.budget)]
+        if self.seed:
+            args += ["--seed", str(self.seed)]
+        if self.source is not None:
+            args += ["--source", str(self.source)]
+        if self.source_flavour != "tt-metal":
+            args += ["--source-for", self.source_flavour]
+        if self.record_dir != DEFAULT_RECORD_DIR:
+            args += ["--record-dir", str(self.record_dir)]
+        return args
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"test": self.test, "backend": self.backend.to_json(),
+                "command": list(self.command) if self.command is not None else None,
+                "confidence": self.confidence, "start_runs": self.start_runs,
+                "budget": self.budget, "seed": self.seed,
+                "source": str(self.source) if self.source else None,
+                "timeout_s": self.timeout_s, "source_flavour": self.source_flavour,
+                "record_dir": str(self.record_dir), "run": self.run,
+                "known_start": list(self.known_start) if self.known_start else None}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> ShrinkRequest:
+        known = r.ints("known_start") if r.has("known_start") else None
+        if known is not None and len(known) != 2:
+            r.fail("should be two integers (runs, passes)", "known_start")
+        command = r.strs("command") if r.has("command") else None
+        source = r.opt_str("source")
+        return cls(r.str("test"), backend_from_json(r.obj("backend")), command,
+                   r.float("confidence"), r.int("start_runs"), r.int("budget"), r.int("seed"),
+                   Path(source) if source else None, r.float("timeout_s"),
+                   r.str("source_flavour", "tt-metal"), Path(r.str("record_dir")), r.opt_str("run"),
+                   (known[0], known[1]) if known else None)  # fmt: skip
+
+
+STATE_SCHEMA = "lnrepro.shrink-state/1"
+STATE_FILE = "shrink-state.json"
+
+
+@dataclass
+class ShrinkState:
+    """What a long shrink has learned, saved after every candidate: ``--resume`` replays the
+    search on it (the search is deterministic given its judgments) and runs only what is new."""
+
+    request: ShrinkRequest
+    start: tuple[int, int] | None = None  # (runs, passes) of the start, once measured
+    evaluations: int = 0
+    judged: list[Judged] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"schema": STATE_SCHEMA, "request": self.request.to_json(),
+                "start": list(self.start) if self.start else None,
+                "evaluations": self.evaluations,
+                "judged": [j.to_json() for j in self.judged]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> ShrinkState:
+        if r.str("schema") != STATE_SCHEMA:
+            r.fail(f"is not {STATE_SCHEMA}", "schema")
+        start = r.ints("start") if r.has("start") else None
+        return cls(ShrinkRequest.from_json(r.obj("request")),
+                   (start[0], start[1]) if start and len(start) == 2 else None,
+                   r.int("evaluations", 0), [Judged.from_json(e) for e in r.list("judged")])  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------- record
+@dataclass(frozen=True)
+class StartMeasure:
+    """The start test as written, run ``runs`` times (random data: a fresh draw each run)."""
+
+    case: Case
+    runs: int
+    passes: int
+    interval: tuple[float, float]  # Wilson 95% interval of its pass rate
+    admissible: bool  # the correct kernel's model passes it
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"case": self.case.to_json(), "runs": self.runs, "passes": self.passes,
+                "pass_rate_interval": list(self.interval), "admissible": self.admissible}  # fmt: skip
+
+
+@dataclass
+class ShrinkRecord:
+    request: ShrinkRequest
+    evaluator: str  # what ran the candidates
+    start: StartMeasure
+    repeats: int  # a candidate fails only if it fails this many runs in a row
+    result: Judged | None  # None: nothing fails
+    rerun: tuple[str, ...]  # runs exactly the result's case (empty when nothing was found)
+    smaller: list[Neighbour] = field(default_factory=list)
+    evaluations: int = 0  # runs of the code under test
+    control_checks: int = 0  # runs of the correct kernel's model (admissibility)
+    candidates: int = 0  # distinct cases judged
+    inadmissible: list[Judged] = field(default_factory=list)  # failed, but so does the model
+    budget_exhausted: bool = False
+    seconds: float = 0.0
+    source: Path | None = None
+    note: str = ""  # why nothing was found, or what to know
+    lower_bounds: list[Axis] = field(default_factory=list)  # axes with no smaller value
+
+    @property
+    def found(self) -> bool:
+        return self.result is not None
+
+    def to_json(self) -> dict[str, JSON]:
+        r = self.result
+        return {
+            "schema": SCHEMA,
+            "request": self.request.to_json(),
+            "evaluator": self.evaluator,
+            "start": self.start.to_json(),
+            "confidence": self.request.confidence,
+            "repeats": self.repeats,
+            "found": self.found,
+            "case": r.case.to_json() if r else None,
+            "margin": encode_number(r.margin) if r and r.margin is not None else None,
+            "detail": r.detail if r else None,
+            "rerun": list(self.rerun) if r else None,
+            "smaller": [n.to_json() for n in self.smaller],
+            "lower_bounds": [a.value for a in self.lower_bounds],
+            "evaluations": self.evaluations,
+            "control_checks": self.control_checks,
+            "candidates": self.candidates,
+            "inadmissible": [j.to_json() for j in self.inadmissible[:20]],
+            "budget_exhausted": self.budget_exhausted,
+            "seconds": round(self.seconds, 3),
+            "source": str(self.source) if self.source else None,
+            "note": self.note,
+        }
+
+
+def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
+    """``env LNREPRO_CASE=<json> argv...``: a command line that hands ``case`` to a probe (with
+    ``args``, also ``LNREPRO_CASE_ARGS``, which a C++ probe reads)."""
+    extra = [f"{ARGS_ENV}={case.args_value()}"] if args else []
+    return ["env", f"{CASE_ENV}={case.env_value()}", *extra, *argv]
+
+
+def case_text(case: Case) -> str:
+    """The case as one line a person reads."""
+    tol = "; ".join(f"{t} rtol={v.rtol:g} atol={v.atol:g}" for t, v in case.tolerance)
+    return f"{case.label} ({tol})"

@@ -1,0 +1,144 @@
+"""``lnrepro shrink`` drawn: live progress on stderr, the result on a terminal (one block per
+item, so 80 columns hold it and a pipe gets plain lines), and Markdown for an issue body."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
+from lnrepro.present.console import styled
+from lnrepro.present.escape import fence, markdown, markdown_code
+from lnrepro.present.escape import terminal as esc
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _margin(m: float | None) -> str:
+    if m is None:
+        return "?"
+    return f"{m:,.0f}x" if m >= 10 else f"{m:.3g}x"
+
+
+def _runs(rec: ShrinkRecord) -> str:
+    r = rec.result
+    if r is not None and r.runs < rec.repeats:
+        return f"every run (the same inputs on a deterministic model: {r.runs} run is all {rec.repeats})"
+    return f"{rec.repeats}/{rec.repeats} runs"
+
+
+class RichShrinkEvents(ShrinkEvents):
+    """One status line: candidates tried, runs, the best case so far."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.status = console.status("shrink: measuring the start")
+        self.text = ""
+
+    def __enter__(self) -> RichShrinkEvents:
+        self.status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.status.stop()
+
+    def started(self, start: StartMeasure, repeats: int) -> None:
+        self.console.print(styled(
+            ("start ", "bold"), f"{start.case.origin.split('.', 1)[-1]}: ",
+            f"passed {start.passes}/{start.runs}",
+            "" if start.admissible else " (fails on the correct kernel's model too)",
+            f"; a case fails only if it fails {repeats} run(s) in a row",
+        ))  # fmt: skip
+
+    def phase(self, text: str) -> None:
+        self.text = text
+        self.status.update(esc(f"shrink: {text}"))
+
+    def build_output(self, data: bytes) -> None:
+        room = max(20, self.console.width - 22)  # one line on the terminal, spinner included
+        line = data.rstrip().rsplit(b"\n", 1)[-1].decode("utf-8", "replace")[:room]
+        if line:
+            self.status.update(esc(f"shrink: building: {line}"))
+
+    def build_finished(self, ok: bool, seconds: float) -> None:
+        self.console.print(styled(("probe build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                                  f" in {seconds:.0f} s"))  # fmt: skip
+
+    def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
+        b = (
+            f"best {best.case.shape.label} {best.case.data.kind.value} {_margin(best.margin)}"
+            if best
+            else "no failing case yet"
+        )
+        self.status.update(esc(f"shrink: {candidates} cases, {evaluations} runs; {b}"))
+
+
+def render_shrink(rec: ShrinkRecord, console: Console) -> None:
+    """The answer: the case, its margin and rerun line, the neighbours that pass, the counts."""
+    r = rec.result
+    counts = (f"{rec.candidates} cases, {rec.evaluations} runs, {rec.control_checks} model "
+              f"checks, {rec.seconds:.1f} s")  # fmt: skip
+    if r is None:
+        console.print(styled(("nothing fails", "bold green"), f" ({counts})"))
+        if rec.note:
+            console.print(styled(rec.note))
+        return
+    console.print(styled(("case ", "bold"), (case_text(r.case), "bold red")))
+    console.print(styled(
+        ("  fails ", "bold"), _runs(rec), f", margin {_margin(r.margin)} the tolerance",
+        f" ({r.detail})" if r.detail else "",
+    ))  # fmt: skip
+    # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
+    console.print(styled(("  rerun ", "bold"), shlex.join(rec.rerun)), soft_wrap=True)
+    for n in rec.smaller:
+        j = n.judged
+        if j is None:
+            continue
+        console.print(styled(
+            ("  smaller ", "bold"), f"{n.axis.value} {j.case.shape.get(n.axis)} ({n.step}): ",
+            (j.status.value, "green" if j.status.value == "passes" else "yellow"),
+            f" — {n.why}" if n.why else "",
+        ))  # fmt: skip
+    if rec.lower_bounds:
+        console.print(
+            styled(("  at its lower bound ", "bold"), ", ".join(a.value for a in rec.lower_bounds))
+        )
+    if rec.source is not None:
+        console.print(styled(("  source ", "bold"), str(rec.source)))
+    console.print(styled(f"  {counts}"))
+    if rec.note:
+        console.print(styled(("  note ", "bold"), rec.note))
+
+
+def shrink_markdown(rec: ShrinkRecord) -> str:
+    """The result as a GitHub issue body (every piece of text escaped for Markdown)."""
+    s = rec.start
+    out = [f"## Shrunk from {markdown_code(s.case.origin)}", ""]
+    out.append(f"Start: {markdown(case_text(s.case))}, passed {s.passes}/{s.runs} runs.")
+    r = rec.result
+    if r is None:
+        out += ["", f"**Nothing fails.** {markdown(rec.note)}", ""]
+        return "\n".join(out)
+    out += ["", f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
+            f"fails {_runs(rec)}, margin {_margin(r.margin)} the tolerance"
+            + (f" ({markdown(r.detail)})" if r.detail else "") + ".", "", "Rerun:", "",
+            fence(shlex.join(rec.rerun), "sh"), ""]  # fmt: skip
+    if rec.smaller:
+        out += ["| one step smaller | case | status | why |", "| --- | --- | --- | --- |"]
+        for n in rec.smaller:
+            if n.judged is not None:
+                out.append(f"| {markdown(n.axis.value)} ({markdown(n.step)}) | "
+                           f"{markdown(n.judged.case.shape.label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |")  # fmt: skip
+        out.append("")
+    if rec.lower_bounds:
+        out += [
+            f"At its lower bound: {markdown(', '.join(a.value for a in rec.lower_bounds))}.",
+            "",
+        ]
+    if rec.source is not None:
+        out += [f"Test to pick: {markdown_code(str(rec.source))}.", ""]
+    out.append(
+        f"Found by `lnrepro shrink` ({rec.evaluator}): {rec.candidates} cases, {rec.evaluations} runs."
+    )
+    return "\n".join(out) + "\n"

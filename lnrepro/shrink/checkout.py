@@ -1,0 +1,100 @@
+"""A tt-metal checkout as shrink's evaluator: the probe (:mod:`.probe`) patched onto it and built
+once by the run pipeline's backend (its profile, its runner), then each candidate one run of
+``ttml_tests --gtest_filter=LnreproShrinkProbe.LayerNormBackward`` with the case in the
+environment — no rebuild per candidate. The control stays the emulator's correct kernel.
+
+The probe file stays in the checkout (untracked) so that the rerun lines work; the record says
+where it is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lnrepro.errors import BuildFailed, EnvironmentProblem
+from lnrepro.model.events import Events
+from lnrepro.model.shrink import ARGS_ENV, CASE_ENV, Case, env_prefixed
+from lnrepro.run.backends import Backend
+from lnrepro.shrink import probe
+from lnrepro.shrink.core import Outcome, RunVerdict
+from lnrepro.shrink.emit import Flavour
+
+_MARGIN = re.compile(re.escape(probe.MARGIN_LINE) + r"(\S+)")
+
+
+def read_margin(text: str) -> float | None:
+    m = _MARGIN.search(text)
+    if m is None:
+        return None
+    try:
+        return float(m.group(1))
+    except ValueError:
+        return math.inf if m.group(1).lower() in ("inf", "+inf", "nan") else None
+
+
+@dataclass
+class CheckoutProbe:
+    backend: Backend
+    record_dir: Path
+    timeout_s: float
+    name: str = "checkout"
+    deterministic: bool = False  # a card: every repeat is run
+    runs: int = 0
+    model_why: Callable[[Case, Case], str | None] | None = None  # the emulator's reading
+
+    def argv(self) -> list[str]:
+        return [*self.backend.program(1), f"--gtest_filter={probe.FILTER}"]
+
+    def evaluate(self, case: Case, draw: int) -> Outcome:
+        self.runs += 1
+        out: list[bytes] = []
+        env = {CASE_ENV: case.env_value(), ARGS_ENV: case.args_value()}
+        res = self.backend.execute(self.argv(), self.record_dir, self.runs, out.append,
+                                   self.timeout_s, env)  # fmt: skip
+        text = b"".join(out).decode("utf-8", "replace")
+        if res.timed_out:
+            return Outcome(RunVerdict.SKIP, None, "timed out")
+        margin = read_margin(text)
+        if margin is None:
+            raise EnvironmentProblem(
+                f"the probe {probe.FILTER} did not report in {self.argv()[0]} (exit {res.exit_code})",
+                f"check that {probe.PATH} builds into ttml_tests; its output is in {self.record_dir}",
+            )  # fmt: skip
+        if res.exit_code not in (0, 1):
+            return Outcome(RunVerdict.SKIP, margin, f"exit {res.exit_code}")
+        verdict = RunVerdict.PASS if res.exit_code == 0 else RunVerdict.FAIL
+        lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]
+        return Outcome(verdict, margin, "; ".join(lines[:3]))
+
+    def rerun(self, case: Case) -> list[str]:
+        return env_prefixed(case, self.argv(), args=True)
+
+    def why(self, smaller: Case, result: Case) -> str | None:
+        """What the emulator's model of the factory says (the checkout's own may differ)."""
+        text = self.model_why(smaller, result) if self.model_why else None
+        return f"{text} (by the emulator's model of the factory)" if text else None
+
+
+def patch_and_build(backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path,
+                    events: Events) -> Path:  # fmt: skip
+    """The probe written into ``checkout`` and the checkout built once; the probe's path."""
+    from lnrepro.doors.fsio import atomic_write_text, write_error
+
+    path = checkout / probe.PATH
+    if not path.parent.is_dir():
+        raise EnvironmentProblem(f"{checkout} has no {path.parent.relative_to(checkout)}",
+                                 "pass the root of a tt-metal checkout with tt-train's tests")  # fmt: skip
+    try:
+        atomic_write_text(path, probe.probe_source(flavour))
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    built = backend.build(record_dir, events)
+    if built is not None and not built.ok:
+        raise BuildFailed(f"building {checkout} with lnrepro's probe failed"
+                          + (f": {built.reason}" if built.reason else ""),
+                          f"see {record_dir / built.log}")  # fmt: skip
+    return path

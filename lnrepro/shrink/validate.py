@@ -1,0 +1,134 @@
+"""A shrink request checked completely before anything runs, and its start case."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import replace
+
+from lnrepro.errors import UsageError
+from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
+from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
+from lnrepro.run.validate import check_emulator, check_record_dir, check_tt_metal, finite
+
+MAX_START_RUNS = 1000
+MAX_BUDGET = 100_000
+MAX_SEED = 2**32 - 1
+
+
+def resolve_test(name: str) -> str:
+    """The full name of the one modelled test ``name`` means (full or short name, or a pattern
+    that matches exactly one)."""
+    from lnrepro.emulator.catalogue import CASES
+
+    hits = [c.full_name for c in CASES
+            if name in (c.full_name, c.name) or fnmatch.fnmatchcase(c.full_name, name)
+            or fnmatch.fnmatchcase(c.name, name)]  # fmt: skip
+    if len(hits) == 1:
+        return hits[0]
+    names = ", ".join(c.name for c in CASES)
+    if not hits:
+        raise UsageError(f"--test {name!r} is not a test lnrepro models",
+                         f"give one of {names}")  # fmt: skip
+    raise UsageError(f"--test {name!r} matches {len(hits)} tests",
+                     "give one test: " + ", ".join(h.split('.', 1)[1] for h in hits))  # fmt: skip
+
+
+def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
+    """``req`` checked and made concrete (the full test name, absolute paths), or the one-line
+    error that says what to change."""
+    req = replace(req, record_dir=check_record_dir(req.record_dir))
+    if req.run is not None:
+        req = from_run(req)
+    elif not req.test:
+        raise UsageError("shrink needs a test to start from", "pass --test NAME or --run ID")
+    backend: BackendSpec
+    if isinstance(req.backend, BinarySpec):
+        raise UsageError("shrink cannot test cases with a prebuilt binary: it has no probe",
+                         "pass --tt-metal DIR (shrink patches its probe on and builds once), "
+                         "or test cases with --command")  # fmt: skip
+    if isinstance(req.backend, TtMetalSpec):
+        if req.command is not None:
+            raise UsageError("--command and --tt-metal do not go together",
+                             "give one evaluator: the checkout's probe, or the command")  # fmt: skip
+        backend = check_tt_metal(req.backend)
+    else:
+        if req.backend.data != "copy":
+            raise UsageError("--data does not apply to shrink: it chooses the data",
+                             "drop --data (--seed seeds its random data)")  # fmt: skip
+        backend = check_emulator(replace(req.backend, seed=None, data="copy"))
+    if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
+        raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.999999",
+                         "e.g. --confidence 0.95")  # fmt: skip
+    if not 1 <= req.start_runs <= MAX_START_RUNS:
+        raise UsageError(f"--start-runs {req.start_runs} is not from 1 to {MAX_START_RUNS}",
+                         "give a count in range")  # fmt: skip
+    if not 1 <= req.budget <= MAX_BUDGET:
+        raise UsageError(f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
+                         "give a count of evaluations in range")  # fmt: skip
+    if req.known_start is None and req.budget <= req.start_runs:
+        raise UsageError(f"--budget {req.budget} leaves no run after the start's {req.start_runs}",
+                         f"give --budget more than --start-runs ({req.start_runs})")  # fmt: skip
+    if not 0 <= req.seed <= MAX_SEED:
+        raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
+    if req.command is not None:
+        if not req.command:
+            raise UsageError("--command is empty", "give the command that tests a case")
+        finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+    if req.source_flavour not in ("tt-metal", "lookalike"):
+        raise UsageError(f"--source-for {req.source_flavour!r} is not tt-metal or lookalike",
+                         "choose one")  # fmt: skip
+    source = req.source
+    if source is not None:
+        source = source.expanduser().absolute()
+        check_record_dir(source.parent, "--source")
+        if source.is_dir():
+            raise UsageError(f"--source {source} is a directory",
+                             "give the file to write, e.g. --source shrunk_test.cpp")  # fmt: skip
+    return replace(req, test=resolve_test(req.test), backend=backend, source=source)
+
+
+def from_run(req: ShrinkRequest) -> ShrinkRequest:
+    """The request made concrete from a run record: its backend, the test (``req.test``, else its
+    first failing test lnrepro models, else its first such test) and that test's pass rate."""
+    from lnrepro.doors.store import bases_for, load_run
+    from lnrepro.emulator.catalogue import BY_NAME
+    from lnrepro.model.requests import DEFAULT_RECORD_DIR
+
+    assert req.run is not None
+    bases = bases_for(req.record_dir, req.record_dir != DEFAULT_RECORD_DIR.absolute())
+    rec = load_run(bases, req.run, "shrink starts from a run of the LayerNorm backward tests")
+    tests = [t for t in rec.tests if t.name in BY_NAME]
+    if req.test:
+        name = resolve_test(req.test)
+        tests = [t for t in tests if t.name == name]
+        if not tests:
+            raise UsageError(f"run {rec.id} did not run {name}",
+                             "give --test one of the run's tests, or drop --test")  # fmt: skip
+    if not tests:
+        raise UsageError(f"run {rec.id} ran no test lnrepro models",
+                         "start from --test NAME instead")  # fmt: skip
+    t = next((t for t in tests if t.verdict.failing), tests[0])
+    backend = rec.request.backend
+    if isinstance(backend, EmulatorSpec):
+        backend = replace(backend, data="copy", seed=None)
+    return replace(req, test=t.name, backend=backend, known_start=(t.runs, t.passed))
+
+
+def start_case(req: ShrinkRequest) -> Case:
+    """The test as written: its shape, its data (its constants, or the tests' random
+    distributions) and its tolerances at the request's kernel era."""
+    from lnrepro.emulator.catalogue import BY_NAME, tolerances
+    from lnrepro.emulator.defects import Era
+
+    c = BY_NAME[req.test]
+    tol = tuple(
+        (t, Tolerance(r, a)) for t, (r, a, _) in tolerances(c, Era(req.model.kernel_era)).items()
+    )
+    if c.constants is None:
+        data = DataSpec(DataKind.RANDOM, "uniform", seed=req.seed)
+    else:
+        dy, gamma, x = c.constants
+        variant = "bugrepro" if (dy, gamma, x) == (1.0, 1.0, 0.5) else "different-values"
+        data = DataSpec(DataKind.CONSTANT, variant, dy, gamma, x)
+    return Case(Shape(c.batch, c.seq, c.heads, c.features), data, tol, c.full_name)

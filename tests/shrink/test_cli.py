@@ -1,0 +1,103 @@
+"""``lnrepro shrink`` through the command line: exit codes, --json against its schema, the
+rerun line doing what it says, usage errors before anything runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lnrepro.cli import main
+from tests.consumers.schemas import errors
+
+SMALL = "BugRepro_Deterministic_2048Features"  # constant data, 100 x 2048: cheap
+
+
+def test_json_is_the_schemas_and_the_exit_code_says_found(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["shrink", "--test", SMALL, "--json"]) == 1  # a failing case: the kernel is bad
+    out = capsys.readouterr().out
+    assert errors(out) == []
+    doc = json.loads(out)
+    assert doc["found"] and doc["case"]["data"]["kind"] == "constant"
+    assert doc["rerun"][:2] == ["env", doc["rerun"][1]] and doc["rerun"][1].startswith(
+        "LNREPRO_CASE="
+    )
+    assert doc["evaluations"] >= 1 and doc["source"] is None
+
+
+def test_the_fixed_kernel_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shrink", "--test", SMALL, "--kernel-era", "fixed", "--start-runs", "1",
+                 "--budget", "40", "--json"]) == 0  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert errors(json.dumps(doc)) == []
+    assert not doc["found"] and doc["case"] is None and doc["rerun"] is None
+
+
+def test_the_rerun_line_runs_exactly_the_case(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["shrink", "--test", SMALL, "--json"]) == 1
+    argv = json.loads(capsys.readouterr().out)["rerun"]
+    assert argv[0] == "env" and argv[2:4] == ["lnrepro", "run"]
+    key, _, value = argv[1].partition("=")
+    env = {"PATH": "/usr/bin:/bin", key: value}
+    cmd = [sys.executable, "-m", "lnrepro", *argv[3:], "--json", "--record-dir", "runs"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    [test] = json.loads(done.stdout)["tests"]
+    assert test["name"] == "LayerNormBackwardOpTest.LnreproProbe" and test["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--test", "NoSuchTest"], "is not a test lnrepro models"),
+        (["--test", "BugRepro_*"], "matches 7 tests"),
+        (["--test", SMALL, "--backend", "local", "--binary", "/bin/true"], "it has no probe"),
+        (["--test", SMALL, "--tt-metal", "/tmp", "--command", "true"], "do not go together"),
+        (["--test", SMALL, "--confidence", "2"], "--confidence 2 is not from"),
+        (["--test", SMALL, "--data", "random"], "--data does not apply"),
+        (["--test", SMALL, "--budget", "0"], "--budget 0"),
+        (["--test", SMALL, "--budget", "5"], "leaves no run after the start's 5"),
+        (["--test", SMALL, "--start-runs", "0"], "--start-runs 0"),
+        (["--test", SMALL, "--seed", "-1"], "--seed -1"),
+        (["--test", SMALL, "--source", "/"], "is a directory"),
+        ([], "needs a test to start from"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["shrink", *args]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "— fix:" in err
+
+
+def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = str(tmp_path / "runs")
+    filt = "*BugRepro_Deterministic_2048Features:*MetalLayerNormBw_OneTile"
+    assert main(["run", "--defect", "double-subtract", "--filter", filt, "-n", "2",
+                 "--record-dir", runs]) == 1  # fmt: skip
+    capsys.readouterr()
+    assert main(["shrink", "--run", "last", "--record-dir", runs, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    req = doc["request"]
+    assert req["test"] == "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"  # failing
+    assert req["backend"]["defect"] == "double-subtract" and req["known_start"] == [2, 0]
+    assert doc["start"]["runs"] == 2 and doc["repeats"] == 2  # as many in a row as the run
+    # the run's passing test, asked for: shrink starts from a pass
+    assert main(["shrink", "--run", "last", "--test", "MetalLayerNormBw_OneTile",
+                 "--record-dir", runs, "--json"]) == 1  # fmt: skip
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["start"]["passes"] == 2 and doc["found"] and doc["case"]["features"] <= 20
+    assert main(["shrink", "--run", "last", "--defect", "none", "--record-dir", runs]) == 2
+    assert "--run takes the run's backend; --defect" in capsys.readouterr().err
+    assert main(["shrink", "--run", "last", "--test", "NIGHTLY_*", "--record-dir", runs]) == 2
+    assert "did not run" in capsys.readouterr().err
