@@ -7,7 +7,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
-from lnrepro.present.console import styled
+from lnrepro.present.console import say, say_command, styled
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.escape import terminal as esc
 
@@ -44,7 +44,7 @@ class RichShrinkEvents(ShrinkEvents):
         self.status.stop()
 
     def started(self, start: StartMeasure, repeats: int) -> None:
-        self.console.print(styled(
+        say(self.console, styled(
             ("start ", "bold"), f"{start.case.origin.split('.', 1)[-1]}: ",
             f"passed {start.passes}/{start.runs}",
             "" if start.admissible else " (fails on the correct kernel's model too)",
@@ -62,7 +62,7 @@ class RichShrinkEvents(ShrinkEvents):
             self.status.update(esc(f"shrink: building: {line}"))
 
     def build_finished(self, ok: bool, seconds: float) -> None:
-        self.console.print(styled(("probe build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+        say(self.console, styled(("probe build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
                                   f" in {seconds:.0f} s"))  # fmt: skip
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
@@ -80,35 +80,36 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
     counts = (f"{rec.candidates} cases, {rec.evaluations} runs, {rec.control_checks} model "
               f"checks, {rec.seconds:.1f} s")  # fmt: skip
     if r is None:
-        console.print(styled(("nothing fails", "bold green"), f" ({counts})"))
+        say(console, styled(("nothing fails", "bold green"), f" ({counts})"))
         if rec.note:
-            console.print(styled(rec.note))
+            say(console, styled(rec.note))
         return
-    console.print(styled(("case ", "bold"), (case_text(r.case), "bold red")))
-    console.print(styled(
+    say(console, styled(("case ", "bold"), (case_text(r.case), "bold red")))
+    say(console, styled(
         ("  fails ", "bold"), _runs(rec), f", margin {_margin(r.margin)} the tolerance",
         f" ({r.detail})" if r.detail else "",
     ))  # fmt: skip
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
-    console.print(styled(("  rerun ", "bold"), shlex.join(rec.rerun)), soft_wrap=True)
+    say_command(console, "  rerun ", rec.rerun)
     for n in rec.smaller:
         j = n.judged
         if j is None:
             continue
-        console.print(styled(
+        say(console, styled(
             ("  smaller ", "bold"), f"{n.axis.value} {j.case.shape.get(n.axis)} ({n.step}): ",
             (j.status.value, "green" if j.status.value == "passes" else "yellow"),
             f" — {n.why}" if n.why else "",
         ))  # fmt: skip
     if rec.lower_bounds:
-        console.print(
-            styled(("  at its lower bound ", "bold"), ", ".join(a.value for a in rec.lower_bounds))
+        say(
+            console,
+            styled(("  at its lower bound ", "bold"), ", ".join(a.value for a in rec.lower_bounds)),
         )
     if rec.source is not None:
-        console.print(styled(("  source ", "bold"), str(rec.source)))
-    console.print(styled(f"  {counts}"))
+        say(console, styled(("  source ", "bold"), str(rec.source)))
+    say(console, styled(f"  {counts}"))
     if rec.note:
-        console.print(styled(("  note ", "bold"), rec.note))
+        say(console, styled(("  note ", "bold"), rec.note))
 
 
 def shrink_markdown(rec: ShrinkRecord) -> str:
