@@ -27,7 +27,7 @@ from lnrepro.model.record import RunRecord
 from lnrepro.model.requests import BisectRequest, RunRequest, TtMetalSpec
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
 
-__all__ = ["Plan", "bisect", "bisect_log", "list_tests", "plan", "resume", "run", "shrink",
+__all__ = ["Plan", "bisect", "bisect_log", "check", "list_tests", "plan", "resume", "run", "shrink",
            "shrink_resume"]  # fmt: skip
 
 
@@ -43,6 +43,14 @@ def run(request: RunRequest, events: Events | None = None) -> RunRecord:
 
     req = validate_run(request)
     return run_tests(make_backend(req.backend), req, events=events)
+
+
+def check(request: RunRequest) -> RunRequest:
+    """``request`` validated and made concrete, as :func:`run` would (nothing starts): a caller
+    that shows progress asks this first, so a wrong request is its one line and nothing else."""
+    from lnrepro.run.validate import validate_run
+
+    return validate_run(request)
 
 
 @dataclass(frozen=True)

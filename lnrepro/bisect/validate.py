@@ -15,7 +15,13 @@ from lnrepro.bisect.prebuilt import template
 from lnrepro.doors import gitops
 from lnrepro.errors import GitError, UsageError
 from lnrepro.model.requests import BisectRequest, CommandOracleSpec, RunOracleSpec
-from lnrepro.run.validate import check_record_dir, check_tests, check_tt_metal, finite
+from lnrepro.run.validate import (
+    check_builds_tt_metal,
+    check_record_dir,
+    check_tests,
+    check_tt_metal,
+    finite,
+)
 
 MAX_JOBS = 64
 
@@ -105,23 +111,23 @@ def check_repo(path: Path) -> Path:
 
 
 def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
-    """Without --command, bisect builds tt-metal with build_metal.sh (both shipped profiles):
-    a repository without it is not tt-metal, and would fail only at the first build, in Docker."""
+    """Without --command, bisect builds tt-metal at ``ref``: the check run makes of a directory,
+    asked of that commit."""
     from lnrepro.model.checkout import BUILD_METAL
-    from lnrepro.run.config import load_config
 
-    if load_config(Path.cwd()).get_profile(oracle.backend.profile).planned is None:
-        return  # a profile of lnrepro.toml with its own commands
     tip = gitops.resolve(repo, ref)
-    try:
-        gitops.git(repo, "cat-file", "-e", f"{tip}:{BUILD_METAL}")
-    except GitError:
-        raise UsageError(
-            f"{repo} has no {BUILD_METAL} at {tip[:12]}: it is not a tt-metal checkout, and "
-            "without --command bisect builds tt-metal and runs its gtests",
-            "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), or bisect a "
-            "tt-metal clone (--repo DIR, or --tt-metal DIR)",
-        ) from None
+
+    def has_build_metal() -> bool:
+        try:
+            gitops.git(repo, "cat-file", "-e", f"{tip}:{BUILD_METAL}")
+        except GitError:
+            return False
+        return True
+
+    check_builds_tt_metal(oracle.backend.profile, has_build_metal, f"{repo} at {tip[:12]}",
+                          "without --command bisect builds tt-metal and runs its gtests",
+                          "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), "
+                          "or bisect a tt-metal clone (--repo DIR, or --tt-metal DIR)")  # fmt: skip
 
 
 def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec:

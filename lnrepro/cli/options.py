@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
 from lnrepro.model.requests import (
     DEFAULT_FILTER,
@@ -84,6 +85,10 @@ class Command(click.Command):
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
             raise no_such_option(ctx, exc.option_name) from None
+        except click.UsageError as exc:  # the parser's own (`-n` with no value) know no command
+            if exc.ctx is None:
+                exc.ctx = ctx  # so the fix names `lnrepro run --help`, not `lnrepro --help`
+            raise
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {}
@@ -189,8 +194,7 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
     option(
         "--defect",
         group="Emulator",
-        help="The era's defects (default), shipped, none, or a comma list of double-subtract, "
-        "drop-xhat-blocks, drop-partial-tile (hypothesis), overwrite-dy-gamma-sum (refuted).",
+        help=f"The era's defects (default), {DEFECT_NAMES}.",
     ),
     option(
         "--block-size",

@@ -35,20 +35,23 @@ def bases(record_dir: Path) -> list[Path]:
     from lnrepro.doors.store import bases_for
 
     explicit = given(click.get_current_context(), "record_dir")
-    if explicit and _is_file(record_dir):
-        raise UsageError(f"--record-dir {record_dir} is a file, not a directory",
+    what = _what_is(record_dir) if explicit else None
+    if what is not None:
+        raise UsageError(f"--record-dir {record_dir} {what}",
                          "pass the directory lnrepro run and bisect write their records to "
                          f"(default {DEFAULT_RECORD_DIR})")  # fmt: skip
     return bases_for(record_dir, explicit)
 
 
-def _is_file(path: Path) -> bool:
-    """Something that is not a directory is there; a path nobody may look at is left to the
-    store, which says so (exit 5)."""
+def _what_is(path: Path) -> str | None:
+    """What is wrong with a --record-dir the user typed: missing, or not a directory. A path
+    nobody may look at is left to the store, which says so (exit 5)."""
     try:
-        return path.exists() and not path.is_dir()
+        if not path.exists():
+            return None if path.is_symlink() else "does not exist"
+        return None if path.is_dir() else "is a file, not a directory"
     except OSError:
-        return False
+        return None
 
 
 @cli.command(cls=Command, short_help=SUMMARY["runs"])

@@ -129,6 +129,7 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
         return ExitCode.OK
     from lnrepro.present.console import RichRunEvents, make_console, render_run
 
+    request = api.check(request)  # a wrong request: its one line, before any progress display
     with RichRunEvents(make_console(stderr=True)) as events:
         rec = api.run(request, events)
     for w in (

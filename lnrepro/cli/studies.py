@@ -11,9 +11,15 @@ import click
 from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import bases
+from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode, InputError, UsageError
 
 EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
+# every kind of input explain reads, for the fix of an error about one
+EXPLAIN_READS = (
+    "pass a run id (`lnrepro runs` lists them) or `last`, a gtest console log, a watcher log "
+    "(generated/watcher/watcher.log) or tt-triage output"
+)
 
 
 @cli.command(
@@ -57,6 +63,11 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
 
     path = Path(ref)
     hangs: list[tuple[str, Any]] = []
+    if ("/" in ref or path.suffix) and not path.exists() and not path.is_symlink():
+        from lnrepro.errors import MalformedLog
+
+        # a path, not a record id (run-*, bisect-*, `last` have neither a slash nor a suffix)
+        raise MalformedLog(f"{ref}: no such file", EXPLAIN_READS)
     if (
         path.is_file()
         and path.name not in ("record.json", "bisect.json")
@@ -71,9 +82,15 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
             else:
                 render_hang(str(path), reading.diagnosis, make_console())
             return ExitCode.OK
+        from lnrepro.errors import MalformedLog
         from lnrepro.gtest.files import parse_log_file
 
-        observed = ex.observed_from_run(parse_log_file(path))
+        try:
+            parsed = parse_log_file(path)
+        except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
+            raise MalformedLog(f"{path} holds no googletest output, watcher dump or tt-triage "
+                               f"table ({exc.message})", EXPLAIN_READS) from None  # fmt: skip
+        observed = ex.observed_from_run(parsed)
         source = str(path)
         hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
     else:
@@ -125,6 +142,18 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     return ExitCode.OK
 
 
+def _model(text: str) -> str:
+    """A ``--defect`` of tolerance, read as run reads its own: the study's name for that set."""
+    from lnrepro.emulator.defects import defects_label, parse_defects
+    from lnrepro.studies.tolerance import MODELS
+
+    try:
+        chosen = parse_defects(text)
+    except ValueError as exc:
+        raise UsageError(f"--defect: {exc}", "see `lnrepro tolerance --help`") from None
+    return next((name for name, d in MODELS.items() if d == chosen), defects_label(chosen))
+
+
 def _shape(text: str) -> tuple[int, int]:
     """B,S,H,F as (rows, features), within what this machine can study."""
     from lnrepro.studies.tolerance import check_shape
@@ -164,7 +193,8 @@ def _shape(text: str) -> tuple[int, int]:
     "defects",
     multiple=True,
     metavar="MODEL",
-    help="With --shape: defect models to compare (double-subtract, drop-xhat-blocks, shipped, 'overwrite (refuted)'). [default: all]",
+    help=f"With --shape: a defect model to compare, named as run's --defect names them: {DEFECT_NAMES}. "
+    "Repeatable. [default: double-subtract, drop-xhat-blocks, shipped, overwrite-dy-gamma-sum]",
 )
 @option(
     "--trials",
@@ -234,10 +264,7 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     err = make_console(stderr=True)
     if shape is not None:
         rows, features = _shape(shape)
-        models = defects or tuple(tl.MODELS)
-        for m in models:
-            if m not in tl.MODELS:
-                raise UsageError(f"unknown model {m!r}", f"choose from {', '.join(tl.MODELS)}")
+        models = tuple(_model(d) for d in defects) or tuple(tl.MODELS)
         if plot is not None:
             from lnrepro.present.plot import check_path
 

@@ -64,10 +64,14 @@ def load_path(path: Path) -> Record:
             raise InputError(
                 f"{path} holds no lnrepro record", "pass a run-* or bisect-* directory"
             )
+    _looks_like_a_record(path)
     r = jsonio.load(path)
     if not isinstance(r.value, dict):
         r.fail("should be an object")
     schema = r.opt_str("schema")
+    if schema is None:
+        raise MalformedRecord(f"{path} is not an lnrepro record (a JSON document with no schema)",
+                              NOT_A_RECORD_FIX)  # fmt: skip
     if schema in RUN_SCHEMAS:
         if schema in RUN_SCHEMAS[:2]:
             r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new
@@ -82,6 +86,25 @@ def load_path(path: Path) -> Record:
         f"{path} has schema {schema!r}, which this lnrepro does not know",
         f"known: {', '.join(RUN_SCHEMAS + BISECT_SCHEMAS)}; a newer lnrepro may read it",
     )
+
+
+NOT_A_RECORD_FIX = (
+    "pass a run or bisect: its id (`lnrepro runs` lists them), `last`, or its directory or "
+    "record.json"
+)
+
+
+def _looks_like_a_record(path: Path) -> None:
+    """A file that is not JSON at all (a script, a log) is not a record; one that starts as a
+    JSON object and breaks off is a record cut off while being written (jsonio says so)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return  # jsonio's read says why
+    if head and not head.startswith(b"{"):
+        raise MalformedRecord(f"{path} is not an lnrepro record (not a JSON object)",
+                              NOT_A_RECORD_FIX)  # fmt: skip
 
 
 def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,13 @@ ERA_DEFECTS = {
 }
 
 
+# what ``--defect`` accepts, for every command that takes one (run, bisect, tolerance): one list
+DEFECT_NAMES = (
+    "shipped, none, or a comma list of double-subtract, drop-xhat-blocks, drop-partial-tile "
+    "(hypothesis), overwrite-dy-gamma-sum (refuted)"
+)
+
+
 def parse_defects(text: str) -> frozenset[Defect]:
     """``shipped``, ``none``, or a comma-separated list of defect names."""
     text = text.strip()

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -154,6 +155,22 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
     return s
 
 
+def check_builds_tt_metal(profile: str | None, has_build_metal: Callable[[], bool], where: str,
+                          doing: str, fix: str) -> None:  # fmt: skip
+    """Unless a profile of lnrepro.toml brings its own commands, lnrepro builds tt-metal with
+    build_metal.sh (both shipped profiles): a tree without it is not tt-metal, and would fail
+    only at the build (in Docker: "the base image is missing"). Asked before any image or engine
+    is looked at, by ``run --tt-metal`` (the directory) and ``bisect`` (the commit it builds)."""
+    from lnrepro.model.checkout import BUILD_METAL
+    from lnrepro.run.config import load_config
+
+    if load_config(Path.cwd()).get_profile(profile).planned is None:
+        return  # a profile of lnrepro.toml with its own commands
+    if not has_build_metal():
+        raise UsageError(f"{where} has no {BUILD_METAL}: it is not a tt-metal checkout, and {doing}",
+                         fix)  # fmt: skip
+
+
 def check_binary(b: BinarySpec) -> None:
     """``--binary`` names an executable file. Used by ``lnrepro run`` except under git bisect
     run's protocol, where a binary missing at a commit is that commit's (a build that failed,
@@ -204,5 +221,14 @@ def validate_run(req: RunRequest) -> RunRequest:
     if req.tests.pytest and not isinstance(req.backend, TtMetalSpec):
         raise UsageError("--pytest runs a tt-metal checkout's pytest tests",
                          "pass --tt-metal DIR (the node ids are relative to it)")  # fmt: skip
+    b = req.backend
+    if isinstance(b, TtMetalSpec) and b.checkout.expanduser().is_dir():  # else: check_tt_metal's
+        from lnrepro.model.checkout import BUILD_METAL
+
+        check_builds_tt_metal(b.profile, (b.checkout.expanduser() / BUILD_METAL).is_file,
+                              f"--tt-metal {b.checkout}", "run builds tt-metal and runs its tests",
+                              "pass --tt-metal the directory of a tt-metal clone (where "
+                              f"{BUILD_METAL} is), or --backend local --binary PATH for a "
+                              "gtest binary built elsewhere")  # fmt: skip
     return replace(req, backend=check_backend(req.backend, req.tests.repeat),
                    record_dir=check_record_dir(req.record_dir))  # fmt: skip

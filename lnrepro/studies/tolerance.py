@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from lnrepro.emulator.defects import Defect, Era
+from lnrepro.emulator.defects import Defect, Era, parse_defects
 from lnrepro.emulator.kernel import KernelConfig, kernels, reference
 
 F32 = np.float32
@@ -135,7 +135,9 @@ def sample(
     """Run the correct kernel and each model on ``trials`` draws of each kind."""
     out = Samples()
     cfgs = {"correct": KernelConfig(defects=frozenset(), era=era)}
-    cfgs.update({m: KernelConfig(defects=MODELS[m], era=era) for m in models})
+    cfgs.update(
+        {m: KernelConfig(defects=MODELS.get(m) or parse_defects(m), era=era) for m in models}
+    )
     total, done = len(kinds) * trials, 0
     for kind in kinds:
         rng = np.random.default_rng([seed, KINDS.index(kind)])

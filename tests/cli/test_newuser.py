@@ -1,0 +1,138 @@
+"""A new user's review of main (notes: defects 1, 3, 4, 11, 13 to 16, 20, 21): each mistake says
+what is wrong and what to do, in one line, with the exit code docs/exit-codes.md gives it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lnrepro.cli import _main
+
+LNREPRO = [shutil.which("lnrepro") or sys.executable + " -m lnrepro"]
+if LNREPRO[0].endswith(" -m lnrepro"):
+    LNREPRO = [sys.executable, "-m", "lnrepro"]
+
+
+def lnrepro(
+    *argv: str, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The installed lnrepro, as a person runs it (stdout and stderr apart)."""
+    return subprocess.run([*LNREPRO, *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, check=False)  # fmt: skip
+
+
+def one_error(p: subprocess.CompletedProcess[str], code: int) -> str:
+    """Exit ``code``, nothing on stdout, one line on stderr (no blank line before it): that line."""
+    assert p.returncode == code, p.stderr
+    assert p.stdout == "", repr(p.stdout)
+    assert p.stderr.startswith("lnrepro: error: ") and p.stderr.count("\n") == 1, repr(p.stderr)
+    return p.stderr.strip()
+
+
+# ------------------------------------------------------------------ 20: blank lines, -n, --record-dir
+@pytest.mark.parametrize("argv", [["-n", "0"], ["--defect", "shiped"], ["--seed", "-1"],
+                                  ["--tt-metal", "/nope"]], ids=" ".join)  # fmt: skip
+def test_a_wrong_run_request_is_one_line_and_no_blank_line(argv: list[str], tmp_path: Path) -> None:
+    one_error(lnrepro("run", *argv, "--record-dir", str(tmp_path / "runs"), cwd=tmp_path), 2)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_option_missing_its_value_names_the_commands_help(tmp_path: Path) -> None:
+    err = one_error(lnrepro("run", "-n", cwd=tmp_path), 2)
+    assert err.endswith("fix: see `lnrepro run --help`"), err
+
+
+@pytest.mark.parametrize("command", ["runs", "show", "report"])
+def test_a_missing_record_dir_is_a_usage_error(command: str, tmp_path: Path) -> None:
+    err = one_error(lnrepro(command, "--record-dir", str(tmp_path / "nope"), cwd=tmp_path), 2)
+    assert f"--record-dir {tmp_path / 'nope'} does not exist" in err
+
+
+# ------------------------------------------------------------------ 3: --tt-metal that is not tt-metal
+@pytest.mark.parametrize("extra", [[], ["--dry-run"], ["--runner", "local"],
+                                   ["--runner", "local", "--list"]], ids=" ".join)  # fmt: skip
+def test_run_of_a_directory_that_is_not_tt_metal_says_so_at_once(
+    extra: list[str], tmp_path: Path
+) -> None:
+    notm = tmp_path / "notm"
+    notm.mkdir()
+    p = lnrepro("run", "--tt-metal", str(notm), *extra, "--record-dir", str(tmp_path / "runs"),
+                cwd=tmp_path)  # fmt: skip
+    err = one_error(p, 2)
+    assert f"--tt-metal {notm} has no build_metal.sh: it is not a tt-metal checkout" in err
+    assert "docker" not in err.lower() and "no such program" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_and_bisect_share_the_check() -> None:
+    """One check, asked by both: bisect's of a commit, run's of a directory."""
+    import inspect
+
+    from lnrepro.bisect import validate as bv
+    from lnrepro.run import validate as rv
+
+    assert "check_builds_tt_metal" in inspect.getsource(bv._buildable)
+    assert "check_builds_tt_metal" in inspect.getsource(rv.validate_run)
+    assert "load_config" not in inspect.getsource(bv._buildable)
+
+
+# ------------------------------------------------------------------ 11: one list of defect names
+def test_tolerance_and_run_take_the_same_defect_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lnrepro.cli.studies import _model
+    from lnrepro.emulator.defects import DEFECT_NAMES, Defect
+
+    for name in [
+        "shipped",
+        "none",
+        *(d.value for d in Defect),
+        "double-subtract,drop-partial-tile",
+    ]:
+        _model(name)  # accepted, as run accepts it
+        code = _main(["run", "--defect", name, "--dry-run", "--record-dir", str(tmp_path)])
+        assert code == 0, name
+    assert _model("overwrite-dy-gamma-sum") == "overwrite (refuted)"  # the study's label
+    capsys.readouterr()
+    code = _main(["tolerance", "--shape", "1,32,1,64", "--defect", "overwrite (refuted)"])
+    assert code == 2 and "unknown defect 'overwrite (refuted)'" in capsys.readouterr().err
+    from lnrepro.cli import all_commands
+
+    for command in ("run", "tolerance"):
+        help_ = next(p for p in all_commands()[command].params if p.name in ("defect", "defects"))
+        assert DEFECT_NAMES in str(getattr(help_, "help", "")), command
+
+
+def test_tolerance_studies_a_defect_only_run_named(capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code = _main(["tolerance", "--shape", "1,32,1,2048", "--trials", "2", "--json",
+                  "--defect", "drop-partial-tile"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and '"drop-partial-tile"' in out
+
+
+# ------------------------------------------------------------------ 13, 14: files that are not inputs
+def test_explain_of_a_missing_file_says_no_such_file(tmp_path: Path) -> None:
+    err = one_error(lnrepro("explain", "/nope.log", cwd=tmp_path), 4)
+    assert "/nope.log: no such file" in err and "no record" not in err
+
+
+def test_explain_of_a_file_it_cannot_read_names_every_kind_it_reads(tmp_path: Path) -> None:
+    (tmp_path / "cap.sh").write_text("#!/bin/sh\necho hi\nsleep 5\n")
+    err = one_error(lnrepro("explain", "cap.sh", cwd=tmp_path), 4)
+    fix = err.split(" — fix: ", 1)[1]
+    for kind in ("run id", "gtest console log", "watcher log", "tt-triage output"):
+        assert kind in fix, fix
+
+
+@pytest.mark.parametrize(("text", "said"), [("#!/bin/sh\necho hi\n", "is not an lnrepro record"),
+                                            ('{"a": 1}\n', "is not an lnrepro record"),
+                                            ('{"schema": "lnrepro.run/4", "id', "cut off while being written")])  # fmt: skip
+def test_show_of_a_file_that_is_not_a_record_says_so(text: str, said: str, tmp_path: Path) -> None:
+    (tmp_path / "f").write_text(text)
+    err = one_error(lnrepro("show", "f", cwd=tmp_path), 4)
+    assert said in err, err
