@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from lnrepro.cli import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
 from lnrepro.model.requests import (
@@ -78,7 +79,10 @@ def no_such_option(ctx: click.Context, name: str) -> click.NoSuchOption:
 
 class Command(click.Command):
     """A command whose ``--help`` lists its options in sections (click's HelpFormatter.section)
-    and whose unknown-option error suggests only near misses."""
+    and whose unknown-option error suggests only near misses. Its help breaks lines at spaces
+    only (:class:`lnrepro.cli.HelpFormatter`)."""
+
+    context_class = Context
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:

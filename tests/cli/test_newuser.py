@@ -136,3 +136,52 @@ def test_show_of_a_file_that_is_not_a_record_says_so(text: str, said: str, tmp_p
     (tmp_path / "f").write_text(text)
     err = one_error(lnrepro("show", "f", cwd=tmp_path), 4)
     assert said in err, err
+
+
+# ------------------------------------------------------------------ 4: --help breaks at spaces only
+def _words(text: str) -> list[str]:
+    return text.replace("\b", " ").split()
+
+
+def _own_tokens(cmd: object) -> set[str]:
+    """Every token of a command's own help: its text, its options' flags and help."""
+    import click
+
+    assert isinstance(cmd, click.Command)
+    out = set(_words(cmd.help or ""))
+    for p in cmd.params:
+        out.update(o for o in p.opts if o.startswith("-"))
+        out.update(_words(getattr(p, "help", None) or ""))
+    return out
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
+    """Every flag, path, test name and word of every command's help appears whole: click's own
+    wrapper broke `--hang-in` after its hyphen and `LayerNormBackwardOpTest.BugRepro_*` inside."""
+    from click.testing import CliRunner
+
+    from lnrepro.cli import all_commands, cli
+
+    for name, cmd in all_commands().items():
+        out = CliRunner().invoke(cli, [name, "--help"], terminal_width=columns - 2).output
+        printed = set(out.split()) | {w.rstrip(",") for w in out.split()}  # "-n, --repeat"
+        missing = sorted(t for t in _own_tokens(cmd) if t not in printed)
+        assert not missing, (name, missing[:5])
+        wide = [line for line in out.splitlines() if len(line) > columns - 2
+                and " " in line.strip() and not line.startswith("  lnrepro ")]  # fmt: skip
+        assert not wide, (name, wide[:3])  # a token longer than the line, an example: alone
+
+
+def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
+    import os
+
+    p = subprocess.run([*LNREPRO, "run", "--help"], capture_output=True, text=True, check=True,
+                       env={**os.environ, "COLUMNS": "80"})  # fmt: skip
+    words = p.stdout.split()
+    for token in ("drop-xhat-blocks,", "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*]",
+                  "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm)",
+                  "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]"):  # fmt: skip
+        assert token in words, token
+    prose = [line for line in p.stdout.splitlines() if not line.startswith("  lnrepro ")]
+    assert max(len(line) for line in prose if " " in line.strip()) <= 78
