@@ -149,7 +149,15 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
             run_markdown(rec, store.logs_of(rec), store.related_bisect(bases, rec)), nl=False
         )
     else:
-        render_run(rec, make_console())
+        console = make_console()
+        render_run(rec, console)
+        from lnrepro.run.pipeline import undiagnosed_hang
+
+        hang = undiagnosed_hang(rec)
+        if hang is not None:  # which test hung, and what would say where it waits
+            from lnrepro.present.console import say
+
+            say(console, f"hang: {hang}")
     code = exit_code(rec, bisect_exit_code)
     if not rec.verdict.about_the_kernel or rec.incomplete:
         said = {BISECT_SKIP: "skip: ", 128: "abort: "}.get(code, "") if bisect_exit_code else ""

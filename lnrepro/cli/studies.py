@@ -63,6 +63,8 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
 
     path = Path(ref)
     hangs: list[tuple[str, Any]] = []
+    hung_tests: list[str] = []
+    undiagnosed: str | None = None  # a run's hang that kept nothing to place it
     if ("/" in ref or path.suffix) and not path.exists() and not path.is_symlink():
         from lnrepro.errors import MalformedLog
 
@@ -95,12 +97,20 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
     else:
         from lnrepro.doors.store import load_run
+        from lnrepro.model.record import Verdict
+        from lnrepro.run.pipeline import undiagnosed_hang
 
         rec = load_run(bases(record_dir), ref, "explain takes a run or a log")
         observed = ex.observed_from_record(rec)
         source = rec.id
         hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
-    if not observed and not hangs:
+        hung_tests = [t.name for t in rec.tests if t.verdict is Verdict.HANG]
+        undiagnosed = undiagnosed_hang(rec)
+    if not observed and not hangs and not (undiagnosed and not as_json):
+        if undiagnosed:  # --json: the document has no place for an undiagnosed hang
+            how = undiagnosed.partition(" — for a diagnosis: ")[2]
+            raise InputError(f"{source}: {undiagnosed.partition(' — ')[0]}",
+                             how or "pass a run that kept a watcher log or tt-triage output")  # fmt: skip
         raise InputError(
             f"no passed or failed test and no hang diagnosis in {source}",
             "pass a log or run that ran the tests (for a hang: a run with --watcher N)",
@@ -134,6 +144,11 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     console = make_console()
     for where, diagnosis in hangs:
         render_hang(where, diagnosis, console)
+    if undiagnosed:  # the hang first: it is what the run found
+        say(console, f"{source} hung: {undiagnosed}", hang=0)
+    scope = ex.hang_scope(observed, hung_tests)
+    if fits and scope:
+        say(console, f"note: {scope}", hang=0)
     if fits:
         render_explain(source, fits[:top], meta, console)
         note = ex.tie_note(fits)

@@ -44,7 +44,7 @@ from lnrepro.model.gtest import (
 from lnrepro.model.hang import Diagnosis
 from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
-from lnrepro.model.requests import RunRequest, TestSpec
+from lnrepro.model.requests import BackendSpec, BinarySpec, RunRequest, TestSpec, TtMetalSpec
 from lnrepro.model.tests_known import missing_nodeids, missing_note, missing_patterns
 from lnrepro.run.backends import Backend
 
@@ -244,7 +244,7 @@ def run_attempt(
         run = parser.close(res.exit_code, killed_after=tests.timeout_s if res.timed_out else None)
     if res.timed_out:
         run.warnings.append(
-            f"attempt {index} killed by lnrepro after the {tests.timeout_s:g} s timeout"
+            f"killed by lnrepro after the {tests.timeout_s:g} s timeout"  # shown as "attempt N: …"
         )
     if res.leftovers:
         run.warnings.append(
@@ -383,3 +383,46 @@ def _stop(record: RunRecord, exc: BaseException) -> None:
     # on a full disk the attempts' own files are all that can be kept
     with contextlib.suppress(LnreproError):
         write_json(record.record_dir / "record.json", record.to_json())
+
+
+# ---------------------------------------------------------------------------------- hangs
+def diagnosis_how(spec: BackendSpec) -> str | None:
+    """How a hang on this backend gets a diagnosis (which kernel waits on what, on which cores);
+    None where nothing hangs (the emulator). tt-metal writes its watcher log when
+    ``TT_METAL_WATCHER=<seconds>`` is set (its docs' watcher page), under ``TT_METAL_LOGS_PATH``
+    or ``$TT_METAL_HOME`` (tt_metal/llrt/rtoptions.cpp); what lnrepro does with it and with
+    tt-triage is :mod:`lnrepro.run.backends.ttmetal`'s."""
+    if isinstance(spec, BinarySpec):
+        return ("--watcher is --backend tt-metal's: set TT_METAL_WATCHER=1 in the environment (the "
+                "binary inherits it) and pass the watcher log it writes (generated/watcher/"
+                "watcher.log under $TT_METAL_LOGS_PATH or $TT_METAL_HOME) to `lnrepro explain`; "
+                "or run the checkout with --tt-metal DIR --runner local --watcher 1, which keeps "
+                "that log and runs tt-triage on each hang")  # fmt: skip
+    if isinstance(spec, TtMetalSpec):
+        how = [] if spec.watcher_s else ["rerun with --watcher 1 (its log is kept and read)"]
+        if not spec.triage:
+            how.append("drop --no-triage (tt-triage then runs on each hang, before the kill)")
+        else:
+            how.append("tt-triage runs on each hang when the checkout has tools/tt-triage.py; "
+                       "--dispatch-timeout S (below --timeout) lets tt-metal detect the hang "
+                       "and run it itself")  # fmt: skip
+        return "; ".join(how)
+    return None
+
+
+def undiagnosed_hang(rec: RunRecord) -> str | None:
+    """The attempts that hung and kept nothing that places the hang (no watcher log, no
+    tt-triage output), said once: in which test the first hung, and how to get a diagnosis on
+    this backend. None when every hang has its diagnosis (or nothing hung)."""
+    hung = [a for a in rec.attempts if a.hang is None
+            and (a.timed_out or any(t.status is TestStatus.TIMEOUT for t in a.tests))]  # fmt: skip
+    if not hung:
+        return None
+    a = hung[0]
+    tests = [t.name for t in a.tests if t.status is TestStatus.TIMEOUT]
+    where = f"in {', '.join(tests)}" if tests else "before any test started"
+    kill = f" (killed after the {rec.request.tests.timeout_s:g} s timeout)" if a.timed_out else ""
+    more = f"; {len(hung) - 1} more attempt(s) hung, none diagnosed" if len(hung) > 1 else ""
+    how = diagnosis_how(rec.request.backend)
+    return (f"attempt {a.index} hung {where}{kill} and kept no watcher log or tt-triage output: "
+            f"nothing says where it waits{more}" + (f" — for a diagnosis: {how}" if how else ""))  # fmt: skip

@@ -249,3 +249,13 @@ def tie_note(fits: Sequence[ModelFit]) -> str | None:
     return (f"{len(tie)} models tie for best (cost {tie[0].cost:.6f}, {tie[0].verdicts_matched}/"
             f"{len(tie[0].tests)} verdicts): {shared}; these tests cannot tell apart "
             f"{'; '.join(apart) or 'them'}.")  # fmt: skip
+
+
+def hang_scope(observed: Sequence[Observed], hung: Sequence[str]) -> str | None:
+    """When a run hung: that the ranking covers only the tests that passed or failed (no model of
+    the emulator hangs, so none is scored against the hang), said before the models are shown."""
+    if not hung or not observed:
+        return None
+    return (f"the models below are ranked on the {len(observed)} test(s) that passed or failed "
+            f"({', '.join(o.name for o in observed)}), not on the hang in {', '.join(hung)}: "
+            "the emulator's models compute numbers, none of them hangs")  # fmt: skip

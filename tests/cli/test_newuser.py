@@ -185,3 +185,71 @@ def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
         assert token in words, token
     prose = [line for line in p.stdout.splitlines() if not line.startswith("  lnrepro ")]
     assert max(len(line) for line in prose if " " in line.strip()) <= 78
+
+
+# ------------------------------------------------------------------ 1, 21: a hang with no diagnosis
+FAKE_HANG = """#!/bin/sh
+for a in "$@"; do case "$a" in --gtest_list_tests) exit 0;; esac; done
+echo "[==========] Running 2 tests from 1 test suite."
+echo "[ RUN      ] LayerNormBackwardOpTest.MetalLayerNormBw_OneTile"
+echo "[       OK ] LayerNormBackwardOpTest.MetalLayerNormBw_OneTile (5 ms)"
+echo "[ RUN      ] LayerNormBackwardOpTest.BugRepro_Hang"
+exec sleep 30
+"""
+
+
+@pytest.fixture(scope="module")
+def hung_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    where = tmp_path_factory.mktemp("hang")
+    binary = where / "fakebin.sh"
+    binary.write_text(FAKE_HANG)
+    binary.chmod(0o755)
+    p = lnrepro("run", "--backend", "local", "--binary", str(binary), "--timeout", "1",
+                "--filter", "*", "--record-dir", str(where / "runs"), cwd=where)  # fmt: skip
+    assert p.returncode == 1, p.stderr
+    return where, p
+
+
+def test_run_says_where_it_hung_and_how_to_get_a_diagnosis(
+    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    _, p = hung_run
+    assert "attempt 1: attempt 1" not in p.stdout
+    assert "attempt 1: killed by lnrepro after the 1 s timeout" in p.stdout
+    hang = next(line for line in p.stdout.splitlines() if line.startswith("hang: "))
+    assert "hung in LayerNormBackwardOpTest.BugRepro_Hang" in hang
+    assert "no watcher log or tt-triage output" in hang
+    assert "TT_METAL_WATCHER=1" in hang and "--watcher 1" in hang  # what works for --backend local
+
+
+def test_explain_of_a_hung_run_names_the_hang_before_any_model(
+    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    where, _ = hung_run
+    p = lnrepro("explain", "last", "--record-dir", str(where / "runs"), cwd=where)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert "hung: attempt 1 hung in LayerNormBackwardOpTest.BugRepro_Hang" in lines[0]
+    assert "no watcher log or tt-triage output" in lines[0] and "TT_METAL_WATCHER=1" in lines[0]
+    note = next(i for i, line in enumerate(lines) if line.startswith("note: the models below"))
+    table = next(i for i, line in enumerate(lines) if line.startswith("models against"))
+    assert (
+        note < table and "not on the hang in LayerNormBackwardOpTest.BugRepro_Hang" in lines[note]
+    )
+    p = lnrepro("explain", "last", "--json", "--record-dir", str(where / "runs"), cwd=where)
+    assert p.returncode == 0  # the passed test is still ranked; the document keeps its schema
+
+
+def test_the_way_to_a_diagnosis_depends_on_the_backend() -> None:
+    from lnrepro.model.requests import BinarySpec, EmulatorSpec, TtMetalSpec
+    from lnrepro.run.pipeline import diagnosis_how
+
+    assert diagnosis_how(EmulatorSpec()) is None
+    local = diagnosis_how(BinarySpec(Path("/b")))
+    assert local is not None and "--watcher is --backend tt-metal's" in local
+    tt = diagnosis_how(TtMetalSpec(Path("/t")))
+    assert tt is not None and "--watcher 1" in tt and "--dispatch-timeout" in tt
+    watched = diagnosis_how(TtMetalSpec(Path("/t"), watcher_s=1, triage=False))
+    assert watched is not None and "--watcher" not in watched and "--no-triage" in watched
