@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
 from lnrepro.cli.options import (
     Command,
     backend_options,
@@ -48,6 +49,28 @@ def exit_code(rec: RunRecord, bisect_protocol: bool = False) -> int:
     if v in (Verdict.BUILD_FAILED, Verdict.NOT_RUN) or rec.incomplete or v is Verdict.SKIP:
         return BISECT_SKIP if bisect_protocol else ExitCode.ENVIRONMENT
     return ExitCode.OK
+
+
+def _partial_record(record_dir: Path) -> Callable[[], str | None]:
+    """After Ctrl-C or SIGTERM: where this run's finished attempts are (its record is written
+    after every attempt), found as the run directory that was not there before it started."""
+    try:
+        before = {p.name for p in record_dir.iterdir()}
+    except OSError:
+        before = set()
+
+    def hint() -> str | None:
+        from lnrepro.doors.store import load_path
+
+        new = sorted(p for p in record_dir.glob("run-*/record.json") if p.parent.name not in before)
+        if not new:
+            return None
+        rec = load_path(new[-1])
+        n = len(getattr(rec, "attempts", []))
+        return (f"the {n} finished attempt(s) are kept in {new[-1]} (`lnrepro show "
+                f"{new[-1].parent.name}`)")  # fmt: skip
+
+    return hint
 
 
 def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Path) -> RunRequest:
@@ -130,7 +153,11 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
     from lnrepro.present.console import RichRunEvents, make_console, render_run
 
     request = api.check(request)  # a wrong request: its one line, before any progress display
-    with RichRunEvents(make_console(stderr=True)) as events:
+    on_stop(_partial_record(request.record_dir))
+    progress = make_console(stderr=True)
+    if progress.is_terminal:  # the terminal echoes Ctrl-C as "^C" where the cursor is: at the end
+        progress.width = max(progress.width - 2, 20)  # of a full-width bar it wraps, and the bar,
+    with RichRunEvents(progress) as events:  # erased one line too high, stayed on the screen
         rec = api.run(request, events)
     for w in (
         [str(x) for x in rec.backend.get("warnings") or []]

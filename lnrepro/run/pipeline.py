@@ -367,13 +367,14 @@ def _stop(record: RunRecord, exc: BaseException) -> None:
     if not record.attempts and record.build is None:
         shutil.rmtree(record.record_dir, ignore_errors=True)
         return
+    ran = f" after {len(record.attempts)} of {record.request.tests.repeat} attempt(s)"
     if isinstance(exc, KeyboardInterrupt):
-        record.state, record.stop_reason = RunState.INTERRUPTED, "interrupted (Ctrl-C)"
+        record.state, record.stop_reason = RunState.INTERRUPTED, f"interrupted (Ctrl-C){ran}"
     elif isinstance(exc, Terminated):
         import signal
 
         name = signal.Signals(exc.signum).name
-        record.state, record.stop_reason = RunState.INTERRUPTED, f"interrupted ({name})"
+        record.state, record.stop_reason = RunState.INTERRUPTED, f"interrupted ({name}){ran}"
     elif isinstance(exc, Stopped):
         record.state, record.stop_reason = RunState.INTERRUPTED, "stopped: no longer needed"
     elif isinstance(exc, LnreproError):

@@ -133,7 +133,7 @@ def test_a_signal_mid_run_kills_the_attempt_and_keeps_the_finished_ones(
     assert doc["attempts"][0]["tests"][0]["status"] == "PASSED"
     assert doc["stop_reason"] == (
         "interrupted (Ctrl-C)" if sig == "SIGINT" else f"interrupted ({sig})"
-    )
+    ) + " after 1 of 5 attempt(s)"
 
 
 def test_kill_9_after_an_attempt_keeps_the_finished_attempt(tmp_path: Path) -> None:

@@ -253,3 +253,36 @@ def test_the_way_to_a_diagnosis_depends_on_the_backend() -> None:
     assert tt is not None and "--watcher 1" in tt and "--dispatch-timeout" in tt
     watched = diagnosis_how(TtMetalSpec(Path("/t"), watcher_s=1, triage=False))
     assert watched is not None and "--watcher" not in watched and "--no-triage" in watched
+
+
+# ------------------------------------------------------------------ 16: Ctrl-C in run -n 50
+def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
+    import json
+    import signal
+    import time
+
+    from tests.conftest import default_signals
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([*LNREPRO, "run", "-n", "50", "--filter", "*OneTile*", "--record-dir", str(runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, preexec_fn=default_signals)  # fmt: skip
+    deadline = time.monotonic() + 60
+    record = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list(runs.glob("run-*/record.json"))
+        if found and json.loads(found[0].read_text() or "{}").get("attempts"):
+            record = found[0]
+            break
+        time.sleep(0.05)
+    assert record is not None and proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = json.loads(record.read_text())
+    ran = len(doc["attempts"])
+    assert 1 <= ran < 50 and doc["state"] == "interrupted"
+    assert doc["stop_reason"] == f"interrupted (Ctrl-C) after {ran} of 50 attempt(s)"
+    last = err.strip().splitlines()[-1]
+    assert last == (f"lnrepro: interrupted — the {ran} finished attempt(s) are kept in {record} "
+                    f"(`lnrepro show {record.parent.name}`)")  # fmt: skip
