@@ -129,6 +129,7 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
     record = BisectRecord(req, rerun=tuple(req.argv()))
     b = loop.build(record, oracles_for(req, runs))
     with state.lock(req.repo):
+        state.check_replaceable(req.repo)  # an interrupted bisect is continued or discarded
         record.record = new_record_dir(runs, "bisect") / "bisect.json"
         record.id = record.record.parent.name
         b.save()
@@ -145,6 +146,8 @@ def resume(repo: Path, events: BisectEvents | None = None) -> BisectRecord:
     repo = check_repo(repo)
     with state.lock(repo):
         record = state.load(repo)
+        if state.finished(record):  # its answer stands (the CLI says so)
+            return record
         req = record.request
         b = loop.build(record, oracles_for(req, _runs_dir(req)))
         b.replay(record.steps)

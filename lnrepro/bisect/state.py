@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from lnrepro.doors import gitops
+from lnrepro.doors.container import owner_label
 from lnrepro.doors.fsio import write_json
+from lnrepro.doors.store import lock_owner
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord, UsageError
 from lnrepro.model import jsonio
-from lnrepro.model.bisect import SCHEMA, BisectRecord
+from lnrepro.model.bisect import SCHEMA, BisectRecord, BisectState
 
 OLD_SCHEMAS = ("lnrepro.bisect/2",)
 
@@ -63,11 +65,8 @@ def lock(repo: Path) -> Iterator[None]:
             if path.is_dir() and not path.is_symlink():
                 raise EnvironmentProblem(f"the bisect lock {path} is a directory",
                                          f"remove it: rmdir {path}") from None  # fmt: skip
-            try:
-                pid = int(path.read_text().strip() or "0")
-            except (OSError, ValueError):
-                pid = 0
-            if pid and Path(f"/proc/{pid}").exists() and pid != os.getpid():
+            pid = lock_owner(path)
+            if pid is not None and pid != str(os.getpid()):
                 raise UsageError(
                     f"another lnrepro bisect (pid {pid}) is running on {repo}",
                     "wait for it, or stop it; its state survives and --resume continues it",
@@ -81,7 +80,7 @@ def lock(repo: Path) -> Iterator[None]:
             f"cannot take the bisect lock {path}", "remove it if no bisect runs"
         )
     try:
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{owner_label()}\n".encode())  # judged as containers' owners are
         os.close(fd)
         yield
     finally:
@@ -116,6 +115,37 @@ def read(path: Path) -> BisectRecord:
         raise MalformedRecord(f"{path} is not an lnrepro bisect state (schema {schema!r})",
                               f"move {path} aside and start again")  # fmt: skip
     return BisectRecord.from_json(r, path)
+
+
+def finished(record: BisectRecord) -> bool:
+    """The bisect is over with an answer (a commit, or undecided): ``--resume`` has nothing to
+    continue. One whose endpoints did not separate is not: resuming says that error again."""
+    r = record.result
+    return record.state is BisectState.COMPLETE and r is not None and not r.error
+
+
+def check_replaceable(repo: Path) -> None:
+    """A new bisect replaces the repository's saved one only when that one is over (finished,
+    or stopped by an error): an interrupted one (Ctrl-C, a kill, a lost terminal) is the user's
+    to continue or to discard, and starting another must not lose it silently. Called holding
+    the lock, so a bisect saved as running is one whose process is gone."""
+    import shlex
+
+    path = state_path(repo)
+    if not path.exists():
+        return
+    try:
+        old = read(path)
+    except InputError:
+        return  # damaged or from an older lnrepro: nothing to continue (--resume says so)
+    if old.state not in (BisectState.RUNNING, BisectState.INTERRUPTED) or old.result is not None:
+        return
+    where = "" if repo == Path.cwd() else f" --repo {shlex.quote(str(repo))}"
+    why = old.stop_reason or "its process is gone"
+    raise UsageError(f"the bisect {old.id or ''} saved in {repo} did not finish ({why}; "
+                     f"{len(old.steps)} step(s)), and a new one would replace it",
+                     f"continue it with `lnrepro bisect --resume{where}`, or discard it "
+                     f"(rm {shlex.quote(str(path))}) and start again")  # fmt: skip
 
 
 def save(record: BisectRecord, repo: Path) -> None:

@@ -298,8 +298,22 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
             )
         if show_log and resume:
             raise UsageError("--log and --resume do not go together", "pick one")
+    finished = None
+    if resume:  # a finished bisect is shown, not run again
+        from lnrepro.bisect.state import finished as is_finished
+        from lnrepro.errors import LnreproError
+
+        try:
+            saved = api.bisect_log(repo)
+        except LnreproError:
+            saved = None  # api.resume says what is wrong, in its own words
+        finished = saved if saved is not None and is_finished(saved) else None
     if show_log:
         rec = api.bisect_log(repo)
+    elif finished is not None:
+        rec = finished
+        click.echo(f"lnrepro: the bisect {rec.id or ''} in {rec.request.repo} already finished; its result "
+                   "is below (start a new one with --good and --bad)", err=True)  # fmt: skip
     else:
         from lnrepro.errors import EndpointsDoNotSeparate
         from lnrepro.model.bisect import BisectRecord

@@ -22,7 +22,7 @@ from typing import Any
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
 from lnrepro.model import jsonio
 from lnrepro.model.bisect import SCHEMA as BISECT_SCHEMA
-from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.bisect import BisectRecord, BisectState
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
@@ -172,8 +172,59 @@ def entry(path: Path) -> Entry:
         commit = rec.fingerprint.get("commit")
         return Entry(rec.id, kind, path, mtime, rec.state.value, rec.headline, where,
                      str(commit) if isinstance(commit, str) else None)  # fmt: skip
-    return Entry(rec.id or rid, kind, path, mtime, rec.state.value, rec.headline,
+    state, headline = rec.state.value, rec.headline
+    if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
+        state, headline = BisectState.INTERRUPTED.value, f"{headline}; its process is gone"
+    return Entry(rec.id or rid, kind, path, mtime, state, headline,
                  str(rec.request.repo), rec.request.bad)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------- owners
+def lock_owner(lock: Path) -> str | None:
+    """The pid of the live lnrepro that holds a bisect's lock; None when there is no lock or
+    its owner is gone. The lock names its owner as the container door labels containers
+    (:func:`lnrepro.doors.container.owner_label`: host, boot, pid namespace, pid, start time),
+    and is judged the same way, so a reused pid is not taken for the owner; an owner on another
+    machine (a shared disk) is never judged gone. An older lnrepro's lock holds the pid alone."""
+    from lnrepro.doors.container import owner_gone
+
+    try:
+        text = lock.read_text().strip()
+    except OSError:
+        return None
+    if text.isdigit():
+        return text if text != "0" and Path(f"/proc/{text}").exists() and not _zombie(text) else None
+    if text.count("/") != 4 or owner_gone(text):
+        return None
+    pid = text.split("/")[3]
+    return None if _zombie(pid) else pid
+
+
+def _zombie(pid: str) -> bool:
+    """Killed but not yet reaped: still in /proc with its start time, and gone all the same."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] in ("Z", "X")
+
+
+def _bisect_running(rec: BisectRecord) -> bool:
+    """A bisect saved as running runs only while an lnrepro holds its repository's lock and
+    the repository's state is this bisect (one bisect per repository); else its process died
+    (kill -9, SIGPIPE, a reboot) before it could say so."""
+    import json
+
+    try:
+        from lnrepro.doors import gitops
+
+        where = gitops.common_dir(rec.request.repo) / "lnrepro"
+        if lock_owner(where / "bisect.lock") is None:
+            return False
+        state = json.loads((where / "bisect.json").read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - no repository, no git, no state: nothing runs it
+        return False
+    return isinstance(state, dict) and state.get("id") == rec.id
 
 
 # ---------------------------------------------------------------------------------- finding

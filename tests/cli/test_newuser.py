@@ -286,3 +286,74 @@ def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
     last = err.strip().splitlines()[-1]
     assert last == (f"lnrepro: interrupted — the {ran} finished attempt(s) are kept in {record} "
                     f"(`lnrepro show {record.parent.name}`)")  # fmt: skip
+
+
+# ------------------------------------------------------------------ 15: a bisect's state
+def _repo(path: Path) -> Path:
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    path.mkdir()
+    subprocess.run([*git, "init", "-q"], check=True)
+    for i in range(4):
+        (path / "f").write_text(f"{i}\n")
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", f"c{i}"], check=True)
+    return path
+
+
+def _kill_orphans(needle: str) -> None:
+    import os
+    import signal
+
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and needle.encode() in (d / "cmdline").read_bytes():
+                os.kill(int(d.name), signal.SIGKILL)
+        except OSError:
+            continue
+
+
+def test_a_bisect_whose_process_is_gone_is_not_running_and_is_not_replaced(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from tests.conftest import default_signals
+
+    repo = _repo(tmp_path / "r")
+    marker = tmp_path / "started"
+    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), "--good", "HEAD~3", "--bad", "HEAD",
+                             "--command", f"sh -c 'touch {marker}; sleep 60'"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, preexec_fn=default_signals)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not marker.exists():
+            time.sleep(0.05)
+        assert marker.exists()
+        listed = lnrepro("runs", cwd=repo).stdout.strip().splitlines()[-1]
+        assert "\trunning\t" in listed, listed  # it runs
+        proc.send_signal(signal.SIGKILL)  # no chance to say it stopped (kill -9, SIGPIPE, a reboot)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _kill_orphans(str(marker))  # the step's command outlived its killed lnrepro
+    listed = lnrepro("runs", cwd=repo).stdout.strip().splitlines()[-1]
+    assert "\tinterrupted\t" in listed and "its process is gone" in listed, listed
+    p = lnrepro("bisect", "--good", "HEAD~3", "--bad", "HEAD", "--command", "true", cwd=repo)
+    err = one_error(p, 2)
+    assert "did not finish" in err and "`lnrepro bisect --resume`" in err
+    assert f"rm {repo / '.git' / 'lnrepro' / 'bisect.json'}" in err
+
+
+def test_resume_of_a_finished_bisect_shows_its_result(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "r")
+    p = lnrepro(
+        "bisect", "--good", "HEAD~3", "--bad", "HEAD", "--command", "grep -q '[01]' f", cwd=repo
+    )
+    assert p.returncode == 0, p.stderr
+    again = lnrepro("bisect", "--resume", cwd=repo)
+    assert again.returncode == 0, again.stderr
+    assert "already finished" in again.stderr and "bisecting" not in again.stderr
+    first_bad = next(line for line in p.stdout.splitlines() if line.startswith("first bad commit"))
+    assert first_bad in again.stdout.splitlines()
+    p = lnrepro("bisect", "--good", "HEAD~3", "--bad", "HEAD", "--command", "true", cwd=repo)
+    assert p.returncode != 2 and "did not finish" not in p.stderr  # a finished one is replaced
