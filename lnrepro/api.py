@@ -117,7 +117,9 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
     """``lnrepro bisect``: find the first bad (or, ``find_fix``, fixed) commit.
 
     Raises :class:`~lnrepro.errors.EndpointsDoNotSeparate` when the endpoints (or a merge base)
-    do not show the bug as they should; the record says so too.
+    do not show the bug as they should; the record says so too. Raises a usage error, and
+    replaces nothing, when the repository holds a bisect that did not finish (``resume`` it,
+    or remove its state).
     """
     from lnrepro.bisect import loop, state
     from lnrepro.bisect.oracle import oracles_for
@@ -138,7 +140,8 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
 
 
 def resume(repo: Path, events: BisectEvents | None = None) -> BisectRecord:
-    """``lnrepro bisect --resume``: the saved bisect, continued with its own request."""
+    """``lnrepro bisect --resume``: the saved bisect, continued with its own request; a finished
+    one (:func:`lnrepro.bisect.state.finished`) is returned as it is, nothing run."""
     from lnrepro.bisect import loop, state
     from lnrepro.bisect.oracle import oracles_for
     from lnrepro.bisect.validate import check_repo

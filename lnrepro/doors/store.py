@@ -193,7 +193,9 @@ def lock_owner(lock: Path) -> str | None:
     except OSError:
         return None
     if text.isdigit():
-        return text if text != "0" and Path(f"/proc/{text}").exists() and not _zombie(text) else None
+        return (
+            text if text != "0" and Path(f"/proc/{text}").exists() and not _zombie(text) else None
+        )
     if text.count("/") != 4 or owner_gone(text):
         return None
     pid = text.split("/")[3]

@@ -131,9 +131,11 @@ def test_a_signal_mid_run_kills_the_attempt_and_keeps_the_finished_ones(
     doc = json.loads((only_run_dir(runs) / "record.json").read_text())
     assert doc["state"] == "interrupted" and len(doc["attempts"]) == 1
     assert doc["attempts"][0]["tests"][0]["status"] == "PASSED"
-    assert doc["stop_reason"] == (
-        "interrupted (Ctrl-C)" if sig == "SIGINT" else f"interrupted ({sig})"
-    ) + " after 1 of 5 attempt(s)"
+    assert (
+        doc["stop_reason"]
+        == ("interrupted (Ctrl-C)" if sig == "SIGINT" else f"interrupted ({sig})")
+        + " after 1 of 5 attempt(s)"
+    )
 
 
 def test_kill_9_after_an_attempt_keeps_the_finished_attempt(tmp_path: Path) -> None:
