@@ -357,3 +357,42 @@ def test_resume_of_a_finished_bisect_shows_its_result(tmp_path: Path) -> None:
     assert first_bad in again.stdout.splitlines()
     p = lnrepro("bisect", "--good", "HEAD~3", "--bad", "HEAD", "--command", "true", cwd=repo)
     assert p.returncode != 2 and "did not finish" not in p.stderr  # a finished one is replaced
+
+
+def test_ctrl_c_in_a_terminal_erases_the_progress_bar(tmp_path: Path) -> None:
+    """At 80 columns the bar filled the line; the terminal's "^C" echo wrapped it, and the bar,
+    erased one line too high, stayed on the screen above "lnrepro: interrupted"."""
+    import json
+    import os
+    import shlex
+    import time
+
+    from tests.conftest import need
+
+    need(shutil.which("tmux") is not None, "tmux is not installed")
+    runs = tmp_path / "runs"
+    session = f"lnrepro-ctrl-c-{os.getpid()}"
+    cmd = shlex.join(
+        [*LNREPRO, "run", "-n", "50", "--filter", "*OneTile*", "--record-dir", str(runs)]
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "30",
+                    f"{cmd} >/dev/null; echo rc=$?; sleep 30"], check=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = list(runs.glob("run-*/record.json"))
+            if found and json.loads(found[0].read_text() or "{}").get("attempts"):
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # the bar is drawn again after the attempt
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
+        screen = ""
+        while time.monotonic() < deadline and "rc=" not in screen:
+            time.sleep(0.1)
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], check=True,
+                                    capture_output=True, text=True).stdout  # fmt: skip
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False, capture_output=True)
+    assert "rc=130" in screen, screen
+    assert "/50" not in screen, screen  # no "attempt 3/50: …" and no "2/50 0:00:01" left
+    assert "lnrepro: interrupted — the " in screen
