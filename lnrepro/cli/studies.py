@@ -63,7 +63,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
 
     path = Path(ref)
     hangs: list[tuple[str, Any]] = []
-    hung_tests: list[str] = []
+    left_out: list[tuple[str, str]] = []  # tests that hung, crashed or were cut off
     undiagnosed: str | None = None  # a run's hang that kept nothing to place it
     if ("/" in ref or path.suffix) and not path.exists() and not path.is_symlink():
         from lnrepro.errors import MalformedLog
@@ -93,6 +93,9 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
             raise MalformedLog(f"{path} holds no googletest output, watcher dump or tt-triage "
                                f"table ({exc.message})", EXPLAIN_READS) from None  # fmt: skip
         observed = ex.observed_from_run(parsed)
+        seen = {o.name for o in observed}
+        left_out = [(t.name, t.status.value) for t in parsed.tests
+                    if t.name not in seen and t.status.value in ("CRASHED", "TIMEOUT")]  # fmt: skip
         source = str(path)
         hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
     else:
@@ -104,7 +107,8 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         observed = ex.observed_from_record(rec)
         source = rec.id
         hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
-        hung_tests = [t.name for t in rec.tests if t.verdict is Verdict.HANG]
+        left_out = [(t.name, t.verdict.value) for t in rec.tests
+                    if t.verdict in (Verdict.HANG, Verdict.CRASH)]  # fmt: skip
         undiagnosed = undiagnosed_hang(rec)
     if not observed and not hangs and not (undiagnosed and not as_json):
         if undiagnosed:  # --json: the document has no place for an undiagnosed hang
@@ -146,7 +150,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
         render_hang(where, diagnosis, console)
     if undiagnosed:  # the hang first: it is what the run found
         say(console, f"{source} hung: {undiagnosed}", hang=0)
-    scope = ex.hang_scope(observed, hung_tests)
+    scope = ex.ranking_scope(observed, left_out)
     if fits and scope:
         say(console, f"note: {scope}", hang=0)
     if fits:

@@ -251,11 +251,13 @@ def tie_note(fits: Sequence[ModelFit]) -> str | None:
             f"{'; '.join(apart) or 'them'}.")  # fmt: skip
 
 
-def hang_scope(observed: Sequence[Observed], hung: Sequence[str]) -> str | None:
-    """When a run hung: that the ranking covers only the tests that passed or failed (no model of
-    the emulator hangs, so none is scored against the hang), said before the models are shown."""
-    if not hung or not observed:
+def ranking_scope(observed: Sequence[Observed], left_out: Sequence[tuple[str, str]]) -> str | None:
+    """When tests hung, crashed or were cut off (``left_out``: name and how it ended): that the
+    ranking covers only the tests that passed or failed, said before the models are shown. No
+    model of the emulator hangs or crashes, so none is scored against those."""
+    if not left_out or not observed:
         return None
+    outs = ", ".join(f"{name} ({how})" for name, how in dict(left_out).items())
     return (f"the models below are ranked on the {len(observed)} test(s) that passed or failed "
-            f"({', '.join(o.name for o in observed)}), not on the hang in {', '.join(hung)}: "
-            "the emulator's models compute numbers, none of them hangs")  # fmt: skip
+            f"({', '.join(o.name for o in observed)}), not on {outs}: the emulator's models "
+            "compute numbers, and none of them hangs or crashes")  # fmt: skip

@@ -235,11 +235,21 @@ def test_explain_of_a_hung_run_names_the_hang_before_any_model(
     assert "no watcher log or tt-triage output" in lines[0] and "TT_METAL_WATCHER=1" in lines[0]
     note = next(i for i, line in enumerate(lines) if line.startswith("note: the models below"))
     table = next(i for i, line in enumerate(lines) if line.startswith("models against"))
-    assert (
-        note < table and "not on the hang in LayerNormBackwardOpTest.BugRepro_Hang" in lines[note]
-    )
+    assert note < table and "not on LayerNormBackwardOpTest.BugRepro_Hang (HANG)" in lines[note]
     p = lnrepro("explain", "last", "--json", "--record-dir", str(where / "runs"), cwd=where)
     assert p.returncode == 0  # the passed test is still ranked; the document keeps its schema
+
+
+def test_explain_of_a_cut_off_log_says_what_its_ranking_leaves_out(
+    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    where, _ = hung_run
+    log = next((where / "runs").glob("run-*/attempt-1.log"))
+    p = lnrepro("explain", str(log), cwd=where)
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.splitlines()[0]
+    assert first.startswith("note: the models below are ranked on the 1 test(s)")
+    assert "not on LayerNormBackwardOpTest.BugRepro_Hang (CRASHED)" in first
 
 
 def test_the_way_to_a_diagnosis_depends_on_the_backend() -> None:
