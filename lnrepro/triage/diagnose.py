@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from lnrepro.hangs import rules
 from lnrepro.model.hang import (
     CbState,
     CoreGroup,
@@ -61,15 +62,7 @@ PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_t
 NOC_CALLS = ("noc_semaphore_wait", "noc_async_read_barrier", "noc_async_write_barrier",
              "noc_async_atomic_barrier", "noc_async_full_barrier", "ncrisc_noc_")  # fmt: skip
 KERNEL_ENTRY = ("kernel_main", "MAIN", "run_kernel", "_Z11kernel_mainv")
-RANK = {
-    HangPattern.KERNEL_ASSERT: 0,
-    HangPattern.PRODUCER_BLOCKED: 2,
-    HangPattern.CONSUMER_STARVED: 3,
-    HangPattern.NOC_WAIT: 4,
-    HangPattern.OTHER_WAIT: 6,
-    HangPattern.UNKNOWN: 7,
-}
-ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
+ROLE_ORDER = rules.ROLE_ORDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +129,9 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
         return _State(row, "done", None, fw_wp, None, kfile, frames,
                       f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
+    if has_kernel and f0 is None and fw_wp in ("W", "GW") and not row.said_idle:
+        return _State(row, "done", None, fw_wp, None, kfile, frames,
+                      f"its kernel returned: waypoint {fw_wp}, firmware's wait")  # fmt: skip
     if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
@@ -177,14 +173,37 @@ def _is_dispatch(name: str | None, file: str | None) -> bool:
 
 
 def _role(risc: str, name: str | None, file: str | None) -> str:
-    n = f"{name or ''} {PurePosixPath(file).name if file else ''}".lower()
-    if "reader" in n:
-        return "reader"
-    if "writer" in n:
-        return "writer"
-    if "compute" in n or (file and "/compute/" in file) or risc.startswith("TRISC"):
-        return "compute"
-    return {"NCRISC": "reader", "BRISC": "writer"}.get(risc, risc.lower())
+    return rules.role(risc, name, file)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cause:
+    """The RISC the shared rule names as a core's cause, and those that only wait on it."""
+
+    state: _State
+    pattern: HangPattern
+    why: str
+    consequences: tuple[_State, ...]
+
+
+_RULE_STATUS = {"done": rules.DONE, "waiting": rules.WAITING, "running": rules.RUNNING,
+                "asserted": rules.ASSERTED}  # fmt: skip
+
+
+def _cause(states: list[_State]) -> _Cause | None:
+    """One core's cause by the rule the watcher's reader uses (lnrepro.hangs.rules): idle, reset
+    and dispatch RISCs left out, a waiting RISC's wait from its frame 0 or waypoint."""
+    if any(s.status == "dispatch" for s in states):
+        return None
+    mine = [s for s in states if s.status in _RULE_STATUS]
+    procs = [rules.Proc(s.row.risc, _RULE_STATUS[s.status],
+                        s.pattern if s.status == "waiting" else None,
+                        _role(s.row.risc, s.row.kernel_name, s.kernel_file)) for s in mine]  # fmt: skip
+    verdict = rules.explain(procs)
+    if verdict is None:
+        return None
+    return _Cause(mine[verdict.culprit], verdict.pattern, verdict.why,
+                  tuple(mine[i] for i in verdict.consequences))  # fmt: skip
 
 
 def _merge(rows: list[RiscRow]) -> list[RiscRow]:
@@ -219,15 +238,16 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     for s in states:
         by_core[s.row.place.key()].append(s)
 
-    groups: dict[tuple[object, ...], list[_State]] = {}
-    for s in states:
-        if s.pattern is None:
-            continue
-        k = (s.pattern, s.row.risc, s.row.kernel_name, s.kernel_file, s.waypoint, s.call)
-        groups.setdefault(k, []).append(s)
-    built = [_group(members, by_core, out) for members in groups.values()]
-    built.sort(key=lambda g: (RANK.get(g.pattern, 9), -g.count))
-    built = _cycle_first(built)
+    # on each core the shared rule picks the cause; the RISCs that only wait on it are its peers
+    causes: dict[tuple[object, ...], list[_Cause]] = {}
+    for ss in by_core.values():
+        cause = _cause(ss)
+        if cause is not None:
+            k = (cause.pattern, cause.why, cause.state.row.risc, cause.state.row.kernel_name,
+                 cause.state.kernel_file, cause.state.waypoint, cause.state.call)  # fmt: skip
+            causes.setdefault(k, []).append(cause)
+    built = [_group(members, by_core, out) for members in causes.values()]
+    built.sort(key=lambda g: (rules.RANK.get(g.pattern, 9), -g.count))
 
     idle = _idle(states)
     places = {s.row.place.key() for s in states}
@@ -261,18 +281,6 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
                      idle=idle, unknowns=unknowns)  # fmt: skip
 
 
-def _cycle_first(groups: list[CoreGroup]) -> list[CoreGroup]:
-    """A consumer waiting for pages while its producer on the same cores waits for space: the
-    producer's group leads (each waits for the other; the watcher reader's rule too)."""
-    if not groups or groups[0].pattern is not HangPattern.CONSUMER_STARVED:
-        return groups
-    cores = set(groups[0].cores)
-    for i, g in enumerate(groups):
-        if g.pattern is HangPattern.PRODUCER_BLOCKED and cores & set(g.cores):
-            return [g, *groups[:i], *groups[i + 1 :]]
-    return groups
-
-
 def _peer(s: _State) -> PeerState:
     state = {
         "idle": "idle",
@@ -285,15 +293,22 @@ def _peer(s: _State) -> PeerState:
 
 
 def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
+    """The circular buffers shown for the waiting RISC on these cores: its own rows (else the
+    core's), for a consumer the partly filled ones first (pages came, fewer than it waits for),
+    else the empty ones; for a producer the full ones."""
     keys = {m.row.place.key() for m in members}
     mine = [c.state for c in out.cbs if c.place.key() in keys or _same_core(c.place, keys)]
-    want = {"CONSUMER_STARVED": ("empty",), "PRODUCER_BLOCKED": ("full",)}.get(pattern.value, ())
-    chosen = [c for c in mine if c.state in want] or mine
     risc = members[0].row.risc
-    own = {c.cb for c in chosen if c.risc == risc}  # the CBs the waiting RISC itself has
-    if own:
-        chosen = [c for c in chosen if c.cb in own]
-    return tuple(dict.fromkeys(chosen))[:8]
+    pool = [c for c in mine if c.risc == risc] or mine
+    prefer = {"CONSUMER_STARVED": ("partial", "empty"), "PRODUCER_BLOCKED": ("full", "partial")}
+    for state in prefer.get(pattern.value, ("partial",)):
+        chosen = [c for c in pool if c.state == state]
+        if chosen:
+            if pool is not mine:  # the same buffers as the other RISCs of the core see them
+                ids = {c.cb for c in chosen}
+                chosen += [c for c in mine if c.cb in ids and c not in chosen]
+            return tuple(dict.fromkeys(chosen))[:8]
+    return tuple(dict.fromkeys(pool))[:8]
 
 
 def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
@@ -311,16 +326,25 @@ def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
 
 
 def _group(
-    members: list[_State], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
+    causes: list[_Cause], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
 ) -> CoreGroup:
-    first = members[0]
+    cause = causes[0]
+    members = [c.state for c in causes]
+    first = cause.state
     row = first.row
     refs = tuple(dict.fromkeys(_ref(m.row.place) for m in members))
-    pattern = first.pattern or HangPattern.UNKNOWN
+    pattern = cause.pattern
     role = _role(row.risc, row.kernel_name, first.kernel_file)
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
+    if cause.consequences:
+        waits = ", ".join(
+            f"the {_role(c.row.risc, c.row.kernel_name, c.kernel_file)} ({c.row.risc})"
+            for c in cause.consequences
+        )
+        sentence += (f" ({waits} {'waits' if len(cause.consequences) == 1 else 'wait'} too, "
+                     "downstream of it: a consequence, not the cause)")  # fmt: skip
     detail = ""
     if first.status == "asserted":
         detail = f"assert: {first.call}"
