@@ -598,6 +598,58 @@ def mixed(s: Scenario) -> str:
     return head + body + tail
 
 
+# ------------------------------------------------------------------------------ spoiled pastes
+def numbered(text: str, start: int = 41, style: str = "  {n}  ") -> str:
+    """Each line behind an editor's line number, as the watcher pastes have them
+    (tests/watcher/pastes.py), blank lines numbered too."""
+    from tests.watcher.pastes import numbered as watcher_numbered
+
+    return watcher_numbered(text, start, style)
+
+
+def dropped(text: str) -> str:
+    """The paste began one character late: its first non-blank line lost its first character."""
+    lines = text.lstrip("\n").splitlines()
+    return "\n".join([lines[0][1:], *lines[1:]]) + "\n"
+
+
+def from_line(text: str, starts: str) -> str:
+    """The paste begins at the first line that starts with ``starts`` (inside the output)."""
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(starts))
+    return "\n".join(lines[at:]) + "\n"
+
+
+# the spoiled styles, and the words the source's noise list must hold for each
+NOISY = {
+    "one-script+numbers": "editor line numbers",
+    "one-script+dropped": "dropped first character",
+    "tabulate+bar-numbers": "editor line numbers",
+    "rich+numbers": "editor line numbers",
+    "rich+dropped": "dropped first character",
+    "rich-in-table+dropped": "dropped first character",
+    "rich+numbers+dropped": "editor line numbers",
+    "summary+numbers": "editor line numbers",
+    "summary+dropped": "dropped first character",
+}
+
+
+def _noisy(s: Scenario, one: Expect, tab: Expect, e: Expect, said: Expect) -> list[Case]:
+    rich = rich_framework(s)
+    return [
+        Case(f"{s.name}/one-script+numbers", numbered(one_script(s)), "tt-triage", "one-script", one),
+        Case(f"{s.name}/one-script+dropped", dropped(one_script(s)), "tt-triage", "one-script", one),
+        Case(f"{s.name}/tabulate+bar-numbers", numbered(tabulate_framework(s), 7, "{n:>4} | "), "tt-triage",
+             "framework/tabulate", tab),
+        Case(f"{s.name}/rich+numbers", numbered(rich), "tt-triage", "framework/rich", e),
+        Case(f"{s.name}/rich+dropped", dropped(rich), "tt-triage", "framework/rich", e),
+        Case(f"{s.name}/rich-in-table+dropped", dropped(from_line(rich, "┏")), "tt-triage", "framework/rich", e),
+        Case(f"{s.name}/rich+numbers+dropped", numbered(dropped(rich), 300), "tt-triage", "framework/rich", e),
+        Case(f"{s.name}/summary+numbers", numbered(summary(s), 12, "{n}: "), "summary", "summary", said),
+        Case(f"{s.name}/summary+dropped", dropped(from_line(summary(s), "Device")), "summary", "summary", said),
+    ]  # fmt: skip
+
+
 # ------------------------------------------------------------------------------ the corpus
 def cases() -> list[Case]:
     """Every scenario in every era and style; each case says what must be named."""
@@ -629,6 +681,8 @@ def cases() -> list[Case]:
             Case(f"{s.name}/summary", summary(s), "summary", "summary",
                  replace(e, cb=None, idle=_said_idle(summary(s)))),
         ]  # fmt: skip
+        tab = replace(e, cb=None) if not s.cbs else e
+        out += _noisy(s, one, tab, e, replace(e, cb=None, idle=_said_idle(summary(s))))
     return out
 
 

@@ -134,3 +134,25 @@ def test_the_root_cause_leads_and_the_downstream_waiter_is_its_consequence(case:
     else:
         has_table = "dump_circular_buffers.py" in case.text and "cut" not in case.name
         assert not has_table, case.name
+
+
+SPOILED = [c for c in CASES if c.name.split("/")[1] in C.NOISY]
+
+
+def test_every_scenario_is_pasted_spoiled() -> None:
+    assert {c.name.split("/")[1] for c in SPOILED} == set(C.NOISY)
+    assert {c.name.split("/")[0] for c in SPOILED} == {s.name for s in C.SCENARIOS}
+
+
+@pytest.mark.parametrize("case", SPOILED, ids=[c.name for c in SPOILED])
+def test_a_spoiled_paste_is_read_as_the_clean_one_and_the_noise_named(case: C.Case) -> None:
+    """Editor line numbers and a first character lost, as the watcher pastes have them: the
+    same diagnosis as the clean paste of that era (its key), and the source says what it looked
+    past. Before, a numbered paste was no hang at all and a lost character lost the script."""
+    d = _read(case)
+    assert d.source is not None
+    assert any(C.NOISY[case.name.split("/")[1]] in n for n in d.source.noise), d.source.noise
+    clean_style = case.name.split("/")[1].split("+")[0].replace("-in-table", "")
+    clean = next(c for c in CASES if c.name == f"{case.name.split('/')[0]}/{clean_style}")
+    assert d.key == _read(clean).key
+    assert case.expect.file is None or (d.primary is not None and d.primary.kernel is not None)
