@@ -246,8 +246,9 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             k = (cause.pattern, cause.why, cause.state.row.risc, cause.state.row.kernel_name,
                  cause.state.kernel_file, cause.state.waypoint, cause.state.call)  # fmt: skip
             causes.setdefault(k, []).append(cause)
-    built = [_group(members, by_core, out) for members in causes.values()]
-    built.sort(key=lambda g: (rules.RANK.get(g.pattern, 9), -g.count))
+    pairs = sorted(((_group(m, by_core, out), m[0]) for m in causes.values()),
+                   key=lambda p: (rules.RANK.get(p[0].pattern, 9), -p[0].count))  # fmt: skip
+    built = [g for g, _ in pairs]
 
     idle = _idle(states)
     places = {s.row.place.key() for s in states}
@@ -256,7 +257,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
     } - dispatch_places
     warnings = list(out.warnings[:20])
-    unknowns = _unknowns(out, built, states)
+    unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
     events = list(out.events[:20])
     for a in out.asserts:
         events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
@@ -432,7 +433,9 @@ def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
     return tuple(IdleRisc(risc, tuple(refs), why) for (risc, why), refs in by.items())
 
 
-def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) -> tuple[str, ...]:
+def _unknowns(
+    out: TriageOutput, groups: list[CoreGroup], states: list[_State], cause: _Cause | None
+) -> tuple[str, ...]:
     u: list[str] = []
     g = groups[0] if groups else None
     cut = sorted({c for s in states for c in s.row.cut})
@@ -450,10 +453,20 @@ def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) 
         if not g.frames and g.pattern is not HangPattern.KERNEL_ASSERT:
             u.append("the callstack: no frame for the waiting RISC"
                      + (" (the one-script era prints callstacks only with -vv)" if out.era is TriageEra.ONE_SCRIPT else ""))  # fmt: skip
+        if cause is not None and cause.why in ("starved-remote", "blocked-remote") and not g.peers:
+            u.append(f"whether another RISC of these cores feeds {g.risc} or drains it: the text shows "
+                     f"no other RISC of them, so it cannot tell whether {g.risc} is the cause or "
+                     "waits on one (paste dump_callstacks' whole table)")  # fmt: skip
         if g.pattern in (HangPattern.CONSUMER_STARVED, HangPattern.PRODUCER_BLOCKED):
             if not out.cbs:
-                u.append("the circular buffers' state: the text has no dump_circular_buffers table")
-            u.append("which circular buffer it waits on: the frames carry no arguments")
+                some = ("whether its producer pushed some pages or none (a partly filled or an "
+                        "empty circular buffer)" if g.pattern is HangPattern.CONSUMER_STARVED
+                        else "whether the circular buffer it waits on is full")  # fmt: skip
+                u.append(f"{some}: the text has no dump_circular_buffers table")
+            partial = sorted({c.cb for c in g.cbs if c.state == "partial" and c.risc == g.risc})
+            hint = (f" (CB {', '.join(map(str, partial))} is partly filled on {g.risc})"
+                    if partial else "")  # fmt: skip
+            u.append(f"which circular buffer it waits on: the frames carry no arguments{hint}")
     if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
         u.append(
             "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"

@@ -131,9 +131,14 @@ def test_the_root_cause_leads_and_the_downstream_waiter_is_its_consequence(case:
     assert "a consequence, not the cause" in g.sentence
     if g.cbs:  # the partly filled CB leads: the pages the unpacker waits for came short
         assert (g.cbs[0].cb, g.cbs[0].risc, g.cbs[0].state) == (0, "TRISC0", "partial")
+        if d.pattern.value == "CONSUMER_STARVED":
+            assert any("CB 0 is partly filled on TRISC0" in u for u in d.unknowns), d.unknowns
     else:
         has_table = "dump_circular_buffers.py" in case.text and "cut" not in case.name
         assert not has_table, case.name
+        if "dump_circular_buffers" not in case.text:  # said, not guessed
+            assert any("some pages or none" in u and "dump_circular_buffers" in u
+                       for u in d.unknowns) or d.pattern.value == "UNKNOWN", d.unknowns  # fmt: skip
 
 
 SPOILED = [c for c in CASES if c.name.split("/")[1] in C.NOISY]
