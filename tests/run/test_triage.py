@@ -208,6 +208,48 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
                or "elsewhere" in s["reason"] for s in doc["steps"])  # fmt: skip
 
 
+def same_primary(a: Any, b: Any) -> None:
+    """Two diagnoses of one hang name the same cause: key, and the primary group's pattern,
+    kernel, RISC, cores and wait."""
+    assert a.key == b.key, (a.lines(), b.lines())
+    g, h = a.primary, b.primary
+    assert g is not None and h is not None
+    assert (g.pattern, g.risc, g.role, g.kernel_name, g.wait) == (
+        h.pattern, h.risc, h.role, h.kernel_name, h.wait
+    )  # fmt: skip
+    assert g.kernel is not None and h.kernel is not None
+    long, short = sorted((g.kernel.removeprefix("./"), h.kernel.removeprefix("./")), key=len)[::-1]
+    assert long.endswith(short)
+    assert {(c.device, c.x, c.y) for c in g.cores} == {(c.device, c.x, c.y) for c in h.cores}
+
+
+@pytest.mark.docker
+def test_a_hung_lookalike_run_gives_one_diagnosis_from_the_watcher_and_from_triage(
+    lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """The look-alike's hung ttnn test run once with the watcher on: the attempt keeps the
+    watcher's log and tt-triage's output of the same hang, and both read to the same cause,
+    compute's unpacker (TRISC0), with the writer downstream of it a consequence."""
+    from lnrepro.hangs import read_file
+
+    p, rec = hung_run(lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6",
+                      "--watcher", "1")  # fmt: skip
+    assert rec["verdict"] == "HANG", (p.stdout[-2000:], p.stderr[-2000:])
+    [a] = rec["attempts"]
+    where = Path(rec["record_dir"])
+    watcher = read_file(where / a["extra_files"]["watcher"])
+    triage = read_file(where / a["extra_files"]["triage"])
+    assert watcher is not None and watcher.format.value == "watcher-log"
+    assert triage is not None and triage.format.value == "tt-triage"
+    same_primary(watcher.diagnosis, triage.diagnosis)
+    assert triage.diagnosis.key == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
+    assert len(triage.diagnosis.groups[0].cores) == 64
+    assert a["hang"]["key"] == triage.diagnosis.key  # the record's (the watcher's) too
+    for d in (watcher.diagnosis, triage.diagnosis):
+        assert all(g.risc != "BRISC" for g in d.groups), d.lines()
+
+
 # ------------------------------------------------------------------ the look-alike's two eras
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> GroundTruth:
@@ -333,19 +375,10 @@ def test_the_watcher_and_triage_give_the_same_hang_the_same_diagnosis(
     watcher = reading.diagnosis
     assert watcher.source is not None and watcher.source.format.value == "watcher-log"
     assert triage.source is not None and triage.source.format.value == "tt-triage"
-    assert triage.key == watcher.key == ("CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"), (
-        triage.lines(),
-        watcher.lines(),
-    )
-    t, w = triage.primary, watcher.primary
-    assert t is not None and w is not None
-    assert (t.pattern, t.risc, t.role, t.kernel_name, t.wait) == (
-        w.pattern, w.risc, w.role, w.kernel_name, w.wait
-    )  # fmt: skip
-    assert t.kernel is not None and w.kernel is not None
-    assert t.kernel.removeprefix("./").endswith(w.kernel.removeprefix("./"))
-    assert {(c.device, c.x, c.y) for c in t.cores} == {(c.device, c.x, c.y) for c in w.cores}
-    assert len(w.cores) == 4
+    assert triage.key == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW", triage.lines()
+    same_primary(triage, watcher)
+    t = triage.primary
+    assert t is not None and len(t.cores) == 4
     # the writer waits too, in both: a peer of the cause, never a group of its own
     for d in (triage, watcher):
         assert all(g.risc != "BRISC" for g in d.groups), d.lines()
