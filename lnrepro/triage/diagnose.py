@@ -56,6 +56,7 @@ from lnrepro.triage.output import (
 FIRMWARE_FILES = re.compile(
     r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
 )
+NOT_STARTED = frozenset({"I", "X"})  # firmware init / the host's value before it ran
 FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
 CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
 PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
@@ -126,6 +127,12 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if _is_dispatch(row.kernel_name, kfile):
         return _State(row, "dispatch", None, fw_wp, None, kfile, frames,
                       "a dispatch kernel: it waits for commands by design")  # fmt: skip
+    if (
+        has_kernel
+        and row.go_message == "GO"
+        and (fw_wp in NOT_STARTED or (row.risc == "BRISC" and fw_wp == "GW"))
+    ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
+        return _State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
         return _State(row, "done", None, fw_wp, None, kfile, frames,
                       f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
@@ -187,7 +194,7 @@ class _Cause:
 
 
 _RULE_STATUS = {"done": rules.DONE, "waiting": rules.WAITING, "running": rules.RUNNING,
-                "asserted": rules.ASSERTED}  # fmt: skip
+                "asserted": rules.ASSERTED, "never started": rules.NEVER}  # fmt: skip
 
 
 def _cause(states: list[_State]) -> _Cause | None:
@@ -344,8 +351,8 @@ def _group(
             f"the {_role(c.row.risc, c.row.kernel_name, c.kernel_file)} ({c.row.risc})"
             for c in cause.consequences
         )
-        sentence += (f" ({waits} {'waits' if len(cause.consequences) == 1 else 'wait'} too, "
-                     "downstream of it: a consequence, not the cause)")  # fmt: skip
+        sentence += (f"; {waits} {'waits' if len(cause.consequences) == 1 else 'wait'} too, "
+                     "downstream of it: a consequence, not the cause")  # fmt: skip
     detail = ""
     if first.status == "asserted":
         detail = f"assert: {first.call}"
@@ -391,7 +398,8 @@ def _sentence(
 ) -> str:
     on = f"on {n} core{'s' if n != 1 else ''}"
     who = _who(s, role)
-    cb_text = "; ".join(c.text() for c in cbs[:3])
+    own = [c for c in cbs if c.risc == s.row.risc] or list(cbs)  # as the waiting RISC sees them
+    cb_text = "; ".join(c.text() for c in own[:3])
     cb_part = f"; {cb_text}" if cb_text else ""
     asserted = [p for p in peers if p.state == "stopped at an assert"]
     if pattern is HangPattern.KERNEL_ASSERT:
@@ -412,6 +420,10 @@ def _sentence(
     if pattern is HangPattern.PRODUCER_BLOCKED:
         return (f"{on} {who} waits {_where(s)} for free space{cb_part}: its consumer pops fewer "
                 "pages than it pushes, or waits itself; compare cb_pop_front with cb_push_back")  # fmt: skip
+    if pattern is HangPattern.NEVER_STARTED:
+        return (f"{on} {who} has a kernel and its go message says GO, but it is still at "
+                f"{s.waypoint} ({waypoint_meaning(s.waypoint)}): the kernel never started; check "
+                "that dispatch reached these cores and that no older program still runs there")  # fmt: skip
     if pattern is HangPattern.NOC_WAIT:
         return (f"{on} {who} waits {_where(s)}: a NOC transfer or semaphore that never completes; "
                 "check the addresses, the core coordinates and which core should signal it")  # fmt: skip
