@@ -185,4 +185,23 @@ def _waiting(w: int, procs: Sequence[Proc], order: list[int]) -> Verdict | None:
     return Verdict(HangPattern.OTHER_WAIT, w, "other")
 
 
-__all__ = ["RANK", "ROLE_ORDER", "Proc", "Verdict", "explain", "role", "wait_of"]
+def consequence_words(waiters: Sequence[Proc]) -> str:
+    """The consequences in words, for the end of the cause's sentence ('' for none): "; the
+    writer (BRISC) waits too, downstream of it: a consequence, not the cause"."""
+    if not waiters:
+        return ""
+    who = ", ".join(f"the {p.role} ({p.risc})" for p in waiters)
+    verb = "waits" if len(waiters) == 1 else "wait"
+    return f"; {who} {verb} too, downstream of it: a consequence, not the cause"
+
+
+__all__ = [
+    "RANK",
+    "ROLE_ORDER",
+    "Proc",
+    "Verdict",
+    "consequence_words",
+    "explain",
+    "role",
+    "wait_of",
+]

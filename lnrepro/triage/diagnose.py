@@ -346,13 +346,10 @@ def _group(
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
-    if cause.consequences:
-        waits = ", ".join(
-            f"the {_role(c.row.risc, c.row.kernel_name, c.kernel_file)} ({c.row.risc})"
-            for c in cause.consequences
-        )
-        sentence += (f"; {waits} {'waits' if len(cause.consequences) == 1 else 'wait'} too, "
-                     "downstream of it: a consequence, not the cause")  # fmt: skip
+    sentence += rules.consequence_words(
+        [rules.Proc(c.row.risc, rules.WAITING, c.pattern, _role(c.row.risc, c.row.kernel_name, c.kernel_file))
+         for c in cause.consequences]
+    )  # fmt: skip
     detail = ""
     if first.status == "asserted":
         detail = f"assert: {first.call}"

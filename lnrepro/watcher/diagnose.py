@@ -88,6 +88,7 @@ class _Finding:
     peers: tuple[PeerState, ...]
     sentence_key: str  # which sentence, with what it depends on
     detail: str = ""
+    after: str = ""  # the consequences, in words (lnrepro.hangs.rules)
 
 
 def diagnose(
@@ -129,7 +130,14 @@ def diagnose(
             idle += 1
             continue
         ref = CoreRef(core.device, core.x, core.y, core.kind.value, core.coords)
-        key = (found.pattern, found.culprit, found.peers, found.sentence_key, found.detail)
+        key = (
+            found.pattern,
+            found.culprit,
+            found.peers,
+            found.sentence_key,
+            found.detail,
+            found.after,
+        )
         findings.setdefault(key, (found, []))[1].append(ref)
 
     groups = [*error_groups, *_pause_groups(last_events)]
@@ -329,7 +337,8 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
     culprit = riscs[verdict.culprit]
     order = sorted(riscs, key=lambda r: (ROLE_ORDER.get(r.role, 3), r.risc))
     peers = tuple(p.peer() for p in order if p is not culprit)
-    return _Finding(verdict.pattern, culprit, peers, verdict.why)
+    after = rules.consequence_words([procs[i] for i in verdict.consequences])
+    return _Finding(verdict.pattern, culprit, peers, verdict.why, after=after)
 
 
 # ------------------------------------------------------------------------------- words
@@ -421,7 +430,7 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
         s = (f"on {n} {_who(r)} runs past its last waypoint {wp} and nothing moves: the log "
              f"alone cannot tell what it waits for{hint}")  # fmt: skip
     return CoreGroup(found.pattern, refs, r.risc, r.waypoint, r.kernel_id, r.kernel, r.role,
-                     found.peers, s, found.detail)  # fmt: skip
+                     found.peers, s + found.after, found.detail)  # fmt: skip
 
 
 def counts(diag: Diagnosis) -> Counter[HangPattern]:

@@ -384,6 +384,9 @@ def test_the_watcher_and_triage_give_the_same_hang_the_same_diagnosis(
         assert all(g.risc != "BRISC" for g in d.groups), d.lines()
         g = d.primary
         assert g is not None and any(p.risc == "BRISC" and p.state == "waiting" for p in g.peers)
+        assert g.sentence.endswith(
+            "the writer (BRISC) waits too, downstream of it: a consequence, not the cause"
+        )
     if not old:  # the CB table: the partly filled CB 0 the unpacker waits on leads
         c = t.cbs[0]
         assert (c.cb, c.risc, c.state, c.received, c.acked) == (0, "TRISC0", "partial", 124, 96)
