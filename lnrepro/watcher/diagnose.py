@@ -427,7 +427,7 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
         ):
             hint = (" (on Wormhole a compute cb_wait_front sets no waypoint, so a starved compute "
                     "kernel looks like this; put DPRINTs around its CB calls)")  # fmt: skip
-        s = (f"on {n} {_who(r)} runs past its last waypoint {wp} and nothing moves: the log "
+        s = (f"on {n} {_who(r)} runs past its last waypoint {wp}: the log "
              f"alone cannot tell what it waits for{hint}")  # fmt: skip
     return CoreGroup(found.pattern, refs, r.risc, r.waypoint, r.kernel_id, r.kernel, r.role,
                      found.peers, s + found.after, found.detail)  # fmt: skip
