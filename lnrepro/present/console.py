@@ -397,6 +397,9 @@ class RichBisectEvents(BisectEvents):
     def started(self, candidates: int, steps_left: int) -> None:
         self.console.print(esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
 
+    def note(self, text: str) -> None:
+        self.console.print(esc(text))
+
     def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
         self.console.print(
             esc(
