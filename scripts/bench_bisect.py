@@ -11,12 +11,17 @@ In one run:
 3. build per step: the incremental builds of a real build+test bisect (`--runner local`) against
    one clean build, which tt-metal's tt_bisect.sh does at every step (`rm -rf build*`);
 4. noise (``--only noise``): lnrepro's search engines, driven in-process on the same histories'
-   commit graphs by a seeded simulated test — buggy commits fail 70% of runs, clean ones 5%,
-   and optionally 10% of runs hit an infrastructure error — against ``git bisect``'s policy
-   (one run, trusted), a tt_bisect.sh-style policy (3 tries, any pass is good) and
-   git-bayesect's entropy rule (the same posterior, the next run chosen by expected entropy,
-   cost-blind). Costs: a 30-minute build, a 1-minute run, a 72-second rebuild of a commit
-   built before (warm ccache, ~4% of a build as bench_run.py measured).
+   commit graphs by a seeded simulated test. With a build phase (70%/5% fail rates, optionally
+   10% of runs hitting an infrastructure error): against ``git bisect``'s policy (one run,
+   trusted), a tt_bisect.sh-style policy (3 tries, any pass is good) and git-bayesect (its
+   entropy rule and its stop); costs: a 30-minute build, a 1-minute run, a 72-second rebuild of a
+   commit built before (warm ccache, ~4% of a build as bench_run.py measured). Then every
+   evaluation costing the same (``--command``) at 70/5, 90/10, 50/5 and 30/0: git-bayesect,
+   lnrepro with the rates learned from nothing, the one-step entropy rule and a lookahead of two
+   under lnrepro's stop, the endpoints' 20 runs each given (``--rates-from``), the true rates
+   (``--fail-rates``); runs against git's deterministic steps, the fraction right with its Wilson
+   interval, the mean stated confidence. Then calibration at 70/5 per ``--confidence`` level, and
+   a reliability table; ``--save FILE`` keeps every trial for scripts/plot_calibration.py.
 
 5. scale (``--only scale``): a simulated 5,000-commit first-parent range, deterministic bug, with
    prebuilt artifacts on every 50th commit. Costs (issue 24's): a build 30 minutes, a rebuild 1.2
@@ -29,6 +34,7 @@ In one run:
    lnrepro's own code (lnrepro.bisect.core.Search with ``prefer``); the costs are a model.
 
     python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150] [--trials 200]
+    python scripts/bench_bisect.py --only noise --trials 200 --costed-trials 100 --save noise.json
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
     python scripts/bench_bisect.py --only noise --trials 300 --save noise.json
     python scripts/plot_calibration.py noise.json docs/calibration.svg
 
-Left: each ``--confidence`` level at 70%/5% (equal costs), the fraction of trials right (Wilson
-95% interval) against the mean confidence stated at the stop, rates learned from nothing and with
+Left: each ``--confidence`` level at 70%/5% (equal costs, the level written over its point), the
+fraction of trials right (Wilson 95% interval) against the mean confidence stated at the stop, rates learned from nothing and with
 the endpoints' 20 runs each given. Right: the same trials pooled and binned by the confidence
 stated at the stop (the reliability diagram). On the diagonal a search means what it says.
 """
@@ -59,8 +59,9 @@ def main() -> int:
                          yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
                          color=color, marker=marker, ls="-", lw=1, capsize=3, label=LABELS[prior])  # fmt: skip
         for conf, p in zip(levels, pts, strict=True):
-            axes[0].annotate(f"--confidence {conf}", (p[0], p[1]), textcoords="offset points",
-                             xytext=(6, -10), fontsize=7, color=color)  # fmt: skip
+            if prior == "learned":  # which level each point is (the other prior's sit nearby)
+                axes[0].annotate(conf, (p[0], p[1]), textcoords="offset points", xytext=(-4, 8),
+                                 fontsize=7, color=color)  # fmt: skip
         rows = [r for rs in levels.values() for r in rs]
         binned = [point(b) for lo, hi in BINS if (b := [r for r in rows if lo <= r[1] < hi])]
         axes[1].errorbar([p[0] for p in binned], [p[1] for p in binned],

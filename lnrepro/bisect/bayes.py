@@ -24,15 +24,16 @@ What differs from git-bayesect, and why:
 * **A DAG**, not a first-parent line.
 
 The search stops when one commit's *stated* posterior reaches the confidence, and that is the
-confidence it reports. With the rates learned, the posterior that integrates them out per
-candidate is conservative (issue 41: stated 0.9 was right 96% of the time at 70%/5%): each rival
-of the culprit picks its own rates — the commit just above it explains the culprit's failures with
-a clean-commit fail rate of 0.2 instead of 0.05, since the few clean runs seen cannot rule that
-out (E[q^k] >> E[q]^k for a small, uncertain q). The stated posterior gives every candidate the
-rates the leading one implies, drawn from their Beta posterior and averaged over
-(:meth:`Posterior.stated`): their uncertainty is kept, the rivals' freedom is not. It reduces to
-the exact posterior when the rates are known, and ``scripts/bench_bisect.py`` measures its
-calibration (docs/performance.md). The choice of the next run still uses the exact posterior.
+confidence it reports. With the rates learned, the exact posterior (the rates integrated out per
+candidate) is conservative (issue 41: stated 0.9 was right 96% of the time at 70%/5%): each rival
+of the culprit gets the rates that suit it best — the commit just above the culprit explains the
+culprit's failures with a clean-commit fail rate of 0.2 instead of 0.05, which the few clean runs
+seen cannot rule out (E[q^k] >> E[q]^k for a small, uncertain q). :meth:`Posterior.stated` judges
+every candidate at shared rates instead, drawn from the rates' Beta posteriors and averaged over:
+their uncertainty is kept, the rivals' freedom is not. It is the exact posterior when the rates
+are known; ``scripts/bench_bisect.py`` measures its calibration (docs/performance.md). The next
+run is still chosen on the exact posterior. ``Rates.with_runs`` starts the rates from runs
+measured before the bisect (``--rates-from``).
 """
 
 from __future__ import annotations

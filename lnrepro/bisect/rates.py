@@ -133,9 +133,9 @@ def resolve(req: BisectRequest) -> BisectRequest:
 
 
 def describe(e: EndpointRuns) -> str:
-    """One line for the console: where the prior comes from, and what it says."""
-    how = "found in the store" if e.found else "from --rates-from"
-    bad = f"{e.bad_fails}/{e.bad_runs} failed at the bad commit"
-    good = f"{e.good_fails}/{e.good_runs} at the good" if e.good_runs else "none at the good"
-    names = ", ".join(Path(s).name for s in e.sources[:3]) + ("…" if len(e.sources) > 3 else "")
-    return f"fail rates {how}: {bad}, {good} ({names}); the search keeps learning from its runs"
+    """Two lines for the console: where the prior comes from, what it says, which records."""
+    how = "found in the store" if e.found else "(--rates-from)"
+    good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
+    names = ", ".join(Path(s).name for s in e.sources[:3]) + (" …" if len(e.sources) > 3 else "")
+    return (f"rates from {len(e.sources)} record(s) {how}: {e.bad_fails}/{e.bad_runs} failed at "
+            f"--bad, {good}\n  {names}")  # fmt: skip

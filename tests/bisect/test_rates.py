@@ -74,7 +74,8 @@ def test_named_records_sum_per_endpoint_and_say_where_they_came_from(tmp_path: P
     assert (e.bad_fails, e.bad_runs, e.good_fails, e.good_runs) == (8, 12, 1, 20)
     assert not e.found and [Path(s).name for s in e.sources] == ["run-1", "run-2", "run-3"]
     line = describe(e)
-    assert "from --rates-from" in line and "8/12 failed at the bad commit" in line
+    assert line.startswith("rates from 3 record(s) (--rates-from): 8/12 failed at --bad, 1/20 at")
+    assert line.endswith("\n  run-1, run-2, run-3")
 
 
 def test_a_run_of_another_commit_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_bisect_rates_from_on_the_command_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "Traceback" not in p.stderr, p.stderr
     assert (
-        "fail rates from --rates-from: 18/20 failed at the bad commit, 0/20 at the good" in p.stderr
+        "rates from 2 record(s) (--rates-from): 18/20 failed at --bad, 0/20 at --good" in p.stderr
     )
     doc = json.loads(p.stdout)
     assert doc["result"]["first_bad"] == shas[5]
