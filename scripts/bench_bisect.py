@@ -297,6 +297,7 @@ def trial_bayes(
         rates=rates,
         costs=costs,
         stop=stop,
+        measured=frozenset({good} if prior == "measured" else ()),  # as lnrepro.bisect.loop
     )
     b = (
         lookahead_search(**kw, rule="entropy")

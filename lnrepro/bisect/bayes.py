@@ -309,6 +309,7 @@ class BayesSearch:
     revive_ratio: float = 10.0  # a commit set aside for noise comes back when worth this many
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
+    measured: frozenset[str] = frozenset()  # clean endpoints run before (--rates-from): no check
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -353,7 +354,7 @@ class BayesSearch:
 
     def _endpoints_known(self) -> bool:
         return self.tally(self.tip).fails > 0 and all(self.tally(b).runs > 0 or b in self.untestable
-                                                      for b in self.bottoms)  # fmt: skip
+                                                      or b in self.measured for b in self.bottoms)  # fmt: skip
 
     def progress(self) -> tuple[int, int]:
         """Commits holding 95% of the posterior, and about how many bits are still missing."""
@@ -422,8 +423,8 @@ class BayesSearch:
                     )
                     return None
                 return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
-        for b in self.bottoms:
-            if self.tally(b).runs == 0 and b not in self.untestable and b not in running:
+        for b in self.bottoms:  # (the buggy endpoint is run even so: its failure is the signature)
+            if self.tally(b).runs == 0 and b not in {*self.untestable, *running, *self.measured}:
                 return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
