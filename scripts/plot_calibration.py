@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lnrepro.model.stats import wilson
 
 BINS = ((0.8, 0.9), (0.9, 0.95), (0.95, 0.98), (0.98, 0.99), (0.99, 1.01))
+MIN_BIN = 20  # trials a bin needs to be drawn (a handful say nothing)
 LABELS = {"learned": "rates learned from nothing", "measured": "endpoints' runs given (20 each)"}
 
 
@@ -63,7 +64,9 @@ def main() -> int:
                 axes[0].annotate(conf, (p[0], p[1]), textcoords="offset points", xytext=(-4, 8),
                                  fontsize=7, color=color)  # fmt: skip
         rows = [r for rs in levels.values() for r in rs]
-        binned = [point(b) for lo, hi in BINS if (b := [r for r in rows if lo <= r[1] < hi])]
+        binned = [
+            point(b) for lo, hi in BINS if len(b := [r for r in rows if lo <= r[1] < hi]) >= MIN_BIN
+        ]
         axes[1].errorbar([p[0] for p in binned], [p[1] for p in binned],
                          yerr=[[p[1] - p[2] for p in binned], [p[3] - p[1] for p in binned]],
                          color=color, marker=marker, ls="-", lw=1, capsize=3, label=LABELS[prior])  # fmt: skip
@@ -72,8 +75,10 @@ def main() -> int:
     axes[0].errorbar([p[0]], [p[1]], yerr=[[p[1] - p[2]], [p[3] - p[1]]], color="tab:red",
                      marker="x", capsize=3, ls="none", label="before: rates integrated out, 0.95")  # fmt: skip
     axes[0].set_ylabel("fraction of trials right")
-    axes[0].set_title("each --confidence level (70%/5%, equal costs)")
-    axes[1].set_title("all levels pooled, binned by the stated confidence")
+    axes[0].set_title("each --confidence level (70%/5%, equal costs)", fontsize=9)
+    axes[1].set_title(
+        f"all levels pooled, binned by the stated confidence (bins of {MIN_BIN}+)", fontsize=9
+    )
     axes[0].legend(loc="lower right", fontsize=7)
     fig.suptitle(f"lnrepro bisect --confidence: calibration over {doc['trials']} seeded trials per level "
                  f"on {doc['histories']} look-alike histories", fontsize=9)  # fmt: skip
