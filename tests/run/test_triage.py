@@ -22,6 +22,7 @@ import pytest
 
 from lnrepro.run import triage
 from tests.lookalike import HANG_TEST, GroundTruth
+from tests.run.test_pytest_and_hangs import lnrepro
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
@@ -92,18 +93,6 @@ def test_the_cbmodel_binary_honours_tt_metals_dispatch_timeout(tmp_path: Path) -
 
 
 # ------------------------------------------------------------------ end to end, in the container
-def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> Any:
-    from tests.conftest import run_gently
-    from tests.leftovers import left
-
-    git_ok = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
-              "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
-    p = run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, env={**os.environ, **git_ok})
-    assert "Traceback" not in p.stderr, p.stderr[-3000:]
-    assert not left(p.owner), "a container was left behind"
-    return p
-
-
 def hung_run(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[Any, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
     p = lnrepro("run", "--tt-metal", str(tree), "--image", image, "--record-dir",
