@@ -76,7 +76,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _worker(config):
         shutil.rmtree(_CAPTURE, ignore_errors=True)
         os.environ["LNREPRO_JSON_CAPTURE"] = str(_CAPTURE)
-        os.environ[_CARD_HOLDERS] = str(_CAPTURE.with_name(_CAPTURE.name + "-card"))
         from tests.lookalike.build import BUILD_LOCK
 
         os.environ[BUILD_LOCK] = str(_BUILD_LOCK_FILE)
@@ -238,9 +237,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CAPTURE, ignore_errors=True)
     shutil.rmtree(_CAPTURE.with_name(_CAPTURE.name + "-groups"), ignore_errors=True)
     shutil.rmtree(_CCACHE, ignore_errors=True)
-    for f in (os.environ[_CARD_HOLDERS], os.environ[_CARD_HOLDERS] + ".lock", _BUILD_LOCK_FILE):
-        with contextlib.suppress(OSError):
-            os.unlink(f)
+    with contextlib.suppress(OSError):
+        os.unlink(_BUILD_LOCK_FILE)
 
 
 @pytest.fixture(autouse=True)
@@ -416,25 +414,35 @@ def engine_image() -> str:
         return ensure_image()
 
 
-# This machine made to look like a card host is shared by the engine's workers: the first test
-# that needs it makes it, the last one to finish takes it down (a count in a file, under a lock).
-_CARD_HOLDERS = "LNREPRO_TEST_CARD"  # the count's file, named by the controller
+# This machine made to look like a card host is shared by every test that needs it, in this
+# session's workers and in any other pytest session on this machine (two checkouts tested side by
+# side): the first holder makes it, the last one out takes it down. The holders are processes,
+# kept in one machine-wide file under a lock and pruned when dead, so a killed run holds nothing.
+_CARD_HOLDERS = Path("/tmp/lnrepro-test-card-holders")
+
+
+def _process_id(pid: int) -> str | None:
+    """``pid`` and its start time (a pid is reused; the pair is not), or None if it is gone."""
+    try:
+        return f"{pid} {Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return None
 
 
 @contextlib.contextmanager
-def _card_count() -> Iterator[list[int]]:
-    """The number of tests holding the fake card host, under a lock."""
+def _card_holders() -> Iterator[list[str]]:
+    """The live processes holding the fake card host, under a lock (changes are written back)."""
     import fcntl
 
-    path = Path(os.environ.get(_CARD_HOLDERS) or f"/tmp/lnrepro-card-{os.getpid()}")
-    with open(f"{path}.lock", "a") as lock:
+    with open(f"{_CARD_HOLDERS}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            n = [int(path.read_text())]
-        except (OSError, ValueError):
-            n = [0]
-        yield n
-        path.write_text(f"{n[0]}\n")
+            lines = _CARD_HOLDERS.read_text().splitlines()
+        except OSError:
+            lines = []
+        holders = [h for h in lines if _process_id(int(h.split()[0])) == h]
+        yield holders
+        _CARD_HOLDERS.write_text("".join(f"{h}\n" for h in holders))
 
 
 @contextlib.contextmanager
@@ -442,23 +450,25 @@ def card_host_held_still() -> Iterator[bool]:
     """This machine's card-host state, held still: no test makes or takes down the fake card host
     (:func:`fake_card_host`, held by tests in other workers) until the block ends. Yields whether
     it is up."""
-    with _card_count() as n:
-        yield n[0] > 0
+    with _card_holders() as holders:
+        yield bool(holders)
 
 
 def _hold_card_host(make: Any, unmake: Any) -> Iterator[None]:
     """Hold the card host as a fixture does: ``make()`` it if nobody holds it, ``unmake()`` it
     as the last one out."""
-    with _card_count() as n:
-        if n[0] == 0:
-            make()  # a failure (or need()) leaves the count as it was
-        n[0] += 1
+    me = _process_id(os.getpid())
+    assert me is not None
+    with _card_holders() as holders:
+        if not holders:
+            make()  # a failure (or need()) leaves the holders as they were
+        holders.append(me)
     try:
         yield
     finally:
-        with _card_count() as n:
-            n[0] -= 1
-            if n[0] == 0:
+        with _card_holders() as holders:
+            holders.remove(me)
+            if not holders:
                 unmake()
 
 

@@ -207,6 +207,10 @@ class Bisect:
     def run(self, events: BisectEvents) -> BisectResult:
         cands, left = self.strategy.progress()
         events.started(cands, left)
+        if self.request.endpoint_runs is not None and not self.record.steps:
+            from lnrepro.bisect.rates import describe
+
+            events.note(describe(self.request.endpoint_runs))
         self.record.state = BisectState.RUNNING
         if self.strategy.error:  # resumed after the endpoints failed: the same error again
             self._endpoints_fail()
@@ -430,8 +434,20 @@ def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
         rates = Rates(fixed=req.fail_rates) if req.fail_rates else Rates()
         if req.find_fix and req.fail_rates:  # the search's "bad" (fixed) state passes
             rates = Rates(fixed=(1 - req.fail_rates[1], 1 - req.fail_rates[0]))
+        if (e := req.endpoint_runs) is not None:  # measured before: the prior, not a point
+            bad, good = (e.bad_fails, e.bad_runs), (e.good_fails, e.good_runs)
+            if req.find_fix:  # the search's "bad" is the fixed commit: its passes are its "fails"
+                bad, good = (
+                    (e.good_runs - e.good_fails, e.good_runs),
+                    (e.bad_runs - e.bad_fails, e.bad_runs),
+                )
+            rates = rates.with_runs(bad, good)
+        e = req.endpoint_runs
+        measured = [req.bad] if req.find_fix else list(req.good)
+        ran = e is not None and (e.bad_runs if req.find_fix else e.good_runs) > 0
         strategy = BayesSearch(rng.graph, rng.tip, rng.bottoms, req.confidence, rates,
-                               merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
+                               merge_bases=rng.merge_bases, prefer=prefer,
+                               measured=frozenset(measured if ran and len(measured) == 1 else ()))  # fmt: skip
     else:
         strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
                              merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip

@@ -88,7 +88,9 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
     from lnrepro.bisect.oracle import oracles_for
 
     oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
-    return out
+    from lnrepro.bisect.rates import resolve
+
+    return resolve(out)  # the endpoints' measured runs: --rates-from, or found in the store
 
 
 def check_repo(path: Path) -> Path:

@@ -133,6 +133,16 @@ def _oracle(
     "default: learned from the runs.",
 )
 @option(
+    "--rates-from",
+    "rates_from",
+    multiple=True,
+    metavar="RUN",
+    group=SEARCH,
+    help="With --confidence: `lnrepro run` records at --bad (and --good) whose pass/fail counts "
+    "start the fail rates (a prior the search keeps learning from). Repeatable; ids, `last` or "
+    "paths. Without it, records of the endpoints with the same tests are found by themselves.",
+)
+@option(
     "--no-confirm",
     is_flag=True,
     group=SEARCH,
@@ -396,4 +406,5 @@ def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
         devices=tuple(kw["devices"]), picks=tuple(kw["picks"]), patches=tuple(kw["patches"]),
         find_fix=kw["find_fix"], first_parent=kw["first_parent"], confirm=not kw["no_confirm"],
         paths=tuple(kw["paths"]), record_dir=kw["record_dir"], prebuilt=tuple(kw["prebuilt"]),
+        rates_from=tuple(kw["rates_from"]),
     )  # fmt: skip

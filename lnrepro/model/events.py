@@ -27,6 +27,9 @@ class BisectEvents(Events):
     inherited from :class:`Events`, the build and attempts of a step's run."""
 
     def started(self, candidates: int, steps_left: int) -> None: ...
+    def note(self, text: str) -> None:
+        """Something a person should know before the steps (e.g. where the fail rates came from)."""
+
     def step_started(
         self, kind: str, info: CommitInfo, candidates: int, steps_left: int
     ) -> None: ...

@@ -86,6 +86,17 @@ WAYPOINT_CALL: dict[str, str] = {
 # The other way: the API call a frame 0 names, to the waypoint it sets while it waits.
 CALL_WAYPOINT: dict[str, str] = {c: w for w, c in WAYPOINT_CALL.items() if " " not in c}
 
+# The same two waits on the TRISCs: compute_kernel_api/cb_api.h's cb_wait_front and
+# cb_reserve_back call the LLK's llk_wait_tiles and llk_wait_for_free_tiles (tenstorrent/tt-metal
+# tt_metal/hw/ckernels/*/metal/llk_io/llk_io_unpack.h and llk_io_pack.h at
+# f5fd36ed6fbae5c382b99efb41b6c6864a26f788), which set no waypoint of their own: a frame 0 there
+# is the consumer's or the producer's wait all the same.
+WAIT_WAYPOINT: dict[str, str] = {
+    **CALL_WAYPOINT,
+    "llk_wait_tiles": "CWFW",
+    "llk_wait_for_free_tiles": "CRBW",
+}
+
 
 def is_noc_wait(waypoint: str | None) -> bool:
     """A NOC wait: a semaphore, a barrier, a transfer being issued or a command buffer being
@@ -392,6 +403,19 @@ class CoreGroup:
     def meaning(self) -> str:
         return waypoint_meaning(self.waypoint)
 
+    @property
+    def wait(self) -> str | None:
+        """Where it waits, the same whichever text showed it: a frame 0 in a waiting call gives
+        that call's waypoint (``cb_wait_front`` and the LLK's ``llk_wait_tiles`` are ``CWFW``
+        with or without a Waypoint column), else a waiting waypoint, else frame 0's function (a
+        RISC in a call that is no wait shows its last waypoint)."""
+        f0 = self.frames[0] if self.frames and self.frames[0].index == 0 else None
+        call = f0.function.split("(")[0].split("<")[0].split("::")[-1] if f0 else None
+        where = WAIT_WAYPOINT.get(call or "")
+        if where is None and self.waypoint and (not call or self.waypoint.endswith("W")):
+            where = self.waypoint
+        return where or call
+
     def with_dprint(self, lines: tuple[DprintLine, ...]) -> CoreGroup:
         return replace(self, dprint=lines)
 
@@ -462,20 +486,13 @@ class Diagnosis:
     def key(self) -> str:
         """What two hangs must share to be the same hang: the pattern, and the kernel, processor
         and waypoint of the most telling group (a bisect's hang signature). The kernel is its
-        file name when the text names the file, else its printed name. The place is the
-        waypoint; a frame 0 in a waiting call gives that call's waypoint (``cb_wait_front`` is
-        ``CWFW`` with or without a Waypoint column), another frame 0 its function when the
-        waypoint is not a wait (a TRISC in ``llk_wait_tiles`` shows its last waypoint)."""
+        file name when the text names the file, else its printed name. The place is
+        :attr:`CoreGroup.wait` (``cb_wait_front`` and ``llk_wait_tiles`` are ``CWFW`` with or
+        without a Waypoint column)."""
         g = self.primary
         if g is None:
             return self.pattern.value
-        f0 = g.frames[0] if g.frames and g.frames[0].index == 0 else None
-        call = f0.function.split("(")[0].split("<")[0].split("::")[-1] if f0 else None
-        where = CALL_WAYPOINT.get(call or "")  # the same wait, with or without a waypoint column
-        if where is None and g.waypoint and (not call or g.waypoint.endswith("W")):
-            where = g.waypoint
-        where = where or call
-        return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{where or '?'}"
+        return f"{self.pattern.value}:{g.kernel_name or '?'}:{g.risc or '?'}:{g.wait or '?'}"
 
     def lines(self, *, max_groups: int = 6, max_dprint: int = 4, pattern: bool = True) -> list[str]:
         """The diagnosis as plain text lines (no markup: the caller escapes for its format);
@@ -580,6 +597,7 @@ __all__ = [
     "CALL_WAYPOINT",
     "READABLE",
     "SCHEMA",
+    "WAIT_WAYPOINT",
     "WAYPOINT_CALL",
     "WAYPOINT_MEANING",
     "CbState",

@@ -363,6 +363,30 @@ def oracle_from_json(r: Reader) -> OracleSpec:
 
 
 @dataclass(frozen=True)
+class EndpointRuns:
+    """Runs of the test measured at the endpoints before the bisect (``--rates-from``, or found
+    in the store): the counts of the Beta prior over the fail rates, in the bug's terms (``bad``:
+    the buggy commit's runs). Kept in the request, so ``--resume`` needs no record again."""
+
+    bad_fails: int = 0
+    bad_runs: int = 0
+    good_fails: int = 0
+    good_runs: int = 0
+    sources: tuple[str, ...] = ()  # the run records counted
+    found: bool = False  # found in the store by the endpoints' commits and the test
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bad_fails": self.bad_fails, "bad_runs": self.bad_runs,
+                "good_fails": self.good_fails, "good_runs": self.good_runs,
+                "sources": list(self.sources), "found": self.found}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, r: Reader) -> EndpointRuns:
+        return cls(r.int("bad_fails"), r.int("bad_runs"), r.int("good_fails"), r.int("good_runs"),
+                   r.strs("sources"), r.bool("found", False))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class BisectRequest:
     """``lnrepro bisect``: everything a bisect needs, saved with its state (``--resume``)."""
 
@@ -384,6 +408,8 @@ class BisectRequest:
     paths: tuple[str, ...] = ()
     record_dir: Path | None = None  # None: inside the repository's .git (the checkout stays clean)
     prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
+    rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
+    endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
 
     def argv(self) -> list[str]:
         """The command line that starts this bisect again from scratch."""
@@ -395,6 +421,8 @@ class BisectRequest:
             args += ["--confidence", f"{self.confidence:g}"]
         if self.fail_rates is not None:
             args += ["--fail-rates", f"{self.fail_rates[0]:g},{self.fail_rates[1]:g}"]
+        for run in self.rates_from:
+            args += ["--rates-from", run]
         if self.jobs != 1:
             args += ["--jobs", str(self.jobs)]
         for c in self.contexts:
@@ -426,7 +454,8 @@ class BisectRequest:
                 "find_fix": self.find_fix, "first_parent": self.first_parent,
                 "confirm": self.confirm, "paths": list(self.paths),
                 "record_dir": str(self.record_dir) if self.record_dir else None,
-                "prebuilt": list(self.prebuilt)}  # fmt: skip
+                "prebuilt": list(self.prebuilt), "rates_from": list(self.rates_from),
+                "endpoint_runs": self.endpoint_runs.to_json() if self.endpoint_runs else None}  # fmt: skip
 
     @classmethod
     def from_json(cls, r: Reader) -> BisectRequest:
@@ -440,4 +469,5 @@ class BisectRequest:
                    r.int("jobs", 1), r.strs("contexts"), r.strs("devices"), r.strs("picks"),
                    tuple(Path(p) for p in r.strs("patches")), r.bool("find_fix", False),
                    r.bool("first_parent", False), r.bool("confirm", True), r.strs("paths"),
-                   Path(record) if record else None, r.strs("prebuilt"))  # fmt: skip
+                   Path(record) if record else None, r.strs("prebuilt"), r.strs("rates_from"),
+                   EndpointRuns.from_json(e) if (e := r.opt_obj("endpoint_runs")) else None)  # fmt: skip

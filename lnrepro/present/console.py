@@ -635,6 +635,9 @@ class RichBisectEvents(BisectEvents):
     def started(self, candidates: int, steps_left: int) -> None:
         say(self.console, esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
 
+    def note(self, text: str) -> None:
+        self.console.print(esc(text))
+
     def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
         say(self.console, esc(f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"),
             hang=4)  # fmt: skip

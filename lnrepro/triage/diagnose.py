@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from lnrepro.hangs import rules
 from lnrepro.model.hang import (
     CbState,
     CoreGroup,
@@ -55,21 +56,14 @@ from lnrepro.triage.output import (
 FIRMWARE_FILES = re.compile(
     r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
 )
+NOT_STARTED = frozenset({"I", "X"})  # firmware init / the host's value before it ran
 FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
 CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
 PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
 NOC_CALLS = ("noc_semaphore_wait", "noc_async_read_barrier", "noc_async_write_barrier",
              "noc_async_atomic_barrier", "noc_async_full_barrier", "ncrisc_noc_")  # fmt: skip
 KERNEL_ENTRY = ("kernel_main", "MAIN", "run_kernel", "_Z11kernel_mainv")
-RANK = {
-    HangPattern.KERNEL_ASSERT: 0,
-    HangPattern.PRODUCER_BLOCKED: 2,
-    HangPattern.CONSUMER_STARVED: 3,
-    HangPattern.NOC_WAIT: 4,
-    HangPattern.OTHER_WAIT: 6,
-    HangPattern.UNKNOWN: 7,
-}
-ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
+ROLE_ORDER = rules.ROLE_ORDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +127,18 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if _is_dispatch(row.kernel_name, kfile):
         return _State(row, "dispatch", None, fw_wp, None, kfile, frames,
                       "a dispatch kernel: it waits for commands by design")  # fmt: skip
+    if (
+        has_kernel
+        and row.go_message == "GO"
+        and (fw_wp in NOT_STARTED or (row.risc == "BRISC" and fw_wp == "GW"))
+    ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
+        return _State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
         return _State(row, "done", None, fw_wp, None, kfile, frames,
                       f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
+    if has_kernel and f0 is None and fw_wp in ("W", "GW") and not row.said_idle:
+        return _State(row, "done", None, fw_wp, None, kfile, frames,
+                      f"its kernel returned: waypoint {fw_wp}, firmware's wait")  # fmt: skip
     if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
@@ -177,14 +180,37 @@ def _is_dispatch(name: str | None, file: str | None) -> bool:
 
 
 def _role(risc: str, name: str | None, file: str | None) -> str:
-    n = f"{name or ''} {PurePosixPath(file).name if file else ''}".lower()
-    if "reader" in n:
-        return "reader"
-    if "writer" in n:
-        return "writer"
-    if "compute" in n or (file and "/compute/" in file) or risc.startswith("TRISC"):
-        return "compute"
-    return {"NCRISC": "reader", "BRISC": "writer"}.get(risc, risc.lower())
+    return rules.role(risc, name, file)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cause:
+    """The RISC the shared rule names as a core's cause, and those that only wait on it."""
+
+    state: _State
+    pattern: HangPattern
+    why: str
+    consequences: tuple[_State, ...]
+
+
+_RULE_STATUS = {"done": rules.DONE, "waiting": rules.WAITING, "running": rules.RUNNING,
+                "asserted": rules.ASSERTED, "never started": rules.NEVER}  # fmt: skip
+
+
+def _cause(states: list[_State]) -> _Cause | None:
+    """One core's cause by the rule the watcher's reader uses (lnrepro.hangs.rules): idle, reset
+    and dispatch RISCs left out, a waiting RISC's wait from its frame 0 or waypoint."""
+    if any(s.status == "dispatch" for s in states):
+        return None
+    mine = [s for s in states if s.status in _RULE_STATUS]
+    procs = [rules.Proc(s.row.risc, _RULE_STATUS[s.status],
+                        s.pattern if s.status == "waiting" else None,
+                        _role(s.row.risc, s.row.kernel_name, s.kernel_file)) for s in mine]  # fmt: skip
+    verdict = rules.explain(procs)
+    if verdict is None:
+        return None
+    return _Cause(mine[verdict.culprit], verdict.pattern, verdict.why,
+                  tuple(mine[i] for i in verdict.consequences))  # fmt: skip
 
 
 def _merge(rows: list[RiscRow]) -> list[RiscRow]:
@@ -219,15 +245,17 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     for s in states:
         by_core[s.row.place.key()].append(s)
 
-    groups: dict[tuple[object, ...], list[_State]] = {}
-    for s in states:
-        if s.pattern is None:
-            continue
-        k = (s.pattern, s.row.risc, s.row.kernel_name, s.kernel_file, s.waypoint, s.call)
-        groups.setdefault(k, []).append(s)
-    built = [_group(members, by_core, out) for members in groups.values()]
-    built.sort(key=lambda g: (RANK.get(g.pattern, 9), -g.count))
-    built = _cycle_first(built)
+    # on each core the shared rule picks the cause; the RISCs that only wait on it are its peers
+    causes: dict[tuple[object, ...], list[_Cause]] = {}
+    for ss in by_core.values():
+        cause = _cause(ss)
+        if cause is not None:
+            k = (cause.pattern, cause.why, cause.state.row.risc, cause.state.row.kernel_name,
+                 cause.state.kernel_file, cause.state.waypoint, cause.state.call)  # fmt: skip
+            causes.setdefault(k, []).append(cause)
+    pairs = sorted(((_group(m, by_core, out), m[0]) for m in causes.values()),
+                   key=lambda p: (rules.RANK.get(p[0].pattern, 9), -p[0].count))  # fmt: skip
+    built = [g for g, _ in pairs]
 
     idle = _idle(states)
     places = {s.row.place.key() for s in states}
@@ -236,7 +264,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
     } - dispatch_places
     warnings = list(out.warnings[:20])
-    unknowns = _unknowns(out, built, states)
+    unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
     events = list(out.events[:20])
     for a in out.asserts:
         events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
@@ -261,18 +289,6 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
                      idle=idle, unknowns=unknowns)  # fmt: skip
 
 
-def _cycle_first(groups: list[CoreGroup]) -> list[CoreGroup]:
-    """A consumer waiting for pages while its producer on the same cores waits for space: the
-    producer's group leads (each waits for the other; the watcher reader's rule too)."""
-    if not groups or groups[0].pattern is not HangPattern.CONSUMER_STARVED:
-        return groups
-    cores = set(groups[0].cores)
-    for i, g in enumerate(groups):
-        if g.pattern is HangPattern.PRODUCER_BLOCKED and cores & set(g.cores):
-            return [g, *groups[:i], *groups[i + 1 :]]
-    return groups
-
-
 def _peer(s: _State) -> PeerState:
     state = {
         "idle": "idle",
@@ -285,15 +301,22 @@ def _peer(s: _State) -> PeerState:
 
 
 def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
+    """The circular buffers shown for the waiting RISC on these cores: its own rows (else the
+    core's), for a consumer the partly filled ones first (pages came, fewer than it waits for),
+    else the empty ones; for a producer the full ones."""
     keys = {m.row.place.key() for m in members}
     mine = [c.state for c in out.cbs if c.place.key() in keys or _same_core(c.place, keys)]
-    want = {"CONSUMER_STARVED": ("empty",), "PRODUCER_BLOCKED": ("full",)}.get(pattern.value, ())
-    chosen = [c for c in mine if c.state in want] or mine
     risc = members[0].row.risc
-    own = {c.cb for c in chosen if c.risc == risc}  # the CBs the waiting RISC itself has
-    if own:
-        chosen = [c for c in chosen if c.cb in own]
-    return tuple(dict.fromkeys(chosen))[:8]
+    pool = [c for c in mine if c.risc == risc] or mine
+    prefer = {"CONSUMER_STARVED": ("partial", "empty"), "PRODUCER_BLOCKED": ("full", "partial")}
+    for state in prefer.get(pattern.value, ("partial",)):
+        chosen = [c for c in pool if c.state == state]
+        if chosen:
+            if pool is not mine:  # the same buffers as the other RISCs of the core see them
+                ids = {c.cb for c in chosen}
+                chosen += [c for c in mine if c.cb in ids and c not in chosen]
+            return tuple(dict.fromkeys(chosen))[:8]
+    return tuple(dict.fromkeys(pool))[:8]
 
 
 def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
@@ -311,16 +334,22 @@ def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
 
 
 def _group(
-    members: list[_State], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
+    causes: list[_Cause], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
 ) -> CoreGroup:
-    first = members[0]
+    cause = causes[0]
+    members = [c.state for c in causes]
+    first = cause.state
     row = first.row
     refs = tuple(dict.fromkeys(_ref(m.row.place) for m in members))
-    pattern = first.pattern or HangPattern.UNKNOWN
+    pattern = cause.pattern
     role = _role(row.risc, row.kernel_name, first.kernel_file)
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
+    sentence += rules.consequence_words(
+        [rules.Proc(c.row.risc, rules.WAITING, c.pattern, _role(c.row.risc, c.row.kernel_name, c.kernel_file))
+         for c in cause.consequences]
+    )  # fmt: skip
     detail = ""
     if first.status == "asserted":
         detail = f"assert: {first.call}"
@@ -366,7 +395,8 @@ def _sentence(
 ) -> str:
     on = f"on {n} core{'s' if n != 1 else ''}"
     who = _who(s, role)
-    cb_text = "; ".join(c.text() for c in cbs[:3])
+    own = [c for c in cbs if c.risc == s.row.risc] or list(cbs)  # as the waiting RISC sees them
+    cb_text = "; ".join(c.text() for c in own[:3])
     cb_part = f"; {cb_text}" if cb_text else ""
     asserted = [p for p in peers if p.state == "stopped at an assert"]
     if pattern is HangPattern.KERNEL_ASSERT:
@@ -387,6 +417,10 @@ def _sentence(
     if pattern is HangPattern.PRODUCER_BLOCKED:
         return (f"{on} {who} waits {_where(s)} for free space{cb_part}: its consumer pops fewer "
                 "pages than it pushes, or waits itself; compare cb_pop_front with cb_push_back")  # fmt: skip
+    if pattern is HangPattern.NEVER_STARTED:
+        return (f"{on} {who} has a kernel and its go message says GO, but it is still at "
+                f"{s.waypoint} ({waypoint_meaning(s.waypoint)}): the kernel never started; check "
+                "that dispatch reached these cores and that no older program still runs there")  # fmt: skip
     if pattern is HangPattern.NOC_WAIT:
         return (f"{on} {who} waits {_where(s)}: a NOC transfer or semaphore that never completes; "
                 "check the addresses, the core coordinates and which core should signal it")  # fmt: skip
@@ -408,7 +442,9 @@ def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
     return tuple(IdleRisc(risc, tuple(refs), why) for (risc, why), refs in by.items())
 
 
-def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) -> tuple[str, ...]:
+def _unknowns(
+    out: TriageOutput, groups: list[CoreGroup], states: list[_State], cause: _Cause | None
+) -> tuple[str, ...]:
     u: list[str] = []
     g = groups[0] if groups else None
     cut = sorted({c for s in states for c in s.row.cut})
@@ -426,10 +462,20 @@ def _unknowns(out: TriageOutput, groups: list[CoreGroup], states: list[_State]) 
         if not g.frames and g.pattern is not HangPattern.KERNEL_ASSERT:
             u.append("the callstack: no frame for the waiting RISC"
                      + (" (the one-script era prints callstacks only with -vv)" if out.era is TriageEra.ONE_SCRIPT else ""))  # fmt: skip
+        if cause is not None and cause.why in ("starved-remote", "blocked-remote") and not g.peers:
+            u.append(f"whether another RISC of these cores feeds {g.risc} or drains it: the text shows "
+                     f"no other RISC of them, so it cannot tell whether {g.risc} is the cause or "
+                     "waits on one (paste dump_callstacks' whole table)")  # fmt: skip
         if g.pattern in (HangPattern.CONSUMER_STARVED, HangPattern.PRODUCER_BLOCKED):
             if not out.cbs:
-                u.append("the circular buffers' state: the text has no dump_circular_buffers table")
-            u.append("which circular buffer it waits on: the frames carry no arguments")
+                some = ("whether its producer pushed some pages or none (a partly filled or an "
+                        "empty circular buffer)" if g.pattern is HangPattern.CONSUMER_STARVED
+                        else "whether the circular buffer it waits on is full")  # fmt: skip
+                u.append(f"{some}: the text has no dump_circular_buffers table")
+            partial = sorted({c.cb for c in g.cbs if c.state == "partial" and c.risc == g.risc})
+            hint = (f" (CB {', '.join(map(str, partial))} is partly filled on {g.risc})"
+                    if partial else "")  # fmt: skip
+            u.append(f"which circular buffer it waits on: the frames carry no arguments{hint}")
     if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
         u.append(
             "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"

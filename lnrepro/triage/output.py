@@ -36,7 +36,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from lnrepro.model.hang import CbState, Frame, HangSource
-from lnrepro.triage.tables import CLIPPED, Table, find_tables, strip_ansi
+from lnrepro.triage.tables import (
+    CLIPPED,
+    Table,
+    find_tables,
+    restore_first_box,
+    strip_ansi,
+    unnumber,
+)
 
 MAX_LINES = 400_000
 
@@ -252,12 +259,52 @@ def waypoint_of(function: str) -> str | None:
     return text if _WAYPOINT.match(text) else None
 
 
+# ---------------------------------------------------------------------------------- pastes
+_DROPPED_TITLE = re.compile(r"^ ?Checking device\s+\d")
+_DROPPED_DEVICE = re.compile(r"^evice\s+\d")
+
+
+def clean_lines(text: str) -> tuple[list[str], list[str]]:
+    """The text's lines as the tool printed them, and what a paste added, in words: colour codes
+    dropped, an editor's line numbers taken off, a first character the paste lost put back (a
+    script's name, a title, a table's corner or first bar, a summary's 'Device')."""
+    lines = strip_ansi(text).replace("\r", "").splitlines()[:MAX_LINES]
+    noise: list[str] = []
+    lines, numbered = unnumber(lines)
+    if numbered:
+        noise.append(f"editor line numbers on {numbered} line(s)")
+    lines, restored = _restore_first(lines)
+    if restored:
+        noise.append("a dropped first character (put back)")
+    return lines, noise
+
+
+def _restore_first(lines: list[str]) -> tuple[list[str], bool]:
+    at = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if at is None:
+        return lines, False
+    first = lines[at]
+    fixed: str | None = None
+    if m := _SECTION.match(first):
+        name = m.group(1)[:-3]
+        whole = [k for k in KNOWN_SCRIPTS if k[1:] == name] if name not in KNOWN_SCRIPTS else []
+        if len(whole) == 1:
+            fixed = whole[0][0] + first.lstrip()
+    elif _DROPPED_TITLE.match(first):
+        fixed = "=" + (first if first.startswith(" ") else " " + first)
+    elif _DROPPED_DEVICE.match(first):
+        fixed = "D" + first
+    if fixed is not None:
+        return [*lines[:at], fixed, *lines[at + 1 :]], True
+    return restore_first_box(lines)
+
+
 # ---------------------------------------------------------------------------------- sniffing
 def triage_evidence(text: str) -> int:
     """How much of a text reads as tt-triage output (0: none): script section lines, one-script
     titles, and tables whose header holds its columns."""
     score = 0
-    lines = strip_ansi(text).splitlines()[:MAX_LINES]
+    lines, _ = clean_lines(text)
     for ln in lines:
         if (_SECTION.match(ln) and ln.strip().split(".py")[0] in KNOWN_SCRIPTS) or (
             ln.startswith("= ") and ("Checking" in ln or "running operations" in ln)
@@ -315,8 +362,9 @@ KNOWN_SCRIPTS = frozenset(
 # ---------------------------------------------------------------------------------- parsing
 def parse_triage(text: str) -> TriageOutput:
     """Read tt-triage output of any era. Never raises."""
-    lines = strip_ansi(text).replace("\r", "").splitlines()[:MAX_LINES]
+    lines, pasted = clean_lines(text)
     out = TriageOutput(TriageEra.FRAMEWORK)
+    out.noise += pasted
     sections = _sections(lines)
     one_script = any(_TITLE.match(ln) for ln in lines) or any(
         ln.strip() == "DONE: OK" for ln in lines
@@ -573,6 +621,7 @@ __all__ = [
     "RiscRow",
     "TriageEra",
     "TriageOutput",
+    "clean_lines",
     "frame",
     "parse_frames",
     "parse_place",

@@ -20,8 +20,15 @@ from __future__ import annotations
 import re
 
 from lnrepro.model.hang import WAYPOINT_MEANING, Frame, HangSource
-from lnrepro.triage.output import AssertRow, Place, RiscRow, TriageEra, TriageOutput, frame
-from lnrepro.triage.tables import strip_ansi
+from lnrepro.triage.output import (
+    AssertRow,
+    Place,
+    RiscRow,
+    TriageEra,
+    TriageOutput,
+    clean_lines,
+    frame,
+)
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -48,7 +55,7 @@ def summary_evidence(text: str) -> int:
     """How much of a text reads as a condensed summary: headers naming a core and a RISC, or a
     core followed by frames (0: none)."""
     score = 0
-    for ln in strip_ansi(text).splitlines()[:100_000]:
+    for ln in clean_lines(text)[0]:
         m = _HEAD.match(ln)
         if m and (m.group(3) or m.group(4) or m.group(5) or _RISC_WORD.search(m.group(6) or "")):
             score += 3
@@ -80,7 +87,8 @@ def _riscs(*texts: str | None) -> list[str]:
 def parse_summary(text: str) -> TriageOutput:
     """Read a condensed summary. Never raises."""
     out = TriageOutput(TriageEra.SUMMARY, HangSource.SUMMARY)
-    lines = strip_ansi(text).replace("\r", "").splitlines()[:100_000]
+    lines, pasted = clean_lines(text)
+    out.noise += pasted
     blocks: list[tuple[int, re.Match[str], list[str], int | None]] = []
     device_line: int | None = None  # "Device 1:" on a line of its own, for the cores under it
     for no, ln in enumerate(lines, 1):

@@ -20,6 +20,7 @@ last one it reaches is partial; :class:`Table` says where it was cut.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -36,6 +37,72 @@ HORIZONTAL = "─━"
 def strip_ansi(text: str) -> str:
     """The text without terminal colour codes (tt-triage colours cells when stdout is a tty)."""
     return ANSI.sub("", text)
+
+
+_NUMBER = re.compile(r"^([ \t]*)(\d{1,7})(.*)$")
+_WS = re.compile(r"[ \t]+")
+_PIPE = re.compile(r"[ \t]*[|:│][ \t]?")
+
+
+def unnumber(lines: list[str]) -> tuple[list[str], int]:
+    """Lines pasted with an editor's line numbers (``  41  text``, ``   7 | text``, ``41: text``)
+    without them, and how many lines had one; the lines as they are when they are not numbered
+    (most non-blank lines begin with a number, and the numbers mostly count up by one)."""
+    found = [(i, m) for i, ln in enumerate(lines) if ln.strip() and (m := _NUMBER.match(ln))]
+    filled = sum(1 for ln in lines if ln.strip())
+    if len(found) < 3 or len(found) * 5 < filled * 4:
+        return lines, 0
+    nums = [int(m.group(2)) for _, m in found]
+    steps = sum(1 for a, b in itertools.pairwise(nums) if b == a + 1)
+    if steps * 5 < (len(nums) - 1) * 4:
+        return lines, 0
+    # a bar after the number on (nearly) every line is the editor's (' | ', bat's '│'); else
+    # its separator is the whitespace most lines begin right after
+    rests = [m.group(3) for _, m in found]
+    piped = [x.group() for r in rests if (x := _PIPE.match(r)) is not None]
+    pool = piped if len(piped) * 10 >= len(rests) * 9 else [
+        x.group() for r in rests if (x := _WS.match(r)) is not None]  # fmt: skip
+    seps: dict[str, int] = {}
+    for sep in pool:
+        seps[sep] = seps.get(sep, 0) + 1
+    if not seps:
+        return lines, 0
+    sep = max(seps, key=lambda k: (seps[k], len(k)))
+    out = list(lines)
+    for i, m in found:
+        rest = m.group(3)
+        if rest.startswith(sep):
+            out[i] = rest[len(sep) :]
+        elif not rest.strip(" \t|:│"):
+            out[i] = ""  # a numbered blank line
+        else:
+            out[i] = rest.lstrip(" \t|:│") if _PIPE.match(rest) or _WS.match(rest) else rest
+    return out, len(found)
+
+
+def restore_first_box(lines: list[str]) -> tuple[list[str], bool]:
+    """A paste that begins one character late inside a table: its first line gets the corner or
+    bar it lost back (``━━┳…`` is rich's ``┏━━┳…``, ``─┬…`` tabulate's ``╭─┬…``, a row's first bar
+    from the line under it). Whether a character was put back."""
+    at = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if at is None:
+        return lines, False
+    first = lines[at]
+    nxt = next((ln for ln in lines[at + 1 :] if ln.strip()), "")
+    out = list(lines)
+    if first[:1] == "━" and ("┳" in first or first.rstrip().endswith("┓")):
+        out[at] = "┏" + first
+        return out, True
+    if first[:1] == "─" and ("┬" in first or first.rstrip().endswith("╮")) and nxt[:1] in VERTICAL:
+        out[at] = "╭" + first
+        return out, True
+    bars = [i + 1 for i, c in enumerate(first) if c in VERTICAL]
+    below = {i for i, c in enumerate(nxt) if c in VERTICAL}
+    if (first[:1] not in VERTICAL and nxt[:1] in VERTICAL and len(bars) >= 2
+            and set(bars) <= below):  # fmt: skip
+        out[at] = nxt[0] + first
+        return out, True
+    return lines, False
 
 
 @dataclass

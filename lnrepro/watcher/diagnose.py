@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from lnrepro.hangs import rules
 from lnrepro.model.hang import (
     WAYPOINT_CALL,
     CoreGroup,
@@ -36,7 +37,6 @@ from lnrepro.model.hang import (
     PeerState,
     Progress,
     Source,
-    is_noc_wait,
     waypoint_meaning,
 )
 from lnrepro.watcher.dprint import attach
@@ -55,22 +55,13 @@ from lnrepro.watcher.log import (
 BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
 SUB_DONE = frozenset({"KD", "D"})
 NOT_STARTED = frozenset({"I", "X"})
-ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
+ROLE_ORDER = rules.ROLE_ORDER
 # tt-metal's own dispatch and fabric kernels (by file name or directory), waiting by design
 DISPATCH_KERNEL = re.compile(
     r"(^|/)(cq_[a-z_]+|packet_[a-z_]+|[a-z_]*fabric[a-z_]*)\.cpp$|/impl/dispatch/kernels/"
 )
 DISPATCH_WAYPOINTS = frozenset({"HQW", "UAPW"})
-RANK = {
-    HangPattern.WATCHER_ERROR: 0,
-    HangPattern.PAUSED: 1,
-    HangPattern.CONSUMER_STARVED: 2,
-    HangPattern.PRODUCER_BLOCKED: 3,
-    HangPattern.NOC_WAIT: 4,
-    HangPattern.NEVER_STARTED: 5,
-    HangPattern.OTHER_WAIT: 6,
-    HangPattern.UNKNOWN: 7,
-}
+RANK = rules.RANK
 COMPARE_DUMPS = 3  # how many complete dumps (the last one included) say stuck or slow
 
 
@@ -97,6 +88,7 @@ class _Finding:
     peers: tuple[PeerState, ...]
     sentence_key: str  # which sentence, with what it depends on
     detail: str = ""
+    after: str = ""  # the consequences, in words (lnrepro.hangs.rules)
 
 
 def diagnose(
@@ -138,7 +130,14 @@ def diagnose(
             idle += 1
             continue
         ref = CoreRef(core.device, core.x, core.y, core.kind.value, core.coords)
-        key = (found.pattern, found.culprit, found.peers, found.sentence_key, found.detail)
+        key = (
+            found.pattern,
+            found.culprit,
+            found.peers,
+            found.sentence_key,
+            found.detail,
+            found.after,
+        )
         findings.setdefault(key, (found, []))[1].append(ref)
 
     groups = [*error_groups, *_pause_groups(last_events)]
@@ -260,17 +259,7 @@ def _pause_groups(events: list[Event]) -> list[CoreGroup]:
 
 # ------------------------------------------------------------------------------- one core
 def _role(risc: str, kernel: str | None) -> str:
-    name = PurePosixPath(kernel).name.lower() if kernel else ""
-    path = (kernel or "").lower()
-    if "reader" in name:
-        return "reader"
-    if "writer" in name:
-        return "writer"
-    if "/compute/" in path or "compute" in name:
-        return "compute"
-    if risc.startswith("TRISC"):
-        return "compute"
-    return {"NCRISC": "reader", "BRISC": "writer"}.get(risc, risc.lower())
+    return rules.role(risc, kernel)
 
 
 def _enabled(r: RiscState) -> bool | None:
@@ -340,68 +329,16 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
         return None  # finished
     if all(r.status == "done" for r in riscs):
         return None
-    order = sorted(riscs, key=lambda r: (ROLE_ORDER.get(r.role, 3), r.risc))
-
-    def peers(of: _Risc) -> tuple[PeerState, ...]:
-        return tuple(p.peer() for p in order if p is not of)
-
-    never = sorted(
-        (r for r in order if r.status == "never started"), key=lambda r: r.risc != "BRISC"
-    )
-    if never:  # BRISC first: it is the one that starts the others
-        return _Finding(HangPattern.NEVER_STARTED, never[0], peers(never[0]), "never")
-    waiting = [r for r in order if r.status == "waiting"]
-    for w in waiting:
-        found = _waiting(w, order, peers(w))
-        if found is not None:
-            return found
-    running = [r for r in order if r.status == "running"]
-    if waiting and not running:
-        w = waiting[0]
-        pattern = (
-            HangPattern.CONSUMER_STARVED
-            if w.waypoint == "CWFW"
-            else HangPattern.PRODUCER_BLOCKED
-            if w.waypoint == "CRBW"
-            else HangPattern.OTHER_WAIT
-        )
-        return _Finding(pattern, w, peers(w), "chain")
-    unknown = [r for r in order if r.status == "unknown"]
-    if not core.has_waypoints:
-        who = (running or unknown or order)[0]
-        return _Finding(HangPattern.UNKNOWN, who, peers(who), "no-waypoints")
-    who = (running or unknown or order)[0]
-    return _Finding(HangPattern.UNKNOWN, who, peers(who), "running")
-
-
-def _waiting(w: _Risc, order: list[_Risc], peers: tuple[PeerState, ...]) -> _Finding | None:
-    mine = ROLE_ORDER.get(w.role)
-    if w.waypoint == "CWFW":
-        producers = [r for r in order if mine is not None and ROLE_ORDER.get(r.role, 9) < mine]
-        if not producers:
-            return _Finding(HangPattern.CONSUMER_STARVED, w, peers, "starved-remote")
-        blocked = [r for r in producers if r.status == "waiting" and r.waypoint == "CRBW"]
-        if blocked:
-            return _Finding(HangPattern.PRODUCER_BLOCKED, blocked[0], _peers_of(blocked[0], order),
-                            "cycle")  # fmt: skip
-        if all(r.status == "done" for r in producers):
-            return _Finding(HangPattern.CONSUMER_STARVED, w, peers, "starved")
-        return None  # its producer is still busy or itself stuck: look upstream first
-    if w.waypoint == "CRBW":
-        consumers = [r for r in order if mine is not None and ROLE_ORDER.get(r.role, -1) > mine]
-        if not consumers:
-            return _Finding(HangPattern.PRODUCER_BLOCKED, w, peers, "blocked-remote")
-        if all(r.status in ("done", "waiting") for r in consumers):
-            key = "blocked-done" if all(r.status == "done" for r in consumers) else "cycle"
-            return _Finding(HangPattern.PRODUCER_BLOCKED, w, peers, key)
+    procs = [rules.Proc(r.risc, r.status, rules.wait_of(r.waypoint) if r.status == "waiting" else None, r.role)
+             for r in riscs]  # fmt: skip
+    verdict = rules.explain(procs, has_waypoints=core.has_waypoints)
+    if verdict is None:
         return None
-    if is_noc_wait(w.waypoint):
-        return _Finding(HangPattern.NOC_WAIT, w, peers, "noc")
-    return _Finding(HangPattern.OTHER_WAIT, w, peers, "other")
-
-
-def _peers_of(r: _Risc, order: list[_Risc]) -> tuple[PeerState, ...]:
-    return tuple(p.peer() for p in order if p is not r)
+    culprit = riscs[verdict.culprit]
+    order = sorted(riscs, key=lambda r: (ROLE_ORDER.get(r.role, 3), r.risc))
+    peers = tuple(p.peer() for p in order if p is not culprit)
+    after = rules.consequence_words([procs[i] for i in verdict.consequences])
+    return _Finding(verdict.pattern, culprit, peers, verdict.why, after=after)
 
 
 # ------------------------------------------------------------------------------- words
@@ -490,10 +427,10 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
         ):
             hint = (" (on Wormhole a compute cb_wait_front sets no waypoint, so a starved compute "
                     "kernel looks like this; put DPRINTs around its CB calls)")  # fmt: skip
-        s = (f"on {n} {_who(r)} runs past its last waypoint {wp} and nothing moves: the log "
+        s = (f"on {n} {_who(r)} runs past its last waypoint {wp}: the log "
              f"alone cannot tell what it waits for{hint}")  # fmt: skip
     return CoreGroup(found.pattern, refs, r.risc, r.waypoint, r.kernel_id, r.kernel, r.role,
-                     found.peers, s, found.detail)  # fmt: skip
+                     found.peers, s + found.after, found.detail)  # fmt: skip
 
 
 def counts(diag: Diagnosis) -> Counter[HangPattern]:

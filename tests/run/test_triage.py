@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 
 from lnrepro.run import triage
 from tests.lookalike import HANG_TEST, GroundTruth
+from tests.run.test_pytest_and_hangs import lnrepro
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
@@ -91,18 +93,6 @@ def test_the_cbmodel_binary_honours_tt_metals_dispatch_timeout(tmp_path: Path) -
 
 
 # ------------------------------------------------------------------ end to end, in the container
-def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> Any:
-    from tests.conftest import run_gently
-    from tests.leftovers import left
-
-    git_ok = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
-              "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
-    p = run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, env={**os.environ, **git_ok})
-    assert "Traceback" not in p.stderr, p.stderr[-3000:]
-    assert not left(p.owner), "a container was left behind"
-    return p
-
-
 def hung_run(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[Any, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
     p = lnrepro("run", "--tt-metal", str(tree), "--image", image, "--record-dir",
@@ -150,7 +140,8 @@ def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
     assert hang["pattern"] == "CONSUMER_STARVED"
     top = hang["groups"][0]
     assert top["kernel"].endswith("layernorm_fused_rm.cpp") and len(top["cores"]) == 64
-    assert top["risc"] in ("BRISC", "TRISC0") and top["waypoint"] == "CWFW"
+    # the cause, as the watcher's rules rank it: compute's unpacker, not the writer downstream
+    assert top["risc"] == "TRISC0" and top["waypoint"] == "CWFW"
     assert top["frames"][0]["function"] in ("cb_wait_front", "llk_wait_tiles")
     assert top["frames"][0]["pc"] is not None
     assert any(c["state"] in ("empty", "partial") for c in top["cbs"])
@@ -196,7 +187,7 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     r = doc["result"]
     assert r["first_bad"] == small.hang_culprit and r["first_bad"] not in fp
     key = r["signature"]["hang_key"]
-    assert key.startswith("CONSUMER_STARVED:") and "layernorm_fused_rm.cpp:" in key, key
+    assert key == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW", key
     assert "eltwise" not in key and "binary" not in key
     first = doc["steps"][0]
     assert first["sha"] == bad and first["verdict"] == "HANG"
@@ -204,6 +195,48 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     # the flaky hangs at device open were set aside by their own place, never learned
     assert all("binary" not in (s["reason"] or "") or "seen once" in s["reason"]
                or "elsewhere" in s["reason"] for s in doc["steps"])  # fmt: skip
+
+
+def same_primary(a: Any, b: Any) -> None:
+    """Two diagnoses of one hang name the same cause: key, and the primary group's pattern,
+    kernel, RISC, cores and wait."""
+    assert a.key == b.key, (a.lines(), b.lines())
+    g, h = a.primary, b.primary
+    assert g is not None and h is not None
+    assert (g.pattern, g.risc, g.role, g.kernel_name, g.wait) == (
+        h.pattern, h.risc, h.role, h.kernel_name, h.wait
+    )  # fmt: skip
+    assert g.kernel is not None and h.kernel is not None
+    long, short = sorted((g.kernel.removeprefix("./"), h.kernel.removeprefix("./")), key=len)[::-1]
+    assert long.endswith(short)
+    assert {(c.device, c.x, c.y) for c in g.cores} == {(c.device, c.x, c.y) for c in h.cores}
+
+
+@pytest.mark.docker
+def test_a_hung_lookalike_run_gives_one_diagnosis_from_the_watcher_and_from_triage(
+    lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """The look-alike's hung ttnn test run once with the watcher on: the attempt keeps the
+    watcher's log and tt-triage's output of the same hang, and both read to the same cause,
+    compute's unpacker (TRISC0), with the writer downstream of it a consequence."""
+    from lnrepro.hangs import read_file
+
+    p, rec = hung_run(lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6",
+                      "--watcher", "1")  # fmt: skip
+    assert rec["verdict"] == "HANG", (p.stdout[-2000:], p.stderr[-2000:])
+    [a] = rec["attempts"]
+    where = Path(rec["record_dir"])
+    watcher = read_file(where / a["extra_files"]["watcher"])
+    triage = read_file(where / a["extra_files"]["triage"])
+    assert watcher is not None and watcher.format.value == "watcher-log"
+    assert triage is not None and triage.format.value == "tt-triage"
+    same_primary(watcher.diagnosis, triage.diagnosis)
+    assert triage.diagnosis.key == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
+    assert len(triage.diagnosis.groups[0].cores) == 64
+    assert a["hang"]["key"] == triage.diagnosis.key  # the record's (the watcher's) too
+    for d in (watcher.diagnosis, triage.diagnosis):
+        assert all(g.risc != "BRISC" for g in d.groups), d.lines()
 
 
 # ------------------------------------------------------------------ the look-alike's two eras
@@ -221,13 +254,13 @@ def checkout_at(t: GroundTruth, sha: str, where: Path) -> Path:
     return where
 
 
-def hang_with_command(tree: Path, command: str) -> str:
+def hang_with_command(tree: Path, command: str, **more: str) -> str:
     """The cbmodel binary hung in the tree (the reader one page short), tt-metal's timeout
-    running ``command`` there: the output."""
+    running ``command`` there: the output. ``more``: further environment (the watcher)."""
     cfg = tree / "cb.json"
     cfg.write_text(json.dumps({"reader_pages_per_block": 31, "grid": [2, 2]}))
     env = {"PATH": os.environ.get("PATH", ""), "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.2",
-           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": command}  # fmt: skip
+           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": command, **more}  # fmt: skip
     p = subprocess.run([*CB, f"--cb_config={cfg}", "--gtest_filter=*Rm"], cwd=tree, env=env,
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert p.returncode == -signal.SIGABRT, p.stdout[-3000:] + p.stderr[-2000:]
@@ -304,6 +337,51 @@ def test_the_one_script_era_at_an_older_commit(history: GroundTruth, tmp_path: P
     assert rows[brisc][5] == "4:writer_layernorm_fused_rm"
     assert "in cb_wait_front () at " in rows[brisc + 1][7] and rows[brisc + 1][0] == ""
     assert any(r[5] == "0:" for r in rows)  # a RISC with no kernel
+
+
+# ------------------------------------------------------------------ one hang, two readers
+@pytest.mark.parametrize("era", ["triage-framework", "triage-one-script"])
+def test_the_watcher_and_triage_give_the_same_hang_the_same_diagnosis(
+    era: str, history: GroundTruth, tmp_path: Path
+) -> None:
+    """One hung look-alike run read twice: the watcher's log (on while it hangs) and the triage
+    tt-metal's dispatch timeout ran on the same hung device. Compute's unpacker (TRISC0) waits
+    on CB 0, partly filled, while the reader is done; the writer (BRISC) waits downstream of
+    it. Both readers name the unpacker: the same key, and the same primary group (kernel,
+    RISC, cores, wait); triage's writer is a consequence, not a group. Before the shared rule
+    triage's key was ...:writer_layernorm_fused_rm.cpp:BRISC:CWFW."""
+    from lnrepro.hangs import read_paste, read_triage
+
+    old = era == "triage-one-script"
+    sha = history.eras[era] if old else history.main
+    tree = checkout_at(history, sha, tmp_path / "tree")
+    script = "scripts/debugging_scripts/tt-triage.py -vv" if old else "tools/tt-triage.py"
+    out = hang_with_command(tree, f"{sys.executable} {script}", TT_METAL_WATCHER="0.05")
+    triage = read_triage(out.split("Executing command:", 1)[1])
+    log = (tree / "generated" / "watcher" / "watcher.log").read_text(encoding="utf-8")
+    reading = read_paste(log)
+    assert triage is not None and reading is not None
+    watcher = reading.diagnosis
+    assert watcher.source is not None and watcher.source.format.value == "watcher-log"
+    assert triage.source is not None and triage.source.format.value == "tt-triage"
+    assert triage.key == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW", triage.lines()
+    same_primary(triage, watcher)
+    t = triage.primary
+    assert t is not None and len(t.cores) == 4
+    # the writer waits too, in both: a peer of the cause, never a group of its own
+    for d in (triage, watcher):
+        assert all(g.risc != "BRISC" for g in d.groups), d.lines()
+        g = d.primary
+        assert g is not None and any(p.risc == "BRISC" and p.state == "waiting" for p in g.peers)
+        assert g.sentence.endswith(
+            "the writer (BRISC) waits too, downstream of it: a consequence, not the cause"
+        )
+    if not old:  # the CB table: the partly filled CB 0 the unpacker waits on leads
+        c = t.cbs[0]
+        assert (c.cb, c.risc, c.state, c.received, c.acked) == (0, "TRISC0", "partial", 124, 96)
+    else:  # no dump_circular_buffers in that era: said, not guessed
+        assert not t.cbs
+        assert any("dump_circular_buffers" in u for u in triage.unknowns), triage.unknowns
 
 
 # ------------------------------------------------------------------ the backend, on this host
@@ -389,7 +467,9 @@ def test_a_gtest_binary_stopped_by_tt_metals_timeout_is_a_hang_not_a_crash(tmp_p
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
     # as it runs, the test is shown ended by a timeout, never as a crash
-    assert "TIMEOUT  LayerNormFusedRm_SingleCore" in p.stderr and "CRASHED" not in p.stderr
+    # (the line's layout is the console's: "TIMEOUT  Name" or "TIMEOUT Suite.Name")
+    assert re.search(r"^TIMEOUT +(\w+\.)?LayerNormFusedRm_SingleCore$", p.stderr, re.M), p.stderr
+    assert "CRASHED" not in p.stderr
     doc = json.loads(p.stdout)
     assert doc["verdict"] == "HANG", doc["verdict"]
     rec = json.loads((Path(doc["record_dir"]) / "record.json").read_text())

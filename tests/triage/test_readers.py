@@ -247,3 +247,23 @@ def test_a_paste_of_two_kinds_is_read_as_the_larger_and_says_so() -> None:
     r = read_paste(P.excerpt("2024-03") + "\n" + C.rich_framework(C.NOC))
     assert r is not None and r.format is HangSource.TT_TRIAGE
     assert any("also holds watcher-log" in w for w in r.diagnosis.warnings)
+
+
+def test_a_brisc_given_a_go_still_at_its_go_wait_never_started_as_the_watcher_says() -> None:
+    """BRISC with a kernel, go message GO, waypoint GW, in firmware main (): the watcher rules'
+    NEVER_STARTED (tests/watcher/test_diagnose.py), not a kernel that returned."""
+    from lnrepro.watcher.diagnose import diagnose
+    from lnrepro.watcher.log import parse
+
+    core = C.Core(0, (0, 0), (
+        C.Risc("brisc", 61, "writer_ns", "GO", "GW", 0x4A10, C._fw("brisc", 0x4A10)),
+        *(C.Risc(r, 60, "reader_ns", "GO", "W", 0x5B20, C._fw(r, 0x5B20)) for r in ("ncrisc",)),
+    ))  # fmt: skip
+    d = read_triage(C.rich_framework(C.Scenario("never", (core, C.idle_core(0, 1, 0)))))
+    assert d is not None and d.pattern is HangPattern.NEVER_STARTED, d and d.lines()
+    g = d.primary
+    assert g is not None and (g.risc, g.waypoint, g.name) == ("BRISC", "GW", "writer_ns")
+    assert "never started" in g.sentence
+    w = diagnose(parse("Device 0 worker core(x= 0,y= 0) virtual(x= 1,y= 2):   GW,   W,   W,   W,"
+                       "   W  rmsg:D0G|BNT h_id:  1 smsg:GGGG k_ids: 61| 60|  0|  0|  0\n"))  # fmt: skip
+    assert (w.pattern, w.groups[0].risc) == (d.pattern, g.risc)

@@ -1,0 +1,141 @@
+"""The fail rates a user has measured already: ``lnrepro run`` records at a bisect's endpoints.
+
+A flaky bug is bisected by someone who has run it: ``lnrepro run -n 20`` at the bad commit, and
+often at the good one. Those runs are counted (:func:`counts`) and become the Beta prior over the
+fail rates of the Bayesian search (:meth:`lnrepro.bisect.bayes.Rates.with_runs`): the search
+starts with what is known and keeps learning. Records are named (``--rates-from RUN...``) or found
+in the store (:func:`find`): a run record whose commit is one of the endpoints and whose tests are
+the bisect's. Reading only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from lnrepro.doors import store
+from lnrepro.errors import InputError, UsageError
+from lnrepro.model.record import RunRecord, RunState
+from lnrepro.model.requests import (
+    DEFAULT_RECORD_DIR,
+    BisectRequest,
+    EndpointRuns,
+    RunOracleSpec,
+)
+
+_FAILS = ("FAILED", "CRASHED")  # a run that shows the bug; ENV_ERROR and TIMEOUT are noise
+
+
+def counts(run: RunRecord) -> tuple[int, int]:
+    """(fails, runs) of the run's test that failed most: the bug's test (noise not counted)."""
+    best = (0, 0)
+    for t in run.tests:
+        fails = sum(t.statuses.get(s, 0) for s in _FAILS)
+        runs = fails + t.statuses.get("PASSED", 0)
+        best = max(best, (fails, runs))
+    return best
+
+
+def bases(req: BisectRequest) -> list[Path]:
+    """Where run records are looked for: ``--record-dir``, ``.lnrepro/runs`` here and in the
+    repository, and the bisects' own runs inside its ``.git``."""
+    out = [req.record_dir] if req.record_dir is not None else []
+    out += store.bases_for(DEFAULT_RECORD_DIR, False, req.repo)
+    out.append(req.repo / DEFAULT_RECORD_DIR)
+    seen: list[Path] = []
+    for b in out:
+        if b.absolute() not in seen:
+            seen.append(b.absolute())
+    return seen
+
+
+def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> EndpointRuns:
+    bf = bn = gf = gn = 0
+    sources = []
+    for run in runs:
+        commit = str(run.fingerprint.get("commit") or "")
+        fails, n = counts(run)
+        if commit == req.bad:
+            bf, bn = bf + fails, bn + n
+        elif commit in req.good:
+            gf, gn = gf + fails, gn + n
+        else:
+            raise UsageError(
+                f"--rates-from {run.id}: it ran commit {commit[:12] or '(unknown)'}, "
+                f"which is neither --bad {req.bad[:12]} nor --good",
+                "name runs of the endpoints (lnrepro run --tt-metal . at each of them)",
+            )
+        sources.append(str(run.record_dir))
+    return EndpointRuns(bf, bn, gf, gn, tuple(sources), found)
+
+
+def named(req: BisectRequest) -> EndpointRuns:
+    """The counts of the records ``--rates-from`` names (ids, prefixes, ``last`` or paths)."""
+    why = "--rates-from takes the records of `lnrepro run` at the endpoints"
+    runs = [store.load_run(bases(req), ref, why) for ref in req.rates_from]
+    out = _tally(req, runs, found=False)
+    if out.bad_runs == 0:
+        raise UsageError(
+            "--rates-from: no run at --bad said pass or fail (only noise, or not run)",
+            "name a record of the bad commit whose test ran (lnrepro runs lists them)",
+        )
+    return out
+
+
+def matches(req: BisectRequest, run: RunRecord) -> bool:
+    """``run`` tested an endpoint with the bisect's own tests (gtest filter or pytest ids)."""
+    o = req.oracle
+    if not isinstance(o, RunOracleSpec) or run.state is not RunState.COMPLETE:
+        return False
+    if str(run.fingerprint.get("commit") or "") not in (req.bad, *req.good):
+        return False
+    mine, theirs = o.tests, run.request.tests
+    return (mine.pytest, mine.gtest_filter if not mine.pytest else "") == (
+        theirs.pytest,
+        theirs.gtest_filter if not theirs.pytest else "",
+    )
+
+
+def find(req: BisectRequest) -> EndpointRuns | None:
+    """The endpoints' runs in the store, when the bisect learns its rates and none are named."""
+    if req.confidence is None or req.fail_rates is not None or req.rates_from:
+        return None
+    runs = []
+    for e in store.scan(bases(req)):
+        if (
+            e.kind != "run"
+            or e.state != RunState.COMPLETE.value
+            or e.commit not in (req.bad, *req.good)
+        ):
+            continue
+        try:
+            run = store.load_path(e.path)
+        except InputError:
+            continue
+        if isinstance(run, RunRecord) and matches(req, run) and counts(run)[1]:
+            runs.append(run)
+    if not any(str(r.fingerprint.get("commit")) == req.bad for r in runs):
+        return None  # the buggy endpoint's rate is the one that matters: without it, learn
+    return _tally(req, runs, found=True)
+
+
+def resolve(req: BisectRequest) -> BisectRequest:
+    """``req`` (validated, its commits full shas) with the endpoints' runs counted."""
+    if req.rates_from:
+        if req.confidence is None:
+            raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
+        if req.fail_rates is not None:
+            raise UsageError("--rates-from and --fail-rates both give the fail rates",
+                             "use one: --rates-from keeps learning from the runs, --fail-rates does not")  # fmt: skip
+        return replace(req, endpoint_runs=named(req))
+    return replace(req, endpoint_runs=find(req))
+
+
+def describe(e: EndpointRuns) -> str:
+    """Two lines for the console: where the prior comes from, what it says, which records."""
+    how = "found in the store" if e.found else "(--rates-from)"
+    good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
+    names = ", ".join(Path(s).name for s in e.sources[:3]) + (" …" if len(e.sources) > 3 else "")
+    return (f"rates from {len(e.sources)} record(s) {how}: {e.bad_fails}/{e.bad_runs} failed at "
+            f"--bad, {good}\n  {names}")  # fmt: skip
