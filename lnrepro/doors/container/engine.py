@@ -29,8 +29,8 @@ class _Deferred(types.ModuleType):
 def _lazy_paramiko() -> None:
     """The Docker SDK imports paramiko (~0.09 s) whenever it is imported, for ssh:// engines,
     which lnrepro reaches through the ``ssh`` command (``use_ssh_client``) instead: paramiko
-    stands deferred, loaded only if something uses it. Before any SDK import, so this module is
-    imported before the SDK everywhere (lnrepro/doors/images.py)."""
+    stands deferred, loaded only if something uses it. Before any SDK import, so this package
+    is imported before the SDK everywhere (lnrepro/doors/images.py)."""
     import importlib.util
     import sys
 
