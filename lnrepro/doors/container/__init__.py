@@ -8,7 +8,8 @@ One module a concern, every name importable from here as before:
   contexts, and an engine's failures as lnrepro's errors;
 - :mod:`.owners`: each container's owner label, and the sweep of those whose lnrepro is gone;
 - :mod:`.create`: a container made with signals held, known until removed (``remove_all_live``);
-- :mod:`.stream`: a command run in a fresh container, its output streamed (``stream``, ``run``);
+- :mod:`.streaming`: a command run in a fresh container, its output streamed (``stream``,
+  ``run``);
 - :mod:`.wait`: the wait, the kill at the time limit, and ``exec_in`` for ``before_kill`` hooks;
 - :mod:`.ship`: images, volumes and files to and from an engine of another machine.
 
@@ -59,7 +60,7 @@ from lnrepro.doors.container.spec import (
     missing_bind_sources,
     run_spec,
 )
-from lnrepro.doors.container.stream import run, stream
+from lnrepro.doors.container.streaming import run, stream
 from lnrepro.doors.container.wait import exec_in
 
 __all__ = [
