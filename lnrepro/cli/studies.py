@@ -269,7 +269,7 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
         raise UsageError(f"no modelled test matches {', '.join(tests)}", "see `lnrepro run --list`")
     with working(err, "tolerance: sampling") as status:
         rows_out = tl.seeds_table(names, trials=trials, alpha=alpha, era=era,
-                                  progress=lambda nm, d, n: status.update(f"tolerance: {nm} draw {d}/{n}", nm))  # fmt: skip
+                                  progress=lambda nm, d, n: status.update(f"tolerance: draw {d}/{n} of {nm}", nm))  # fmt: skip
     if as_json:
         echo_json(
             {

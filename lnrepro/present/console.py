@@ -617,11 +617,10 @@ class RichRunEvents(Events):
             return  # no change: the attempt's count line says it
         was = f"  (was {before.value})" if before is not None else ""
         metrics = f"  {fmt_metrics(result.metrics)}" if result.metrics else ""
-        # one line: the status and the name together, whatever the width (grep FAILED)
-        self.progress.console.print(
-            styled(*([self._prefix() + " "] if self._prefix() else []),
-                   (f"{result.status.value:<7}", STATUS_STYLE[result.status]), f" {name}{was}{metrics}"),
-            soft_wrap=True)  # fmt: skip
+        _status_line(self.progress.console,
+                     styled(*([self._prefix() + " "] if self._prefix() else []),
+                            (f"{result.status.value:<7}", STATUS_STYLE[result.status]), f" {name}{was}"),
+                     metrics)  # fmt: skip
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
@@ -629,6 +628,19 @@ class RichRunEvents(Events):
         self.last.update(self.now)
         if self.attempt[1] > 1:
             say(self.progress.console, esc(f"{self._prefix()} {attempt_counts(attempt)}"))
+
+
+def _status_line(console: Console, head: Text, more: str) -> None:
+    """A status and its test's name on one line whatever the width (``grep FAILED`` finds every
+    name; the terminal folds a name wider than itself), then ``more`` wrapped at spaces."""
+    from rich.cells import cell_len
+
+    if not console.is_terminal or cell_len(head.plain) <= console.width:
+        say(console, head + esc(more), hang=8)  # head fits: a wrap comes after it
+        return
+    console.print(head, soft_wrap=True)
+    if more.strip():
+        say(console, esc(more.strip()), indent=8)
 
 
 def attempt_counts(attempt: Attempt) -> str:

@@ -266,3 +266,20 @@ def test_run_list_prints_whole_names_one_per_line() -> None:
     c, buf = terminal(60)
     render_test_list(LISTING, c)
     assert whole(NAMES[2], buf.getvalue())
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_live_line_keeps_its_status_with_the_name_and_wraps_only_the_metrics(width: int) -> None:
+    """Review 8/18 live: the metrics wrap at spaces; the status and the name never part."""
+    c, buf = terminal(width)
+    ev = RichRunEvents(c)  # not entered: no bar drawn into the buffer
+    ev.attempt_started(1, 3, ["x"])
+    (t,) = [x for x in attempt(1, flaky_fails=True) if "TightTolerance" in x.name]
+    for tensor in ("dx", "dgamma"):
+        t.add_metric(tensor, "rtol", 0.01)
+        t.add_metric(tensor, "atol", 0.01)
+    ev.test_finished(t)
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith(f"attempt 1/3: FAILED  {t.name}"), lines
+    assert all(len(ln) <= width for ln in lines[1:]), lines
+    assert whole("max_diff=1000", buf.getvalue()) and whole("rtol=0.01", buf.getvalue())
