@@ -140,9 +140,10 @@ def _as_text(value: str | Text) -> Text:
 _WORD = re.compile(r"\S+\s*")
 
 
-def _wrap(text: Text, first: int, rest: int) -> list[Text]:
+def _wrap(text: Text, first: int, rest: int, keep: int = 0) -> list[Text]:
     """``text`` wrapped at spaces: the first line ``first`` cells wide, the others ``rest``; a
-    word longer than any line stays whole (never folded by us) where it stands."""
+    word longer than any line stays whole (never folded by us) where it stands; no break in
+    the first ``keep`` characters (a status and its test's name)."""
     from rich.cells import cell_len
 
     plain = text.plain
@@ -157,7 +158,8 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
         for m in _WORD.finditer(plain):
             word = m.group().rstrip()
             # a word no line can hold stays where it is: the terminal folds that line anyway
-            if words and line_len + cell_len(word) > width and cell_len(word) <= rest:
+            if (words and m.start() >= keep and line_len + cell_len(word) > width
+                    and cell_len(word) <= rest):  # fmt: skip
                 out.append(para[line_start : m.start()])
                 line_start, line_len, width, words = m.start(), 0, rest, 0
             line_len += cell_len(m.group())
@@ -176,7 +178,7 @@ def say(console: Console, text: str | Text, *, indent: int = 0, hang: int = 2) -
 
 
 def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
-          width: int | None = None) -> list[Text]:  # fmt: skip
+          width: int | None = None, keep: int = 0) -> list[Text]:  # fmt: skip
     """The lines :func:`say` prints (``width``: the terminal's, when the caller knows it)."""
     from rich.text import Text
 
@@ -186,7 +188,7 @@ def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
         return [Text(pad) + line for line in t.split("\n", allow_blank=True)]
     w = max((width or console.width) - indent, 10)
     return [Text(pad + (" " * hang if i else "")) + line
-            for i, line in enumerate(_wrap(t, w, max(w - hang, 10)))]  # fmt: skip
+            for i, line in enumerate(_wrap(t, w, max(w - hang, 10), keep))]  # fmt: skip
 
 
 def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None:
@@ -323,9 +325,17 @@ def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: i
     out: list[Text] = []
     width = console.width  # asked once: rich asks the terminal each time
     room = max(width - 2, 10)
-    first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
-    if first.plain:  # one line, never wrapped: a status and its name stay together for grep
-        out.append(first)
+    shown = [row[i] for i in (lead or range(head)) if row[i].plain]
+    heads: list[Text] = []  # its first two cells (a status and its name) on one line, for grep;
+    for cell in shown:  # the others after them while they fit, else on a line of their own
+        if len(heads) < 1 or (len(shown) > 1 and cell is shown[1]) or \
+                cell_len(heads[-1].plain) + 2 + cell_len(cell.plain) <= width:  # fmt: skip
+            heads[-1:] = [Text("  ").join([*heads[-1:], cell])]
+        else:
+            heads.append(cell)
+    for k, h in enumerate(heads):  # the first never split; a cell no line holds wraps at spaces
+        out += (_said(console, h, hang=4, width=width, keep=len(h.plain)) if k == 0
+                else _said(console, h, indent=4, hang=0, width=width))  # fmt: skip
     line = Text()
     for c, x in zip(cols[head:], row[head:], strict=True):
         if not x.plain:
