@@ -131,6 +131,7 @@ class Col:
 
     name: str
     text: bool = False
+    label: bool = False  # in the narrow layout, a lead cell named (``host OK``): no header there
 
 
 def _as_text(value: str | Text) -> Text:
@@ -325,7 +326,8 @@ def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: i
     out: list[Text] = []
     width = console.width  # asked once: rich asks the terminal each time
     room = max(width - 2, 10)
-    shown = [row[i] for i in (lead or range(head)) if row[i].plain]
+    shown = [(Text(f"{cols[i].name} ", style="dim") + row[i]) if cols[i].label else row[i]
+             for i in (lead or range(head)) if row[i].plain]  # fmt: skip
     heads: list[Text] = []  # its first two cells (a status and its name) on one line, for grep;
     for cell in shown:  # the others after them while they fit, else on a line of their own
         if len(heads) < 1 or (len(shown) > 1 and cell is shown[1]) or \
@@ -670,25 +672,21 @@ def render_env(report: Any, console: Console) -> None:
     container's verdicts, each labelled, and both reasons when they differ), then each fix's
     command on a line of its own (one line of valid shell, to paste), apart from the advice."""
     container = report.container is not None
-    cols = [Col("check"), Col("host" if container else "status"),
-            *([Col("container")] if container else []),
+    cols = [Col("check"), Col("host", label=True) if container else Col("status"),
+            *([Col("container", label=True)] if container else []),
             Col("detail", text=True), Col("fix", text=True)]  # fmt: skip
     inside = {r.id: r for r in (report.container or [])}
     rows: list[Row] = []
     commands: list[tuple[str, str]] = []  # (where, command)
     for r in report.results:
         s = r.status.value
-        # labelled: at 60/80 columns the row is a block whose first line has no header above it
-        label = ("host ", "dim") if container else ""
-        row: list[Text | str] = [esc(r.id), styled(label, (s.upper(), ENV_STYLE[s]))]
+        row: list[Text | str] = [esc(r.id), styled((s.upper(), ENV_STYLE[s]))]
         detail, fix = r.detail, r.fix
         if r.command and r.status.value in ("fail", "warn"):
             commands.append((r.id, r.command))
         if container:
             c = inside[r.id]
-            row.append(
-                styled(("container ", "dim"), (c.status.value.upper(), ENV_STYLE[c.status.value]))
-            )
+            row.append(styled((c.status.value.upper(), ENV_STYLE[c.status.value])))
             if c.detail != r.detail:
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
             if c.status != r.status and c.status.value != "skip":
