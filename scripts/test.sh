@@ -19,6 +19,7 @@ command -v debootstrap >/dev/null || need+=(debootstrap)  # the container tests'
 command -v ssh-keyscan >/dev/null || need+=(openssh-client)  # ssh:// contexts to a card host
 command -v node >/dev/null || need+=(nodejs)       # GitHub's issue-form parser and JSON.parse,
 command -v npm >/dev/null || need+=(npm)           # from the npm registry
+command -v tmux >/dev/null || need+=(tmux)         # a real terminal for the Ctrl-C screen test
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "test.sh: installing ${need[*]}"

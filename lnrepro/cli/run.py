@@ -148,7 +148,9 @@ def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: boo
             click.echo("\n".join([*lines, "# each attempt:", f"  {plan.test}"]))
         return ExitCode.OK
     if list_tests:
-        click.echo(api.list_tests(request), nl=False)
+        from lnrepro.present.console import make_console, render_test_list
+
+        render_test_list(api.list_tests(request), make_console())
         return ExitCode.OK
     from lnrepro.present.console import RichRunEvents, make_console, render_run
 

@@ -276,7 +276,12 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     elif tests:
         raise UsageError("--test and --shape do not go together", "pick one")
     from lnrepro.emulator.defects import Era
-    from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
+    from lnrepro.present.console import (
+        make_console,
+        render_tolerance_bands,
+        render_tolerance_tests,
+        working,
+    )
     from lnrepro.studies import tolerance as tl
 
     era = Era(kernel_era)
@@ -288,7 +293,7 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
             from lnrepro.present.plot import check_path
 
             check_path(plot)
-        with err.status("tolerance: sampling") as status:
+        with working(err, "tolerance: sampling") as status:
             study = tl.shape_study(rows, features, trials=trials, models=models, era=era, alpha=alpha,
                                    reference_variants=reference_variants,
                                    progress=lambda d, n: status.update(f"tolerance: draw {d}/{n}"))  # fmt: skip
@@ -308,9 +313,9 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     names = tl.select_tests(tests)
     if not names:
         raise UsageError(f"no modelled test matches {', '.join(tests)}", "see `lnrepro run --list`")
-    with err.status("tolerance: sampling") as status:
+    with working(err, "tolerance: sampling") as status:
         rows_out = tl.seeds_table(names, trials=trials, alpha=alpha, era=era,
-                                  progress=lambda nm, d, n: status.update(f"tolerance: {nm.split('.')[-1]} draw {d}/{n}"))  # fmt: skip
+                                  progress=lambda nm, d, n: status.update(f"tolerance: draw {d}/{n} of {nm}", nm))  # fmt: skip
     if as_json:
         echo_json(
             {

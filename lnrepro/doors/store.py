@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ class Entry:
     where: str  # backend / runner, or the repository bisected
     commit: str | None
     problem: str | None = None  # why it is unreadable
+    record: Record | None = field(default=None, compare=False, repr=False)  # for describing it
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "path": str(self.path), "mtime": self.mtime,
@@ -171,12 +172,12 @@ def entry(path: Path) -> Entry:
             where += f"/{b['runner']}"
         commit = rec.fingerprint.get("commit")
         return Entry(rec.id, kind, path, mtime, rec.state.value, rec.headline, where,
-                     str(commit) if isinstance(commit, str) else None)  # fmt: skip
+                     str(commit) if isinstance(commit, str) else None, record=rec)  # fmt: skip
     state, headline = rec.state.value, rec.headline
     if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
         state, headline = BisectState.INTERRUPTED.value, f"{headline}; its process is gone"
     return Entry(rec.id or rid, kind, path, mtime, state, headline,
-                 str(rec.request.repo), rec.request.bad)  # fmt: skip
+                 str(rec.request.repo), rec.request.bad, record=rec)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- owners

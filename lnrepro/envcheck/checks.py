@@ -39,7 +39,8 @@ class Result:
     id: str
     status: Status
     detail: str
-    fix: str = ""
+    fix: str = ""  # what to do, in words (container advice included)
+    command: str = ""  # the fix's command on this machine, one line of valid shell, if it has one
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class Result:
             "status": self.status.value,
             "detail": self.detail,
             "fix": self.fix,
+            "command": self.command,
         }
 
 
@@ -105,7 +107,8 @@ def check_device(f: Facts, ctx: Context) -> Result:
             i,
             Status.FAIL,
             f"{pci} Tenstorrent PCI function(s) but no /dev/tenstorrent node: the driver is not loaded",
-            "install tt-kmd and `sudo modprobe tenstorrent`; in a container, pass --device /dev/tenstorrent/N",
+            "install tt-kmd and load it; in a container, pass --device /dev/tenstorrent/N",
+            "sudo modprobe tenstorrent",
         )
     bad = [d.name for d in f.devices if d.name not in nodes]
     if bad:
@@ -113,7 +116,8 @@ def check_device(f: Facts, ctx: Context) -> Result:
             i,
             Status.FAIL,
             f"/dev/tenstorrent/{bad[0]} is not a character device",
-            "remove the stray file and reload the driver: sudo modprobe -r tenstorrent && sudo modprobe tenstorrent",
+            "remove the stray file and reload the driver",
+            "sudo modprobe -r tenstorrent && sudo modprobe tenstorrent",
         )
     closed = [d.name for d in f.devices if not (d.readable and d.writable)]
     if closed:
@@ -151,7 +155,8 @@ def check_driver(f: Facts, ctx: Context) -> Result:
             i,
             Status.FAIL,
             "tt-kmd (module tenstorrent) is not loaded",
-            "install tt-kmd (dkms) and `sudo modprobe tenstorrent`",
+            "install tt-kmd (dkms) and load it",
+            "sudo modprobe tenstorrent",
         )
     if not f.module_version:
         return Result(
@@ -201,24 +206,27 @@ def check_hugepages_count(f: Facts, ctx: Context) -> Result:
             Status.OK,
             f"{have} x 1 GiB reserved for {n} device(s); the IOMMU is on, so that is optional",
         )
-    fix = f"reserve {2 * n}: echo {2 * n} | sudo tee /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages (or hugepages=... on the kernel command line)"
+    fix = f"reserve {2 * n} (or hugepages=... on the kernel command line)"
+    cmd = f"echo {2 * n} | sudo tee /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"
     if have >= n:
         return Result(
             i,
             Status.WARN,
             f"{have} x 1 GiB reserved for {n} device(s); setups use 2 per device",
             fix,
+            cmd,
         )
-    return Result(
-        i, Status.FAIL, f"{have} x 1 GiB reserved for {n} device(s): fewer than one per device", fix
-    )
+    return Result(i, Status.FAIL,
+                  f"{have} x 1 GiB reserved for {n} device(s): fewer than one per device", fix, cmd)  # fmt: skip
 
 
 def check_hugepages_mount(f: Facts, ctx: Context) -> Result:
     i = "hugepages-mount"
     m = f.mount_at(HUGEPAGE_MOUNT)
-    fix = (f"sudo mkdir -p {HUGEPAGE_MOUNT} && sudo mount -t hugetlbfs -o pagesize=1G nodev {HUGEPAGE_MOUNT}; "
+    fix = (f"mount hugetlbfs with 1 GiB pages at {HUGEPAGE_MOUNT}; "
            f"in a container: -v {HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT} (lnrepro does)")  # fmt: skip
+    cmd = (f"sudo mkdir -p {HUGEPAGE_MOUNT} && "
+           f"sudo mount -t hugetlbfs -o pagesize=1G nodev {HUGEPAGE_MOUNT}")  # fmt: skip
     if not f.mounts_readable:
         return Result(i, Status.FAIL, "/proc/mounts is unreadable", "run where /proc is mounted")
     if m is None:
@@ -231,9 +239,10 @@ def check_hugepages_mount(f: Facts, ctx: Context) -> Result:
             Status.FAIL,
             f"no hugetlbfs mounted at {HUGEPAGE_MOUNT} (tt-metal: 'no huge page mount found')",
             fix,
+            cmd,
         )
     if m.fstype != "hugetlbfs":
-        return Result(i, Status.FAIL, f"{HUGEPAGE_MOUNT} is {m.fstype}, not hugetlbfs", fix)
+        return Result(i, Status.FAIL, f"{HUGEPAGE_MOUNT} is {m.fstype}, not hugetlbfs", fix, cmd)
     size = m.option("pagesize")
     if size not in ("1G", "1024M", "1048576k", "1048576K"):
         return Result(
@@ -241,6 +250,7 @@ def check_hugepages_mount(f: Facts, ctx: Context) -> Result:
             Status.FAIL,
             f"hugetlbfs at {HUGEPAGE_MOUNT} has pagesize={size or 'default (2M)'}, not 1G",
             fix,
+            cmd,
         )
     return Result(i, Status.OK, f"hugetlbfs pagesize=1G at {HUGEPAGE_MOUNT}")
 
@@ -292,11 +302,19 @@ def check_arch(f: Facts, ctx: Context) -> Result:
     want = found[0]
     if not arch:
         return Result(
-            i, Status.WARN, f"ARCH_NAME is unset; the device is {want}", f"export ARCH_NAME={want}"
+            i,
+            Status.WARN,
+            f"ARCH_NAME is unset; the device is {want}",
+            f"set ARCH_NAME={want}",
+            f"export ARCH_NAME={want}",
         )
     if arch != want:
         return Result(
-            i, Status.FAIL, f"ARCH_NAME={arch} but the device is {want}", f"export ARCH_NAME={want}"
+            i,
+            Status.FAIL,
+            f"ARCH_NAME={arch} but the device is {want}",
+            f"set ARCH_NAME={want}",
+            f"export ARCH_NAME={want}",
         )
     return Result(i, Status.OK, f"ARCH_NAME={arch} matches the device")
 
@@ -464,6 +482,7 @@ def check_tt_smi(f: Facts, ctx: Context) -> Result:
         i,
         Status.WARN,
         "tt-smi not found: a hung card cannot be reset between attempts",
+        "install tt-smi",
         "pip install tt-smi",
     )
 

@@ -19,11 +19,12 @@ from lnrepro.model.record import Attempt, RunRecord, RunState, merge_worst
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
 from lnrepro.present.text import (
+    describe_bisect,
     describe_run,
     first_line,
     fmt_metrics,
     fmt_num,
-    short,
+    listed_tests,
     why,
     worst_text,
 )
@@ -72,6 +73,45 @@ def make_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
+class Working:
+    """What a long step is doing, on stderr while it works: a spinner line on a terminal
+    (rich's status, gone when done); in a log (stderr piped), a plain line whenever the step's
+    subject changes and at most every ``every`` seconds otherwise, so a CI log shows it alive."""
+
+    def __init__(self, console: Console, text: str, every: float = 10.0) -> None:
+        self.console, self.text, self.every = console, text, every
+        self.status: Any = None
+        self.said, self.subject = -math.inf, ""
+
+    def __enter__(self) -> Working:
+        if self.console.is_terminal:
+            self.status = self.console.status(esc(self.text))
+            self.status.__enter__()
+        else:
+            self._line(self.text)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(*exc)
+
+    def update(self, text: str, subject: str = "") -> None:
+        """``text`` now; ``subject`` (a test's name): a new one is always logged."""
+        if self.status is not None:
+            self.status.update(esc(text))
+        elif subject != self.subject or time.monotonic() - self.said >= self.every:
+            self._line(text)
+        self.subject = subject
+
+    def _line(self, text: str) -> None:
+        self.said = time.monotonic()
+        _plain_line(self.console, [text])
+
+
+def working(console: Console, text: str) -> Working:
+    return Working(console, text)
+
+
 # ------------------------------------------------------------------ layout
 # The rule (issue 37): no id, sha, path, test name, number or flag is ever cut, at any width, in
 # a terminal or piped. So nothing here lets rich fold a word: lines are wrapped at spaces by
@@ -91,6 +131,7 @@ class Col:
 
     name: str
     text: bool = False
+    label: bool = False  # in the narrow layout, a lead cell named (``host OK``): no header there
 
 
 def _as_text(value: str | Text) -> Text:
@@ -100,9 +141,10 @@ def _as_text(value: str | Text) -> Text:
 _WORD = re.compile(r"\S+\s*")
 
 
-def _wrap(text: Text, first: int, rest: int) -> list[Text]:
+def _wrap(text: Text, first: int, rest: int, keep: int = 0) -> list[Text]:
     """``text`` wrapped at spaces: the first line ``first`` cells wide, the others ``rest``; a
-    word longer than any line stays whole (never folded by us) where it stands."""
+    word longer than any line stays whole (never folded by us) where it stands; no break in
+    the first ``keep`` characters (a status and its test's name)."""
     from rich.cells import cell_len
 
     plain = text.plain
@@ -117,7 +159,8 @@ def _wrap(text: Text, first: int, rest: int) -> list[Text]:
         for m in _WORD.finditer(plain):
             word = m.group().rstrip()
             # a word no line can hold stays where it is: the terminal folds that line anyway
-            if words and line_len + cell_len(word) > width and cell_len(word) <= rest:
+            if (words and m.start() >= keep and line_len + cell_len(word) > width
+                    and cell_len(word) <= rest):  # fmt: skip
                 out.append(para[line_start : m.start()])
                 line_start, line_len, width, words = m.start(), 0, rest, 0
             line_len += cell_len(m.group())
@@ -136,7 +179,7 @@ def say(console: Console, text: str | Text, *, indent: int = 0, hang: int = 2) -
 
 
 def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
-          width: int | None = None) -> list[Text]:  # fmt: skip
+          width: int | None = None, keep: int = 0) -> list[Text]:  # fmt: skip
     """The lines :func:`say` prints (``width``: the terminal's, when the caller knows it)."""
     from rich.text import Text
 
@@ -146,7 +189,7 @@ def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
         return [Text(pad) + line for line in t.split("\n", allow_blank=True)]
     w = max((width or console.width) - indent, 10)
     return [Text(pad + (" " * hang if i else "")) + line
-            for i, line in enumerate(_wrap(t, w, max(w - hang, 10)))]  # fmt: skip
+            for i, line in enumerate(_wrap(t, w, max(w - hang, 10), keep))]  # fmt: skip
 
 
 def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None:
@@ -203,11 +246,12 @@ def _fit(cols: Sequence[Col], cells: list[list[Text]], width: int) -> list[int] 
 
 def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
                rows: Sequence[Sequence[str | Text]], *, head: int = 1,
-               lead: Sequence[int] = (), header_piped: bool = True) -> None:  # fmt: skip
+               lead: Sequence[int] = (), header_piped: bool = True,
+               one_line: bool = False) -> None:  # fmt: skip
     """A table that never cuts a token: boxed when it fits the terminal, one block per row when
     it does not (the first ``head`` cells on the block's first line, in the order ``lead`` gives
     if any, then ``name: value``), tab-separated plain lines when piped (with a header line
-    unless ``header_piped`` is off)."""
+    unless ``header_piped`` is off). ``one_line``: boxed only if every row fits on one line."""
     cells = [[_as_text(v) for v in row] for row in rows]
     if title is not None:
         say(console, styled((title, "bold")) if isinstance(title, str) else title)
@@ -224,6 +268,8 @@ def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
         lead = [keep.index(i) for i in lead if i in keep]
         head = sum(1 for j in keep if j < head)
     widths = _fit(cols, cells, console.width)
+    if one_line and widths is not None and widths != _fit(cols, cells, 1 << 30):
+        widths = None
     if widths is None:
         _blocks(console, cols, cells, head, lead)
         return
@@ -280,9 +326,18 @@ def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: i
     out: list[Text] = []
     width = console.width  # asked once: rich asks the terminal each time
     room = max(width - 2, 10)
-    first = Text("  ").join(row[i] for i in (lead or range(head)) if row[i].plain)
-    if first.plain:
-        out += _said(console, first, hang=4, width=width)
+    shown = [(Text(f"{cols[i].name} ", style="dim") + row[i]) if cols[i].label else row[i]
+             for i in (lead or range(head)) if row[i].plain]  # fmt: skip
+    heads: list[Text] = []  # its first two cells (a status and its name) on one line, for grep;
+    for cell in shown:  # the others after them while they fit, else on a line of their own
+        if len(heads) < 1 or (len(shown) > 1 and cell is shown[1]) or \
+                cell_len(heads[-1].plain) + 2 + cell_len(cell.plain) <= width:  # fmt: skip
+            heads[-1:] = [Text("  ").join([*heads[-1:], cell])]
+        else:
+            heads.append(cell)
+    for k, h in enumerate(heads):  # the first never split; a cell no line holds wraps at spaces
+        out += (_said(console, h, hang=4, width=width, keep=len(h.plain)) if k == 0
+                else _said(console, h, indent=4, hang=0, width=width))  # fmt: skip
     line = Text()
     for c, x in zip(cols[head:], row[head:], strict=True):
         if not x.plain:
@@ -353,6 +408,21 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
 
 
 # ------------------------------------------------------------------------ run
+def render_test_list(listing: str, console: Console) -> None:
+    """``lnrepro run --list``: each test's whole name (what ``--filter`` takes), one per line;
+    a parameter's comment after it on a terminal, after a tab piped. A listing with no test in
+    it (not googletest's) is shown as it came."""
+    names = listed_tests(listing)
+    if not names and listing.strip():
+        console.file.write(visible(listing) + ("" if listing.endswith("\n") else "\n"))
+    for name, comment in names:
+        if console.is_terminal:
+            say(console, esc(f"{name}  {comment}" if comment else name))
+        else:
+            _plain_line(console, [name, comment] if comment else [name])
+    console.file.flush()
+
+
 def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
     if runs == 0:
         return "-"
@@ -417,18 +487,37 @@ def render_run(rec: RunRecord, console: Console) -> None:
 
 
 def render_records(entries: list[Entry], console: Console) -> None:
-    """``lnrepro runs``: one row per record, oldest first; piped, one plain line per record."""
+    """``lnrepro runs``: one row per record, oldest first: when, its state and headline, and
+    what it was (:func:`describe_run`: backend, defect or commit, seed, attempts). Piped, one
+    tab-separated line per record under a header line; every field says something."""
+    from lnrepro.model.bisect import BisectRecord
+
     rows: list[Row] = []
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime)) if e.mtime else "?"
         style = "green" if e.state == "complete" else "red" if e.state == "unreadable" else "yellow"
-        rows.append([esc(e.id), when, e.kind, esc(e.where), esc(str(e.commit or "")[:12]),
-                     styled((e.state, style)), esc(e.headline or e.problem or "")])  # fmt: skip
-    cols = [Col("id"), Col("when", text=True), Col("kind"), Col("where"), Col("commit"),
-            Col("state"), Col("headline", text=True)]  # fmt: skip
-    # piped: no title and no header, one record per line (for cut, awk, grep)
-    show_table(console, "lnrepro records" if console.is_terminal else None, cols, rows,
-               head=1, header_piped=False)  # fmt: skip
+        rec = e.record
+        what = (describe_run(rec) if isinstance(rec, RunRecord) else
+                f"bisect {describe_bisect(rec)}" if isinstance(rec, BisectRecord) else
+                " ".join(x for x in (e.kind, e.where, e.commit and f"commit {e.commit[:12]}") if x))  # fmt: skip
+        rows.append([esc(e.id), when, styled((e.state, style)),
+                     esc(e.headline or e.problem or "-"), esc(what)])  # fmt: skip
+    cols = [
+        Col("id"),
+        Col("when"),
+        Col("state"),
+        Col("headline", text=True),
+        Col("what", text=True),
+    ]
+    # a row per line, or one block per record (what it was under it): never a row of many lines
+    show_table(
+        console,
+        "lnrepro records" if console.is_terminal else None,
+        cols,
+        rows,
+        head=4,
+        one_line=True,
+    )
 
 
 def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: Console) -> None:
@@ -456,9 +545,16 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
 
 
 class RichRunEvents(Events):
-    """Live progress for `lnrepro run` on stderr: one bar over attempts, the running test named."""
+    """Live progress for `lnrepro run` on stderr, written for a CI log as much as for a person.
+
+    A bar over the attempts (on a terminal only, transient) with the running test named whole on
+    its own line under it. Lines that stay: per attempt one line with its counts; a test's line
+    only when its status changes (attempt 1: the tests that did not pass; later attempts: a test
+    that flips), each with its attempt as a prefix. ``run -n 50`` of a steady bug: one line per
+    failing test, then one line per attempt."""
 
     def __init__(self, console: Console) -> None:
+        from rich.console import Group
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -467,21 +563,34 @@ class RichRunEvents(Events):
             TextColumn,
             TimeElapsedColumn,
         )
+        from rich.text import Text
 
-        self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), console=console, transient=True,
+        class _Progress(Progress):
+            def get_renderables(self) -> Iterable[Any]:  # the bar, then the test on its own line
+                table = self.make_tasks_table(self.tasks)
+                names = [str(t.fields.get("test") or "") for t in self.tasks]
+                lines = [Text("  " + visible(n), style="dim", overflow="fold") for n in names if n]
+                yield Group(table, *lines) if lines else table
+
+        # fixed-width columns first and a short description: at 60 columns nothing is cut
+        self.progress = _Progress(
+            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=20),
+            MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True,
         )  # fmt: skip
         self.task: Any = None
         self.build_task: Any = None
         self.attempt = (0, 0)
+        self.last: dict[str, TestStatus] = {}  # each test's status in the attempt before
+        self.now: dict[str, TestStatus] = {}  # in this attempt
 
     def __enter__(self) -> RichRunEvents:
-        self.progress.start()
+        if self.progress.console.is_terminal:  # in a log, a bar is noise (and a blank line)
+            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        if self.progress.console.is_terminal:
+            self.progress.stop()
 
     def build_started(self, what: str) -> None:
         self.build_task = self.progress.add_task(f"building: {what}", total=None)
@@ -498,46 +607,97 @@ class RichRunEvents(Events):
         say(self.progress.console, styled(("  build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
                                           f" in {seconds:.0f} s"))  # fmt: skip
 
+    def _prefix(self) -> str:
+        i, n = self.attempt
+        return f"attempt {i}/{n}:" if n > 1 else ""
+
     def attempt_started(self, index: int, total: int, argv: list[str]) -> None:
         self.attempt = (index, total)
         if self.task is None:
             self.task = self.progress.add_task("starting", total=total)
-        self.progress.update(self.task, description=f"attempt {index}/{total}: starting")
+        self.progress.update(self.task, description=f"attempt {index}/{total}", test="")
+        self.now = {}
 
     def test_started(self, name: str) -> None:
-        i, n = self.attempt
-        self.progress.update(self.task, description=esc(f"attempt {i}/{n}: {short(name)}").plain)
+        self.progress.update(self.task, test=name)
 
     def test_finished(self, result: TestResult) -> None:
-        say(self.progress.console, styled((f"{result.status.value:<7}", STATUS_STYLE[result.status]),
-                                          f" {_full_name(result)}",
-                                          f"  {fmt_metrics(result.metrics)}" if result.metrics else ""),
-            hang=8)  # fmt: skip
+        name = _full_name(result)
+        before = self.last.get(name)
+        self.now[name] = result.status
+        if result.status is before or (before is None and result.status is TestStatus.PASSED):
+            return  # no change: the attempt's count line says it
+        was = f"  (was {before.value})" if before is not None else ""
+        metrics = f"  {fmt_metrics(result.metrics)}" if result.metrics else ""
+        _status_line(self.progress.console,
+                     styled(*([self._prefix() + " "] if self._prefix() else []),
+                            (f"{result.status.value:<7}", STATUS_STYLE[result.status]), f" {name}{was}"),
+                     metrics)  # fmt: skip
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
+        self.progress.update(self.task, test="")
+        self.last.update(self.now)
+        if self.attempt[1] > 1:
+            say(self.progress.console, esc(f"{self._prefix()} {attempt_counts(attempt)}"))
+
+
+def _status_line(console: Console, head: Text, more: str) -> None:
+    """A status and its test's name on one line whatever the width (``grep FAILED`` finds every
+    name; the terminal folds a name wider than itself), then ``more`` wrapped at spaces."""
+    from rich.cells import cell_len
+
+    if not console.is_terminal or cell_len(head.plain) <= console.width:
+        say(console, head + esc(more), hang=8)  # head fits: a wrap comes after it
+        return
+    console.print(head, soft_wrap=True)
+    if more.strip():
+        say(console, esc(more.strip()), indent=8)
+
+
+def attempt_counts(attempt: Attempt) -> str:
+    """An attempt in a few words: its tests counted by status, its time, how it ended."""
+    counts: dict[str, int] = {}
+    for t in attempt.tests:
+        counts[t.status.value.lower()] = counts.get(t.status.value.lower(), 0) + 1
+    order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
+    text = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k)) or "no test finished"
+    end = " (timed out)" if attempt.timed_out else ""
+    return f"{text} in {attempt.seconds:.1f} s{end}"
 
 
 # ------------------------------------------------------------------ env-check
 def render_env(report: Any, console: Console) -> None:
+    """``lnrepro env-check``: a row per check (with ``--container``, the host's and the
+    container's verdicts, each labelled, and both reasons when they differ), then each fix's
+    command on a line of its own (one line of valid shell, to paste), apart from the advice."""
     container = report.container is not None
-    cols = [Col("check"), Col("status"), *([Col("container")] if container else []),
+    cols = [Col("check"), Col("host", label=True) if container else Col("status"),
+            *([Col("container", label=True)] if container else []),
             Col("detail", text=True), Col("fix", text=True)]  # fmt: skip
     inside = {r.id: r for r in (report.container or [])}
     rows: list[Row] = []
+    commands: list[tuple[str, str]] = []  # (where, command)
     for r in report.results:
         s = r.status.value
         row: list[Text | str] = [esc(r.id), styled((s.upper(), ENV_STYLE[s]))]
         detail, fix = r.detail, r.fix
+        if r.command and r.status.value in ("fail", "warn"):
+            commands.append((r.id, r.command))
         if container:
             c = inside[r.id]
             row.append(styled((c.status.value.upper(), ENV_STYLE[c.status.value])))
-            if c.status != r.status and c.status.value != "skip":
+            if c.detail != r.detail:
                 detail = f"host: {r.detail}\ncontainer: {c.detail}"
+            if c.status != r.status and c.status.value != "skip":
                 fix = c.fix or r.fix
+                if c.command and c.command != r.command:
+                    commands.append((f"{r.id} (container)", c.command))
         rows.append([*row, esc(detail), esc(fix)])
     show_table(console, f"lnrepro env-check ({report.mode})", cols, rows, head=2 + container,
                lead=(1, 2, 0) if container else (1, 0))  # fmt: skip
+    for where, command in commands:
+        say_command(console, f"fix {where}: ", command)
     if container:
         say_command(console, "container: ", report.container_command)
         for h, c in report.differences():
@@ -675,7 +835,7 @@ def render_hang(source: str, diagnosis: Any, console: Console) -> None:
 def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
     """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
     n = len(meta["tests"])
-    rows: list[Row] = [[str(i), f"{f.cost:.4f}", f"{f.verdicts_matched}/{n}", esc(f.era), esc(f.arch), esc(f.defects)]
+    rows: list[Row] = [[str(i), f"{f.cost:.6f}", f"{f.verdicts_matched}/{n}", esc(f.era), esc(f.arch), esc(f.defects)]
             for i, f in enumerate(fits, 1)]  # fmt: skip
     show_table(console, f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
                [Col("#"), Col("cost"), Col("verdicts"), Col("era"), Col("arch"), Col("defects", text=True)],
@@ -686,10 +846,9 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     detail: list[Row] = []
     for t in best.tests:
         residuals = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
-        for j, (k, (o, m, r)) in enumerate(residuals):
-            first = j == 0
+        for k, (o, m, r) in residuals:  # a row per metric, each naming its test (grep, awk)
             detail.append([
-                esc(t.name) if first else "", t.observed if first else "", t.modelled if first else "",
+                esc(t.name), t.observed, t.modelled,
                 esc(k), fmt_num(o) if k else "", fmt_num(m) if k else "", f"{100 * r:.2f}%" if k else "",
             ])  # fmt: skip
     show_table(console, f"best: {best.label} — per test",

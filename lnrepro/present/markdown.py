@@ -24,7 +24,7 @@ from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
-from lnrepro.present.text import fmt_metrics, fmt_num, short, why
+from lnrepro.present.text import fmt_metrics, fmt_num, why
 
 FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e72cde"
 
@@ -201,7 +201,7 @@ def _observed(rec: RunRecord) -> list[str]:
             first = _first_failures(rec, t.name)
             cells = " | ".join(markdown(_metric(t, k)) for k in cols)
             out.append(
-                f"| {markdown(t.short)} | **{t.verdict.value}** | {cells} | "
+                f"| {markdown(t.name)} | **{t.verdict.value}** | {cells} | "
                 f"{markdown(first[0].splitlines()[0], limit=120) if first else ''} |"
             )
     for a in rec.attempts:
@@ -251,9 +251,7 @@ def _input(rec: RunRecord) -> list[str]:
 
 def _frequency(rec: RunRecord) -> list[str]:
     out = ["| test | verdict | passed (95% interval) |", "|---|---|---|"]
-    out += [
-        f"| {markdown(t.short)} | {t.verdict.value} | {markdown(_rate(t))} |" for t in rec.tests
-    ]
+    out += [f"| {markdown(t.name)} | {t.verdict.value} | {markdown(_rate(t))} |" for t in rec.tests]
     return out if rec.tests else [f"Not measured: {markdown(rec.why or 'no test ran')}"]
 
 
@@ -318,10 +316,10 @@ def _logs(rec: RunRecord, logs: Mapping[str, str]) -> list[str]:
             path = str(rdir / rec.attempts[0].log) if rec.attempts else ""
         n = len(text.splitlines())
         if n > 15:
-            out += [f"<details><summary>{markdown(t.short)} ({n} lines)</summary>", "", fence(text), "",
+            out += [f"<details><summary>{markdown(t.name)} ({n} lines)</summary>", "", fence(text), "",
                     "</details>", ""]  # fmt: skip
         else:
-            out += [f"**{markdown(t.short)}**", "", fence(text), ""]
+            out += [f"**{markdown(t.name)}**", "", fence(text), ""]
         if path:
             out += [f"Full log: {markdown_code(path)}", ""]
     if not failing and rec.attempts and not rec.verdict.about_the_kernel:
@@ -508,7 +506,7 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
            "| test | A | B | pass rate A | pass rate B | max_diff A | max_diff B | change |",
            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in compare(a, b):
-        out.append(f"| {markdown(short(r.test))} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
+        out.append(f"| {markdown(r.test)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
                    f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |")  # fmt: skip
     return "\n".join(out) + "\n"
 

@@ -8,6 +8,7 @@ from lnrepro.model.gtest import Metrics, TestResult
 from lnrepro.model.metrics import UNNAMED
 
 if TYPE_CHECKING:
+    from lnrepro.model.bisect import BisectRecord
     from lnrepro.model.record import RunRecord
 
 DIFF_KEYS = ("max_diff", "max_abs_diff", "mean_diff")
@@ -51,16 +52,30 @@ def _bound(vals: dict[str, float]) -> str:
     return " ".join(f"{k}={fmt_num(vals[k])}" for k in TOLERANCE_KEYS if k in vals)
 
 
+def outside(vals: dict[str, float]) -> str:
+    """The one wording of a tolerance a test did not meet (the bound from its failed assertion,
+    never an error): ``outside tolerance rtol=… atol=…``."""
+    return f"outside tolerance {_bound(vals)}"
+
+
+NO_VALUE = " (no error value in the log)"
+
+
 def fmt_metrics(metrics: Metrics) -> str:
-    """Each tensor's metrics: what was measured (``max_diff=…``), then, marked as such, the
-    tolerance the test compared it with (``tolerance rtol=… atol=…``), which is not an error."""
+    """Each tensor's metrics: what was measured (``max_diff=…``), then the tolerance the test
+    compared it with, said to be one (``outside tolerance rtol=… atol=…``); a tensor whose log
+    printed no error value says so. The same words as :func:`worst_text` (issue 37's review, 7)."""
     parts = []
     for tensor, values in metrics.items():
         measured = " ".join(
             f"{k}={fmt_num(v)}" for k, v in values.items() if k not in TOLERANCE_KEYS
         )
-        bound = _bound(values)
-        parts.append((tensor, " ".join(x for x in (measured, bound and f"tolerance {bound}") if x)))
+        if not _bound(values):
+            parts.append((tensor, measured))
+        elif measured:
+            parts.append((tensor, f"{measured} ({outside(values)})"))
+        else:
+            parts.append((tensor, outside(values) + NO_VALUE))
     return _joined(parts)
 
 
@@ -73,8 +88,26 @@ def worst_text(metrics: Metrics) -> str:
         if measured:
             parts.append((tensor, fmt_metrics({UNNAMED: measured})))
         elif _bound(vals):
-            parts.append((tensor, f"outside tolerance {_bound(vals)} (no error value in the log)"))
+            parts.append((tensor, outside(vals) + NO_VALUE))
     return _joined(parts)
+
+
+def listed_tests(listing: str) -> list[tuple[str, str]]:
+    """``--gtest_list_tests``' two-level listing as whole names (``Suite.Test``, what ``--filter``
+    takes), each with its comment (``# GetParam() = 4``) if any, in the listing's order. Lines
+    that are not part of the listing (a banner, a log line) are dropped."""
+    out: list[tuple[str, str]] = []
+    suite = ""
+    for raw in listing.splitlines():
+        line, _, comment = raw.partition("#")
+        name = line.strip()
+        if not name:
+            continue
+        if not raw[:1].isspace():
+            suite = name if name.endswith(".") and " " not in name else ""
+        elif suite and " " not in name:
+            out.append((suite + name, f"# {comment.strip()}" if comment.strip() else ""))
+    return out
 
 
 def describe_run(rec: RunRecord) -> str:
@@ -97,6 +130,20 @@ def describe_run(rec: RunRecord) -> str:
         bits += [str(where)] if where else []
     bits.append(f"{rec.request.tests.repeat} attempt(s)")
     return ", ".join(bits)
+
+
+def describe_bisect(rec: BisectRecord) -> str:
+    """What a bisect was, in one line: its range, repository and how each commit was judged."""
+    import shlex
+
+    from lnrepro.model.requests import CommandOracleSpec
+
+    q = rec.request
+    good = ", ".join(g[:12] for g in q.good)
+    o = q.oracle
+    how = (f"command {shlex.join(o.argv)}" if isinstance(o, CommandOracleSpec)
+           else f"run {o.tests.gtest_filter}")  # fmt: skip
+    return f"{good}..{q.bad[:12]} in {q.repo}, {how}, {o.tests.repeat if not isinstance(o, CommandOracleSpec) else o.repeat} attempt(s)"
 
 
 def why(t: TestResult) -> str:

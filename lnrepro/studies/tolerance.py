@@ -351,7 +351,13 @@ def seeds_table(
             power = float(any(need["shipped"][t] > band[t] for t in TENSORS))
             out.append(
                 TestVerdict(
-                    case.name, tol, float(ok["correct"]), float(not ok["shipped"]), band, power, 1
+                    case.full_name,
+                    tol,
+                    float(ok["correct"]),
+                    float(not ok["shipped"]),
+                    band,
+                    power,
+                    1,
                 )
             )
             continue
@@ -372,7 +378,7 @@ def seeds_table(
             fails |= np.asarray(s.get("shipped", "test", t, 0.0)) > band[t]
         out.append(
             TestVerdict(
-                case.name, tol, correct_pass, shipped_fail, band, float(fails.mean()), trials
+                case.full_name, tol, correct_pass, shipped_fail, band, float(fails.mean()), trials
             )
         )
     return out

@@ -42,7 +42,7 @@ def test_four_cards(tmp_path: Path) -> None:
         r["hugepages-count"].status is Status.WARN and "2 per device" in r["hugepages-count"].detail
     )
     r = results(S.Host(devices=4, pci=[S.WH] * 4, hugepages=3), tmp_path / "c")
-    assert r["hugepages-count"].status is Status.FAIL and "echo 8" in r["hugepages-count"].fix
+    assert r["hugepages-count"].status is Status.FAIL and "echo 8" in r["hugepages-count"].command
 
 
 def test_no_hugepages_fails_unless_the_iommu_is_on(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_no_card_skips_what_cannot_apply(tmp_path: Path) -> None:
 def test_driver_not_loaded_and_too_old(tmp_path: Path) -> None:
     r = results(S.Host(devices=0, driver=None), tmp_path)
     assert r["device"].status is Status.FAIL and "driver is not loaded" in r["device"].detail
-    assert r["driver"].status is Status.FAIL and "modprobe" in r["driver"].fix
+    assert r["driver"].status is Status.FAIL and "modprobe" in r["driver"].command
     r = results(S.Host(driver="1.29"), tmp_path / "b")
     assert r["driver"].status is Status.FAIL and "older than 1.33" in r["driver"].detail
     r = results(S.Host(driver="1.29"), tmp_path / "c", min_driver="1.20")
@@ -190,7 +190,7 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     assert p.returncode == 1
     doc = json.loads(p.stdout)
     assert [c["id"] for c in doc["checks"]] == list(CHECK_IDS)
-    assert all(set(c) == {"id", "status", "detail", "fix"} for c in doc["checks"])
+    assert all(set(c) == {"id", "status", "detail", "fix", "command"} for c in doc["checks"])
     assert doc["summary"]["fail"] >= 2 and doc["ok"] is False
     root = S.N150.build(tmp_path / "good")
     p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root)],

@@ -101,4 +101,5 @@ def test_runs_table_never_folds_ids_at_80_columns() -> None:
     pipe = io.StringIO()
     render_records(entries, Console(file=pipe, width=80, force_terminal=False))
     lines = pipe.getvalue().splitlines()
-    assert len(lines) == 3 and [ln.split("\t")[0] for ln in lines] == ids  # one record per line
+    assert lines[0].split("\t")[0] == "id"  # a header line, then one record per line
+    assert len(lines) == 4 and [ln.split("\t")[0] for ln in lines[1:]] == ids

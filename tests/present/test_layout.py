@@ -81,7 +81,10 @@ def test_run_table_never_cuts_a_token(width: int) -> None:
             assert whole(token, out), (token, out)
     for line in out.splitlines():  # wider: it ends in a word no wrapped line holds, or the rerun
         assert (
-            len(line) <= width or len(line.split()[-1]) > width - 4 or line.startswith("rerun:")
+            len(line) <= width
+            or len(line.split()[-1]) > width - 4
+            or line.startswith("rerun:")
+            or line.split()[:2] in (["FAIL", n] for n in NAMES)  # a status stays with its name
         ), line
 
 
@@ -168,11 +171,14 @@ def test_compare_says_what_each_run_was() -> None:
 def test_a_tolerance_is_not_shown_as_a_measured_error() -> None:
     """Defect 11: ``dx: rtol=0.01 atol=0.01`` read as an error; it is the test's tolerance."""
     tol = {"dx": {"rtol": 0.01, "atol": 0.01}, "dgamma": {"rtol": 0.01, "atol": 0.01}}
-    assert fmt_metrics(tol) == "dx, dgamma: tolerance rtol=0.01 atol=0.01"
+    assert (
+        fmt_metrics(tol)
+        == "dx, dgamma: outside tolerance rtol=0.01 atol=0.01 (no error value in the log)"
+    )
     assert "outside tolerance rtol=0.01 atol=0.01" in worst_text(tol)
     assert "no error value in the log" in worst_text(tol)
     both = {"dx": {"max_diff": 3.5, "rtol": 0.01, "atol": 0.01}}
-    assert fmt_metrics(both) == "dx: max_diff=3.5 tolerance rtol=0.01 atol=0.01"
+    assert fmt_metrics(both) == "dx: max_diff=3.5 (outside tolerance rtol=0.01 atol=0.01)"
     assert worst_text(both) == "dx: max_diff=3.5"
 
 

@@ -102,14 +102,17 @@ def test_markdown_of_an_emulator_run_in_tt_metals_bug_template(emulator_runs: An
     assert observed[0] == ["test", "verdict", "max_diff", "mean_diff", "first failure"]
     rows = {r[0]: r for r in observed[1:]}
     assert len(rows) == 8
-    assert rows["BugRepro_Deterministic_256Tiles"][1] == "FAIL"
-    assert rows["BugRepro_Deterministic_256Tiles"][2] == "1000 (dx)"
-    assert rows["NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"][1] == "PASS"
+    assert rows["LayerNormBackwardOpTest.BugRepro_Deterministic_256Tiles"][1] == "FAIL"
+    assert rows["LayerNormBackwardOpTest.BugRepro_Deterministic_256Tiles"][2] == "1000 (dx)"
+    assert (
+        rows["LayerNormBackwardOpTest.NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"][1] == "PASS"
+    )
     assert md.text("Issue Type (optional)").strip() == "Bad Outputs"
     assert md.text("Is this a regression?").strip() == "Unknown"
     freq = md.tables("3. Frequency")[0]
     assert any(
-        r[0] == "BugRepro_Deterministic_256Tiles" and r[2].startswith("0/2 (0%; 95% CI")
+        r[0] == "LayerNormBackwardOpTest.BugRepro_Deterministic_256Tiles"
+        and r[2].startswith("0/2 (0%; 95% CI")
         for r in freq
     )
     (info, cmd), (_, raw) = md.fences("1. Steps (exact commands)")
@@ -254,7 +257,7 @@ def test_markdown_holds_hostile_names_and_logs() -> None:
     check_template(md)
     rows = md.tables("Observed")[0]
     assert len(rows) == 2 and all(len(r) == 5 for r in rows)
-    assert rows[1][0] == "T|a`b<script>" and rows[1][1] == "FAIL"  # the pipe split no cell
+    assert rows[1][0] == "S.T|a`b<script>" and rows[1][1] == "FAIL"  # the pipe split no cell
     ((_, text),) = md.fences("Logs & Diagnostics")
     assert "not a fence end" in text and text.rstrip().endswith("(1 ms)")
 
@@ -360,6 +363,7 @@ def test_markdown_of_a_lookalike_container_run(
     env = device_env(tmp_path, tree)
     p = lnrepro("run", "--tt-metal", str(tree), "--runner", "docker", "--image", toolchain_image,
                 "--filter", "*Deterministic_2048Features:*NIGHTLY*", "--json", cwd=tmp_path, env=env, timeout=900)  # fmt: skip
+    assert p.stdout, p.stderr
     doc = json.loads(p.stdout)
     md = Md(lnrepro("report", doc["id"], cwd=tmp_path).stdout)
     check_template(md)
@@ -374,8 +378,11 @@ def test_markdown_of_a_lookalike_container_run(
         and "--device /dev/tenstorrent/0:/dev/tenstorrent/0" in raw
     )
     observed = {r[0]: r for r in md.tables("Observed")[0][1:]}
-    assert observed["BugRepro_Deterministic_2048Features"][1] == "FAIL"
-    assert observed["NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"][1] == "PASS"
+    assert observed["LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"][1] == "FAIL"
+    assert (
+        observed["LayerNormBackwardOpTest.NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"][1]
+        == "PASS"
+    )
 
 
 def test_report_excerpt_in_the_docs_is_what_the_script_writes() -> None:

@@ -85,7 +85,9 @@ def test_the_seeds_tests_own_tolerances_judged(tmp_path: Path) -> None:
                         "--test", "*Deterministic_8462*", "--trials", "6", "--json"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
     assert p.returncode == 0, p.stderr
-    rows = {r["test"]: r for r in json.loads(p.stdout)["tests"]}
+    suite = "LayerNormBackwardOpTest."  # whole names: what --filter takes
+    rows = {r["test"].removeprefix(suite): r for r in json.loads(p.stdout)["tests"]}
+    assert all(r["test"].startswith(suite) for r in rows.values())
     nightly = rows["NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit"]
     assert nightly["correct_pass"] > 1 - 1e-6 and nightly["shipped_fail"] == 0.0  # catches nothing
     tight = rows["BugRepro_TightTolerance_8192Features"]

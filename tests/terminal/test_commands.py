@@ -134,8 +134,9 @@ def test_runs(world: World, width: int | None) -> None:
     assert code == 0
     check(lines, [r["id"] for r in doc["records"]]
           + [w.strip(",") for r in doc["records"] for w in r["headline"].split()])  # fmt: skip
-    if width is None:  # one record per line, its id first
-        assert [ln.split("\t")[0] for ln in lines] == [r["id"] for r in doc["records"]]
+    if width is None:  # a header line, then one record per line, its id first
+        assert [ln.split("\t")[0] for ln in lines] == ["id"] + [r["id"] for r in doc["records"]]
+    assert whole("defect shipped", "\n".join(lines)) and whole("seed 1", "\n".join(lines))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -161,7 +162,7 @@ def test_explain(world: World, width: int | None) -> None:
     best = doc["models"][0]
     tokens = [doc["source"]]
     for m in doc["models"][:8]:
-        tokens += [f"{m['cost']:.4f}", m["era"], m["arch"]]
+        tokens += [f"{m['cost']:.6f}", m["era"], m["arch"]]
     for t in best["tests"]:
         tokens += [t["test"], t["observed"], t["model"]]
         for k, r in t["residuals"].items():
@@ -212,6 +213,24 @@ def test_parse(world: World, width: int | None, every: bool) -> None:
                 tokens += [num(v) for v in vals.values()]
     tokens += [f"{v} {k.lower()}" for k, v in doc["totals"].items() if v]  # the summary
     check(lines, tokens)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_failed_test_is_on_its_status_line(world: World, width: int | None) -> None:
+    """Review 18: at 60 columns ``grep FAIL`` lost the names wrapped under their status."""
+    argv = ["show", world.a, "--record-dir", str(world.runs)]
+    _, lines = show(argv, width, world.root)
+    failing = [t["name"] for t in world.json(*argv)["tests"] if t["verdict"] == "FAIL"]
+    grepped = [ln for ln in lines if "FAIL" in ln.split()]
+    assert failing and all(any(whole(n, ln) for ln in grepped) for n in failing), lines
+
+
+@pytest.mark.parametrize("width", [60, None])
+def test_run_list_names_tests_whole(tmp_path: Path, width: int | None) -> None:
+    """Review 22: piped, ``run --list`` printed gtest's two-level listing."""
+    _, lines = show(["run", "--list"], width, tmp_path)
+    assert "LayerNormBackwardOpTest.BugRepro_Deterministic_256Tiles" in lines
+    assert all(ln.startswith("LayerNormBackwardOpTest.") for ln in lines), lines
 
 
 @pytest.mark.parametrize("width", WIDTHS)
