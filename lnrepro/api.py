@@ -43,16 +43,20 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
+from lnrepro.studies.explained import (
+    EXPLAIN_READS,
+    Explanation,
+    HangText,
+    read_log,
+    read_run,
+)
 
 if TYPE_CHECKING:
     from lnrepro.doors.store import Entry
     from lnrepro.envcheck import EnvReport
-    from lnrepro.hangs import HangReading
     from lnrepro.model.compare import CompareRow
     from lnrepro.model.gtest import GtestRun
-    from lnrepro.model.hang import Diagnosis
     from lnrepro.model.metrics import MetricRules
-    from lnrepro.studies.explain import ModelFit, Observed
     from lnrepro.studies.tolerance import ShapeStudy, TestVerdict
 
 __all__ = [
@@ -291,7 +295,7 @@ def show(request: ShowRequest) -> RunRecord | BisectRecord:
     return load(_bases(request.record_dir), request.ref)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     """Two runs and, per test, what changed from ``a`` to ``b``."""
 
@@ -313,10 +317,10 @@ def compare(request: CompareRequest) -> Comparison:
     where = _bases(request.record_dir)
     a = load_run(where, request.a, "compare takes two runs")
     b = load_run(where, request.b, "compare takes two runs")
-    return Comparison(a, b, compare_rows(a, b))
+    return Comparison(a=a, b=b, rows=compare_rows(a, b))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report:
     """A saved record and its report, ready to print or write."""
 
@@ -351,7 +355,7 @@ def report(request: ReportRequest) -> Report:
     else:
         bis = related or store.related_bisect(where, rec)
         text = markdown.run_markdown(rec, store.logs_of(rec), bis)
-    return Report(rec, fmt, text)
+    return Report(record=rec, format=fmt, text=text)
 
 
 # ---------------------------------------------------------------------------------- a gtest log
@@ -394,113 +398,6 @@ class Progress:
     def finished(self) -> None: ...
 
 
-EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
-# every kind of input explain reads, for the fix of an error about one
-EXPLAIN_READS = (
-    "pass a run id (`lnrepro runs` lists them) or `last`, a gtest console log, a watcher log "
-    "(generated/watcher/watcher.log) or tt-triage output"
-)
-
-
-@dataclass(frozen=True)
-class HangText:
-    """A watcher log, tt-triage output or a summary of one: its diagnosis, nothing to fit."""
-
-    path: Path
-    reading: HangReading
-
-    def to_json(self) -> dict[str, JSON]:
-        return self.reading.to_json()
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """What a run or a gtest log showed, and every candidate model's fit to it (best first)."""
-
-    source: str  # the run's id, or the log's path
-    observed: list[Observed]
-    fits: list[ModelFit]
-    meta: dict[str, JSON]  # seconds, models, computed, tests, skipped_tests
-    hangs: list[tuple[str, Diagnosis]]  # (where, diagnosis) for each hang that kept one
-    left_out: list[tuple[str, str]]  # (test, verdict): tests that hung, crashed or were cut off
-    undiagnosed: str | None = None  # a run's hang that kept nothing to place it
-
-    def scope(self) -> str | None:
-        """What the ranking leaves out, for a note above it."""
-        from lnrepro.studies.explain import ranking_scope
-
-        return ranking_scope(self.observed, self.left_out)
-
-    def tie(self) -> str | None:
-        """When several models fit best alike: which, and what would tell them apart."""
-        from lnrepro.studies.explain import tie_note
-
-        return tie_note(self.fits)
-
-    def to_json(self) -> dict[str, JSON]:
-        """The ``lnrepro.explain/2`` document; an input error when all it found is an undiagnosed
-        hang (the document has no place for one)."""
-        from lnrepro.errors import InputError
-
-        if not self.observed and not self.hangs and self.undiagnosed:
-            how = self.undiagnosed.partition(" — for a diagnosis: ")[2]
-            raise InputError(
-                f"{self.source}: {self.undiagnosed.partition(' — ')[0]}",
-                how or "pass a run that kept a watcher log or tt-triage output",
-            )
-        return {
-            "schema": EXPLAIN_SCHEMA,
-            "source": self.source,
-            **self.meta,
-            "models": [f.to_json() for f in self.fits],
-            "hangs": [{"where": w, "diagnosis": d.to_json()} for w, d in self.hangs],
-        }
-
-
-def _read_log(path: Path) -> HangText | Explanation:
-    """A log file: a hang text alone, or a gtest console log (with a hang in it, maybe)."""
-    from lnrepro.errors import MalformedLog
-    from lnrepro.gtest.files import parse_log_file
-    from lnrepro.hangs import read_file as read_hang
-    from lnrepro.studies.explain import observed_from_run
-
-    reading = read_hang(path)  # a watcher log, tt-triage, a summary
-    if reading is not None and not reading.in_gtest_log:
-        return HangText(path, reading)
-    try:
-        parsed = parse_log_file(path)
-    except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
-        raise MalformedLog(
-            f"{path} holds no googletest output, watcher dump or tt-triage table ({exc.message})",
-            EXPLAIN_READS,
-        ) from None
-    observed = observed_from_run(parsed)
-    seen = {o.name for o in observed}
-    left_out = [
-        (t.name, t.status.value)
-        for t in parsed.tests
-        if t.name not in seen and t.status.value in ("CRASHED", "TIMEOUT")
-    ]
-    hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
-    return Explanation(str(path), observed, [], {}, hangs, left_out)
-
-
-def _read_run(record_dir: Path | None, ref: str) -> Explanation:
-    from lnrepro.doors.store import load_run
-    from lnrepro.model.record import Verdict
-    from lnrepro.run.pipeline import undiagnosed_hang
-    from lnrepro.studies.explain import observed_from_record
-
-    rec = load_run(_bases(record_dir), ref, "explain takes a run or a log")
-    hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
-    left_out = [
-        (t.name, t.verdict.value) for t in rec.tests if t.verdict in (Verdict.HANG, Verdict.CRASH)
-    ]
-    return Explanation(
-        rec.id, observed_from_record(rec), [], {}, hangs, left_out, undiagnosed_hang(rec)
-    )
-
-
 def explain(request: ExplainRequest, progress: Progress | None = None) -> HangText | Explanation:
     """``lnrepro explain``: which mechanism explains what a card showed. A hang text alone is
     its diagnosis (:class:`HangText`); a run or gtest log has every candidate model (defect set
@@ -520,7 +417,7 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
         and path.name not in ("record.json", "bisect.json")
         and not ref.endswith(".json")
     )
-    found = _read_log(path) if is_log else _read_run(request.record_dir, ref)
+    found = read_log(path) if is_log else read_run(_bases(request.record_dir), ref)
     if isinstance(found, HangText):
         return found
     if not found.observed and not found.hangs and not found.undiagnosed:
@@ -554,7 +451,7 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
     return replace(found, fits=fits, meta=meta)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Tolerance:
     """A :class:`ToleranceRequest` made concrete: what the study runs on."""
 
@@ -565,7 +462,7 @@ class _Tolerance:
     tests: list[str] = field(default_factory=list)  # without: the modelled tests
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShapeTolerance:
     """``tolerance --shape``: bands per tensor and rtol, every data kind (and a plot, if asked)."""
 
@@ -577,7 +474,7 @@ class ShapeTolerance:
         return {"shape": self.shape, **self.study.to_json()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TestsTolerance:
     """``tolerance``: each test's own tolerance, judged."""
 
@@ -661,13 +558,13 @@ def check_tolerance(request: ToleranceRequest) -> _Tolerance:
             from lnrepro.present.plot import check_path
 
             check_path(r.plot)
-        return _Tolerance(r, rows, features, models)
+        return _Tolerance(request=r, rows=rows, features=features, models=models)
     names = tl.select_tests(r.tests)
     if not names:
         raise UsageError(
             f"no modelled test matches {', '.join(r.tests)}", "see `lnrepro run --list`"
         )
-    return _Tolerance(r, tests=names)
+    return _Tolerance(request=r, tests=names)
 
 
 def tolerance(
@@ -707,7 +604,7 @@ def tolerance(
     finally:
         shown.finished()
     if r.shape is None:
-        return TestsTolerance(r.trials, r.alpha, verdicts)
+        return TestsTolerance(trials=r.trials, alpha=r.alpha, tests=verdicts)
     if r.plot is not None:
         from lnrepro.present.plot import tolerance_plot
 
@@ -719,7 +616,7 @@ def tolerance(
             "atol needed to pass (dx, rtol 0)",
             r.plot,
         )
-    return ShapeTolerance(r.shape, study, r.plot)
+    return ShapeTolerance(shape=r.shape, study=study, plot=r.plot)
 
 
 # ---------------------------------------------------------------------------------- env-check

@@ -59,12 +59,12 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
 
     checkout = tt_metal if tt_metal is not None else tt_metal_home()
     request = EnvCheckRequest(
-        sysroot,
-        in_container,
-        image,
-        MountSet(mount_set) if mount_set is not None else None,
-        checkout,
-        min_driver,
+        sysroot=sysroot,
+        container=in_container,
+        image=image,
+        mount_set=MountSet(mount_set) if mount_set is not None else None,
+        tt_metal=checkout,
+        min_driver=min_driver,
     )
     report = api.env_check(request)
     if as_json:

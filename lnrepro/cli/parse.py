@@ -60,7 +60,12 @@ def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns:
     from lnrepro import api
 
     exclusive(json=as_json, markdown=markdown)
-    request = ParseRequest(None if log == "-" else Path(log), report, exit_code, metric_patterns)
+    request = ParseRequest(
+        log=None if log == "-" else Path(log),
+        report=report,
+        exit_code=exit_code,
+        metric_patterns=metric_patterns,
+    )
     run = api.parse(request, sys.stdin.buffer if log == "-" else None)
     if as_json:
         echo_json(run.to_json())

@@ -56,7 +56,7 @@ def runs(record_dir: Path, as_json: bool) -> int:
     """
     from lnrepro import api
 
-    entries = api.runs(RunsRequest(given_dir(record_dir)))
+    entries = api.runs(RunsRequest(record_dir=given_dir(record_dir)))
     if as_json:
         echo_json({"schema": RUNS_SCHEMA, "records": [e.to_json() for e in entries]})
         return ExitCode.OK
@@ -81,7 +81,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
     from lnrepro import api
     from lnrepro.model.record import RunRecord
 
-    rec = api.show(ShowRequest(ref, given_dir(record_dir)))
+    rec = api.show(ShowRequest(ref=ref, record_dir=given_dir(record_dir)))
     if as_json:
         echo_json(rec.to_json())
         return ExitCode.OK
@@ -109,7 +109,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     from lnrepro import api
 
     exclusive(as_json=as_json, markdown=markdown)
-    comparison = api.compare(CompareRequest(a, b, given_dir(record_dir)))
+    comparison = api.compare(CompareRequest(a=a, b=b, record_dir=given_dir(record_dir)))
     ra, rb = comparison.a, comparison.b
     if as_json:
         echo_json(comparison.to_json())
@@ -162,7 +162,10 @@ def report(
     """
     from lnrepro import api
 
-    text = api.report(ReportRequest(ref, given_dir(record_dir), ReportFormat(fmt), bisect_ref)).text
+    request = ReportRequest(
+        ref=ref, record_dir=given_dir(record_dir), format=ReportFormat(fmt), bisect=bisect_ref
+    )
+    text = api.report(request).text
     if output is None:
         click.echo(text, nl=False)
     else:

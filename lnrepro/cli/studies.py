@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lnrepro.api import EXPLAIN_SCHEMA, Progress
+from lnrepro.api import Progress
 from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import ExplainRequest, StudyEra, ToleranceRequest
+from lnrepro.studies.explained import EXPLAIN_SCHEMA
 
 if TYPE_CHECKING:
     from rich.status import Status
@@ -81,7 +82,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     from lnrepro import api
     from lnrepro.present.console import make_console, render_explain, render_hang, say
 
-    found = api.explain(ExplainRequest(ref, given_dir(record_dir)), _Spinner())
+    found = api.explain(ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _Spinner())
     if isinstance(found, api.HangText):
         if as_json:
             echo_json(found.to_json())
@@ -188,7 +189,14 @@ def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...
     from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
 
     request = ToleranceRequest(
-        tests, shape, defects, trials, alpha, StudyEra(kernel_era), plot, reference_variants
+        tests=tests,
+        shape=shape,
+        defects=defects,
+        trials=trials,
+        alpha=alpha,
+        kernel_era=StudyEra(kernel_era),
+        plot=plot,
+        reference_variants=reference_variants,
     )
     done = api.tolerance(request, _Spinner())
     if isinstance(done, api.ShapeTolerance):

@@ -501,14 +501,14 @@ class StudyEra(str, Enum):
     DEC_2025 = "2025-12"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunsRequest:
     """``lnrepro runs``: the saved runs and bisects."""
 
     record_dir: Path | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShowRequest:
     """``lnrepro show``: one saved run or bisect (id, unique prefix, ``last``, a path)."""
 
@@ -516,7 +516,7 @@ class ShowRequest:
     record_dir: Path | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareRequest:
     """``lnrepro compare A B``: two saved runs, named as :class:`ShowRequest` names one."""
 
@@ -525,7 +525,7 @@ class CompareRequest:
     record_dir: Path | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportRequest:
     """``lnrepro report``: a saved run or bisect as text; ``bisect`` names the bisect whose
     regression details a run's Markdown carries (default: the one that ran it, if any)."""
@@ -536,7 +536,7 @@ class ReportRequest:
     bisect: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExplainRequest:
     """``lnrepro explain``: a saved run (id, ``last``, a path) or a log (gtest console, watcher,
     tt-triage) to explain."""
@@ -545,7 +545,7 @@ class ExplainRequest:
     record_dir: Path | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EnvCheckRequest:
     """``lnrepro env-check``: this host, a sysroot judged as if it were ``/``, or (``container``)
     also the inside of the container lnrepro would start. ``tt_metal`` None: no checkout."""
@@ -558,7 +558,7 @@ class EnvCheckRequest:
     min_driver: str | None = None  # None: 1.33
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToleranceRequest:
     """``lnrepro tolerance``: the seeds' tests (``tests``, gtest patterns; none: the BugRepro and
     NIGHTLY tests), or a ``shape`` ("B,S,H,F") with ``defects`` named as run's ``--defect``."""
@@ -573,7 +573,7 @@ class ToleranceRequest:
     reference_variants: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ParseRequest:
     """``lnrepro parse``: a gtest console log (None: a stream the caller passes), its report,
     the binary's exit status and extra metric patterns."""
