@@ -35,7 +35,7 @@ from lnrepro.model.requests import EnvCheckRequest, MountSet
 )
 @option(
     "--mount-set",
-    type=click.Choice(["full", "tt-metal", "seed-broken"]),
+    type=click.Choice([m.value for m in MountSet]),
     help="With --container: the mount set to judge, as lnrepro run --mount-set has them. "
     "[default: full, what lnrepro run starts]",
 )

@@ -130,7 +130,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
 @option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "json", "junit"]),
+    type=click.Choice([f.value for f in ReportFormat]),
     default="md",
     show_default=True,
     group="Output",

@@ -155,7 +155,7 @@ def _model(text: str) -> str:
 )
 @option(
     "--kernel-era",
-    type=click.Choice(["2025-11", "2025-12"]),
+    type=click.Choice([e.value for e in StudyEra]),
     default="2025-12",
     show_default=True,
     help="Which factory's paths and blocks.",
