@@ -45,6 +45,7 @@ from lnrepro.model.requests import (
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
 from lnrepro.studies.explained import (
     EXPLAIN_READS,
+    EXPLAIN_SCHEMA,
     Explanation,
     HangText,
     read_log,
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from lnrepro.studies.tolerance import ShapeStudy, TestVerdict
 
 __all__ = [
+    "EXPLAIN_SCHEMA",
+    "RUNS_SCHEMA",
     "Comparison",
     "Explanation",
     "HangText",

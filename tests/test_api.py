@@ -270,3 +270,32 @@ def test_env_check_of_a_sysroot_and_its_wrong_requests(tmp_path: Path) -> None:
         with pytest.raises(UsageError) as exc:
             api.env_check(wrong)
         assert exc.value.message.startswith(message), exc.value.message
+
+
+def test_the_cli_modules_of_these_commands_only_parse_call_api_and_render() -> None:
+    """cli/studies, records, envcheck and parse reach the core through lnrepro.api alone (before,
+    they called studies, doors.store, gtest, hangs and envcheck themselves)."""
+    import ast
+
+    allowed = ("lnrepro.api", "lnrepro.cli", "lnrepro.model", "lnrepro.errors", "lnrepro.present")
+    help_text = {"lnrepro.emulator.defects"}  # DEFECT_NAMES, for --defect's help
+    root = Path(api.__file__).parent / "cli"
+    wrong = []
+    for name in ("studies", "records", "envcheck", "parse"):
+        for node in ast.walk(ast.parse((root / f"{name}.py").read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("lnrepro")
+            ):
+                mods = (
+                    [f"lnrepro.{a.name}" for a in node.names]
+                    if node.module == "lnrepro"
+                    else [node.module]
+                )
+                wrong += [
+                    f"cli/{name}.py:{node.lineno} {m}"
+                    for m in mods
+                    if not m.startswith(allowed) and m not in help_text
+                ]
+    assert not wrong, wrong

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lnrepro.api import Progress
+from lnrepro.api import EXPLAIN_SCHEMA, Progress
 from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import ExplainRequest, StudyEra, ToleranceRequest
-from lnrepro.studies.explained import EXPLAIN_SCHEMA
 
 if TYPE_CHECKING:
     from rich.status import Status
