@@ -3,16 +3,14 @@ how to fix it."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option, tt_metal_home
-from lnrepro.errors import ExitCode, UsageError
-
-_VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
+from lnrepro.cli.options import PATHS, Command, json_flag, option, tt_metal_home
+from lnrepro.errors import ExitCode
+from lnrepro.model.requests import EnvCheckRequest, MountSet
 
 
 @cli.command("env-check", cls=Command, short_help=SUMMARY["env-check"])
@@ -37,7 +35,7 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){0,3}$")
 )
 @option(
     "--mount-set",
-    type=click.Choice(["full", "tt-metal", "seed-broken"]),
+    type=click.Choice([m.value for m in MountSet]),
     help="With --container: the mount set to judge, as lnrepro run --mount-set has them. "
     "[default: full, what lnrepro run starts]",
 )
@@ -57,33 +55,18 @@ def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount
     sysfs, arch, tt-metal-home, submodules, lfs, tests, disk, tt-smi. Exits 0 when nothing failed,
     1 when something did, 2 on usage errors.
     """
-    from lnrepro import envcheck
-    from lnrepro.run.validate import IMAGE_REF
+    from lnrepro import api
 
-    exclusive(sysroot=sysroot is not None, in_container=in_container)
-    if not in_container and (image is not None or mount_set is not None):
-        raise UsageError(("--image" if image is not None else "--mount-set") + " only applies with --container",
-                         "add --container, or drop the option")  # fmt: skip
-    if image is not None and not IMAGE_REF.match(image):
-        raise UsageError(
-            f"--image {image!r} is not a valid image name", "use a name like repo/name:tag"
-        )
-    if min_driver is not None and not _VERSION.match(min_driver):
-        raise UsageError(
-            f"--min-driver {min_driver!r} is not a version", "give a version like 1.33 or 2.0.0"
-        )
     checkout = tt_metal if tt_metal is not None else tt_metal_home()
-    home = checkout.absolute() if checkout is not None else None
-    if sysroot is not None:
-        report = envcheck.check_sysroot(sysroot, home, min_driver)
-    elif in_container:
-        from lnrepro.doors.container import DEFAULT_IMAGE
-
-        report = envcheck.check_container(
-            image or DEFAULT_IMAGE, home, min_driver, mount_set or "full"
-        )
-    else:
-        report = envcheck.check_host(home, min_driver)
+    request = EnvCheckRequest(
+        sysroot=sysroot,
+        container=in_container,
+        image=image,
+        mount_set=MountSet(mount_set) if mount_set is not None else None,
+        tt_metal=checkout,
+        min_driver=min_driver,
+    )
+    report = api.env_check(request)
     if as_json:
         echo_json(report.to_json())
     else:

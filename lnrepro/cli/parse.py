@@ -9,18 +9,8 @@ import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json
 from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option
-from lnrepro.errors import ExitCode, UsageError
-
-
-def metric_rules(patterns: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """MetricRules with the user's extra patterns, or a usage error naming the bad one."""
-    from lnrepro.model.metrics import MetricRules, validate_pattern
-
-    for p in patterns:
-        problem = validate_pattern(p)
-        if problem:
-            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
-    return MetricRules(extra_patterns=patterns)
+from lnrepro.errors import ExitCode
+from lnrepro.model.requests import ParseRequest
 
 
 @cli.command(cls=Command, short_help=SUMMARY["parse"])
@@ -67,16 +57,16 @@ def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns:
     crashed or timed out and the counts (--all: every test). Exits 0 when every test passed,
     1 when any failed, crashed or timed out.
     """
-    from lnrepro.gtest.files import parse_log_file, parse_log_stream
+    from lnrepro import api
 
     exclusive(json=as_json, markdown=markdown)
-    rules = metric_rules(metric_patterns)
-    if log == "-":
-        run = parse_log_stream(
-            sys.stdin.buffer, "standard input", report=report, exit_code=exit_code, rules=rules
-        )
-    else:
-        run = parse_log_file(Path(log), report=report, exit_code=exit_code, rules=rules)
+    request = ParseRequest(
+        log=None if log == "-" else Path(log),
+        report=report,
+        exit_code=exit_code,
+        metric_patterns=metric_patterns,
+    )
+    run = api.parse(request, sys.stdin.buffer if log == "-" else None)
     if as_json:
         echo_json(run.to_json())
     elif markdown:

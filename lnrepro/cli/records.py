@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lnrepro.api import RUNS_SCHEMA
 from lnrepro.cli import SUMMARY, cli, echo_json, write_output
 from lnrepro.cli.options import (
     PATHS,
@@ -17,10 +18,16 @@ from lnrepro.cli.options import (
     option,
     record_dir_option,
 )
-from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model.requests import DEFAULT_RECORD_DIR
+from lnrepro.errors import ExitCode
+from lnrepro.model.requests import (
+    DEFAULT_RECORD_DIR,
+    CompareRequest,
+    ReportFormat,
+    ReportRequest,
+    RunsRequest,
+    ShowRequest,
+)
 
-RUNS_SCHEMA = "lnrepro.runs/1"
 REF_HELP = (
     "A run or bisect: its id from `lnrepro runs`, a unique prefix of one, `last`, or the path "
     "of its directory or record.json. [default: last]"
@@ -30,28 +37,10 @@ _RECORD_DIR = record_dir_option(
 )
 
 
-def bases(record_dir: Path) -> list[Path]:
-    """Where to look: --record-dir when given; else the default and the bisects' own place."""
-    from lnrepro.doors.store import bases_for
-
-    explicit = given(click.get_current_context(), "record_dir")
-    what = _what_is(record_dir) if explicit else None
-    if what is not None:
-        raise UsageError(f"--record-dir {record_dir} {what}",
-                         "pass the directory lnrepro run and bisect write their records to "
-                         f"(default {DEFAULT_RECORD_DIR})")  # fmt: skip
-    return bases_for(record_dir, explicit)
-
-
-def _what_is(path: Path) -> str | None:
-    """What is wrong with a --record-dir the user typed: missing, or not a directory. A path
-    nobody may look at is left to the store, which says so (exit 5)."""
-    try:
-        if not path.exists():
-            return None if path.is_symlink() else "does not exist"
-        return None if path.is_dir() else "is a file, not a directory"
-    except OSError:
-        return None
+def given_dir(record_dir: Path) -> Path | None:
+    """A request's ``record_dir``: --record-dir when the user gave it, else None (the default
+    and the bisects' own place)."""
+    return record_dir if given(click.get_current_context(), "record_dir") else None
 
 
 @cli.command(cls=Command, short_help=SUMMARY["runs"])
@@ -65,9 +54,9 @@ def runs(record_dir: Path, as_json: bool) -> int:
     unreadable with the reason; the others are listed as usual. Piped, one line per record,
     tab-separated.
     """
-    from lnrepro.doors.store import scan
+    from lnrepro import api
 
-    entries = scan(bases(record_dir))
+    entries = api.runs(RunsRequest(record_dir=given_dir(record_dir)))
     if as_json:
         echo_json({"schema": RUNS_SCHEMA, "records": [e.to_json() for e in entries]})
         return ExitCode.OK
@@ -89,10 +78,10 @@ def runs(record_dir: Path, as_json: bool) -> int:
 @json_flag("the record")
 def show(ref: str, record_dir: Path, as_json: bool) -> int:
     """Show a saved run or bisect (the last one when no ID is given)."""
-    from lnrepro.doors.store import load
+    from lnrepro import api
     from lnrepro.model.record import RunRecord
 
-    rec = load(bases(record_dir), ref)
+    rec = api.show(ShowRequest(ref=ref, record_dir=given_dir(record_dir)))
     if as_json:
         echo_json(rec.to_json())
         return ExitCode.OK
@@ -117,16 +106,13 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     """Per test, A against B: verdict, pass rate and worst max_diff, and what changed (before
     and after a fix, host against container, two commits, the emulator against hardware, a
     pytest run against a gtest run)."""
-    from lnrepro.doors.store import load_run
-    from lnrepro.model.compare import compare as compare_rows
-    from lnrepro.model.compare import compare_json
+    from lnrepro import api
 
     exclusive(as_json=as_json, markdown=markdown)
-    where = bases(record_dir)
-    ra = load_run(where, a, "compare takes two runs")
-    rb = load_run(where, b, "compare takes two runs")
+    comparison = api.compare(CompareRequest(a=a, b=b, record_dir=given_dir(record_dir)))
+    ra, rb = comparison.a, comparison.b
     if as_json:
-        echo_json(compare_json(ra, rb))
+        echo_json(comparison.to_json())
     elif markdown:
         from lnrepro.present.markdown import compare_markdown
 
@@ -134,7 +120,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     else:
         from lnrepro.present.console import make_console, render_compare
 
-        render_compare(compare_rows(ra, rb), ra, rb, make_console())
+        render_compare(comparison.rows, ra, rb, make_console())
     return ExitCode.OK
 
 
@@ -144,7 +130,7 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
 @option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "json", "junit"]),
+    type=click.Choice([f.value for f in ReportFormat]),
     default="md",
     show_default=True,
     group="Output",
@@ -174,15 +160,12 @@ def report(
     lnrepro report run-20261122-101500 --format junit -o results.xml
     lnrepro report bisect-20261122-110000   # first bad commit, evidence, posterior
     """
-    from lnrepro.doors import store
-    from lnrepro.model.bisect import BisectRecord
+    from lnrepro import api
 
-    where = bases(record_dir)
-    rec = store.load(where, ref)
-    related = store.load(where, bisect_ref) if bisect_ref else None
-    if related is not None and not isinstance(related, BisectRecord):
-        raise UsageError(f"--bisect {bisect_ref} is a run record", "pass a bisect-* id")
-    text = report_text(where, rec, fmt, related)
+    request = ReportRequest(
+        ref=ref, record_dir=given_dir(record_dir), format=ReportFormat(fmt), bisect=bisect_ref
+    )
+    text = api.report(request).text
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -190,25 +173,4 @@ def report(
     return ExitCode.OK
 
 
-def report_text(where: list[Path], rec: object, fmt: str, related: object = None) -> str:
-    from lnrepro.doors import store
-    from lnrepro.model.bisect import BisectRecord
-    from lnrepro.model.jsonio import dumps
-    from lnrepro.model.record import RunRecord
-    from lnrepro.present import junit, markdown
-
-    assert isinstance(rec, (RunRecord, BisectRecord))
-    if fmt == "json":
-        return dumps(rec.to_json()) + "\n"
-    if isinstance(rec, BisectRecord):
-        if fmt == "junit":
-            return junit.bisect_junit(rec)
-        return markdown.bisect_markdown(rec, next(iter(store.runs_of_bisect(rec)), None))
-    logs = store.logs_of(rec)
-    if fmt == "junit":
-        return junit.run_junit(rec, logs)
-    bis = related if isinstance(related, BisectRecord) else store.related_bisect(where, rec)
-    return markdown.run_markdown(rec, logs, bis)
-
-
-__all__ = ["DEFAULT_RECORD_DIR", "bases", "report_text"]
+__all__ = ["DEFAULT_RECORD_DIR", "RUNS_SCHEMA", "given_dir"]

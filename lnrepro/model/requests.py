@@ -471,3 +471,114 @@ class BisectRequest:
                    r.bool("first_parent", False), r.bool("confirm", True), r.strs("paths"),
                    Path(record) if record else None, r.strs("prebuilt"), r.strs("rates_from"),
                    EndpointRuns.from_json(e) if (e := r.opt_obj("endpoint_runs")) else None)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------- the other commands
+# Requests of the commands that read what is saved, judge a machine or study the emulator. A
+# ``record_dir`` of None means "not given": the default and the bisects' own place are looked in.
+
+
+class ReportFormat(str, Enum):
+    """``lnrepro report --format``."""
+
+    MD = "md"
+    JSON = "json"
+    JUNIT = "junit"
+
+
+class MountSet(str, Enum):
+    """Which mounts a container gets (``--mount-set``), as :data:`MOUNT_SETS` names them."""
+
+    FULL = "full"
+    TT_METAL = "tt-metal"
+    SEED_BROKEN = "seed-broken"
+
+
+class StudyEra(str, Enum):
+    """The kernel eras a tolerance study samples (``tolerance --kernel-era``)."""
+
+    NOV_2025 = "2025-11"
+    DEC_2025 = "2025-12"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunsRequest:
+    """``lnrepro runs``: the saved runs and bisects."""
+
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShowRequest:
+    """``lnrepro show``: one saved run or bisect (id, unique prefix, ``last``, a path)."""
+
+    ref: str = "last"
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareRequest:
+    """``lnrepro compare A B``: two saved runs, named as :class:`ShowRequest` names one."""
+
+    a: str
+    b: str
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportRequest:
+    """``lnrepro report``: a saved run or bisect as text; ``bisect`` names the bisect whose
+    regression details a run's Markdown carries (default: the one that ran it, if any)."""
+
+    ref: str = "last"
+    record_dir: Path | None = None
+    format: ReportFormat = ReportFormat.MD
+    bisect: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainRequest:
+    """``lnrepro explain``: a saved run (id, ``last``, a path) or a log (gtest console, watcher,
+    tt-triage) to explain."""
+
+    ref: str
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvCheckRequest:
+    """``lnrepro env-check``: this host, a sysroot judged as if it were ``/``, or (``container``)
+    also the inside of the container lnrepro would start. ``tt_metal`` None: no checkout."""
+
+    sysroot: Path | None = None
+    container: bool = False
+    image: str | None = None  # with container; None: the tt-metal dev image
+    mount_set: MountSet | None = None  # with container; None: full
+    tt_metal: Path | None = None
+    min_driver: str | None = None  # None: 1.33
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToleranceRequest:
+    """``lnrepro tolerance``: the seeds' tests (``tests``, gtest patterns; none: the BugRepro and
+    NIGHTLY tests), or a ``shape`` ("B,S,H,F") with ``defects`` named as run's ``--defect``."""
+
+    tests: tuple[str, ...] = ()
+    shape: str | None = None
+    defects: tuple[str, ...] = ()
+    trials: int = 200
+    alpha: float = 1e-6
+    kernel_era: StudyEra = StudyEra.DEC_2025
+    plot: Path | None = None  # with shape: .svg or .png
+    reference_variants: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParseRequest:
+    """``lnrepro parse``: a gtest console log (None: a stream the caller passes), its report,
+    the binary's exit status and extra metric patterns."""
+
+    log: Path | None
+    report: Path | None = None
+    exit_code: int | None = None
+    metric_patterns: tuple[str, ...] = ()

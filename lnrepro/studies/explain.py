@@ -133,6 +133,18 @@ def _relative(observed: float, model: float) -> float:
     return abs(model - observed) / max(abs(observed), 1e-9)
 
 
+def check_modelled(observed: Sequence[Observed]) -> None:
+    """An input error unless one of the observed tests is one the emulator models (checked
+    before any work starts, so a wrong log is one line and nothing else)."""
+    from lnrepro.emulator.catalogue import BY_NAME
+
+    if not any(o.name in BY_NAME for o in observed):
+        raise InputError(
+            "none of the observed tests is one the emulator models",
+            "explain needs the LayerNorm backward tests (LayerNormBackwardOpTest.*)",
+        )
+
+
 def explain(
     observed: Sequence[Observed],
     *,
@@ -147,13 +159,9 @@ def explain(
     from lnrepro.emulator.defects import Arch, Defect, Era
     from lnrepro.emulator.kernel import TILE, KernelConfig
 
+    check_modelled(observed)
     known = [o for o in observed if o.name in BY_NAME]
     skipped = [o.name for o in observed if o.name not in BY_NAME]
-    if not known:
-        raise InputError(
-            "none of the observed tests is one the emulator models",
-            "explain needs the LayerNorm backward tests (LayerNormBackwardOpTest.*)",
-        )
     started = time.perf_counter()
     # every model, and per test the effective model that reaches it (the runs' cache key)
     models: list[tuple[str, str, str, list[tuple[Any, ...]]]] = []

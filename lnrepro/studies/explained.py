@@ -1,0 +1,126 @@
+"""What ``lnrepro explain`` reads (a saved run, a gtest console log, a hang text alone) and
+what it finds, as typed records; :func:`lnrepro.api.explain` fits the models to them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lnrepro.model.jsonio import JSON
+
+if TYPE_CHECKING:
+    from lnrepro.hangs import HangReading
+    from lnrepro.model.hang import Diagnosis
+    from lnrepro.studies.explain import ModelFit, Observed
+
+EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
+# every kind of input explain reads, for the fix of an error about one
+EXPLAIN_READS = (
+    "pass a run id (`lnrepro runs` lists them) or `last`, a gtest console log, a watcher log "
+    "(generated/watcher/watcher.log) or tt-triage output"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HangText:
+    """A watcher log, tt-triage output or a summary of one: its diagnosis, nothing to fit."""
+
+    path: Path
+    reading: HangReading
+
+    def to_json(self) -> dict[str, JSON]:
+        return self.reading.to_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Explanation:
+    """What a run or a gtest log showed, and every candidate model's fit to it (best first)."""
+
+    source: str  # the run's id, or the log's path
+    observed: list[Observed]
+    hangs: list[tuple[str, Diagnosis]]  # (where, diagnosis) for each hang that kept one
+    left_out: list[tuple[str, str]]  # (test, verdict): tests that hung, crashed or were cut off
+    fits: list[ModelFit] = field(default_factory=list)  # after api.explain
+    meta: dict[str, JSON] = field(default_factory=dict)  # seconds, models, computed, tests, ...
+    undiagnosed: str | None = None  # a run's hang that kept nothing to place it
+
+    def scope(self) -> str | None:
+        """What the ranking leaves out, for a note above it."""
+        from lnrepro.studies.explain import ranking_scope
+
+        return ranking_scope(self.observed, self.left_out)
+
+    def tie(self) -> str | None:
+        """When several models fit best alike: which, and what would tell them apart."""
+        from lnrepro.studies.explain import tie_note
+
+        return tie_note(self.fits)
+
+    def to_json(self) -> dict[str, JSON]:
+        """The ``lnrepro.explain/2`` document; an input error when all it found is an undiagnosed
+        hang (the document has no place for one)."""
+        from lnrepro.errors import InputError
+
+        if not self.observed and not self.hangs and self.undiagnosed:
+            how = self.undiagnosed.partition(" — for a diagnosis: ")[2]
+            raise InputError(
+                f"{self.source}: {self.undiagnosed.partition(' — ')[0]}",
+                how or "pass a run that kept a watcher log or tt-triage output",
+            )
+        return {
+            "schema": EXPLAIN_SCHEMA,
+            "source": self.source,
+            **self.meta,
+            "models": [f.to_json() for f in self.fits],
+            "hangs": [{"where": w, "diagnosis": d.to_json()} for w, d in self.hangs],
+        }
+
+
+def read_log(path: Path) -> HangText | Explanation:
+    """A log file: a hang text alone, or a gtest console log (with a hang in it, maybe)."""
+    from lnrepro.errors import MalformedLog
+    from lnrepro.gtest.files import parse_log_file
+    from lnrepro.hangs import read_file as read_hang
+    from lnrepro.studies.explain import observed_from_run
+
+    reading = read_hang(path)  # a watcher log, tt-triage, a summary
+    if reading is not None and not reading.in_gtest_log:
+        return HangText(path=path, reading=reading)
+    try:
+        parsed = parse_log_file(path)
+    except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
+        raise MalformedLog(
+            f"{path} holds no googletest output, watcher dump or tt-triage table ({exc.message})",
+            EXPLAIN_READS,
+        ) from None
+    observed = observed_from_run(parsed)
+    seen = {o.name for o in observed}
+    left_out = [
+        (t.name, t.status.value)
+        for t in parsed.tests
+        if t.name not in seen and t.status.value in ("CRASHED", "TIMEOUT")
+    ]
+    hangs = [(f"{path} ({reading.what()})", reading.diagnosis)] if reading else []
+    return Explanation(source=str(path), observed=observed, hangs=hangs, left_out=left_out)
+
+
+def read_run(bases: list[Path], ref: str) -> Explanation:
+    """A saved run (id, unique prefix, ``last``, a path) under ``bases``."""
+    from lnrepro.doors.store import load_run
+    from lnrepro.model.record import Verdict
+    from lnrepro.run.pipeline import undiagnosed_hang
+    from lnrepro.studies.explain import observed_from_record
+
+    rec = load_run(bases, ref, "explain takes a run or a log")
+    hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
+    left_out = [
+        (t.name, t.verdict.value) for t in rec.tests if t.verdict in (Verdict.HANG, Verdict.CRASH)
+    ]
+    return Explanation(
+        source=rec.id,
+        observed=observed_from_record(rec),
+        hangs=hangs,
+        left_out=left_out,
+        undiagnosed=undiagnosed_hang(rec),
+    )
