@@ -309,7 +309,6 @@ class BayesSearch:
     revive_ratio: float = 10.0  # a commit set aside for noise comes back when worth this many
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
-    measured: frozenset[str] = frozenset()  # clean endpoints run before (--rates-from): no check
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -353,8 +352,7 @@ class BayesSearch:
         return self.post.best()
 
     def _endpoints_known(self) -> bool:
-        return self.tally(self.tip).fails > 0 and all(self.tally(b).runs > 0 or b in self.untestable
-                                                      or b in self.measured for b in self.bottoms)  # fmt: skip
+        return self.tally(self.tip).fails > 0
 
     def progress(self) -> tuple[int, int]:
         """Commits holding 95% of the posterior, and about how many bits are still missing."""
@@ -404,7 +402,7 @@ class BayesSearch:
                 self.set_aside_for_noise.discard(sha)
                 self.untestable.pop(sha, None)
         running = set(busy.values())
-        # the endpoints first: the buggy one until it shows the bug, each clean one once
+        # the buggy endpoint first, until it shows the bug: its failure is the bug's signature
         tip_t = self.tally(self.tip)
         if tip_t.fails == 0 and self.tip not in running:
             # runs that tell, not noise: six noisy runs of eight happen at a 35% noise rate, and
@@ -423,9 +421,10 @@ class BayesSearch:
                     )
                     return None
                 return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
-        for b in self.bottoms:  # (the buggy endpoint is run even so: its failure is the signature)
-            if self.tally(b).runs == 0 and b not in {*self.untestable, *running, *self.measured}:
-                return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
+        # The clean endpoints are not checked first (issue 41): like git, which trusts --good,
+        # since one run cannot show a commit clean when clean commits fail too, and it says
+        # nothing about which commit is the culprit. They stay in the pool below, run when what
+        # they teach about the clean fail rate is worth a run (or, with a build, a build).
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
             h
