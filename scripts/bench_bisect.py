@@ -192,6 +192,8 @@ class Sim:
     search and with or without infrastructure errors (drawn from a stream of their own), so the
     rows of a table compare the same trials, and a difference between them is what the searches
     did, not sampling. The endpoints' runs measured before the bisect come from a third stream.
+    The streams are keyed by a commit's place in the graph, not its sha: the look-alike histories
+    get new shas each time they are generated (commit times), the same graphs.
     """
 
     def __init__(
@@ -220,15 +222,14 @@ class Sim:
         if self.infra and self.infra_rng.random() < self.infra:
             return "infra"
         k = self.count[sha] = self.count.get(sha, 0) + 1
-        return (
-            "fail" if self._fails(random.Random(f"{self.seed}:{sha}:{k}").random(), sha) else "pass"
-        )
+        u = random.Random(f"{self.seed}:{self.graph.position(sha)}:{k}").random()
+        return "fail" if self._fails(u, sha) else "pass"
 
     def measured(self, sha: str, n: int = MEASURED) -> tuple[int, int]:
         """(fails, runs) of ``n`` runs of ``sha`` made before the bisect (`lnrepro run -n n`)."""
         import random
 
-        rng = random.Random(f"{self.seed}:measured:{sha}")
+        rng = random.Random(f"{self.seed}:measured:{self.graph.position(sha)}")
         return sum(self._fails(rng.random(), sha) for _ in range(n)), n
 
 
@@ -301,6 +302,7 @@ def trial_bayes(
         rates=rates,
         costs=costs,
         stop=stop,
+        measured=frozenset({good} if prior == "measured" else ()),  # as lnrepro.bisect.loop
     )
     b = (
         lookahead_search(**kw, rule="entropy")

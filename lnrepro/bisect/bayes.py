@@ -309,6 +309,7 @@ class BayesSearch:
     revive_ratio: float = 10.0  # a commit set aside for noise comes back when worth this many
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
+    measured: frozenset[str] = frozenset()  # clean endpoints run before (--rates-from): no check
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -421,10 +422,16 @@ class BayesSearch:
                     )
                     return None
                 return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
-        # The clean endpoints are not checked first (issue 41): like git, which trusts --good,
-        # since one run cannot show a commit clean when clean commits fail too, and it says
-        # nothing about which commit is the culprit. They stay in the pool below, run when what
-        # they teach about the clean fail rate is worth a run (or, with a build, a build).
+        # A clean endpoint is checked once when its run teaches the clean fail rate for the price
+        # of a run: not when the rates are given (it says nothing about the culprit) or were
+        # measured there (--rates-from), nor when it needs a build of its own (issue 41: a
+        # 30-minute build for one run that cannot show a commit clean when clean commits fail
+        # too; git trusts --good). It stays in the pool below either way.
+        for b in self.bottoms:
+            if (self.rates.fixed is None and self.tally(b).runs == 0
+                    and b not in {*self.untestable, *running, *self.measured}
+                    and self._cost(self._build_kind(job, b)) <= self.costs.run_s):  # fmt: skip
+                return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
             h

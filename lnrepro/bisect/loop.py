@@ -442,8 +442,12 @@ def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
                     (e.bad_runs - e.bad_fails, e.bad_runs),
                 )
             rates = rates.with_runs(bad, good)
+        e = req.endpoint_runs
+        measured = [req.bad] if req.find_fix else list(req.good)
+        ran = e is not None and (e.bad_runs if req.find_fix else e.good_runs) > 0
         strategy = BayesSearch(rng.graph, rng.tip, rng.bottoms, req.confidence, rates,
-                               merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
+                               merge_bases=rng.merge_bases, prefer=prefer,
+                               measured=frozenset(measured if ran and len(measured) == 1 else ()))  # fmt: skip
     else:
         strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
                              merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
