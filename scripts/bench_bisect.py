@@ -20,8 +20,10 @@ In one run:
    lnrepro with the rates learned from nothing, the one-step entropy rule and a lookahead of two
    under lnrepro's stop, the endpoints' 20 runs each given (``--rates-from``), the true rates
    (``--fail-rates``); runs against git's deterministic steps, the fraction right with its Wilson
-   interval, the mean stated confidence. Then calibration at 70/5 per ``--confidence`` level, and
-   a reliability table; ``--save FILE`` keeps every trial for scripts/plot_calibration.py.
+   interval, the mean stated confidence; where the runs go (the endpoints' runs, the search, and
+   of it the end game: the runs once the culprit holds half the stated posterior). Then
+   calibration at 70/5 per ``--confidence`` level, and a reliability table; ``--save FILE`` keeps
+   every trial for scripts/plot_calibration.py.
 
 5. scale (``--only scale``): a simulated 5,000-commit first-parent range, deterministic bug, with
    prebuilt artifacts on every 50th commit. Costs (issue 24's): a build 30 minutes, a rebuild 1.2
