@@ -60,6 +60,7 @@ from lnrepro.model.bisect import (
 Array = np.ndarray[Any, Any]
 
 _M = (1, 2, 4, 8, 16)  # batch sizes a new build is valued by
+_CHEAP = 5.0  # a clean endpoint's check is worth a preparation of up to this many runs
 _DRAWS = 256  # rate pairs the stated posterior averages over (seeded: a replay gives the same)
 
 
@@ -422,15 +423,16 @@ class BayesSearch:
                     )
                     return None
                 return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
-        # A clean endpoint is checked once when its run teaches the clean fail rate for the price
-        # of a run: not when the rates are given (it says nothing about the culprit) or were
-        # measured there (--rates-from), nor when it needs a build of its own (issue 41: a
-        # 30-minute build for one run that cannot show a commit clean when clean commits fail
-        # too; git trusts --good). It stays in the pool below either way.
+        # A clean endpoint is checked once when its run teaches the clean fail rate for about
+        # the price of a run (a preparation up to a few runs': checkout jitter does not decide):
+        # not when the rates are given (it says nothing about the culprit) or were measured
+        # there (--rates-from), nor when it needs a build of its own (issue 41: a 30-minute
+        # build for one run that cannot show a commit clean when clean commits fail too; git
+        # trusts --good). It stays in the pool below either way.
         for b in self.bottoms:
             if (self.rates.fixed is None and self.tally(b).runs == 0
                     and b not in {*self.untestable, *running, *self.measured}
-                    and self._cost(self._build_kind(job, b)) <= self.costs.run_s):  # fmt: skip
+                    and self._cost(self._build_kind(job, b)) <= _CHEAP * self.costs.run_s):  # fmt: skip
                 return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [

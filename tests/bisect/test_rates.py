@@ -211,6 +211,7 @@ def test_the_clean_endpoint_is_checked_only_where_a_run_of_it_teaches_for_a_run(
     cases = (
         (Rates(), Costs(0, 0, 60, 0), frozenset(), True),  # learned, a run costs a run
         (Rates(), Costs(), frozenset(), False),  # learned, but a build first
+        (Rates(), Costs(120, 90, 60, 0), frozenset(), True),  # a checkout of two runs: cheap
         (Rates().with_runs((14, 20), (1, 20)), Costs(0, 0, 60, 0), frozenset({good}), False),
         (Rates(fixed=(0.7, 0.05)), Costs(0, 0, 60, 0), frozenset(), False),
     )
