@@ -20,8 +20,10 @@ In one run:
    lnrepro with the rates learned from nothing, the one-step entropy rule and a lookahead of two
    under lnrepro's stop, the endpoints' 20 runs each given (``--rates-from``), the true rates
    (``--fail-rates``); runs against git's deterministic steps, the fraction right with its Wilson
-   interval, the mean stated confidence. Then calibration at 70/5 per ``--confidence`` level, and
-   a reliability table; ``--save FILE`` keeps every trial for scripts/plot_calibration.py.
+   interval, the mean stated confidence; where the runs go (the endpoints' runs, the search, and
+   of it the end game: the runs once the culprit holds half the stated posterior). Then
+   calibration at 70/5 per ``--confidence`` level, and a reliability table; ``--save FILE`` keeps
+   every trial for scripts/plot_calibration.py.
 
 5. scale (``--only scale``): a simulated 5,000-commit first-parent range, deterministic bug, with
    prebuilt artifacts on every 50th commit. Costs (issue 24's): a build 30 minutes, a rebuild 1.2
@@ -192,6 +194,8 @@ class Sim:
     search and with or without infrastructure errors (drawn from a stream of their own), so the
     rows of a table compare the same trials, and a difference between them is what the searches
     did, not sampling. The endpoints' runs measured before the bisect come from a third stream.
+    The streams are keyed by a commit's place in the graph, not its sha: the look-alike histories
+    get new shas each time they are generated (commit times), the same graphs.
     """
 
     def __init__(
@@ -204,6 +208,7 @@ class Sim:
         self.q_bad, self.q_good = rates
         self.infra_rng = random.Random(seed * 7919 + 1)
         self.bit = graph.bit(culprit)
+        self.culprit = culprit
         self.count: dict[str, int] = {}
 
     def buggy(self, sha: str) -> bool:
@@ -219,15 +224,14 @@ class Sim:
         if self.infra and self.infra_rng.random() < self.infra:
             return "infra"
         k = self.count[sha] = self.count.get(sha, 0) + 1
-        return (
-            "fail" if self._fails(random.Random(f"{self.seed}:{sha}:{k}").random(), sha) else "pass"
-        )
+        u = random.Random(f"{self.seed}:{self.graph.position(sha)}:{k}").random()
+        return "fail" if self._fails(u, sha) else "pass"
 
     def measured(self, sha: str, n: int = MEASURED) -> tuple[int, int]:
         """(fails, runs) of ``n`` runs of ``sha`` made before the bisect (`lnrepro run -n n`)."""
         import random
 
-        rng = random.Random(f"{self.seed}:measured:{sha}")
+        rng = random.Random(f"{self.seed}:measured:{self.graph.position(sha)}")
         return sum(self._fails(rng.random(), sha) for _ in range(n)), n
 
 
@@ -240,6 +244,9 @@ class Trial:
     wall_s: float = 0.0
     rounds: int = 0
     stated: float = 1.0
+    tip_runs: int = 0  # runs of the buggy endpoint (its check, and re-runs the rule chose)
+    clean_runs: int = 0  # runs of the clean endpoint
+    after_lead: int = 0  # runs once the culprit held over half the stated posterior
 
 
 def trial_git(sim: Sim, graph: Any, tip: str, good: str, tries: int, any_pass_good: bool) -> Trial:
@@ -308,6 +315,8 @@ def trial_bayes(
     # asynchronous jobs, as the session runs them: an idle job picks at once; time jumps to the
     # next job to finish
     now, running, rounds = 0.0, {}, 0  # job -> (finish time, action)
+    at = {tip: 0, good: 0}  # where the runs go (issue 41): the endpoints' runs, the end game
+    led: int | None = None
     while True:
         for job in range(jobs):
             if job not in running and (
@@ -322,12 +331,16 @@ def trial_bayes(
         job = min(running, key=lambda j: running[j][0])
         now, a = running.pop(job)
         b.observe(a, [(outcome[sim.run(a.sha)], "")])
+        at[a.sha] = at.get(a.sha, 0) + 1
+        if led is None and b.post.stated()[b.post.index[sim.culprit]] > 0.5:
+            led = b.runs + b.noise
         if b.done:
             break
     wall = now
     r = b.answer("first bad commit")
-    return Trial(_parents_clean(sim, graph, r.first_bad), b.runs + b.noise, b.builds, b.rebuilds, wall, rounds,
-                 r.confidence or 0.0)  # fmt: skip
+    total = b.runs + b.noise
+    return Trial(_parents_clean(sim, graph, r.first_bad), total, b.builds, b.rebuilds, wall, rounds,
+                 r.confidence or 0.0, at[tip], at[good], total - (total if led is None else led))  # fmt: skip
 
 
 def lookahead_search(**kw: Any) -> Any:
@@ -544,6 +557,19 @@ def print_noise(res: dict[str, Any]) -> None:
             f"| {pair} | (Fano: no method right 95% of the time averages fewer) | {lo:.1f} ({lo / det:.2f}x) | | | |"
         )
     print(f"\n({res['equal_seconds']:.0f} s to simulate these and the calibration)\n")
+    print("Where the runs go (equal costs, --confidence 0.95; end game: the runs made once the "
+          "culprit held over half the stated posterior, to the stop; no run follows the stop).\n")  # fmt: skip
+    print(
+        "| fail rates | search | runs | buggy endpoint | clean endpoint | the search | of it, end game |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for pair, rows in res["equal"].items():
+        for name, ts in rows.items():
+            runs, tip, clean = (mean(t.runs for t in ts), mean(t.tip_runs for t in ts),
+                                mean(t.clean_runs for t in ts))  # fmt: skip
+            print(f"| {pair} | {name} | {runs:.1f} | {tip:.1f} | {clean:.1f} | {runs - tip - clean:.1f} | "
+                  f"{mean(t.after_lead for t in ts):.1f} |")  # fmt: skip
+    print()
     print("Calibration at 70%/5%, equal costs: each --confidence level on the same trials.\n")
     print("| rates | --confidence | right | mean stated | stated - right | runs |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -574,7 +600,10 @@ def save_noise(res: dict[str, Any], path: Path) -> None:
     """The noise results as JSON (per row: right, stated, runs of each trial), for the plot."""
 
     def rows(ts: list[Trial]) -> list[list[float]]:
-        return [[int(t.right), round(t.stated, 6), t.runs] for t in ts]
+        return [
+            [int(t.right), round(t.stated, 6), t.runs, t.tip_runs, t.clean_runs, t.after_lead]
+            for t in ts
+        ]
 
     doc = {
         "trials": res["trials"], "histories": res["histories"], "candidates": res["candidates"],

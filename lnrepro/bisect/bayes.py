@@ -60,6 +60,7 @@ from lnrepro.model.bisect import (
 Array = np.ndarray[Any, Any]
 
 _M = (1, 2, 4, 8, 16)  # batch sizes a new build is valued by
+_CHEAP = 5.0  # a clean endpoint's check is worth a preparation of up to this many runs
 _DRAWS = 256  # rate pairs the stated posterior averages over (seeded: a replay gives the same)
 
 
@@ -353,8 +354,7 @@ class BayesSearch:
         return self.post.best()
 
     def _endpoints_known(self) -> bool:
-        return self.tally(self.tip).fails > 0 and all(self.tally(b).runs > 0 or b in self.untestable
-                                                      or b in self.measured for b in self.bottoms)  # fmt: skip
+        return self.tally(self.tip).fails > 0
 
     def progress(self) -> tuple[int, int]:
         """Commits holding 95% of the posterior, and about how many bits are still missing."""
@@ -404,7 +404,7 @@ class BayesSearch:
                 self.set_aside_for_noise.discard(sha)
                 self.untestable.pop(sha, None)
         running = set(busy.values())
-        # the endpoints first: the buggy one until it shows the bug, each clean one once
+        # the buggy endpoint first, until it shows the bug: its failure is the bug's signature
         tip_t = self.tally(self.tip)
         if tip_t.fails == 0 and self.tip not in running:
             # runs that tell, not noise: six noisy runs of eight happen at a 35% noise rate, and
@@ -423,8 +423,16 @@ class BayesSearch:
                     )
                     return None
                 return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
-        for b in self.bottoms:  # (the buggy endpoint is run even so: its failure is the signature)
-            if self.tally(b).runs == 0 and b not in {*self.untestable, *running, *self.measured}:
+        # A clean endpoint is checked once when its run teaches the clean fail rate for about
+        # the price of a run (a preparation up to a few runs': checkout jitter does not decide):
+        # not when the rates are given (it says nothing about the culprit) or were measured
+        # there (--rates-from), nor when it needs a build of its own (issue 41: a 30-minute
+        # build for one run that cannot show a commit clean when clean commits fail too; git
+        # trusts --good). It stays in the pool below either way.
+        for b in self.bottoms:
+            if (self.rates.fixed is None and self.tally(b).runs == 0
+                    and b not in {*self.untestable, *running, *self.measured}
+                    and self._cost(self._build_kind(job, b)) <= _CHEAP * self.costs.run_s):  # fmt: skip
                 return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [

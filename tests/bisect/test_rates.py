@@ -201,16 +201,25 @@ def test_bisect_rates_from_on_the_command_line(tmp_path: Path) -> None:
     assert shas[0] not in checked and shas[-1] in checked
 
 
-def test_a_measured_clean_endpoint_is_not_checked_again() -> None:
+def test_the_clean_endpoint_is_checked_only_where_a_run_of_it_teaches_for_a_run() -> None:
+    """Issue 41: a clean endpoint's run says nothing about the culprit, and one run cannot show a
+    commit clean when clean commits fail too (git trusts --good). It is checked once only where
+    it teaches the clean fail rate for the price of a run: not with the rates given or measured
+    there, not when it needs a 30-minute build of its own. The buggy endpoint always first."""
     g = linear(16)
     tip, good = g.order[-1], g.order[0]
-    rates = Rates().with_runs((14, 20), (1, 20))
-    s = BayesSearch(g, tip, [good], 0.95, rates, Costs(0, 0, 60, 0), measured=frozenset({good}))
-    first = s.next_for(0, {})
-    assert first is not None and first.sha == tip  # the buggy endpoint still: its signature
-    s.observe(first, [(RunOutcome.FAIL, "")])
-    second = s.next_for(0, {})
-    assert second is not None and second.sha != good and second.kind.value == "step"
-    plain = BayesSearch(g, tip, [good], 0.95, rates, Costs(0, 0, 60, 0))
-    plain.observe(plain.next_for(0, {}) or first, [(RunOutcome.FAIL, "")])
-    assert (plain.next_for(0, {}) or first).sha == good  # unmeasured: checked once, as before
+    cases = (
+        (Rates(), Costs(0, 0, 60, 0), frozenset(), True),  # learned, a run costs a run
+        (Rates(), Costs(), frozenset(), False),  # learned, but a build first
+        (Rates(), Costs(120, 90, 60, 0), frozenset(), True),  # a checkout of two runs: cheap
+        (Rates().with_runs((14, 20), (1, 20)), Costs(0, 0, 60, 0), frozenset({good}), False),
+        (Rates(fixed=(0.7, 0.05)), Costs(0, 0, 60, 0), frozenset(), False),
+    )
+    for rates, costs, measured, checked in cases:
+        s = BayesSearch(g, tip, [good], 0.95, rates, costs, measured=measured)
+        first = s.next_for(0, {})
+        assert first is not None and first.sha == tip  # the buggy endpoint still: its signature
+        s.observe(first, [(RunOutcome.FAIL, "")])
+        second = s.next_for(0, {})
+        assert second is not None and (second.sha == good) is checked, (rates, costs)
+        assert second.kind.value == ("endpoint" if checked else "step")
