@@ -126,9 +126,15 @@ class Plan:
     warnings: list[str]
 
     def to_json(self) -> dict[str, JSON]:
-        return {"schema": "lnrepro.plan/1", "request": self.request.to_json(),
-                "backend": self.backend, "filter": self.request.tests.selection,
-                "build": self.build, "test": self.test, "warnings": self.warnings}  # fmt: skip
+        return {
+            "schema": "lnrepro.plan/1",
+            "request": self.request.to_json(),
+            "backend": self.backend,
+            "filter": self.request.tests.selection,
+            "build": self.build,
+            "test": self.test,
+            "warnings": self.warnings,
+        }
 
 
 def plan(request: RunRequest) -> Plan:

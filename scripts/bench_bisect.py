@@ -75,8 +75,13 @@ def git(repo: Path, *args: str) -> str:
 
 
 def lnrepro_bisect(repo: Path, *args: str) -> dict:
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), *args, "--json"],
-                       capture_output=True, text=True, env=ENV, check=False)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
     if p.returncode != 0:
         sys.exit(f"lnrepro bisect failed: {p.stderr[-2000:]}")
     doc = json.loads(p.stdout)  # the bisect record: its result, with its steps beside it
@@ -108,8 +113,16 @@ def evaluations(work: Path, n: int) -> list[tuple[str, int, int, int, bool, bool
         counter = work / f"h{i}" / "count"
         g_first, g_evals = git_bisect_run(repo, t.good, t.bad, counter)
         confirms = sum(s["kind"] == "confirm" for s in r["steps_taken"])
-        rows.append(("merged branch" if on_branch else "first-parent", r["steps"], r["endpoint_checks"] + confirms,
-                     g_evals, r["first_bad"] == t.culprit, g_first == t.culprit))  # fmt: skip
+        rows.append(
+            (
+                "merged branch" if on_branch else "first-parent",
+                r["steps"],
+                r["endpoint_checks"] + confirms,
+                g_evals,
+                r["first_bad"] == t.culprit,
+                g_first == t.culprit,
+            )
+        )
     return rows
 
 
@@ -140,11 +153,32 @@ def builds(work: Path, tus: int) -> tuple[list[float], float]:
     fp = t.first_parent
     good = fp[fp.index(t.culprit_merge) - 16]
     p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", good, "--bad", t.culprit_merge,
-         "--pick", t.bugrepro, "--runner", "local", "--filter", "*Deterministic_2048Features",
-         "--record-dir", str(work / "build" / "runs"), "--json"],
-        capture_output=True, text=True, env={**ENV, **env}, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            good,
+            "--bad",
+            t.culprit_merge,
+            "--pick",
+            t.bugrepro,
+            "--runner",
+            "local",
+            "--filter",
+            "*Deterministic_2048Features",
+            "--record-dir",
+            str(work / "build" / "runs"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**ENV, **env},
+        check=False,
+    )
     if p.returncode != 0:
         sys.exit(f"build bisect failed: {p.stderr[-2000:]}")
     doc = json.loads(p.stdout)
@@ -199,9 +233,13 @@ class Sim:
     """
 
     def __init__(
-        self, graph: Any, culprit: str, seed: int, infra: float,
+        self,
+        graph: Any,
+        culprit: str,
+        seed: int,
+        infra: float,
         rates: tuple[float, float] = (Q_BAD, Q_GOOD),
-    ) -> None:  # fmt: skip
+    ) -> None:
         import random
 
         self.graph, self.seed, self.infra = graph, seed, infra
@@ -267,8 +305,16 @@ def trial_git(sim: Sim, graph: Any, tip: str, good: str, tries: int, any_pass_go
                     break
         s.record(c, Mark.BAD if failed else Mark.GOOD)
     wall = builds * BUILD_S + runs * RUN_S
-    return Trial(s.first_bad() is not None and sim.buggy(s.first_bad() or "") and _parents_clean(sim, graph, s.first_bad()),
-                 runs, builds, 0, wall, builds)  # fmt: skip
+    return Trial(
+        s.first_bad() is not None
+        and sim.buggy(s.first_bad() or "")
+        and _parents_clean(sim, graph, s.first_bad()),
+        runs,
+        builds,
+        0,
+        wall,
+        builds,
+    )
 
 
 def _parents_clean(sim: Sim, graph: Any, sha: str | None) -> bool:
@@ -280,9 +326,17 @@ def _parents_clean(sim: Sim, graph: Any, sha: str | None) -> bool:
 
 
 def trial_bayes(
-    sim: Sim, graph: Any, tip: str, good: str, confidence: float, rule: str, jobs: int,
-    equal: bool = False, prior: str = "learned", stop: str = "stated",
-) -> Trial:  # fmt: skip
+    sim: Sim,
+    graph: Any,
+    tip: str,
+    good: str,
+    confidence: float,
+    rule: str,
+    jobs: int,
+    equal: bool = False,
+    prior: str = "learned",
+    stop: str = "stated",
+) -> Trial:
     """``equal``: every evaluation costs the same (``--command``, no build phase). ``prior``:
     learned (from nothing), measured (``--rates-from``: the endpoints' 20 runs each, made before
     the bisect and not counted here) or known (``--fail-rates`` with the true rates). ``stop``:
@@ -339,8 +393,18 @@ def trial_bayes(
     wall = now
     r = b.answer("first bad commit")
     total = b.runs + b.noise
-    return Trial(_parents_clean(sim, graph, r.first_bad), total, b.builds, b.rebuilds, wall, rounds,
-                 r.confidence or 0.0, at[tip], at[good], total - (total if led is None else led))  # fmt: skip
+    return Trial(
+        _parents_clean(sim, graph, r.first_bad),
+        total,
+        b.builds,
+        b.rebuilds,
+        wall,
+        rounds,
+        r.confidence or 0.0,
+        at[tip],
+        at[good],
+        total - (total if led is None else led),
+    )
 
 
 def lookahead_search(**kw: Any) -> Any:
@@ -400,8 +464,11 @@ def noise(work: Path, n_hist: int, trials: int, costed: int) -> dict[str, Any]:
         graph, tip, good = gs[t % len(gs)]
         cands = Search_candidates(graph, tip, good)
         plans.append((graph, tip, good, random.Random(t).choice(cands), 10_000 + t))
-    res: dict[str, Any] = {"histories": len(gs), "trials": trials,
-                           "candidates": statistics.mean(len(Search_candidates(g, tp, gd)) for g, tp, gd in gs)}  # fmt: skip
+    res: dict[str, Any] = {
+        "histories": len(gs),
+        "trials": trials,
+        "candidates": statistics.mean(len(Search_candidates(g, tp, gd)) for g, tp, gd in gs),
+    }
     clean = [
         trial_git(Sim(g, c, seed, 0.0), g, tp, gd, 1, False)
         for g, tp, gd, c, seed in plans[:costed]
@@ -415,37 +482,55 @@ def noise(work: Path, n_hist: int, trials: int, costed: int) -> dict[str, Any]:
         key = f"infra={infra:g}"
         rows: dict[str, list[Trial]] = {}
         started = time.monotonic()
-        rows["git bisect run (1 run, trusted)"] = clean if infra == 0 else [
-            trial_git(Sim(g, c, seed, infra), g, tp, gd, 1, False) for g, tp, gd, c, seed in plans]  # fmt: skip
+        rows["git bisect run (1 run, trusted)"] = (
+            clean
+            if infra == 0
+            else [
+                trial_git(Sim(g, c, seed, infra), g, tp, gd, 1, False)
+                for g, tp, gd, c, seed in plans
+            ]
+        )
         rows["tt_bisect.sh-style (3 tries, any pass good)"] = [
-            trial_git(Sim(g, c, seed, infra), g, tp, gd, 3, True) for g, tp, gd, c, seed in plans]  # fmt: skip
+            trial_git(Sim(g, c, seed, infra), g, tp, gd, 3, True) for g, tp, gd, c, seed in plans
+        ]
         rows["git-bayesect entropy rule, 0.95"] = [
-            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "entropy", 1, stop="exact") for g, tp, gd, c, seed in plans]  # fmt: skip
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "entropy", 1, stop="exact")
+            for g, tp, gd, c, seed in plans
+        ]
         rows["lnrepro --confidence 0.95"] = [
-            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 1) for g, tp, gd, c, seed in plans]  # fmt: skip
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 1)
+            for g, tp, gd, c, seed in plans
+        ]
         rows["lnrepro --confidence 0.95 --jobs 4"] = [
-            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 4) for g, tp, gd, c, seed in plans]  # fmt: skip
+            trial_bayes(Sim(g, c, seed, infra), g, tp, gd, 0.95, "cost", 4)
+            for g, tp, gd, c, seed in plans
+        ]
         res[key] = {"rows": rows, "seconds": time.monotonic() - started}
     plans, res["costed_trials"] = full, len(plans)
     started = time.monotonic()
     equal: dict[str, dict[str, list[Trial]]] = {}
     for pair in PAIRS:  # every evaluation costs the same (--command): runs are what counts
         equal[_pair(pair)] = {
-            name: [trial_bayes(Sim(g, c, seed, 0.0, pair), g, tp, gd, 0.95, rule, 1, True, prior, stop)
-                   for g, tp, gd, c, seed in plans]
+            name: [
+                trial_bayes(Sim(g, c, seed, 0.0, pair), g, tp, gd, 0.95, rule, 1, True, prior, stop)
+                for g, tp, gd, c, seed in plans
+            ]
             for name, rule, prior, stop in EQUAL_ROWS
             if rule != "lookahead" or pair == PAIRS[0]  # three times the CPU: the headline pair
-        }  # fmt: skip
+        }
     res["equal"] = equal
     calib: dict[str, dict[float, list[Trial]]] = {}
     same = {"learned": EQUAL_ROWS[1][0], "measured": EQUAL_ROWS[4][0]}  # 0.95: those trials
     for prior in ("learned", "measured"):  # 70/5, equal costs, lnrepro's rule at each level
         calib[prior] = {
-            conf: equal[_pair(PAIRS[0])][same[prior]] if conf == 0.95 else
-                  [trial_bayes(Sim(g, c, seed, 0.0), g, tp, gd, conf, "cost", 1, True, prior)
-                   for g, tp, gd, c, seed in plans]
+            conf: equal[_pair(PAIRS[0])][same[prior]]
+            if conf == 0.95
+            else [
+                trial_bayes(Sim(g, c, seed, 0.0), g, tp, gd, conf, "cost", 1, True, prior)
+                for g, tp, gd, c, seed in plans
+            ]
             for conf in LEVELS
-        }  # fmt: skip
+        }
     res["calibration"] = calib
     res["equal_seconds"] = time.monotonic() - started
     return res
@@ -507,10 +592,14 @@ def _right(ts: list[Trial]) -> str:
 def print_noise(res: dict[str, Any]) -> None:
     mean = statistics.mean
     det = res["deterministic_steps"]
-    print(f"Noise: {res['trials']} seeded trials on {res['histories']} look-alike histories "
-          f"({res['candidates']:.0f} candidate commits on average). Without noise git needs {det:.1f} runs.\n")  # fmt: skip
-    print(f"With a build phase ({res['costed_trials']} of those trials; buggy commits fail {Q_BAD:.0%} of runs, clean ones {Q_GOOD:.0%}; build "
-          f"{BUILD_S / 60:.0f} min, rebuild {REBUILD_S / 60:.1f} min, run {RUN_S / 60:.0f} min):\n")  # fmt: skip
+    print(
+        f"Noise: {res['trials']} seeded trials on {res['histories']} look-alike histories "
+        f"({res['candidates']:.0f} candidate commits on average). Without noise git needs {det:.1f} runs.\n"
+    )
+    print(
+        f"With a build phase ({res['costed_trials']} of those trials; buggy commits fail {Q_BAD:.0%} of runs, clean ones {Q_GOOD:.0%}; build "
+        f"{BUILD_S / 60:.0f} min, rebuild {REBUILD_S / 60:.1f} min, run {RUN_S / 60:.0f} min):\n"
+    )
     base = {name: mean(t.right for t in ts) for name, ts in res["infra=0"]["rows"].items()}
     for key, title in (
         ("infra=0", "no infrastructure errors"),
@@ -527,19 +616,25 @@ def print_noise(res: dict[str, Any]) -> None:
                 mean(t.builds * BUILD_S + t.rebuilds * REBUILD_S + t.runs * RUN_S for t in ts)
                 / 3600
             )
-            print(f"| {name} | {acc:.1%}{drop} | {mean(t.runs for t in ts):.1f} ({mean(t.runs for t in ts) / det:.1f}x) | "
-                  f"{mean(t.builds for t in ts):.1f} | {mean(t.rebuilds for t in ts):.1f} | {machine:.1f} | "
-                  f"{mean(t.wall_s for t in ts) / 3600:.1f} |")  # fmt: skip
+            print(
+                f"| {name} | {acc:.1%}{drop} | {mean(t.runs for t in ts):.1f} ({mean(t.runs for t in ts) / det:.1f}x) | "
+                f"{mean(t.builds for t in ts):.1f} | {mean(t.rebuilds for t in ts):.1f} | {machine:.1f} | "
+                f"{mean(t.wall_s for t in ts) / 3600:.1f} |"
+            )
         print(f"\n({res[key]['seconds']:.0f} s to simulate)\n")
     one, four = (
         res["infra=0"]["rows"]["lnrepro --confidence 0.95"],
         res["infra=0"]["rows"]["lnrepro --confidence 0.95 --jobs 4"],
     )
-    print(f"--jobs 4 against --jobs 1: actions started {mean(t.rounds for t in four):.1f} vs {mean(t.rounds for t in one):.1f}, "
-          f"wall time {mean(t.wall_s for t in four) / 3600:.1f} h vs {mean(t.wall_s for t in one) / 3600:.1f} h "
-          f"({mean(t.wall_s for t in one) / mean(t.wall_s for t in four):.2f}x faster)\n")  # fmt: skip
-    print("Every evaluation costing the same (`--command`), --confidence 0.95: runs to the answer, "
-          "the fraction right (Wilson 95% interval) and the mean stated confidence.\n")  # fmt: skip
+    print(
+        f"--jobs 4 against --jobs 1: actions started {mean(t.rounds for t in four):.1f} vs {mean(t.rounds for t in one):.1f}, "
+        f"wall time {mean(t.wall_s for t in four) / 3600:.1f} h vs {mean(t.wall_s for t in one) / 3600:.1f} h "
+        f"({mean(t.wall_s for t in one) / mean(t.wall_s for t in four):.2f}x faster)\n"
+    )
+    print(
+        "Every evaluation costing the same (`--command`), --confidence 0.95: runs to the answer, "
+        "the fraction right (Wilson 95% interval) and the mean stated confidence.\n"
+    )
     print(f"| fail rates | search | runs (x git's {det:.1f}) | right | stated | stated - right |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for pair, rows in res["equal"].items():
@@ -551,24 +646,33 @@ def print_noise(res: dict[str, Any]) -> None:
                 mean(t.right for t in ts),
                 mean(t.stated for t in ts),
             )
-            print(f"| {pair} | {name} | {runs:.1f} ({runs / det:.2f}x) | {_right(ts)} | {stated:.3f} | "
-                  f"{(stated - right) * 100:+.1f} |")  # fmt: skip
+            print(
+                f"| {pair} | {name} | {runs:.1f} ({runs / det:.2f}x) | {_right(ts)} | {stated:.3f} | "
+                f"{(stated - right) * 100:+.1f} |"
+            )
         print(
             f"| {pair} | (Fano: no method right 95% of the time averages fewer) | {lo:.1f} ({lo / det:.2f}x) | | | |"
         )
     print(f"\n({res['equal_seconds']:.0f} s to simulate these and the calibration)\n")
-    print("Where the runs go (equal costs, --confidence 0.95; end game: the runs made once the "
-          "culprit held over half the stated posterior, to the stop; no run follows the stop).\n")  # fmt: skip
+    print(
+        "Where the runs go (equal costs, --confidence 0.95; end game: the runs made once the "
+        "culprit held over half the stated posterior, to the stop; no run follows the stop).\n"
+    )
     print(
         "| fail rates | search | runs | buggy endpoint | clean endpoint | the search | of it, end game |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for pair, rows in res["equal"].items():
         for name, ts in rows.items():
-            runs, tip, clean = (mean(t.runs for t in ts), mean(t.tip_runs for t in ts),
-                                mean(t.clean_runs for t in ts))  # fmt: skip
-            print(f"| {pair} | {name} | {runs:.1f} | {tip:.1f} | {clean:.1f} | {runs - tip - clean:.1f} | "
-                  f"{mean(t.after_lead for t in ts):.1f} |")  # fmt: skip
+            runs, tip, clean = (
+                mean(t.runs for t in ts),
+                mean(t.tip_runs for t in ts),
+                mean(t.clean_runs for t in ts),
+            )
+            print(
+                f"| {pair} | {name} | {runs:.1f} | {tip:.1f} | {clean:.1f} | {runs - tip - clean:.1f} | "
+                f"{mean(t.after_lead for t in ts):.1f} |"
+            )
     print()
     print("Calibration at 70%/5%, equal costs: each --confidence level on the same trials.\n")
     print("| rates | --confidence | right | mean stated | stated - right | runs |")
@@ -577,8 +681,10 @@ def print_noise(res: dict[str, Any]) -> None:
         label = "learned" if prior == "learned" else f"endpoints' runs given ({MEASURED} each)"
         for conf, ts in levels.items():
             right, stated = mean(t.right for t in ts), mean(t.stated for t in ts)
-            print(f"| {label} | {conf:g} | {_right(ts)} | {stated:.3f} | {(stated - right) * 100:+.1f} | "
-                  f"{mean(t.runs for t in ts):.1f} |")  # fmt: skip
+            print(
+                f"| {label} | {conf:g} | {_right(ts)} | {stated:.3f} | {(stated - right) * 100:+.1f} | "
+                f"{mean(t.runs for t in ts):.1f} |"
+            )
     print(
         "\n| stated confidence at the stop (all levels, both priors) | trials | mean stated | right |"
     )
@@ -606,11 +712,15 @@ def save_noise(res: dict[str, Any], path: Path) -> None:
         ]
 
     doc = {
-        "trials": res["trials"], "histories": res["histories"], "candidates": res["candidates"],
+        "trials": res["trials"],
+        "histories": res["histories"],
+        "candidates": res["candidates"],
         "deterministic_steps": res["deterministic_steps"],
         "equal": {p: {n: rows(ts) for n, ts in r.items()} for p, r in res["equal"].items()},
-        "calibration": {p: {f"{c:g}": rows(ts) for c, ts in lv.items()} for p, lv in res["calibration"].items()},
-    }  # fmt: skip
+        "calibration": {
+            p: {f"{c:g}": rows(ts) for c, ts in lv.items()} for p, lv in res["calibration"].items()
+        },
+    }
     path.write_text(json.dumps(doc) + "\n")
 
 
@@ -686,15 +796,24 @@ def scale(trials: int) -> dict[str, Any]:
     rng = random.Random(24)
     culprits = [rng.randrange(1, SCALE_N - 1) for _ in range(trials)]
     rows: dict[str, tuple[float, float, float, float, float]] = {}
-    for name, jobs, prefer in (("lnrepro, artifacts first, --jobs 1", 1, True),
-                               ("lnrepro, artifacts first, --jobs 4", 4, True),
-                               ("lnrepro without artifacts, --jobs 1", 1, False)):  # fmt: skip
+    for name, jobs, prefer in (
+        ("lnrepro, artifacts first, --jobs 1", 1, True),
+        ("lnrepro, artifacts first, --jobs 4", 4, True),
+        ("lnrepro without artifacts, --jobs 1", 1, False),
+    ):
         res = [_scale_trial(c, jobs, prefer) for c in culprits]
         assert all(r[4] for r in res), name
-        rows[name] = (statistics.mean(r[0] for r in res) / MIN, statistics.mean(r[1] for r in res) / MIN,
-                      statistics.mean(r[2] for r in res), statistics.mean(r[3] for r in res), 1.0)  # fmt: skip
-    for name, clean in (("git bisect run, a clean build every step", True),
-                        ("git bisect run, incremental builds (kinder to git)", False)):  # fmt: skip
+        rows[name] = (
+            statistics.mean(r[0] for r in res) / MIN,
+            statistics.mean(r[1] for r in res) / MIN,
+            statistics.mean(r[2] for r in res),
+            statistics.mean(r[3] for r in res),
+            1.0,
+        )
+    for name, clean in (
+        ("git bisect run, a clean build every step", True),
+        ("git bisect run, incremental builds (kinder to git)", False),
+    ):
         res2 = [_git_trial(c, clean) for c in culprits]
         h = statistics.mean(r[0] for r in res2) / MIN
         rows[name] = (h, h, statistics.mean(r[1] for r in res2), 0.0, 1.0)
@@ -714,8 +833,10 @@ def print_scale(res: dict[str, Any]) -> None:
     rows = res["rows"]
     git_h = rows["git bisect run, a clean build every step"][0]
     git_inc = rows["git bisect run, incremental builds (kinder to git)"][0]
-    print(f"| {SCALE_N:,}-commit range, artifacts every {SCALE_EVERY}th, {res['trials']} culprits | machine-hours "
-          "| wall hours | builds | fetches | vs git (clean) | vs git (incremental) |")  # fmt: skip
+    print(
+        f"| {SCALE_N:,}-commit range, artifacts every {SCALE_EVERY}th, {res['trials']} culprits | machine-hours "
+        "| wall hours | builds | fetches | vs git (clean) | vs git (incremental) |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, (mh, wh, b, f, _) in rows.items():
         print(
@@ -754,18 +875,24 @@ def main() -> int:
         scaled = scale(ns.trials) if "scale" in ns.only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
-          f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n")  # fmt: skip
+    print(
+        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
+        f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n"
+    )
     mean = statistics.mean
     if rows:
-        print("| history (200 first-parent commits) | lnrepro steps | + endpoint/confirm runs "
-              "| `git bisect run` evaluations | right (lnrepro / git) |")  # fmt: skip
+        print(
+            "| history (200 first-parent commits) | lnrepro steps | + endpoint/confirm runs "
+            "| `git bisect run` evaluations | right (lnrepro / git) |"
+        )
         print("| --- | ---: | ---: | ---: | --- |")
         for kind, steps, extra, g, ok, gok in rows:
             right = f"{'yes' if ok else 'NO'} / {'yes' if gok else 'NO'}"
             print(f"| culprit on the {kind} | {steps} | {extra} | {g} | {right} |")
-        print(f"| **mean** | **{mean(r[1] for r in rows):.1f}** | {mean(r[2] for r in rows):.1f} | "
-              f"**{mean(r[3] for r in rows):.1f}** | |\n")  # fmt: skip
+        print(
+            f"| **mean** | **{mean(r[1] for r in rows):.1f}** | {mean(r[2] for r in rows):.1f} | "
+            f"**{mean(r[3] for r in rows):.1f}** | |\n"
+        )
     if n:
         print(f"| per step, {ns.bulk_files:,}-file look-alike ({n} commits) | seconds |")
         print("| --- | ---: |")
@@ -778,8 +905,10 @@ def main() -> int:
     if "builds" in ns.only:
         print(f"| build per step ({ns.tus}-unit look-alike, `--runner local`) | seconds |")
         print("| --- | ---: |")
-        print(f"| lnrepro, incremental in its reused worktree: median of {len(per_step)} steps "
-              f"(the first, from nothing: {per_step[0]:.1f}) | {statistics.median(per_step):.1f} |")  # fmt: skip
+        print(
+            f"| lnrepro, incremental in its reused worktree: median of {len(per_step)} steps "
+            f"(the first, from nothing: {per_step[0]:.1f}) | {statistics.median(per_step):.1f} |"
+        )
         print(f"| a clean build, as tt_bisect.sh does at every step | {clean:.1f} |\n")
     if noisy:
         print_noise(noisy)

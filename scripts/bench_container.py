@@ -69,10 +69,16 @@ def main() -> None:
     finally:
         if made:
             subprocess.run(["docker", "rmi", "-f", image], capture_output=True, check=False)
-    engine = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
-                            capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
-    print(f"{ns.count} containers running `true` per setting, through container.stream; "
-          f"{os.cpu_count()} cores, {platform.machine()}, Docker engine {engine or '?'}.\n")  # fmt: skip
+    engine = subprocess.run(
+        ["docker", "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    print(
+        f"{ns.count} containers running `true` per setting, through container.stream; "
+        f"{os.cpu_count()} cores, {platform.machine()}, Docker engine {engine or '?'}.\n"
+    )
     print("| network | wall s per container | busy core-s per container |")
     print("|---|---:|---:|")
     for label, wall, busy in rows:

@@ -66,9 +66,12 @@ def main() -> int:
         ],
         "whole iteration": lambda: run_iteration(case, cfg, data),
     }
-    models = [KernelConfig(defects=d, era=e, arch=a)
-              for d in (PRESETS["shipped"], parse_defects("double-subtract"), frozenset())
-              for e in (Era.NOV_2025, Era.DEC_2025) for a in Arch]  # fmt: skip
+    models = [
+        KernelConfig(defects=d, era=e, arch=a)
+        for d in (PRESETS["shipped"], parse_defects("double-subtract"), frozenset())
+        for e in (Era.NOV_2025, Era.DEC_2025)
+        for a in Arch
+    ]
     stages[f"{len(models)} models, one by one"] = lambda: [
         run_iteration(case, m, data) for m in models
     ]

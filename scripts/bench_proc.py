@@ -41,9 +41,16 @@ def main() -> int:
     # the others are orphans in a group of their own, re-parented away from this process before
     # it becomes a subreaper: its children would be escapees, killed by the first capture
     launcher = subprocess.run(
-        ["sh", "-c", f"for i in $(seq {args.others}); do sleep 600 >/dev/null 2>&1 & done; echo $$"],
-        stdout=subprocess.PIPE, text=True, check=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            "sh",
+            "-c",
+            f"for i in $(seq {args.others}); do sleep 600 >/dev/null 2>&1 & done; echo $$",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+        start_new_session=True,
+    )
     others = int(launcher.stdout)  # the group's id
     proc.become_subreaper()
     try:

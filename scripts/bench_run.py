@@ -66,10 +66,28 @@ def lnrepro_run(
     env_args = [a for k, v in fake_card(checkout).items() for a in ("--env", f"{k}={v}")]
     start = time.monotonic()
     p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "run", "--tt-metal", str(checkout), "--image", image,
-         "--filter", FILTER, "--record-dir", str(work / "runs"), "--json", *env_args, *extra],
-        capture_output=True, text=True, env={**os.environ, "HOME": str(home)}, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "run",
+            "--tt-metal",
+            str(checkout),
+            "--image",
+            image,
+            "--filter",
+            FILTER,
+            "--record-dir",
+            str(work / "runs"),
+            "--json",
+            *env_args,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home)},
+        check=False,
+    )
     wall = time.monotonic() - start
     if p.returncode != 0:
         sys.exit(f"lnrepro run failed ({p.returncode}):\n{p.stderr[-3000:]}")
@@ -85,8 +103,21 @@ def by_hand(
 ) -> float:
     uid, gid = os.getuid(), os.getgid()
     env = {"CCACHE_DIR": str(ccache), "TT_METAL_HOME": str(checkout), **(extra_env or {})}
-    cmd = ["docker", "run", "--rm", "--entrypoint", "", "-v", f"{checkout}:{checkout}",
-           "-v", f"{ccache}:{ccache}", "-w", str(checkout), "-u", f"{uid}:{gid}"]  # fmt: skip
+    cmd = [
+        "docker",
+        "run",
+        "--rm",
+        "--entrypoint",
+        "",
+        "-v",
+        f"{checkout}:{checkout}",
+        "-v",
+        f"{ccache}:{ccache}",
+        "-w",
+        str(checkout),
+        "-u",
+        f"{uid}:{gid}",
+    ]
     for k, v in env.items():
         cmd += ["-e", f"{k}={v}"]
     start = time.monotonic()
@@ -143,8 +174,12 @@ def main() -> int:
                     hand, lambda h=hand, c=ccache, cmds=commands: by_hand_all(h, image, c, cmds)
                 )
             )
-        names = ["clean build, cold ccache", "no-change rebuild", "one-file change (libtt_metal)",
-                 "clean build, warm ccache"]  # fmt: skip
+        names = [
+            "clean build, cold ccache",
+            "no-change rebuild",
+            "one-file change (libtt_metal)",
+            "clean build, warm ccache",
+        ]
         # per attempt
         doc, wall = lnrepro_run(checkout, image, home, work, "-n", str(ns.attempts))
         per_attempt = (wall - float(doc["build"]["seconds"])) / ns.attempts
@@ -162,11 +197,15 @@ def main() -> int:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"Look-alike with {ns.tus} generated library units and {ns.test_tus} tt-metal test units; "
-          f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
-          f"image {image} (Debian bookworm toolchain)\n")  # fmt: skip
-    print("| build, in the container | `lnrepro run` (ttml_tests only) | the same by hand "
-          "| by hand, old plan (`--build-tests`) | lnrepro / old plan |")  # fmt: skip
+    print(
+        f"Look-alike with {ns.tus} generated library units and {ns.test_tus} tt-metal test units; "
+        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
+        f"image {image} (Debian bookworm toolchain)\n"
+    )
+    print(
+        "| build, in the container | `lnrepro run` (ttml_tests only) | the same by hand "
+        "| by hand, old plan (`--build-tests`) | lnrepro / old plan |"
+    )
     print("| --- | ---: | ---: | ---: | ---: |")
     for i, name in enumerate(names):
         a, b, c = (col[i] for col in columns)

@@ -47,8 +47,9 @@ def shrink(req: ShrinkRequest) -> Outcome:
     t0 = time.perf_counter()
     s = Search(start_case(req), ev, ev, start_runs=req.start_runs, budget=100_000)
     r = s.run()
-    return Outcome(r.case if r else None, r.margin if r else None, s.evaluations,
-                   time.perf_counter() - t0)  # fmt: skip
+    return Outcome(
+        r.case if r else None, r.margin if r else None, s.evaluations, time.perf_counter() - t0
+    )
 
 
 def grid(req: ShrinkRequest) -> Outcome:
@@ -65,8 +66,12 @@ def grid(req: ShrinkRequest) -> Outcome:
             j = s.judge(s.case(Shape(1, 1, 1, features), data))
             if j.status is Status.FAILS and (best is None or order(j) < order(best)):
                 best = j
-    return Outcome(best.case if best else None, best.margin if best else None, s.evaluations,
-                   time.perf_counter() - t0)  # fmt: skip
+    return Outcome(
+        best.case if best else None,
+        best.margin if best else None,
+        s.evaluations,
+        time.perf_counter() - t0,
+    )
 
 
 def label(o: Outcome) -> str:
@@ -93,8 +98,11 @@ def main() -> int:
         )
         sh, gr = shrink(req), grid(req)
         same = "yes" if sh.case == gr.case else "no"
-        print(f"| {defect} | {label(sh)} | {sh.evaluations} | {sh.seconds:.1f} | {label(gr)} | "
-              f"{gr.evaluations} | {gr.seconds:.1f} | {same} |", flush=True)  # fmt: skip
+        print(
+            f"| {defect} | {label(sh)} | {sh.evaluations} | {sh.seconds:.1f} | {label(gr)} | "
+            f"{gr.evaluations} | {gr.seconds:.1f} | {same} |",
+            flush=True,
+        )
     return 0
 
 

@@ -67,29 +67,47 @@ def main() -> int:
         return 1 if args.check and ratio > args.max_ratio else 0
     with tempfile.TemporaryDirectory(prefix="lnrepro-bench-startup-") as tmp:
         work = Path(tmp)
-        shutil.copytree(ROOT / "lnrepro", work / "lnrepro",
-                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        shutil.copytree(
+            ROOT / "lnrepro", work / "lnrepro", ignore=shutil.ignore_patterns("__pycache__")
+        )
         (work / "g.log").write_text(LOG)
         env = {**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
         py = sys.executable
         commands = {
-            "lnrepro run (emulator, 1 test)": [py, "-m", "lnrepro", "run", "--backend", "emulator",
-                                               "-n", "1", "--filter", "*Deterministic_2048Features",
-                                               "--record-dir", str(work / "runs")],
+            "lnrepro run (emulator, 1 test)": [
+                py,
+                "-m",
+                "lnrepro",
+                "run",
+                "--backend",
+                "emulator",
+                "-n",
+                "1",
+                "--filter",
+                "*Deterministic_2048Features",
+                "--record-dir",
+                str(work / "runs"),
+            ],
             "lnrepro parse --json": [py, "-m", "lnrepro", "parse", str(work / "g.log"), "--json"],
             "lnrepro --help": [py, "-m", "lnrepro", "--help"],
-        }  # fmt: skip
+        }
         rows: dict[str, list[float]] = {}
         for state in ("no cache", "compiled"):
             if state == "compiled":
-                subprocess.run([py, "-m", "compileall", "-q", str(work / "lnrepro")], check=True,
-                               capture_output=True, env={**env, "PYTHONDONTWRITEBYTECODE": ""})  # fmt: skip
+                subprocess.run(
+                    [py, "-m", "compileall", "-q", str(work / "lnrepro")],
+                    check=True,
+                    capture_output=True,
+                    env={**env, "PYTHONDONTWRITEBYTECODE": ""},
+                )
             for name, argv in commands.items():
                 cpu_of(argv, env, work)  # warm the page cache
                 runs = [cpu_of(argv, env, work) for _ in range(args.times)]
                 rows.setdefault(name, []).append(sorted(runs)[len(runs) // 2])
-    print(f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"median of {args.times} runs, CPU s per run (user + system, children included)")  # fmt: skip
+    print(
+        f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"median of {args.times} runs, CPU s per run (user + system, children included)"
+    )
     print(f"{'command':<34} {'no cache':>9} {'compiled':>9} {'saved':>7}")
     for name, (cold, warm) in rows.items():
         print(f"{name:<34} {cold:>9.3f} {warm:>9.3f} {cold - warm:>7.3f}")
@@ -100,8 +118,10 @@ def main() -> int:
 def help_ratio(times: int) -> float:
     """Median CPU of ``lnrepro --help`` over that of ``python -c 'import click'``; printed."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    argvs = {"python -c 'import click'": [sys.executable, "-c", "import click"],
-             "lnrepro --help": [sys.executable, "-m", "lnrepro", "--help"]}  # fmt: skip
+    argvs = {
+        "python -c 'import click'": [sys.executable, "-c", "import click"],
+        "lnrepro --help": [sys.executable, "-m", "lnrepro", "--help"],
+    }
     runs: dict[str, list[float]] = {name: [] for name in argvs}
     for argv in argvs.values():
         cpu_of(argv, env, ROOT)  # bytecode written, page cache warm
@@ -110,8 +130,10 @@ def help_ratio(times: int) -> float:
             runs[name].append(cpu_of(argv, env, ROOT))
     med = {name: sorted(r)[len(r) // 2] for name, r in runs.items()}
     click_s, help_s = med["python -c 'import click'"], med["lnrepro --help"]
-    print(f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"median of {times} runs, CPU s per run (user + system)")  # fmt: skip
+    print(
+        f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"median of {times} runs, CPU s per run (user + system)"
+    )
     for name, value in med.items():
         print(f"{name:<28} {value:>7.3f}")
     print(f"{'ratio':<28} {help_s / click_s:>7.2f}")
@@ -123,8 +145,10 @@ def blas_threads(times: int) -> None:
     default of one (``lnrepro.emulator.main``): the threads start, and spin, in every process."""
     argv = [sys.executable, "-m", "lnrepro.emulator", "--gtest_filter=*OneTile"]
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    cases = {f"{os.cpu_count()} (numpy's default)": {**env, "OPENBLAS_NUM_THREADS": str(os.cpu_count())},
-             "1 (the emulator's)": env}  # fmt: skip
+    cases = {
+        f"{os.cpu_count()} (numpy's default)": {**env, "OPENBLAS_NUM_THREADS": str(os.cpu_count())},
+        "1 (the emulator's)": env,
+    }
     print(f"\nthe emulator, 1 test; BLAS threads, median CPU s of {times} runs")
     for name, e in cases.items():
         cpu_of(argv, e, ROOT)

@@ -38,8 +38,17 @@ def table() -> str:
             f"{markdown_code(e.standalone_binary)} | {markdown_code(e.runtime_root_var)} "
             f"| {'<br>'.join(markdown(s) for s in e.sources)} |"
         )
-    return "\n".join(["<!-- eras:begin -->", "", *rows, "", f"Tests in every era: {markdown(TESTS)}.",
-                      "", "<!-- eras:end -->"])  # fmt: skip
+    return "\n".join(
+        [
+            "<!-- eras:begin -->",
+            "",
+            *rows,
+            "",
+            f"Tests in every era: {markdown(TESTS)}.",
+            "",
+            "<!-- eras:end -->",
+        ]
+    )
 
 
 def render(text: str) -> str:

@@ -17,17 +17,27 @@ from lnrepro.emulator.catalogue import BY_NAME, CASES, DataSource, run_iteration
 from lnrepro.emulator.defects import PRESETS, Arch, Defect, Era
 from lnrepro.emulator.kernel import KernelConfig
 
-DS, DXB, DPT, OW = (Defect.DOUBLE_SUBTRACT, Defect.DROP_XHAT_BLOCKS, Defect.DROP_PARTIAL_TILE,
-                    Defect.OVERWRITE_DY_GAMMA_SUM)  # fmt: skip
+DS, DXB, DPT, OW = (
+    Defect.DOUBLE_SUBTRACT,
+    Defect.DROP_XHAT_BLOCKS,
+    Defect.DROP_PARTIAL_TILE,
+    Defect.OVERWRITE_DY_GAMMA_SUM,
+)
 MODELS: list[tuple[str, KernelConfig]] = [
     ("shipped, 2025-12", KernelConfig(defects=PRESETS["shipped"], era=Era.DEC_2025)),
-    ("shipped + partial tile, 2025-12", KernelConfig(defects=frozenset({DS, DXB, DPT}), era=Era.DEC_2025)),
+    (
+        "shipped + partial tile, 2025-12",
+        KernelConfig(defects=frozenset({DS, DXB, DPT}), era=Era.DEC_2025),
+    ),
     ("shipped, 2025-11", KernelConfig(defects=PRESETS["shipped"], era=Era.NOV_2025)),
-    ("shipped, 2025-12, Blackhole", KernelConfig(defects=PRESETS["shipped"], era=Era.DEC_2025, arch=Arch.BLACKHOLE)),
+    (
+        "shipped, 2025-12, Blackhole",
+        KernelConfig(defects=PRESETS["shipped"], era=Era.DEC_2025, arch=Arch.BLACKHOLE),
+    ),
     ("overwrite (refuted), 2025-11", KernelConfig(defects=frozenset({OW}), era=Era.NOV_2025)),
     ("overwrite (refuted), 2025-12", KernelConfig(defects=frozenset({OW}), era=Era.DEC_2025)),
     ("fixed", KernelConfig(defects=frozenset(), era=Era.FIXED)),
-]  # fmt: skip
+]
 
 # What the bug reports printed (shared/seeds): 001 = Dec 17 2025 table, 002 = issue text + log.
 SEEDS = {

@@ -56,32 +56,65 @@ def main() -> int:
     for prior, levels in doc["calibration"].items():
         color, marker = styles[prior]
         pts = [point(rows) for rows in levels.values()]
-        axes[0].errorbar([p[0] for p in pts], [p[1] for p in pts],
-                         yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
-                         color=color, marker=marker, ls="-", lw=1, capsize=3, label=LABELS[prior])  # fmt: skip
+        axes[0].errorbar(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+            color=color,
+            marker=marker,
+            ls="-",
+            lw=1,
+            capsize=3,
+            label=LABELS[prior],
+        )
         for conf, p in zip(levels, pts, strict=True):
             if prior == "learned":  # which level each point is (the other prior's sit nearby)
-                axes[0].annotate(conf, (p[0], p[1]), textcoords="offset points", xytext=(-4, 8),
-                                 fontsize=7, color=color)  # fmt: skip
+                axes[0].annotate(
+                    conf,
+                    (p[0], p[1]),
+                    textcoords="offset points",
+                    xytext=(-4, 8),
+                    fontsize=7,
+                    color=color,
+                )
         rows = [r for rs in levels.values() for r in rs]
         binned = [
             point(b) for lo, hi in BINS if len(b := [r for r in rows if lo <= r[1] < hi]) >= MIN_BIN
         ]
-        axes[1].errorbar([p[0] for p in binned], [p[1] for p in binned],
-                         yerr=[[p[1] - p[2] for p in binned], [p[3] - p[1] for p in binned]],
-                         color=color, marker=marker, ls="-", lw=1, capsize=3, label=LABELS[prior])  # fmt: skip
+        axes[1].errorbar(
+            [p[0] for p in binned],
+            [p[1] for p in binned],
+            yerr=[[p[1] - p[2] for p in binned], [p[3] - p[1] for p in binned]],
+            color=color,
+            marker=marker,
+            ls="-",
+            lw=1,
+            capsize=3,
+            label=LABELS[prior],
+        )
     old = doc["equal"]["70%/5%"]["git-bayesect: entropy rule, its stop (rates integrated out)"]
     p = point(old)
-    axes[0].errorbar([p[0]], [p[1]], yerr=[[p[1] - p[2]], [p[3] - p[1]]], color="tab:red",
-                     marker="x", capsize=3, ls="none", label="before: rates integrated out, 0.95")  # fmt: skip
+    axes[0].errorbar(
+        [p[0]],
+        [p[1]],
+        yerr=[[p[1] - p[2]], [p[3] - p[1]]],
+        color="tab:red",
+        marker="x",
+        capsize=3,
+        ls="none",
+        label="before: rates integrated out, 0.95",
+    )
     axes[0].set_ylabel("fraction of trials right")
     axes[0].set_title("each --confidence level (70%/5%, equal costs)", fontsize=9)
     axes[1].set_title(
         f"all levels pooled, binned by the stated confidence (bins of {MIN_BIN}+)", fontsize=9
     )
     axes[0].legend(loc="lower right", fontsize=7)
-    fig.suptitle(f"lnrepro bisect --confidence: calibration over {doc['trials']} seeded trials per level "
-                 f"on {doc['histories']} look-alike histories", fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"lnrepro bisect --confidence: calibration over {doc['trials']} seeded trials per level "
+        f"on {doc['histories']} look-alike histories",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(ns.out, metadata={"Date": None})
     return 0

@@ -65,8 +65,9 @@ def picture(argv: list[str], width: int, cwd: Path, title: str, out: Path) -> No
     code, screen = terminal(argv, width, cwd=cwd, timeout=600, env=env)
     rows = [screen.buffer[y] for y in range(screen.lines)]
     used = max((y for y, row in enumerate(screen.display) if row.strip()), default=0) + 1
-    console = Console(record=True, width=width, force_terminal=True, color_system="truecolor",
-                      file=io.StringIO())  # fmt: skip
+    console = Console(
+        record=True, width=width, force_terminal=True, color_system="truecolor", file=io.StringIO()
+    )
     for line in prompt(argv, width):
         console.print(line, soft_wrap=True)
     for y in range(used):
@@ -100,12 +101,28 @@ def history(where: Path) -> Path:
         (repo / "kernel-defect").write_text("shipped\n" if i >= 9 else "none\n")
         with (repo / "CHANGES").open("a") as f:
             f.write(f"change {i}\n")
-        subject = ("[tt-train] LayerNorm backward: fuse mean(dy*gamma) into compute_dx" if i == 9
-                   else f"[tt-train] change {i}")  # fmt: skip
+        subject = (
+            "[tt-train] LayerNorm backward: fuse mean(dy*gamma) into compute_dx"
+            if i == 9
+            else f"[tt-train] change {i}"
+        )
         subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=lnrepro demo", "-c",
-                        "user.email=demo@lnrepro.invalid", "commit", "-q", "-m",
-                        f"{subject} (#{30000 + i})"], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "-c",
+                "user.name=lnrepro demo",
+                "-c",
+                "user.email=demo@lnrepro.invalid",
+                "commit",
+                "-q",
+                "-m",
+                f"{subject} (#{30000 + i})",
+            ],
+            check=True,
+        )
     return repo
 
 
@@ -121,17 +138,57 @@ def main() -> int:
     cwd.mkdir()
     try:
         runs = "runs"
-        picture(["lnrepro", "run", "--filter", FILTER, "--seed", "1", "--record-dir", runs], w,
-                cwd, "lnrepro run", args.out / f"run-{w}.svg")  # fmt: skip
-        subprocess.run([lnrepro(), "run", "--defect", "none", "--filter", FILTER, "--seed", "1",
-                        "--record-dir", runs], cwd=cwd, capture_output=True, check=False)  # fmt: skip
+        picture(
+            ["lnrepro", "run", "--filter", FILTER, "--seed", "1", "--record-dir", runs],
+            w,
+            cwd,
+            "lnrepro run",
+            args.out / f"run-{w}.svg",
+        )
+        subprocess.run(
+            [
+                lnrepro(),
+                "run",
+                "--defect",
+                "none",
+                "--filter",
+                FILTER,
+                "--seed",
+                "1",
+                "--record-dir",
+                runs,
+            ],
+            cwd=cwd,
+            capture_output=True,
+            check=False,
+        )
         ids = sorted(p.name for p in (cwd / runs).iterdir() if p.name.startswith("run-"))
-        picture(["lnrepro", "compare", ids[0], ids[-1], "--record-dir", runs], w, cwd,
-                "lnrepro compare", args.out / f"compare-{w}.svg")  # fmt: skip
+        picture(
+            ["lnrepro", "compare", ids[0], ids[-1], "--record-dir", runs],
+            w,
+            cwd,
+            "lnrepro compare",
+            args.out / f"compare-{w}.svg",
+        )
         repo = history(cwd)
-        picture(["lnrepro", "bisect", "--repo", repo.name, "--good", "main~11", "--bad", "main",
-                 "--command", "sh test-kernel.sh"], w, cwd, "lnrepro bisect",
-                args.out / f"bisect-{w}.svg")  # fmt: skip
+        picture(
+            [
+                "lnrepro",
+                "bisect",
+                "--repo",
+                repo.name,
+                "--good",
+                "main~11",
+                "--bad",
+                "main",
+                "--command",
+                "sh test-kernel.sh",
+            ],
+            w,
+            cwd,
+            "lnrepro bisect",
+            args.out / f"bisect-{w}.svg",
+        )
     finally:
         shutil.rmtree(cwd, ignore_errors=True)
     return 0

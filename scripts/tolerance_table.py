@@ -65,14 +65,23 @@ def main() -> int:
     )
     (ROOT / "docs").mkdir(exist_ok=True)
     s = study.samples
-    tolerance_plot({m: s.get(m, "test", "dx", 0.0) for m in s.data}, study.plot_lines(),
-                   f"NIGHTLY shape (819 x 8462), dx: {plot_trials} draws of the test's data "
-                   f"(the table above: {ns.trials} per shape)",
-                   "atol needed to pass (dx, rtol 0)", ROOT / "docs" / "tolerance-nightly.svg")  # fmt: skip
+    tolerance_plot(
+        {m: s.get(m, "test", "dx", 0.0) for m in s.data},
+        study.plot_lines(),
+        f"NIGHTLY shape (819 x 8462), dx: {plot_trials} draws of the test's data "
+        f"(the table above: {ns.trials} per shape)",
+        "atol needed to pass (dx, rtol 0)",
+        ROOT / "docs" / "tolerance-nightly.svg",
+    )
     best = study.best
-    lines += ["", "Which data separates each defect from the correct kernel best (NIGHTLY shape, dx): "
-              + "; ".join(f"{m}: {k} ({r:.3g}x the band)" for m, (k, r) in best.items()) + ".", "",
-              "![dx errors on the NIGHTLY shape](tolerance-nightly.svg)"]  # fmt: skip
+    lines += [
+        "",
+        "Which data separates each defect from the correct kernel best (NIGHTLY shape, dx): "
+        + "; ".join(f"{m}: {k} ({r:.3g}x the band)" for m, (k, r) in best.items())
+        + ".",
+        "",
+        "![dx errors on the NIGHTLY shape](tolerance-nightly.svg)",
+    ]
     readme = ROOT / "docs" / "commands.md"
     text = readme.read_text()
     block = BEGIN + "\n" + "\n".join(lines) + "\n" + END

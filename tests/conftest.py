@@ -145,9 +145,16 @@ def _shared_ccache() -> None:
 # run. Each asks only about its own lnrepro's containers and processes (tests/leftovers.py), and
 # they share the fake card host (_hold_card_host). The rest of the suite runs beside them.
 _ENGINE_FIXTURES = frozenset(
-    {"toolchain_image", "busybox_image", "engine_image", "fake_card_host", "card_host",
-     "shell_less_image", "good_host"}
-)  # fmt: skip
+    {
+        "toolchain_image",
+        "busybox_image",
+        "engine_image",
+        "fake_card_host",
+        "card_host",
+        "shell_less_image",
+        "good_host",
+    }
+)
 
 
 _REMOTE_AND_HANGS = (
@@ -179,11 +186,17 @@ def _shared_scope(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # the marks are there before -m deselects by them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    engine = {i.nodeid: i for i in items
-              if _ENGINE_FIXTURES & set(getattr(i, "fixturenames", ())) or i.get_closest_marker("docker")}  # fmt: skip
+    engine = {
+        i.nodeid: i
+        for i in items
+        if _ENGINE_FIXTURES & set(getattr(i, "fixturenames", ())) or i.get_closest_marker("docker")
+    }
     # a module- or class-scoped fixture that engine tests use: its other users join their group
-    engine_scopes = {scope: _engine_group(i.nodeid) for i in engine.values()
-                     if (scope := _shared_scope(i)) is not None}  # fmt: skip
+    engine_scopes = {
+        scope: _engine_group(i.nodeid)
+        for i in engine.values()
+        if (scope := _shared_scope(i)) is not None
+    }
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))
         if item.nodeid in engine:
@@ -198,8 +211,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.compiler)
     # the modules with no test that needs the toolchain image first (whole modules, so a module's
     # fixtures are made once): an engine worker has work while that image is being made
-    needs = {i.nodeid.split("::")[0] for i in items
-             if "toolchain_image" in getattr(i, "fixturenames", ())}  # fmt: skip
+    needs = {
+        i.nodeid.split("::")[0]
+        for i in items
+        if "toolchain_image" in getattr(i, "fixturenames", ())
+    }
     items.sort(key=lambda i: i.nodeid.split("::")[0] in needs)
     if config.pluginmanager.hasplugin("xdist"):
         from tests import engine_group
@@ -507,16 +523,27 @@ def fake_card_host() -> Iterator[None]:
     def make() -> None:
         if _leftover_card():
             _undo_card(True)  # from a run that was killed before it took its card host down
-        need(not _DEV_DIR.exists() and not _HUGE_MNT.exists(),
-             "a real card setup is present; not touching it")  # fmt: skip
+        need(
+            not _DEV_DIR.exists() and not _HUGE_MNT.exists(),
+            "a real card setup is present; not touching it",
+        )
         _DEV_DIR.mkdir()
         mounted = False
         try:
             subprocess.run(["mknod", "-m", "666", str(_NODE), "c", "1", "3"], check=True)
             _HUGE_MNT.mkdir()
             gib = Path("/sys/kernel/mm/hugepages/hugepages-1048576kB").is_dir()
-            subprocess.run(["mount", "-t", "hugetlbfs", *(["-o", "pagesize=1G"] if gib else []),
-                            "nodev", str(_HUGE_MNT)], check=True)  # fmt: skip
+            subprocess.run(
+                [
+                    "mount",
+                    "-t",
+                    "hugetlbfs",
+                    *(["-o", "pagesize=1G"] if gib else []),
+                    "nodev",
+                    str(_HUGE_MNT),
+                ],
+                check=True,
+            )
             mounted = True
         finally:
             if not mounted:

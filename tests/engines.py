@@ -48,11 +48,23 @@ exec dockerd -H tcp://0.0.0.0:2375 -H unix:///var/run/docker.sock --storage-driv
 """
 # the flags that work where --privileged is refused (../shared/formats/second-engine.md)
 RUN_FLAGS = (
-    "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
-    "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
-    "--security-opt", "systempaths=unconfined",
-    "--cgroupns", "host", "-v", "/sys/fs/cgroup:/sys/fs/cgroup", "--tmpfs", "/var/lib/docker:exec",
-)  # fmt: skip
+    "--cap-add",
+    "ALL",
+    "--cap-drop",
+    "SYS_RESOURCE",
+    "--security-opt",
+    "seccomp=unconfined",
+    "--security-opt",
+    "apparmor=unconfined",
+    "--security-opt",
+    "systempaths=unconfined",
+    "--cgroupns",
+    "host",
+    "-v",
+    "/sys/fs/cgroup:/sys/fs/cgroup",
+    "--tmpfs",
+    "/var/lib/docker:exec",
+)
 
 
 def image_name() -> str:
@@ -96,8 +108,13 @@ class Engine:
     ssh_port: int
 
     def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["docker", "-H", self.tcp, *args], capture_output=True, text=True,
-                              check=check, timeout=300)  # fmt: skip
+        return subprocess.run(
+            ["docker", "-H", self.tcp, *args],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=300,
+        )
 
     def stop(self) -> None:
         """The card host goes down: its engine, its containers and volumes (tmpfs) with it."""
@@ -109,15 +126,38 @@ def start(image: str, authorized_key: str | None = None) -> Engine:
     port, ssh_port = free_port(), free_port()
     name = f"lnrepro-test-engine-{port}"
     subprocess.run(
-        ["docker", "run", "-d", "--name", name, *RUN_FLAGS,
-         "-p", f"127.0.0.1:{port}:2375", "-p", f"127.0.0.1:{ssh_port}:22", image],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "docker",
+            "run",
+            "-d",
+            "--name",
+            name,
+            *RUN_FLAGS,
+            "-p",
+            f"127.0.0.1:{port}:2375",
+            "-p",
+            f"127.0.0.1:{ssh_port}:22",
+            image,
+        ],
+        check=True,
+        capture_output=True,
+    )
     if authorized_key:  # before sshd starts would be tidier; sshd reads it per connection
-        subprocess.run(["docker", "exec", "-i", name, "sh", "-c",
-                        "mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys && "
-                        "chmod 600 /root/.ssh/authorized_keys && /usr/sbin/sshd -p 22"],
-                       input=authorized_key.encode(), check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                "docker",
+                "exec",
+                "-i",
+                name,
+                "sh",
+                "-c",
+                "mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys && "
+                "chmod 600 /root/.ssh/authorized_keys && /usr/sbin/sshd -p 22",
+            ],
+            input=authorized_key.encode(),
+            check=True,
+            capture_output=True,
+        )
     eng = Engine(name, f"tcp://127.0.0.1:{port}", ssh_port)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -33,8 +33,9 @@ def run(argv: list[str], *, timeout: float, input: str | None = None, **kw: Any)
     stops it as a user would (SIGTERM, then a wait): its containers go with it rather than
     outliving a SIGKILL into the next test."""
     stdin = subprocess.PIPE if input is not None else kw.pop("stdin", None)
-    with subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, **kw) as p:  # fmt: skip
+    with subprocess.Popen(
+        argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    ) as p:
         label = owner(p)
         try:
             out, err = p.communicate(input, timeout=timeout)
@@ -54,8 +55,14 @@ def left(*owners: str, host: str | None = None) -> set[str]:
     """The containers (running or stopped) on that engine whose owner is one of ``owners``."""
     ids: set[str] = set()
     for o in owners:
-        argv = ["docker", *(["-H", host] if host else []), "ps", "-aq",
-                "--filter", f"label={container.OWNER}={o}"]  # fmt: skip
+        argv = [
+            "docker",
+            *(["-H", host] if host else []),
+            "ps",
+            "-aq",
+            "--filter",
+            f"label={container.OWNER}={o}",
+        ]
         ids |= set(subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split())
     return ids
 

@@ -57,11 +57,17 @@ def start() -> list[subprocess.Popen[bytes]]:
             os.close(fd)
             continue
         try:  # the lock goes with the open file to the builder, which holds it until it is done
-            started.append(subprocess.Popen(
-                [sys.executable, "-m", "tests.prebuild", "--build", what], cwd=ROOT, pass_fds=(fd,),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            ))  # fmt: skip
+            started.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "tests.prebuild", "--build", what],
+                    cwd=ROOT,
+                    pass_fds=(fd,),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
         finally:
             os.close(fd)
     return started

@@ -37,8 +37,12 @@ def docker_import(root: Path, name: str, *changes: str) -> str:
     flags = [f for c in changes for f in ("--change", c)]
     tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
     try:
-        subprocess.run(["docker", "import", *flags, "-", name], stdin=tar.stdout, check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["docker", "import", *flags, "-", name],
+            stdin=tar.stdout,
+            check=True,
+            capture_output=True,
+        )
     finally:
         if tar.stdout is not None:
             tar.stdout.close()
@@ -50,8 +54,14 @@ def docker_import(root: Path, name: str, *changes: str) -> str:
 # apt's cache), apt's package lists, documentation and translations. About a third of the
 # toolchain image; every import, every send to another engine and every container start on an
 # engine with the vfs driver copies the rest.
-SLIM_AWAY = ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man",
-             "usr/share/info", "usr/share/locale")  # fmt: skip
+SLIM_AWAY = (
+    "var/cache/apt/archives",
+    "var/lib/apt/lists",
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/locale",
+)
 
 
 def have_image(name: str) -> bool:
@@ -76,8 +86,9 @@ def debootstrap_base() -> str:
     work = Path(tempfile.mkdtemp(prefix="lnrepro-rootfs-"))
     root = work / "rootfs"
     try:
-        subprocess.run([*DEBOOTSTRAP, str(root), MIRROR], check=True, capture_output=True,
-                       timeout=1500)  # fmt: skip
+        subprocess.run(
+            [*DEBOOTSTRAP, str(root), MIRROR], check=True, capture_output=True, timeout=1500
+        )
         for rel in SLIM_AWAY:
             shutil.rmtree(root / rel, ignore_errors=True)
             (root / rel).mkdir(parents=True, exist_ok=True)
@@ -109,8 +120,9 @@ def debian_image(name: str, packages: Iterable[str], files: dict[str, str], *lin
     (about 20 core-s less on 2 cores). Reused while an image of that name exists."""
     if have_image(name):
         return name
-    return docker_build(name, debootstrap_base(), APT_INSTALL.format(packages=" ".join(packages)),
-                        files, *lines)  # fmt: skip
+    return docker_build(
+        name, debootstrap_base(), APT_INSTALL.format(packages=" ".join(packages)), files, *lines
+    )
 
 
 def docker_build(name: str, base: str, run: str, files: dict[str, str], *lines: str) -> str:
@@ -126,9 +138,13 @@ def docker_build(name: str, base: str, run: str, files: dict[str, str], *lines: 
             f.chmod(0o755)
         if files:
             dockerfile.append("COPY root/ /")
-        subprocess.run(["docker", "build", "--network", "host", "-q", "-t", name, "-f", "-", ctx],
-                       input="\n".join([*dockerfile, *lines]).encode(), check=True,
-                       capture_output=True, timeout=1500)  # fmt: skip
+        subprocess.run(
+            ["docker", "build", "--network", "host", "-q", "-t", name, "-f", "-", ctx],
+            input="\n".join([*dockerfile, *lines]).encode(),
+            check=True,
+            capture_output=True,
+            timeout=1500,
+        )
     return name
 
 

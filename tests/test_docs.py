@@ -11,8 +11,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_mkdocs_builds_the_docs_strictly(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     for page in (
         "commands",
@@ -55,8 +60,15 @@ def _current_schemas() -> set[str]:
     from lnrepro.model import bisect, compare, hang, record
     from lnrepro.studies import tolerance
 
-    return {record.SCHEMA, bisect.SCHEMA, compare.SCHEMA, hang.SCHEMA, tolerance.SCHEMA,
-            RUNS_SCHEMA, EXPLAIN_SCHEMA}  # fmt: skip
+    return {
+        record.SCHEMA,
+        bisect.SCHEMA,
+        compare.SCHEMA,
+        hang.SCHEMA,
+        tolerance.SCHEMA,
+        RUNS_SCHEMA,
+        EXPLAIN_SCHEMA,
+    }
 
 
 def test_the_command_reference_names_the_schemas_lnrepro_writes() -> None:
@@ -108,8 +120,21 @@ def test_the_junit_section_describes_what_report_writes(tmp_path: Path) -> None:
     assert named and named <= emitted, named - emitted
 
 
-_JUNIT_WORDS = {"testsuites", "testsuite", "testcase", "failure", "error", "skipped", "system-out",
-                "properties", "property", "rerunFailure", "rerunError", "flakyFailure", "flakyError"}  # fmt: skip
+_JUNIT_WORDS = {
+    "testsuites",
+    "testsuite",
+    "testcase",
+    "failure",
+    "error",
+    "skipped",
+    "system-out",
+    "properties",
+    "property",
+    "rerunFailure",
+    "rerunError",
+    "flakyFailure",
+    "flakyError",
+}
 
 
 def _svg_texts(path: Path) -> tuple[float, list[tuple[float, float, str, str]]]:
@@ -167,8 +192,12 @@ def test_two_models_with_the_same_errors_are_both_seen(tmp_path: Path) -> None:
 
     rng = np.random.default_rng(0)
     same = list(rng.normal(0.03, 0.002, 100))
-    series = {"correct": list(rng.normal(0.013, 0.0005, 100)), "double-subtract": same,
-              "overwrite (refuted)": same, "shipped": list(rng.normal(0.05, 0.004, 100))}  # fmt: skip
+    series = {
+        "correct": list(rng.normal(0.013, 0.0005, 100)),
+        "double-subtract": same,
+        "overwrite (refuted)": same,
+        "shipped": list(rng.normal(0.05, 0.004, 100)),
+    }
     path = tmp_path / "p.svg"
     tolerance_plot(
         series, {"NIGHTLY atol 0.5": 0.5, "tight atol 0.01": 0.01}, "t " * 40, "atol", path

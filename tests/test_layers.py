@@ -14,10 +14,26 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "lnrepro"
 RANK = {
-    "errors": 0, "model": 1, "gtest": 2, "watcher": 2, "pytests": 2, "triage": 2, "hangs": 2, "doors": 3, "emulator": 3,
-    "envcheck": 4, "run": 5,
-    "bisect": 6, "studies": 6, "shrink": 6, "present": 7, "api": 8, "cli": 9, "__main__": 10, "__init__": 0,
-}  # fmt: skip
+    "errors": 0,
+    "model": 1,
+    "gtest": 2,
+    "watcher": 2,
+    "pytests": 2,
+    "triage": 2,
+    "hangs": 2,
+    "doors": 3,
+    "emulator": 3,
+    "envcheck": 4,
+    "run": 5,
+    "bisect": 6,
+    "studies": 6,
+    "shrink": 6,
+    "present": 7,
+    "api": 8,
+    "cli": 9,
+    "__main__": 10,
+    "__init__": 0,
+}
 
 
 def layer(module: str) -> str:
@@ -67,9 +83,11 @@ def test_every_layer_is_a_package_and_known() -> None:
 
 
 def test_help_loads_no_numpy_docker_or_git() -> None:
-    code = ("import sys; from lnrepro.cli import main; rc = main(['--help']); "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'docker', 'git', 'rich')); "
-            "print('LOADED', bad); sys.exit(0)")  # fmt: skip
+    code = (
+        "import sys; from lnrepro.cli import main; rc = main(['--help']); "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'docker', 'git', 'rich')); "
+        "print('LOADED', bad); sys.exit(0)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

@@ -77,12 +77,16 @@ class Rates:
         and ``good`` are (fails, runs) of the buggy and the clean endpoint. A Beta prior, not a
         point: 14 fails of 20 still leave the rate between about 0.48 and 0.85."""
         (ab, bb), (ag, bg) = self.bad, self.good
-        return Rates((ab + bad[0], bb + bad[1] - bad[0]), (ag + good[0], bg + good[1] - good[0]),
-                     self.fixed)  # fmt: skip
+        return Rates(
+            (ab + bad[0], bb + bad[1] - bad[0]), (ag + good[0], bg + good[1] - good[0]), self.fixed
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"bad_prior": list(self.bad), "good_prior": list(self.good),
-                "fixed": list(self.fixed) if self.fixed else None}  # fmt: skip
+        return {
+            "bad_prior": list(self.bad),
+            "good_prior": list(self.good),
+            "fixed": list(self.fixed) if self.fixed else None,
+        }
 
 
 @dataclass
@@ -95,8 +99,12 @@ class Costs:
     fetch_s: float = 180.0  # a prebuilt artifact: fetched, not built
 
     def to_json(self) -> dict[str, float]:
-        return {"build_s": self.build_s, "rebuild_s": self.rebuild_s, "run_s": self.run_s,
-                "fetch_s": self.fetch_s}  # fmt: skip
+        return {
+            "build_s": self.build_s,
+            "rebuild_s": self.rebuild_s,
+            "run_s": self.run_s,
+            "fetch_s": self.fetch_s,
+        }
 
 
 def _lgamma(x: Array) -> Array:
@@ -181,13 +189,21 @@ class Posterior:
             r = self.rates
             if r.fixed is not None:
                 qb, qg = (min(max(q, 1e-9), 1 - 1e-9) for q in r.fixed)
-                ll = (kb * math.log(qb) + (nb - kb) * math.log1p(-qb)
-                      + kg * math.log(qg) + (ng - kg) * math.log1p(-qg))  # fmt: skip
+                ll = (
+                    kb * math.log(qb)
+                    + (nb - kb) * math.log1p(-qb)
+                    + kg * math.log(qg)
+                    + (ng - kg) * math.log1p(-qg)
+                )
                 mb, mg = np.full(len(kb), qb), np.full(len(kb), qg)
             else:
                 (ab, bb), (ag, bg) = r.bad, r.good
-                ll = (_lbeta(ab + kb, bb + nb - kb) - _lbeta(np.array(ab), np.array(bb))
-                      + _lbeta(ag + kg, bg + ng - kg) - _lbeta(np.array(ag), np.array(bg)))  # fmt: skip
+                ll = (
+                    _lbeta(ab + kb, bb + nb - kb)
+                    - _lbeta(np.array(ab), np.array(bb))
+                    + _lbeta(ag + kg, bg + ng - kg)
+                    - _lbeta(np.array(ag), np.array(bg))
+                )
                 mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
             ll = np.where(self.excluded, -np.inf, ll)
             p = np.exp(ll - ll.max())
@@ -236,8 +252,12 @@ class Posterior:
         (ab, bb), (ag, bg) = self.rates.bad, self.rates.good
         qb = np.clip(rng.beta(ab + kb, bb + nb - kb, _DRAWS), 1e-9, 1 - 1e-9)
         qg = np.clip(rng.beta(ag + kg, bg + ng - kg, _DRAWS), 1e-9, 1 - 1e-9)
-        ll = (np.outer(np.log(qb), c[0]) + np.outer(np.log1p(-qb), c[1] - c[0])
-              + np.outer(np.log(qg), c[2]) + np.outer(np.log1p(-qg), c[3] - c[2]))  # fmt: skip
+        ll = (
+            np.outer(np.log(qb), c[0])
+            + np.outer(np.log1p(-qb), c[1] - c[0])
+            + np.outer(np.log(qg), c[2])
+            + np.outer(np.log1p(-qg), c[3] - c[2])
+        )
         ll = np.where(self.excluded[None, :], -np.inf, ll)
         w = np.exp(ll - ll.max(axis=1, keepdims=True))
         out: Array = (w / w.sum(axis=1, keepdims=True)).mean(axis=0)
@@ -410,8 +430,10 @@ class BayesSearch:
             # runs that tell, not noise: six noisy runs of eight happen at a 35% noise rate, and
             # the bug was never given its chance to show (noise alone ends it too, later)
             if tip_t.runs >= self.endpoint_tries or tip_t.noise >= 3 * self.endpoint_tries:
-                self.error = (f"the buggy endpoint showed no failure of the bug in {tip_t.runs} run(s)"
-                              + (f" and {tip_t.noise} noisy one(s)" if tip_t.noise else ""))  # fmt: skip
+                self.error = (
+                    f"the buggy endpoint showed no failure of the bug in {tip_t.runs} run(s)"
+                    + (f" and {tip_t.noise} noisy one(s)" if tip_t.noise else "")
+                )
                 return None
             return Action(job, self.tip, ActionKind.ENDPOINT, self._build_kind(job, self.tip))
         for m in self.merge_bases:  # as git: a merge base must be tested, and must be clean
@@ -430,9 +452,12 @@ class BayesSearch:
         # build for one run that cannot show a commit clean when clean commits fail too; git
         # trusts --good). It stays in the pool below either way.
         for b in self.bottoms:
-            if (self.rates.fixed is None and self.tally(b).runs == 0
-                    and b not in {*self.untestable, *running, *self.measured}
-                    and self._cost(self._build_kind(job, b)) <= _CHEAP * self.costs.run_s):  # fmt: skip
+            if (
+                self.rates.fixed is None
+                and self.tally(b).runs == 0
+                and b not in {*self.untestable, *running, *self.measured}
+                and self._cost(self._build_kind(job, b)) <= _CHEAP * self.costs.run_s
+            ):
                 return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
@@ -583,10 +608,21 @@ class BayesSearch:
         qb, qg = self.post.rates_now()
         first = best if p >= self.confidence and self.error is None else None
         return BisectResult(
-            kind, self.name, first_bad=first, error=self.error,
-            reason=None if first else (self.error or f"no commit reached confidence {self.confidence:g}"),
-            most_likely=best, confidence=p, wanted_confidence=self.confidence,
-            posterior=tuple(Candidate(s, q) for s, q in self.post.top(5)), rates=(qb, qg),
-            runs=self.runs, noisy_runs=self.noise, builds=self.builds, rebuilds=self.rebuilds,
+            kind,
+            self.name,
+            first_bad=first,
+            error=self.error,
+            reason=None
+            if first
+            else (self.error or f"no commit reached confidence {self.confidence:g}"),
+            most_likely=best,
+            confidence=p,
+            wanted_confidence=self.confidence,
+            posterior=tuple(Candidate(s, q) for s, q in self.post.top(5)),
+            rates=(qb, qg),
+            runs=self.runs,
+            noisy_runs=self.noise,
+            builds=self.builds,
+            rebuilds=self.rebuilds,
             prebuilt=self.prebuilt,
-        )  # fmt: skip
+        )

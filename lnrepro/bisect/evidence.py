@@ -183,8 +183,11 @@ def _classify_command(
 ) -> tuple[RunOutcome, str]:
     code = a.exit_code
     if a.timed_out:
-        return (RunOutcome.FAIL, "timed out (--on-hang bad)") if policy.on_hang is OnHang.BAD else (
-            RunOutcome.NOISE, "timed out")  # fmt: skip
+        return (
+            (RunOutcome.FAIL, "timed out (--on-hang bad)")
+            if policy.on_hang is OnHang.BAD
+            else (RunOutcome.NOISE, "timed out")
+        )
     if code == 0:
         return RunOutcome.PASS, "exit 0"
     if code == 125:

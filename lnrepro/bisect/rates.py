@@ -126,8 +126,10 @@ def resolve(req: BisectRequest) -> BisectRequest:
         if req.confidence is None:
             raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
         if req.fail_rates is not None:
-            raise UsageError("--rates-from and --fail-rates both give the fail rates",
-                             "use one: --rates-from keeps learning from the runs, --fail-rates does not")  # fmt: skip
+            raise UsageError(
+                "--rates-from and --fail-rates both give the fail rates",
+                "use one: --rates-from keeps learning from the runs, --fail-rates does not",
+            )
         return replace(req, endpoint_runs=named(req))
     return replace(req, endpoint_runs=find(req))
 
@@ -137,5 +139,7 @@ def describe(e: EndpointRuns) -> str:
     how = "found in the store" if e.found else "(--rates-from)"
     good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
     names = ", ".join(Path(s).name for s in e.sources[:3]) + (" …" if len(e.sources) > 3 else "")
-    return (f"rates from {len(e.sources)} record(s) {how}: {e.bad_fails}/{e.bad_runs} failed at "
-            f"--bad, {good}\n  {names}")  # fmt: skip
+    return (
+        f"rates from {len(e.sources)} record(s) {how}: {e.bad_fails}/{e.bad_runs} failed at "
+        f"--bad, {good}\n  {names}"
+    )

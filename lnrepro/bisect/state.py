@@ -63,8 +63,9 @@ def lock(repo: Path) -> Iterator[None]:
             break
         except FileExistsError:
             if path.is_dir() and not path.is_symlink():
-                raise EnvironmentProblem(f"the bisect lock {path} is a directory",
-                                         f"remove it: rmdir {path}") from None  # fmt: skip
+                raise EnvironmentProblem(
+                    f"the bisect lock {path} is a directory", f"remove it: rmdir {path}"
+                ) from None
             pid = lock_owner(path)
             if pid is not None and pid != str(os.getpid()):
                 raise UsageError(
@@ -93,8 +94,10 @@ def load(repo: Path, to: str = "resume") -> BisectRecord:
     ``to`` is what the caller wants of it ("resume", "show")."""
     path = state_path(repo)
     if not path.exists():
-        raise InputError(f"no bisect to {to} in {repo}: none has been started there",
-                         "start one with --good and --bad")  # fmt: skip
+        raise InputError(
+            f"no bisect to {to} in {repo}: none has been started there",
+            "start one with --good and --bad",
+        )
     return read(path)
 
 
@@ -112,8 +115,10 @@ def read(path: Path) -> BisectRecord:
         )
     # /3 lacks only the hang keys, /4 the lost jobs: they resume
     if schema not in (SCHEMA, "lnrepro.bisect/4", "lnrepro.bisect/3"):
-        raise MalformedRecord(f"{path} is not an lnrepro bisect state (schema {schema!r})",
-                              f"move {path} aside and start again")  # fmt: skip
+        raise MalformedRecord(
+            f"{path} is not an lnrepro bisect state (schema {schema!r})",
+            f"move {path} aside and start again",
+        )
     return BisectRecord.from_json(r, path)
 
 
@@ -142,10 +147,12 @@ def check_replaceable(repo: Path) -> None:
         return
     where = "" if repo == Path.cwd() else f" --repo {shlex.quote(str(repo))}"
     why = old.stop_reason or "its process is gone"
-    raise UsageError(f"the bisect {old.id or ''} saved in {repo} did not finish ({why}; "
-                     f"{len(old.steps)} step(s)), and a new one would replace it",
-                     f"continue it with `lnrepro bisect --resume{where}`, or discard it "
-                     f"(rm {shlex.quote(str(path))}) and start again")  # fmt: skip
+    raise UsageError(
+        f"the bisect {old.id or ''} saved in {repo} did not finish ({why}; "
+        f"{len(old.steps)} step(s)), and a new one would replace it",
+        f"continue it with `lnrepro bisect --resume{where}`, or discard it "
+        f"(rm {shlex.quote(str(path))}) and start again",
+    )
 
 
 def save(record: BisectRecord, repo: Path) -> None:

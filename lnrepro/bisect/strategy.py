@@ -72,8 +72,10 @@ def mark_of(outcomes: Sequence[RunOutcome]) -> Mark | None:
 
 def merge_base_error(sha: str, goods: Sequence[str]) -> str:
     """git's words when a merge base tests bad: the bug was fixed on the good side."""
-    return (f"the merge base {sha[:12]} is bad: the bug was fixed between {sha[:12]} and "
-            f"[{', '.join(g[:12] for g in goods)}]")  # fmt: skip
+    return (
+        f"the merge base {sha[:12]} is bad: the bug was fixed between {sha[:12]} and "
+        f"[{', '.join(g[:12] for g in goods)}]"
+    )
 
 
 @dataclass
@@ -218,8 +220,10 @@ class GitSearch:
         elif action.kind is ActionKind.ENDPOINT:
             want = Mark.BAD if action.sha == self.tip else Mark.GOOD
             if mark is not want:
-                self.error = (f"the {'bad' if want is Mark.BAD else 'good'} endpoint {action.sha[:12]} "
-                              f"tested {mark.value}")  # fmt: skip
+                self.error = (
+                    f"the {'bad' if want is Mark.BAD else 'good'} endpoint {action.sha[:12]} "
+                    f"tested {mark.value}"
+                )
         elif action.kind is ActionKind.STEP:
             self.search.record(action.sha, mark)
         return mark
@@ -228,9 +232,13 @@ class GitSearch:
     def answer(self, kind: str) -> BisectResult:
         fb = self.search.first_bad()
         if fb is None:
-            return BisectResult(kind, self.name, error=self.error,
-                                candidates=tuple(CommitInfo(c) for c in self.search.candidates()),
-                                reason=self.error or "skipped commits hide which candidate is first")  # fmt: skip
+            return BisectResult(
+                kind,
+                self.name,
+                error=self.error,
+                candidates=tuple(CommitInfo(c) for c in self.search.candidates()),
+                reason=self.error or "skipped commits hide which candidate is first",
+            )
         good = self.search.last_good()
         confirms = {s: m for (k, s), m in self.tested.items() if k is ActionKind.CONFIRM}
         wanted = [(fb, Mark.BAD), *((g, Mark.GOOD) for g in good)]
@@ -240,5 +248,12 @@ class GitSearch:
             confirmed = False  # a re-test contradicts the search
         elif confirms and all(m is w for m, w in got):
             confirmed = True
-        return BisectResult(kind, self.name, first_bad=fb, last_good=good[0] if good else None,
-                            last_good_all=tuple(good), confirmed=confirmed, error=self.error)  # fmt: skip
+        return BisectResult(
+            kind,
+            self.name,
+            first_bad=fb,
+            last_good=good[0] if good else None,
+            last_good_all=tuple(good),
+            confirmed=confirmed,
+            error=self.error,
+        )

@@ -62,13 +62,16 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
             try:
                 template(spec)
             except UsageError as exc:
-                raise UsageError(f"{cfg.source}: prebuilt: {exc.message.removeprefix('--prebuilt ')}",
-                                 exc.fix) from None  # fmt: skip
+                raise UsageError(
+                    f"{cfg.source}: prebuilt: {exc.message.removeprefix('--prebuilt ')}", exc.fix
+                ) from None
         req = replace(req, prebuilt=cfg.prebuilt)
     if req.prebuilt:
         if isinstance(oracle, CommandOracleSpec):
-            raise UsageError("--prebuilt build trees are tested by lnrepro's run, not by --command",
-                             "drop --command (lnrepro builds and tests each commit), or --prebuilt")  # fmt: skip
+            raise UsageError(
+                "--prebuilt build trees are tested by lnrepro's run, not by --command",
+                "drop --command (lnrepro builds and tests each commit), or --prebuilt",
+            )
         from lnrepro.doors.container import context_host, is_local_engine
 
         named = {
@@ -76,15 +79,25 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
         }
         remote = sorted(c for c in named if c and not is_local_engine(context_host(c)))
         if remote:
-            raise UsageError(f"--prebuilt dir: trees are this machine's directories, which the "
-                             f"engine of --docker-context {remote[0]} cannot see",
-                             "drop that --docker-context (run on this machine's engine), or the "
-                             "prebuilt trees (--prebuilt, or prebuilt in lnrepro.toml)")  # fmt: skip
+            raise UsageError(
+                f"--prebuilt dir: trees are this machine's directories, which the "
+                f"engine of --docker-context {remote[0]} cannot see",
+                "drop that --docker-context (run on this machine's engine), or the "
+                "prebuilt trees (--prebuilt, or prebuilt in lnrepro.toml)",
+            )
         for spec in req.prebuilt:
             template(spec)
     record_dir = check_record_dir(req.record_dir) if req.record_dir is not None else None
-    out = replace(req, repo=repo, good=good, bad=bad, oracle=oracle, picks=picks,
-                  patches=patches, record_dir=record_dir)  # fmt: skip
+    out = replace(
+        req,
+        repo=repo,
+        good=good,
+        bad=bad,
+        oracle=oracle,
+        picks=picks,
+        patches=patches,
+        record_dir=record_dir,
+    )
     from lnrepro.bisect.oracle import oracles_for
 
     oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
@@ -97,17 +110,25 @@ def check_repo(path: Path) -> Path:
     """``--repo`` made absolute, or what is wrong with the path (before git is asked anything)."""
     repo = path.expanduser().absolute()
     if not repo.exists():
-        raise GitError(f"--repo {path} does not exist",
-                       "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
+        raise GitError(
+            f"--repo {path} does not exist",
+            "pass the directory of a git clone, e.g. --repo ~/tt-metal",
+        )
     if not repo.is_dir():
-        raise GitError(f"--repo {path} is a file, not a directory",
-                       "pass the directory of a git clone, e.g. --repo ~/tt-metal")  # fmt: skip
+        raise GitError(
+            f"--repo {path} is a file, not a directory",
+            "pass the directory of a git clone, e.g. --repo ~/tt-metal",
+        )
     if not gitops.is_work_tree(repo) and not (repo / "HEAD").is_file():
         if path == Path():  # --repo not given: the current directory
-            raise GitError(f"the current directory {repo} is not in a git repository",
-                           "run lnrepro bisect inside a git clone, or pass --repo DIR")  # fmt: skip
-        raise GitError(f"--repo {path} is not a git repository (no .git in it or above it)",
-                       "pass the directory of a git clone (where `git status` works)")  # fmt: skip
+            raise GitError(
+                f"the current directory {repo} is not in a git repository",
+                "run lnrepro bisect inside a git clone, or pass --repo DIR",
+            )
+        raise GitError(
+            f"--repo {path} is not a git repository (no .git in it or above it)",
+            "pass the directory of a git clone (where `git status` works)",
+        )
     gitops.common_dir(repo)  # what git itself says (e.g. dubious ownership)
     return repo
 
@@ -126,10 +147,14 @@ def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
             return False
         return True
 
-    check_builds_tt_metal(oracle.backend.profile, has_build_metal, f"{repo} at {tip[:12]}",
-                          "without --command bisect builds tt-metal and runs its gtests",
-                          "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), "
-                          "or bisect a tt-metal clone (--repo DIR, or --tt-metal DIR)")  # fmt: skip
+    check_builds_tt_metal(
+        oracle.backend.profile,
+        has_build_metal,
+        f"{repo} at {tip[:12]}",
+        "without --command bisect builds tt-metal and runs its gtests",
+        "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), "
+        "or bisect a tt-metal clone (--repo DIR, or --tt-metal DIR)",
+    )
 
 
 def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec:
@@ -143,8 +168,10 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
                 f"--repeat {o.repeat} is not from 1 to 100000", "give a count in range"
             )
         if req.contexts or req.devices:
-            raise UsageError("--docker-context and --device need the run oracle (no --command)",
-                             "drop them, or drop --command")  # fmt: skip
+            raise UsageError(
+                "--docker-context and --device need the run oracle (no --command)",
+                "drop them, or drop --command",
+            )
         return o
     check_tests(o.tests)
     spec = check_tt_metal(replace(o.backend, checkout=repo))
@@ -162,16 +189,19 @@ def _policy(req: BisectRequest) -> None:
             raise UsageError("--threshold needs --metric", "e.g. --metric max_diff --threshold 1.0")
         finite(p.threshold, "--threshold", -1e300, 1e300)
     if p.metric is not None and isinstance(req.oracle, CommandOracleSpec):
-        raise UsageError("--metric judges the tests' output, not a --command's exit",
-                         "drop --metric, or drop --command")  # fmt: skip
+        raise UsageError(
+            "--metric judges the tests' output, not a --command's exit",
+            "drop --metric, or drop --command",
+        )
 
 
 def _search(req: BisectRequest) -> None:
     if req.confidence is not None and not (
         math.isfinite(req.confidence) and 0.5 <= req.confidence <= 0.9999
     ):
-        raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.9999",
-                         "e.g. --confidence 0.95")  # fmt: skip
+        raise UsageError(
+            f"--confidence {req.confidence:g} is not from 0.5 to 0.9999", "e.g. --confidence 0.95"
+        )
     if req.fail_rates is not None:
         if req.confidence is None:
             raise UsageError("--fail-rates only applies with --confidence", "add --confidence 0.95")
@@ -179,28 +209,36 @@ def _search(req: BisectRequest) -> None:
         if not (
             math.isfinite(bad_rate) and math.isfinite(good_rate) and 0 <= good_rate < bad_rate <= 1
         ):
-            raise UsageError(f"--fail-rates {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
-                             "the buggy commits' rate first, e.g. 0.7,0.05")  # fmt: skip
+            raise UsageError(
+                f"--fail-rates {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
+                "the buggy commits' rate first, e.g. 0.7,0.05",
+            )
     if not 1 <= req.jobs <= MAX_JOBS:
         raise UsageError(f"--jobs {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range")
     if req.devices and len(req.devices) < req.jobs:
-        raise UsageError(f"--jobs {req.jobs} needs {req.jobs} --device options, got {len(req.devices)}",
-                         "give one device per job, or fewer --jobs")  # fmt: skip
+        raise UsageError(
+            f"--jobs {req.jobs} needs {req.jobs} --device options, got {len(req.devices)}",
+            "give one device per job, or fewer --jobs",
+        )
 
 
 def _pick(repo: Path, ref: str) -> str:
     try:
         return gitops.resolve(repo, ref)
     except GitError:
-        raise GitError(f"--pick {ref!r} is not a commit in {repo}",
-                       "fetch the branch that has it (git fetch origin BRANCH), then retry") from None  # fmt: skip
+        raise GitError(
+            f"--pick {ref!r} is not a commit in {repo}",
+            "fetch the branch that has it (git fetch origin BRANCH), then retry",
+        ) from None
 
 
 def _patch(path: Path) -> Path:
     p = path.expanduser().absolute()
     if not p.is_file():
-        raise UsageError(f"--patch {path} does not exist" if not p.exists() else f"--patch {path} is not a file",
-                         "pass the path of a patch file (git format-patch or git diff output)")  # fmt: skip
+        raise UsageError(
+            f"--patch {path} does not exist" if not p.exists() else f"--patch {path} is not a file",
+            "pass the path of a patch file (git format-patch or git diff output)",
+        )
     try:
         with p.open("rb") as fh:
             fh.read(1)

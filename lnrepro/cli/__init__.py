@@ -84,9 +84,14 @@ def wrap_whole(text: str, width: int, indent: str = "", paragraphs: bool = False
     (blank lines part paragraphs; a paragraph that starts with ``\\b`` is kept as written)."""
     import textwrap
 
-    wrapper = textwrap.TextWrapper(max(width, 1), initial_indent=indent, subsequent_indent=indent,
-                                   replace_whitespace=False, break_on_hyphens=False,
-                                   break_long_words=False)  # fmt: skip
+    wrapper = textwrap.TextWrapper(
+        max(width, 1),
+        initial_indent=indent,
+        subsequent_indent=indent,
+        replace_whitespace=False,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
     text = text.expandtabs()
     if not paragraphs:
         return wrapper.fill(text)
@@ -97,12 +102,20 @@ def wrap_whole(text: str, width: int, indent: str = "", paragraphs: bool = False
             continue
         extra = " " * (len(lines[0]) - len(lines[0].lstrip()))
         if lines[0].strip() == "\b":  # as written, indented
-            out.append("\n".join(indent + extra + line.lstrip() if line.strip() else ""
-                                  for line in lines[1:]))  # fmt: skip
+            out.append(
+                "\n".join(
+                    indent + extra + line.lstrip() if line.strip() else "" for line in lines[1:]
+                )
+            )
             continue
-        para = textwrap.TextWrapper(max(width, 1), initial_indent=indent + extra,
-                                    subsequent_indent=indent + extra, replace_whitespace=False,
-                                    break_on_hyphens=False, break_long_words=False)  # fmt: skip
+        para = textwrap.TextWrapper(
+            max(width, 1),
+            initial_indent=indent + extra,
+            subsequent_indent=indent + extra,
+            replace_whitespace=False,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
         out.append(para.fill(" ".join(line.strip() for line in lines)))
     return "\n\n".join(out)
 
@@ -124,8 +137,9 @@ class HelpFormatter(click.HelpFormatter):
     def write_text(self, text: str) -> None:
         self.write(wrap_whole(text, self.width, " " * self.current_indent, paragraphs=True) + "\n")
 
-    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30,
-                 col_spacing: int = 2) -> None:  # fmt: skip
+    def write_dl(
+        self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
         rows = list(rows)
         first_col = min(max((len(a) for a, _ in rows), default=0), col_max) + col_spacing
         pad = " " * (first_col + self.current_indent)
@@ -207,15 +221,19 @@ def write_output(path: Path, text: str, flag: str = "-o") -> None:
             f"{flag} {path} is a directory", f"name a file, e.g. {flag} {path / 'report.md'}"
         )
     if not path.parent.is_dir():
-        raise UsageError(f"{flag} {path}: the directory {path.parent} does not exist",
-                         f"create it (mkdir -p {path.parent}), or write elsewhere")  # fmt: skip
+        raise UsageError(
+            f"{flag} {path}: the directory {path.parent} does not exist",
+            f"create it (mkdir -p {path.parent}), or write elsewhere",
+        )
     try:
         atomic_write_text(path, text)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise write_error(path, exc) from None
-        raise EnvironmentProblem(f"cannot write {flag} {path}: {exc.strerror}",
-                                 f"pass {flag} a path in a directory you can write") from None  # fmt: skip
+        raise EnvironmentProblem(
+            f"cannot write {flag} {path}: {exc.strerror}",
+            f"pass {flag} a path in a directory you can write",
+        ) from None
     click.echo(f"lnrepro: wrote {path}", err=True)
 
 

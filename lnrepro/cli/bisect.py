@@ -71,17 +71,22 @@ def _oracle(
                     f"{flag} does not apply with --command", f"drop {flag}, or drop --command"
                 )
         t = test_spec(tests)
-        return CommandOracleSpec(argv, t.timeout_s if tests.get("timeout_s") is not None else DEFAULT_TIMEOUT_S,
-                                 t.repeat)  # fmt: skip
+        return CommandOracleSpec(
+            argv, t.timeout_s if tests.get("timeout_s") is not None else DEFAULT_TIMEOUT_S, t.repeat
+        )
     if backend.get("backend") not in (None, "tt-metal"):
-        raise UsageError(f"bisect builds and tests a tt-metal checkout, not --backend {backend['backend']}",
-                         "drop --backend, or judge commits with --command")  # fmt: skip
+        raise UsageError(
+            f"bisect builds and tests a tt-metal checkout, not --backend {backend['backend']}",
+            "drop --backend, or judge commits with --command",
+        )
     if (
         backend.get("tt_metal") is not None
         and Path(backend["tt_metal"]).absolute() != repo.absolute()
     ):
-        raise UsageError("--tt-metal and --repo name different checkouts",
-                         "bisect tests its own worktree of --repo: drop --tt-metal")  # fmt: skip
+        raise UsageError(
+            "--tt-metal and --repo name different checkouts",
+            "bisect tests its own worktree of --repo: drop --tt-metal",
+        )
     spec = backend_spec({**backend, "tt_metal": None}, default_checkout=repo)
     assert isinstance(spec, TtMetalSpec)
     return RunOracleSpec(spec, test_spec(tests))
@@ -322,8 +327,11 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
         rec = api.bisect_log(repo)
     elif finished is not None:
         rec = finished
-        click.echo(f"lnrepro: the bisect {rec.id or ''} in {rec.request.repo} already finished; its result "
-                   "is below (start a new one with --good and --bad)", err=True)  # fmt: skip
+        click.echo(
+            f"lnrepro: the bisect {rec.id or ''} in {rec.request.repo} already finished; its result "
+            "is below (start a new one with --good and --bad)",
+            err=True,
+        )
     else:
         from lnrepro.errors import EndpointsDoNotSeparate
         from lnrepro.model.bisect import BisectRecord
@@ -389,22 +397,43 @@ def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
     if not kw["goods"] or not kw["bad"]:
         raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
     if kw["confidence"] is not None and tests.get("repeat") is not None:
-        raise UsageError("--repeat and --confidence are two ways to handle flakiness",
-                         "use one: --confidence decides how often to re-run each commit")  # fmt: skip
+        raise UsageError(
+            "--repeat and --confidence are two ways to handle flakiness",
+            "use one: --confidence decides how often to re-run each commit",
+        )
     from lnrepro.model.gtest import HIGHER_IS_BETTER
 
     if kw["hang_in"] is not None and (kw["on_hang"] != "bad" or not kw["hang_in"].strip()):
-        raise UsageError("--hang-in names the place of a hang that is the bug",
-                         "pass it with --on-hang bad and a non-empty text, e.g. --hang-in layernorm_fused_rm.cpp")  # fmt: skip
-    policy = Policy(OnCrash(kw["on_crash"] or "match"), OnHang(kw["on_hang"] or "skip"), kw["metric"],
-                    kw["threshold"], kw["metric"] in HIGHER_IS_BETTER, kw["hang_in"])  # fmt: skip
+        raise UsageError(
+            "--hang-in names the place of a hang that is the bug",
+            "pass it with --on-hang bad and a non-empty text, e.g. --hang-in layernorm_fused_rm.cpp",
+        )
+    policy = Policy(
+        OnCrash(kw["on_crash"] or "match"),
+        OnHang(kw["on_hang"] or "skip"),
+        kw["metric"],
+        kw["threshold"],
+        kw["metric"] in HIGHER_IS_BETTER,
+        kw["hang_in"],
+    )
     return BisectRequest(
-        repo=repo, good=tuple(kw["goods"]), bad=kw["bad"],
-        oracle=_oracle(kw["command"], backend, tests, repo), policy=policy,
-        confidence=kw["confidence"], fail_rates=_fail_rates(kw["fail_rates"]),
-        jobs=1 if kw["jobs"] is None else kw["jobs"], contexts=tuple(kw["contexts"]),
-        devices=tuple(kw["devices"]), picks=tuple(kw["picks"]), patches=tuple(kw["patches"]),
-        find_fix=kw["find_fix"], first_parent=kw["first_parent"], confirm=not kw["no_confirm"],
-        paths=tuple(kw["paths"]), record_dir=kw["record_dir"], prebuilt=tuple(kw["prebuilt"]),
+        repo=repo,
+        good=tuple(kw["goods"]),
+        bad=kw["bad"],
+        oracle=_oracle(kw["command"], backend, tests, repo),
+        policy=policy,
+        confidence=kw["confidence"],
+        fail_rates=_fail_rates(kw["fail_rates"]),
+        jobs=1 if kw["jobs"] is None else kw["jobs"],
+        contexts=tuple(kw["contexts"]),
+        devices=tuple(kw["devices"]),
+        picks=tuple(kw["picks"]),
+        patches=tuple(kw["patches"]),
+        find_fix=kw["find_fix"],
+        first_parent=kw["first_parent"],
+        confirm=not kw["no_confirm"],
+        paths=tuple(kw["paths"]),
+        record_dir=kw["record_dir"],
+        prebuilt=tuple(kw["prebuilt"]),
         rates_from=tuple(kw["rates_from"]),
-    )  # fmt: skip
+    )

@@ -47,8 +47,15 @@ from lnrepro.model.requests import EnvCheckRequest, MountSet
 )
 @option("--min-driver", help="Oldest acceptable tt-kmd version. [default: 1.33]")
 @json_flag("{schema, checks: [{id, status, detail, fix}], summary}")
-def env_check(sysroot: Path | None, in_container: bool, image: str | None, mount_set: str | None,
-              tt_metal: Path | None, min_driver: str | None, as_json: bool) -> int:  # fmt: skip
+def env_check(
+    sysroot: Path | None,
+    in_container: bool,
+    image: str | None,
+    mount_set: str | None,
+    tt_metal: Path | None,
+    min_driver: str | None,
+    as_json: bool,
+) -> int:
     """Check that this host (or container) can run tt-metal's tests; say how to fix what cannot.
 
     Checks (stable ids): docker, device, driver, hugepages-count, hugepages-mount, iommu,

@@ -168,9 +168,22 @@ EMULATOR = (
     "seed",
 )
 LOCAL = ("binary",)
-TT_METAL = ("tt_metal", "runner", "profile", "image", "mount_set", "env", "require_device",
-            "reset_cmd", "watcher", "docker_context", "device_nodes", "python", "no_triage",
-            "dispatch_timeout")  # fmt: skip
+TT_METAL = (
+    "tt_metal",
+    "runner",
+    "profile",
+    "image",
+    "mount_set",
+    "env",
+    "require_device",
+    "reset_cmd",
+    "watcher",
+    "docker_context",
+    "device_nodes",
+    "python",
+    "no_triage",
+    "dispatch_timeout",
+)
 BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
 
 BACKEND_OPTIONS: list[Callable[[F], F]] = [
@@ -336,12 +349,23 @@ BACKEND_OPTIONS: list[Callable[[F], F]] = [
 
 # one engine and its devices for a run; a bisect has its own, one per job
 ENGINE_OPTIONS: list[Callable[[F], F]] = [
-    option("--docker-context", "docker_context", metavar="NAME", group="tt-metal",
-           help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card "
-                "host's (tcp:// or ssh://); sources, image and records go through its API."),
-    option("--device", "device_nodes", multiple=True, metavar="N", group="tt-metal",
-           help="With --runner docker: only these /dev/tenstorrent/N. Repeatable. [default: every device]"),
-]  # fmt: skip
+    option(
+        "--docker-context",
+        "docker_context",
+        metavar="NAME",
+        group="tt-metal",
+        help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card "
+        "host's (tcp:// or ssh://); sources, image and records go through its API.",
+    ),
+    option(
+        "--device",
+        "device_nodes",
+        multiple=True,
+        metavar="N",
+        group="tt-metal",
+        help="With --runner docker: only these /dev/tenstorrent/N. Repeatable. [default: every device]",
+    ),
+]
 
 
 def backend_options(f: F) -> F:
@@ -362,8 +386,10 @@ def _misplaced(chosen: str, values: dict[str, Any]) -> None:
             v = values.get(name)
             if v is not None and v is not False and v != ():
                 f = flag_of(name)
-                raise UsageError(f"{f} only applies with --backend {other}",
-                                 f"add --backend {other}, or drop {f}")  # fmt: skip
+                raise UsageError(
+                    f"{f} only applies with --backend {other}",
+                    f"add --backend {other}, or drop {f}",
+                )
 
 
 def split_command(text: str, flag: str) -> tuple[str, ...]:
@@ -386,13 +412,22 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
     _misplaced(chosen, values)
     if chosen == "emulator":
         data = values.get("data") or ("random" if values.get("seed") is not None else "copy")
-        return EmulatorSpec(values.get("kernel_era") or "2025-12", values.get("arch") or "wormhole_b0",
-                            values.get("defect"), values.get("block_size"), values.get("l1_max_tiles"),
-                            bool(values.get("fp32_stats")), data, values.get("seed"))  # fmt: skip
+        return EmulatorSpec(
+            values.get("kernel_era") or "2025-12",
+            values.get("arch") or "wormhole_b0",
+            values.get("defect"),
+            values.get("block_size"),
+            values.get("l1_max_tiles"),
+            bool(values.get("fp32_stats")),
+            data,
+            values.get("seed"),
+        )
     if chosen == "local":
         if values.get("binary") is None:
-            raise UsageError("--backend local needs --binary PATH",
-                             "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests")  # fmt: skip
+            raise UsageError(
+                "--backend local needs --binary PATH",
+                "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests",
+            )
         return BinarySpec(values["binary"])
     checkout = values.get("tt_metal") or default_checkout or tt_metal_home()
     if checkout is None:
@@ -405,14 +440,22 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
         env.pop(key, None)
         env[key] = value
     reset = values.get("reset_cmd")
-    return TtMetalSpec(Path(checkout), values.get("runner") or "docker", values.get("profile"),
-                       values.get("image"), values.get("mount_set") or "full", tuple(env.items()),
-                       bool(values.get("require_device")),
-                       split_command(reset, "--reset-cmd") if reset is not None else None,
-                       values.get("watcher"), values.get("docker_context"),
-                       tuple(values["device_nodes"]) if values.get("device_nodes") else None,
-                       values.get("python"), triage=not values.get("no_triage"),
-                       dispatch_timeout_s=values.get("dispatch_timeout"))  # fmt: skip
+    return TtMetalSpec(
+        Path(checkout),
+        values.get("runner") or "docker",
+        values.get("profile"),
+        values.get("image"),
+        values.get("mount_set") or "full",
+        tuple(env.items()),
+        bool(values.get("require_device")),
+        split_command(reset, "--reset-cmd") if reset is not None else None,
+        values.get("watcher"),
+        values.get("docker_context"),
+        tuple(values["device_nodes"]) if values.get("device_nodes") else None,
+        values.get("python"),
+        triage=not values.get("no_triage"),
+        dispatch_timeout_s=values.get("dispatch_timeout"),
+    )
 
 
 def pop_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -473,8 +516,10 @@ def test_options(f: F) -> F:
 def test_spec(values: dict[str, Any]) -> TestSpec:
     pytest = tuple(values.get("pytest_nodeids") or ())
     if pytest and values.get("gtest_filter") is not None:
-        raise UsageError("--filter and --pytest do not go together",
-                         "--filter picks gtests, --pytest names pytest tests: give one")  # fmt: skip
+        raise UsageError(
+            "--filter and --pytest do not go together",
+            "--filter picks gtests, --pytest names pytest tests: give one",
+        )
     return TestSpec(
         DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"],
         1 if values.get("repeat") is None else values["repeat"],
@@ -491,8 +536,14 @@ def pop_tests(kwargs: dict[str, Any]) -> dict[str, Any]:
 def record_dir_option(
     help_text: str, *, default: Path | None = DEFAULT_RECORD_DIR
 ) -> Callable[[F], F]:
-    return option("--record-dir", type=PATHS, default=default, group="Records",
-                  show_default=default is not None, help=help_text)  # fmt: skip
+    return option(
+        "--record-dir",
+        type=PATHS,
+        default=default,
+        group="Records",
+        show_default=default is not None,
+        help=help_text,
+    )
 
 
 def json_flag(what: str) -> Callable[[F], F]:

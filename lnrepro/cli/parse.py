@@ -48,8 +48,15 @@ from lnrepro.model.requests import ParseRequest
     group="Output",
     help="Print a Markdown table to paste into an issue.",
 )
-def parse(log: str, report: Path | None, exit_code: int | None, metric_patterns: tuple[str, ...],
-          as_json: bool, all_tests: bool, markdown: bool) -> int:  # fmt: skip
+def parse(
+    log: str,
+    report: Path | None,
+    exit_code: int | None,
+    metric_patterns: tuple[str, ...],
+    as_json: bool,
+    all_tests: bool,
+    markdown: bool,
+) -> int:
     """Parse what a gtest binary printed (and its report) into typed results.
 
     LOG is the console output (ANSI colour, logger noise and --gtest_repeat are fine), or

@@ -67,8 +67,10 @@ def _partial_record(record_dir: Path) -> Callable[[], str | None]:
             return None
         rec = load_path(new[-1])
         n = len(getattr(rec, "attempts", []))
-        return (f"the {n} finished attempt(s) are kept in {new[-1]} (`lnrepro show "
-                f"{new[-1].parent.name}`)")  # fmt: skip
+        return (
+            f"the {n} finished attempt(s) are kept in {new[-1]} (`lnrepro show "
+            f"{new[-1].parent.name}`)"
+        )
 
     return hint
 
@@ -110,8 +112,15 @@ def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Pat
     group="Output",
     help="Print the run as a GitHub issue body (as `lnrepro report ID` does).",
 )
-def run(record_dir: Path, list_tests: bool, dry_run: bool, bisect_exit_code: bool, as_json: bool,
-        markdown: bool, **kwargs: Any) -> int:  # fmt: skip
+def run(
+    record_dir: Path,
+    list_tests: bool,
+    dry_run: bool,
+    bisect_exit_code: bool,
+    as_json: bool,
+    markdown: bool,
+    **kwargs: Any,
+) -> int:
     """Run the BugRepro and NIGHTLY gtests, repeatedly with timeouts, and report.
 
     Builds the code under test first when there is any (--tt-metal: in lnrepro's container by

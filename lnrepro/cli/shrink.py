@@ -34,40 +34,110 @@ from lnrepro.model.shrink import (
     cls=Command,
     short_help=SUMMARY["shrink"],
 )
-@option("--run", "run_ref", metavar="ID", group="Start",
-        help="Start from a run record (id, `last`, a path): its first failing modelled test (or "
-        "--test), its backend and that test's pass rate.")  # fmt: skip
-@option("--resume", "resume_dir", type=PATHS, metavar="DIR", group="Start",
-        help="Go on with a saved shrink (with --tt-metal or --command each candidate's verdict "
-        "is saved in its record directory): what was judged is not run again.")  # fmt: skip
-@option("--test", "test", metavar="NAME", group="Start",
-        help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.")  # fmt: skip
+@option(
+    "--run",
+    "run_ref",
+    metavar="ID",
+    group="Start",
+    help="Start from a run record (id, `last`, a path): its first failing modelled test (or "
+    "--test), its backend and that test's pass rate.",
+)
+@option(
+    "--resume",
+    "resume_dir",
+    type=PATHS,
+    metavar="DIR",
+    group="Start",
+    help="Go on with a saved shrink (with --tt-metal or --command each candidate's verdict "
+    "is saved in its record directory): what was judged is not run again.",
+)
+@option(
+    "--test",
+    "test",
+    metavar="NAME",
+    group="Start",
+    help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.",
+)
 @backend_options
-@option("--command", "command", metavar="CMD", group="Evaluator",
-        help="Test each case with this command instead of the emulator: the case is JSON in "
-        "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run); it may print "
-        "'lnrepro-probe: margin=M'.")  # fmt: skip
-@option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, group="Evaluator",
-        help="Seconds one --command or checkout run may take before its process group is killed (a skip).")  # fmt: skip
-@option("--confidence", type=float, default=DEFAULT_CONFIDENCE, show_default=True, group="Search",
-        help="A case fails only if it fails k runs in a row, k such that a case as likely to pass "
-        "as the start would be caught passing with this probability.")  # fmt: skip
-@option("--start-runs", type=int, default=DEFAULT_START_RUNS, show_default=True, group="Search",
-        help="Runs of the start test that measure its pass rate (random data: a fresh draw each).")  # fmt: skip
-@option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True, group="Search",
-        help="Runs of the code under test at most; then the best case so far.")  # fmt: skip
-@option("--source", type=PATHS, metavar="FILE", group="Output",
-        help="Write the found case as a gtest file for tt-train (in the style of "
-        "layernorm_bw_fused_op_test.cpp).")  # fmt: skip
-@option("--source-for", "source_flavour", type=click.Choice(["tt-metal", "lookalike"]),
-        default="tt-metal", show_default=True, group="Output",
-        help="Whose helpers --source uses: tt-metal's tt-train (read at 16165972af) or the test look-alike's.")  # fmt: skip
+@option(
+    "--command",
+    "command",
+    metavar="CMD",
+    group="Evaluator",
+    help="Test each case with this command instead of the emulator: the case is JSON in "
+    "$LNREPRO_CASE; exit 0 pass, 1-127 fail, 125 skip (as git bisect run); it may print "
+    "'lnrepro-probe: margin=M'.",
+)
+@option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=600.0,
+    show_default=True,
+    group="Evaluator",
+    help="Seconds one --command or checkout run may take before its process group is killed (a skip).",
+)
+@option(
+    "--confidence",
+    type=float,
+    default=DEFAULT_CONFIDENCE,
+    show_default=True,
+    group="Search",
+    help="A case fails only if it fails k runs in a row, k such that a case as likely to pass "
+    "as the start would be caught passing with this probability.",
+)
+@option(
+    "--start-runs",
+    type=int,
+    default=DEFAULT_START_RUNS,
+    show_default=True,
+    group="Search",
+    help="Runs of the start test that measure its pass rate (random data: a fresh draw each).",
+)
+@option(
+    "--budget",
+    type=int,
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    group="Search",
+    help="Runs of the code under test at most; then the best case so far.",
+)
+@option(
+    "--source",
+    type=PATHS,
+    metavar="FILE",
+    group="Output",
+    help="Write the found case as a gtest file for tt-train (in the style of "
+    "layernorm_bw_fused_op_test.cpp).",
+)
+@option(
+    "--source-for",
+    "source_flavour",
+    type=click.Choice(["tt-metal", "lookalike"]),
+    default="tt-metal",
+    show_default=True,
+    group="Output",
+    help="Whose helpers --source uses: tt-metal's tt-train (read at 16165972af) or the test look-alike's.",
+)
 @record_dir_option("With --tt-metal: the probe's build and runs go into a new directory here.")
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
-def shrink(resume_dir: Path | None, run_ref: str | None, test: str | None, command: str | None, timeout_s: float, confidence: float, start_runs: int,
-           budget: int, source: Path | None, source_flavour: str, record_dir: Path, as_json: bool, markdown: bool,
-           **kwargs: Any) -> int:  # fmt: skip
+def shrink(
+    resume_dir: Path | None,
+    run_ref: str | None,
+    test: str | None,
+    command: str | None,
+    timeout_s: float,
+    confidence: float,
+    start_runs: int,
+    budget: int,
+    source: Path | None,
+    source_flavour: str,
+    record_dir: Path,
+    as_json: bool,
+    markdown: bool,
+    **kwargs: Any,
+) -> int:
     """Search a test's case space for the case a maintainer wants in a bug report: one that
     fails every time (deterministic), by the largest margin over the tolerance, with the
     loudest data (constant, few-valued, structured, random), on the smallest shape (whole
@@ -92,16 +162,20 @@ def shrink(resume_dir: Path | None, run_ref: str | None, test: str | None, comma
 
     exclusive(json=as_json, markdown=markdown)
     if resume_dir is not None and (test or run_ref or command):
-        raise UsageError("--resume goes on with the saved request",
-                         "drop --test, --run and --command (only --budget may change)")  # fmt: skip
+        raise UsageError(
+            "--resume goes on with the saved request",
+            "drop --test, --run and --command (only --budget may change)",
+        )
     values = pop_backend(kwargs)
     if run_ref is not None:
         extra = [
             f"--{k.replace('_', '-')}" for k, v in values.items() if v not in (None, False, ())
         ]
         if extra:
-            raise UsageError(f"--run takes the run's backend; {', '.join(extra)} do not apply",
-                             f"drop {', '.join(extra)}")  # fmt: skip
+            raise UsageError(
+                f"--run takes the run's backend; {', '.join(extra)} do not apply",
+                f"drop {', '.join(extra)}",
+            )
     backend = backend_spec(values)
     seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
     if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
@@ -109,9 +183,19 @@ def shrink(resume_dir: Path | None, run_ref: str | None, test: str | None, comma
 
         backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
     request = ShrinkRequest(
-        test or "", backend, split_command(command, "--command") if command is not None else None,
-        confidence, start_runs, budget, seed, source, timeout_s, source_flavour, record_dir, run_ref,
-    )  # fmt: skip
+        test or "",
+        backend,
+        split_command(command, "--command") if command is not None else None,
+        confidence,
+        start_runs,
+        budget,
+        seed,
+        source,
+        timeout_s,
+        source_flavour,
+        record_dir,
+        run_ref,
+    )
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
 

@@ -171,8 +171,17 @@ def _model(text: str) -> str:
     help="With --shape: also how far the statistics' algorithms (Welford, two-pass, pairwise, sequential, one-pass, bf16-stored) move the reference.",
 )
 @json_flag("the results")
-def tolerance(tests: tuple[str, ...], shape: str | None, defects: tuple[str, ...], trials: int, alpha: float,
-              kernel_era: str, plot: Path | None, reference_variants: bool, as_json: bool) -> int:  # fmt: skip
+def tolerance(
+    tests: tuple[str, ...],
+    shape: str | None,
+    defects: tuple[str, ...],
+    trials: int,
+    alpha: float,
+    kernel_era: str,
+    plot: Path | None,
+    reference_variants: bool,
+    as_json: bool,
+) -> int:
     """Measure what a tolerance does: the correct kernel's error distribution (quantiles and a
     Gumbel tail out to 1 - alpha), each defect's, the band (rtol, atol) the correct kernel passes
     with probability 1 - alpha, each defect's power against it, and which data kind separates

@@ -166,8 +166,11 @@ def export_subst(repo: Path) -> dict[str, bytes]:
     from lnrepro.doors import proc
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    code, out = proc.capture(["git", "-C", str(repo), "grep", "-l", "-z", "-F", "-e", "$Format:",
-                              "HEAD", "--"], timeout=GIT_TIMEOUT_S, env=env)  # fmt: skip
+    code, out = proc.capture(
+        ["git", "-C", str(repo), "grep", "-l", "-z", "-F", "-e", "$Format:", "HEAD", "--"],
+        timeout=GIT_TIMEOUT_S,
+        env=env,
+    )
     if code != 0:  # 1: no file has a placeholder
         return {}
     paths = [p.split(":", 1)[1] for p in out.split("\0") if p.startswith("HEAD:")]
@@ -177,8 +180,11 @@ def export_subst(repo: Path) -> dict[str, bytes]:
     marked = [attrs[i] for i in range(0, len(attrs) - 2, 3) if attrs[i + 2] == "set"]
     if not marked:
         return {}
-    code, text = proc.capture(["git", "-C", str(repo), "archive", "--format=tar", "HEAD",
-                               "--", *marked], timeout=GIT_TIMEOUT_S, env=env)  # fmt: skip
+    code, text = proc.capture(
+        ["git", "-C", str(repo), "archive", "--format=tar", "HEAD", "--", *marked],
+        timeout=GIT_TIMEOUT_S,
+        env=env,
+    )
     if code != 0:
         raise _command_error(repo, text)
     found: dict[str, bytes] = {}
@@ -263,16 +269,29 @@ def submodules_as_recorded(repo: Path) -> bool:
     Two git processes (the index's gitlinks, ``status``), where the update is some 26."""
     try:
         links = _gitlinks(tree_listing(repo))
-        if any(stage != "160000:0" or _checked_out(repo / path) != sha
-               or (repo / path / ".gitmodules").exists() for stage, sha, path in links):  # fmt: skip
+        if any(
+            stage != "160000:0"
+            or _checked_out(repo / path) != sha
+            or (repo / path / ".gitmodules").exists()
+            for stage, sha, path in links
+        ):
             return False
         if not links:
             return True
         # a submodule whose tracked files changed (a build that wrote into it) is listed
         # whatever submodule.<name>.ignore says; untracked build leftovers are no reason
         paths = [p for *_, p in links]
-        out = git(repo, "--literal-pathspecs", "status", "--porcelain=v1", "-z", "--untracked-files=no",
-                  "--ignore-submodules=untracked", "--", *paths)  # fmt: skip
+        out = git(
+            repo,
+            "--literal-pathspecs",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=no",
+            "--ignore-submodules=untracked",
+            "--",
+            *paths,
+        )
     except GitError:  # the update says what is wrong
         return False
     return not out.strip("\0")

@@ -52,9 +52,13 @@ def ensure_build_image(
     events.build_started(f"image {tag} from {base}")
     try:
         for chunk in client.api.build(
-            path=str(dockerfile.parent), dockerfile=dockerfile.name, tag=tag,
-            buildargs={"BASE": base}, rm=True, decode=True,
-        ):  # fmt: skip
+            path=str(dockerfile.parent),
+            dockerfile=dockerfile.name,
+            tag=tag,
+            buildargs={"BASE": base},
+            rm=True,
+            decode=True,
+        ):
             if "stream" in chunk:
                 events.build_output(str(chunk["stream"]).encode())
             if "error" in chunk:

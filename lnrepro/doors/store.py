@@ -48,9 +48,17 @@ class Entry:
     record: Record | None = field(default=None, compare=False, repr=False)  # for describing it
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "path": str(self.path), "mtime": self.mtime,
-                "state": self.state, "headline": self.headline, "where": self.where,
-                "commit": self.commit, "problem": self.problem}  # fmt: skip
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "path": str(self.path),
+            "mtime": self.mtime,
+            "state": self.state,
+            "headline": self.headline,
+            "where": self.where,
+            "commit": self.commit,
+            "problem": self.problem,
+        }
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -71,8 +79,9 @@ def load_path(path: Path) -> Record:
         r.fail("should be an object")
     schema = r.opt_str("schema")
     if schema is None:
-        raise MalformedRecord(f"{path} is not an lnrepro record (a JSON document with no schema)",
-                              NOT_A_RECORD_FIX)  # fmt: skip
+        raise MalformedRecord(
+            f"{path} is not an lnrepro record (a JSON document with no schema)", NOT_A_RECORD_FIX
+        )
     if schema in RUN_SCHEMAS:
         if schema in RUN_SCHEMAS[:2]:
             r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new
@@ -104,8 +113,9 @@ def _looks_like_a_record(path: Path) -> None:
     except OSError:
         return  # jsonio's read says why
     if head and not head.startswith(b"{"):
-        raise MalformedRecord(f"{path} is not an lnrepro record (not a JSON object)",
-                              NOT_A_RECORD_FIX)  # fmt: skip
+        raise MalformedRecord(
+            f"{path} is not an lnrepro record (not a JSON object)", NOT_A_RECORD_FIX
+        )
 
 
 def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:
@@ -114,21 +124,50 @@ def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:
     kind = b.get("backend", "emulator")
     spec: dict[str, Any] = {"backend": kind}
     if kind == "emulator":
-        spec.update({k: b.get(k) for k in ("kernel_era", "arch", "block_size", "l1_max_tiles",
-                                           "fp32_stats", "data", "seed") if b.get(k) is not None})  # fmt: skip
+        spec.update(
+            {
+                k: b.get(k)
+                for k in (
+                    "kernel_era",
+                    "arch",
+                    "block_size",
+                    "l1_max_tiles",
+                    "fp32_stats",
+                    "data",
+                    "seed",
+                )
+                if b.get(k) is not None
+            }
+        )
     elif kind == "local":
         spec["binary"] = b.get("binary", "")
     else:
         prof = b.get("profile")
-        spec.update({"checkout": b.get("checkout", ""), "runner": b.get("runner", "docker"),
-                     "profile": prof.get("name") if isinstance(prof, dict) else prof,
-                     "image": b.get("image"), "mount_set": b.get("mount_set", "full"),
-                     "env": b.get("env") or {}, "reset_cmd": b.get("reset_cmd"),
-                     "watcher_s": b.get("watcher_s")})  # fmt: skip
-    tests = {"filter": d.get("filter", "*"), "repeat": d.get("repeat", 1),
-             "timeout_s": d.get("timeout_s") or 1800.0}  # fmt: skip
-    return {**d, "request": {"backend": spec, "tests": tests,
-                             "record_dir": str(Path(str(d.get("record_dir", "."))).parent)}}  # fmt: skip
+        spec.update(
+            {
+                "checkout": b.get("checkout", ""),
+                "runner": b.get("runner", "docker"),
+                "profile": prof.get("name") if isinstance(prof, dict) else prof,
+                "image": b.get("image"),
+                "mount_set": b.get("mount_set", "full"),
+                "env": b.get("env") or {},
+                "reset_cmd": b.get("reset_cmd"),
+                "watcher_s": b.get("watcher_s"),
+            }
+        )
+    tests = {
+        "filter": d.get("filter", "*"),
+        "repeat": d.get("repeat", 1),
+        "timeout_s": d.get("timeout_s") or 1800.0,
+    }
+    return {
+        **d,
+        "request": {
+            "backend": spec,
+            "tests": tests,
+            "record_dir": str(Path(str(d.get("record_dir", "."))).parent),
+        },
+    }
 
 
 def _upgrade_bisect(d: dict[str, Any]) -> dict[str, Any]:
@@ -139,16 +178,46 @@ def _upgrade_bisect(d: dict[str, Any]) -> dict[str, Any]:
         import shlex
 
         command = str(o.get("command", ""))
-        oracle: dict[str, Any] = {"oracle": "command", "argv": shlex.split(command) if command else [],
-                                  "timeout_s": o.get("timeout_s") or 1800.0, "repeat": o.get("repeat", 1)}  # fmt: skip
+        oracle: dict[str, Any] = {
+            "oracle": "command",
+            "argv": shlex.split(command) if command else [],
+            "timeout_s": o.get("timeout_s") or 1800.0,
+            "repeat": o.get("repeat", 1),
+        }
     else:
-        oracle = {"oracle": "run", "backend": {"backend": "tt-metal", "checkout": plan.get("repo", ""),
-                                               "runner": o.get("runner", "docker"), "profile": o.get("profile")},
-                  "tests": {"filter": o.get("filter", "*"), "repeat": o.get("repeat", 1),
-                            "timeout_s": o.get("timeout_s") or 1800.0}}  # fmt: skip
-    request = {k: plan.get(k) for k in ("repo", "good", "bad", "confidence", "fail_rates", "jobs",
-                                         "picks", "patches", "find_fix", "first_parent", "confirm",
-                                         "paths", "record_dir") if plan.get(k) is not None}  # fmt: skip
+        oracle = {
+            "oracle": "run",
+            "backend": {
+                "backend": "tt-metal",
+                "checkout": plan.get("repo", ""),
+                "runner": o.get("runner", "docker"),
+                "profile": o.get("profile"),
+            },
+            "tests": {
+                "filter": o.get("filter", "*"),
+                "repeat": o.get("repeat", 1),
+                "timeout_s": o.get("timeout_s") or 1800.0,
+            },
+        }
+    request = {
+        k: plan.get(k)
+        for k in (
+            "repo",
+            "good",
+            "bad",
+            "confidence",
+            "fail_rates",
+            "jobs",
+            "picks",
+            "patches",
+            "find_fix",
+            "first_parent",
+            "confirm",
+            "paths",
+            "record_dir",
+        )
+        if plan.get(k) is not None
+    }
     request.update(oracle=oracle, policy=plan.get("policy") or {})
     return {**d, "request": request}
 
@@ -171,13 +240,31 @@ def entry(path: Path) -> Entry:
         if b.get("runner"):
             where += f"/{b['runner']}"
         commit = rec.fingerprint.get("commit")
-        return Entry(rec.id, kind, path, mtime, rec.state.value, rec.headline, where,
-                     str(commit) if isinstance(commit, str) else None, record=rec)  # fmt: skip
+        return Entry(
+            rec.id,
+            kind,
+            path,
+            mtime,
+            rec.state.value,
+            rec.headline,
+            where,
+            str(commit) if isinstance(commit, str) else None,
+            record=rec,
+        )
     state, headline = rec.state.value, rec.headline
     if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
         state, headline = BisectState.INTERRUPTED.value, f"{headline}; its process is gone"
-    return Entry(rec.id or rid, kind, path, mtime, state, headline,
-                 str(rec.request.repo), rec.request.bad, record=rec)  # fmt: skip
+    return Entry(
+        rec.id or rid,
+        kind,
+        path,
+        mtime,
+        state,
+        headline,
+        str(rec.request.repo),
+        rec.request.bad,
+        record=rec,
+    )
 
 
 # ---------------------------------------------------------------------------------- owners
@@ -267,8 +354,10 @@ def _record_files(base: Path) -> Iterator[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot list {base}: {exc.strerror}",
-                                 f"make {base} readable, or pass another --record-dir") from None  # fmt: skip
+        raise EnvironmentProblem(
+            f"cannot list {base}: {exc.strerror}",
+            f"make {base} readable, or pass another --record-dir",
+        ) from None
     for d in dirs:
         for name in FILES.values():
             p = Path(d.path) / name

@@ -277,8 +277,11 @@ def tolerances(case: Case, era: Era) -> dict[str, tuple[float, float, str]]:
     if case.name == "BugRepro_Deterministic_8462Features":  # relaxed by a later branch version
         return {t: (0.1, 10.0, "0.1F, 10.0F") for t in TENSORS}
     wide = 4e-1 if case.features >= 8192 else 5e-2
-    return {"dx": (case.rtol, 2e-2, "rtol, 2e-2F"), "dgamma": (case.rtol, wide, f"rtol, {wide:g}F"),
-            "dbeta": (case.rtol, wide, f"rtol, {wide:g}F")}  # fmt: skip
+    return {
+        "dx": (case.rtol, 2e-2, "rtol, 2e-2F"),
+        "dgamma": (case.rtol, wide, f"rtol, {wide:g}F"),
+        "dbeta": (case.rtol, wide, f"rtol, {wide:g}F"),
+    }
 
 
 def same_every_draw(case: Case, data: DataSource) -> bool:
@@ -322,9 +325,14 @@ def run_iterations(
     out = []
     for cfg, got in zip(cfgs, kernels(x, dy, gamma, cfgs), strict=True):
         tol = tolerances(case, cfg.era)
-        out.append(IterationOutcome(tuple(
-            compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1]) for n in TENSORS
-        )))  # fmt: skip
+        out.append(
+            IterationOutcome(
+                tuple(
+                    compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1])
+                    for n in TENSORS
+                )
+            )
+        )
     return out
 
 

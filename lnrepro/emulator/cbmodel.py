@@ -418,21 +418,25 @@ class Watcher:
         self.fh = self.path.open(mode, encoding="utf-8")
         self.dumps = 0
         _log(out, f"Watcher log file: {self.path}")
-        self.fh.write(f"At {_elapsed():.3f}s starting\nLegend:\n"
-                      "\tComma separated list specifies waypoint for BRISC, NCRISC, TRISC0, TRISC1, TRISC2\n"
-                      "\tBRISC is main processor, others are subordinates\n"
-                      "\tI=firmware init  W=top of a wait loop  R=entering the kernel  D=done\n"
-                      "\tX=host-written value before the firmware ran\n\n"
-                      "\trmsg: dispatch D/H, NOC id, go state I/G/D, |, enables (upper case: has a kernel)\n"
-                      "\tsmsg: the subordinates' run states; k_ids: kernel ids per processor\n\n")  # fmt: skip
+        self.fh.write(
+            f"At {_elapsed():.3f}s starting\nLegend:\n"
+            "\tComma separated list specifies waypoint for BRISC, NCRISC, TRISC0, TRISC1, TRISC2\n"
+            "\tBRISC is main processor, others are subordinates\n"
+            "\tI=firmware init  W=top of a wait loop  R=entering the kernel  D=done\n"
+            "\tX=host-written value before the firmware ran\n\n"
+            "\trmsg: dispatch D/H, NOC id, go state I/G/D, |, enables (upper case: has a kernel)\n"
+            "\tsmsg: the subordinates' run states; k_ids: kernel ids per processor\n\n"
+        )
         self.fh.write(f"At {_elapsed():.3f}s attach device 0\n\n")
         self.fh.flush()
         _log(out, "Watcher attached device 0")
 
     def names(self, ids: dict[str, int]) -> None:
         path = self.path.parent / "kernel_names.txt"
-        path.write_text("".join(f"{v}: {k}\n" for k, v in sorted(ids.items(), key=lambda kv: kv[1])),
-                        encoding="utf-8")  # fmt: skip
+        path.write_text(
+            "".join(f"{v}: {k}\n" for k, v in sorted(ids.items(), key=lambda kv: kv[1])),
+            encoding="utf-8",
+        )
 
     def dump(self, p: Program) -> None:
         self.dumps += 1
@@ -489,16 +493,30 @@ def _risc_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
             call = "cb_wait_front" if wp == "CWFW" else "cb_reserve_back"
             wait = {"call": call, "cb": cb}
         elif c is not None and wp == "K":  # math (or a TRISC past its wait): in the kernel body
-            wait = {"call": "cb_wait_front" if c.compute_phase == "wait" else "cb_reserve_back",
-                    "cb": cfg.cb_in_id if c.compute_phase == "wait" else cfg.cb_out_id,
-                    "inside": True}  # fmt: skip
+            wait = {
+                "call": "cb_wait_front" if c.compute_phase == "wait" else "cb_reserve_back",
+                "cb": cfg.cb_in_id if c.compute_phase == "wait" else cfg.cb_out_id,
+                "inside": True,
+            }
         elif kernel in (PREFETCH_KERNEL, DISPATCH_KERNEL):
             wait = {"call": "kernel_main", "cb": None}
-        firmware = None if wait is not None else ("brisc" if risc == "brisc" else
-                                                  "ncrisc" if risc == "ncrisc" else "trisc")  # fmt: skip
-        rows.append({"risc": risc, "kernel_id": kid, "kernel": kernel, "go": go, "waypoint": wp,
-                     "pc": _pc(kid, i, 1 if wait else 0), "wait": wait,
-                     "firmware": f"{_FIRMWARE}/{firmware}.cc" if firmware else None})  # fmt: skip
+        firmware = (
+            None
+            if wait is not None
+            else ("brisc" if risc == "brisc" else "ncrisc" if risc == "ncrisc" else "trisc")
+        )
+        rows.append(
+            {
+                "risc": risc,
+                "kernel_id": kid,
+                "kernel": kernel,
+                "go": go,
+                "waypoint": wp,
+                "pc": _pc(kid, i, 1 if wait else 0),
+                "wait": wait,
+                "firmware": f"{_FIRMWARE}/{firmware}.cc" if firmware else None,
+            }
+        )
     return rows
 
 
@@ -511,8 +529,10 @@ def _cb_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
     in_popped = c.compute_block * cfg.compute_pages_per_block
     out_pushed = c.compute_block * cfg.compute_out_pages_per_block
     out_popped = c.writer_block * cfg.writer_pages_per_block
-    cbs = [(cfg.cb_in_id, cfg.cb_in_capacity, in_pushed, in_popped, "ncrisc", "trisc0"),
-           (cfg.cb_out_id, cfg.cb_out_capacity, out_pushed, out_popped, "trisc2", "brisc")]  # fmt: skip
+    cbs = [
+        (cfg.cb_in_id, cfg.cb_in_capacity, in_pushed, in_popped, "ncrisc", "trisc0"),
+        (cfg.cb_out_id, cfg.cb_out_capacity, out_pushed, out_popped, "trisc2", "brisc"),
+    ]
     out = []
     addr = CB_BASE
     for cb, cap, pushed, popped, producer, consumer in cbs:
@@ -520,11 +540,20 @@ def _cb_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
         for risc in ("brisc", "trisc0", "trisc2"):
             wr = pushed if risc == producer else 0
             rd = popped if risc == consumer else 0
-            out.append({"risc": risc, "cb": cb, "fifo_addr": addr, "fifo_size": size,
-                        "page_size": PAGE_SIZE, "num_pages": cap if risc == producer else 0,
-                        "rd_ptr": addr + (rd % cap) * PAGE_SIZE if cap else addr,
-                        "wr_ptr": addr + (wr % cap) * PAGE_SIZE if cap else addr,
-                        "received": pushed & 0xFFFF, "acked": popped & 0xFFFF})  # fmt: skip
+            out.append(
+                {
+                    "risc": risc,
+                    "cb": cb,
+                    "fifo_addr": addr,
+                    "fifo_size": size,
+                    "page_size": PAGE_SIZE,
+                    "num_pages": cap if risc == producer else 0,
+                    "rd_ptr": addr + (rd % cap) * PAGE_SIZE if cap else addr,
+                    "wr_ptr": addr + (wr % cap) * PAGE_SIZE if cap else addr,
+                    "received": pushed & 0xFFFF,
+                    "acked": popped & 0xFFFF,
+                }
+            )
         addr += size
     return out
 
@@ -534,10 +563,23 @@ def device_state(p: Program) -> dict[str, Any]:
     cores = []
     for y in range(cfg.device_grid[1]):
         for x in range(cfg.device_grid[0]):
-            cores.append({"x": x, "y": y, "noc0": [_NOC_X[x], _NOC_Y[y]],
-                          "riscs": _risc_rows(p, x, y), "cbs": _cb_rows(p, x, y)})  # fmt: skip
-    return {"device": 0, "arch": "wormhole_b0", "pid": os.getpid(), "hung_at": time.time(),
-            "op": cfg.op, "cores": cores}  # fmt: skip
+            cores.append(
+                {
+                    "x": x,
+                    "y": y,
+                    "noc0": [_NOC_X[x], _NOC_Y[y]],
+                    "riscs": _risc_rows(p, x, y),
+                    "cbs": _cb_rows(p, x, y),
+                }
+            )
+    return {
+        "device": 0,
+        "arch": "wormhole_b0",
+        "pid": os.getpid(),
+        "hung_at": time.time(),
+        "op": cfg.op,
+        "cores": cores,
+    }
 
 
 def write_device_state(p: Program, env: dict[str, str]) -> Path:
@@ -593,13 +635,17 @@ def on_dispatch_timeout_detected(env: dict[str, str], out: TextIO) -> None:
         # std::system: /bin/sh -c, the same stdout and stderr, waited for
         status = subprocess.run(["/bin/sh", "-c", command], check=False).returncode  # noqa: S603
         if status != 0:
-            _metal_log(out, "warning",
-                       f"Timeout command '{command}' returned non-zero exit code: {status & 0xFF}",
-                       1456)  # fmt: skip
+            _metal_log(
+                out,
+                "warning",
+                f"Timeout command '{command}' returned non-zero exit code: {status & 0xFF}",
+                1456,
+            )
 
 
-def dispatch_timeout(watcher: Watcher | None, program: Program, env: dict[str, str],
-                     out: TextIO) -> str | None:  # fmt: skip
+def dispatch_timeout(
+    watcher: Watcher | None, program: Program, env: dict[str, str], out: TextIO
+) -> str | None:
     """With TT_METAL_OPERATION_TIMEOUT_SECONDS set, wait that long on the hung device (the watcher
     polling), run tt-metal's timeout handling, and return the error the host throws; without it,
     hang forever."""
@@ -612,8 +658,10 @@ def dispatch_timeout(watcher: Watcher | None, program: Program, env: dict[str, s
             watcher.dump(program)
         time.sleep(min(left, watcher.interval if watcher is not None else left))
     on_dispatch_timeout_detected(env, out)
-    return ("TT_THROW @ tt_metal/impl/dispatch/system_memory_manager.cpp:627: tt::exception\n"
-            f"info:\n{TIMEOUT_ERROR}")  # fmt: skip
+    return (
+        "TT_THROW @ tt_metal/impl/dispatch/system_memory_manager.cpp:627: tt::exception\n"
+        f"info:\n{TIMEOUT_ERROR}"
+    )
 
 
 # ----------------------------------------------------------------------------------- DPRINT
@@ -676,8 +724,12 @@ class Options:
 
 
 def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
-    opts = Options(gtest_filter=env.get("GTEST_FILTER", "*"), output=env.get("GTEST_OUTPUT"),
-                   color=env.get("GTEST_COLOR", "auto").lower(), config=env.get(ENV_CONFIG))  # fmt: skip
+    opts = Options(
+        gtest_filter=env.get("GTEST_FILTER", "*"),
+        output=env.get("GTEST_OUTPUT"),
+        color=env.get("GTEST_COLOR", "auto").lower(),
+        config=env.get(ENV_CONFIG),
+    )
     for arg in argv:
         name, has, value = arg.lstrip("-").partition("=")
         if arg in ("-h", "--help"):
@@ -728,13 +780,23 @@ def check(cfg: CbConfig, outcome: Outcome) -> list[tuple[int, str]]:
     fails = []
     for c in outcome.cores:
         if c.in_avail or c.out_avail:
-            fails.append((58, "Expected equality of these values:\n  pages_left_in_cbs\n"
-                              f"    Which is: {c.in_avail + c.out_avail}\n  0\n"
-                              f"core ({c.x},{c.y}) finished with pages left in its circular buffers"))  # fmt: skip
+            fails.append(
+                (
+                    58,
+                    "Expected equality of these values:\n  pages_left_in_cbs\n"
+                    f"    Which is: {c.in_avail + c.out_avail}\n  0\n"
+                    f"core ({c.x},{c.y}) finished with pages left in its circular buffers",
+                )
+            )
             break
         if c.written != expected:
-            fails.append((61, f"Expected equality of these values:\n  pages_written\n    Which is: {c.written}\n"
-                              f"  expected_pages\n    Which is: {expected}"))  # fmt: skip
+            fails.append(
+                (
+                    61,
+                    f"Expected equality of these values:\n  pages_written\n    Which is: {c.written}\n"
+                    f"  expected_pages\n    Which is: {expected}",
+                )
+            )
             break
     return fails
 
@@ -803,8 +865,10 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
             out.flush()
             write_device_state(last, env)
             error = dispatch_timeout(watcher, last, env, out)
-            out.write(f"terminate called after throwing an instance of 'std::runtime_error'\n"
-                      f"  what():  {error}\n")  # fmt: skip
+            out.write(
+                f"terminate called after throwing an instance of 'std::runtime_error'\n"
+                f"  what():  {error}\n"
+            )
             out.flush()
             os.abort()  # an uncaught TT_THROW in a googletest binary
         fails = check(cfg, outcome)
@@ -864,33 +928,54 @@ def write_report(spec: str, results: list[Result], started: float, total_ms: int
     path.parent.mkdir(parents=True, exist_ok=True)
     failed = sum(1 for r in results if r.failures)
     if kind == "json":
-        counts = {"tests": len(results), "failures": failed, "disabled": 0, "errors": 0,
-                  "timestamp": _iso(started) + "Z", "time": f"{total_ms / 1000:.3f}s"}  # fmt: skip
+        counts = {
+            "tests": len(results),
+            "failures": failed,
+            "disabled": 0,
+            "errors": 0,
+            "timestamp": _iso(started) + "Z",
+            "time": f"{total_ms / 1000:.3f}s",
+        }
         tests = []
         for r in results:
-            t: dict[str, Any] = {"name": r.case.name, "file": TEST_FILE, "line": r.case.line,
-                                 "status": "RUN", "result": "COMPLETED",
-                                 "timestamp": _iso(r.started) + "Z", "time": f"{r.ms / 1000:.3f}s",
-                                 "classname": SUITE}  # fmt: skip
+            t: dict[str, Any] = {
+                "name": r.case.name,
+                "file": TEST_FILE,
+                "line": r.case.line,
+                "status": "RUN",
+                "result": "COMPLETED",
+                "timestamp": _iso(r.started) + "Z",
+                "time": f"{r.ms / 1000:.3f}s",
+                "classname": SUITE,
+            }
             if r.failures:
                 t["failures"] = [
                     {"failure": f"{TEST_FILE}:{ln}\n{m}", "type": ""} for ln, m in r.failures
                 ]
             tests.append(t)
-        doc = {**counts, "name": "AllTests",
-               "testsuites": [{"name": SUITE, **counts, "testsuite": tests}] if results else []}  # fmt: skip
+        doc = {
+            **counts,
+            "name": "AllTests",
+            "testsuites": [{"name": SUITE, **counts, "testsuite": tests}] if results else [],
+        }
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         return
-    xml = ['<?xml version="1.0" encoding="UTF-8"?>',
-           f'<testsuites tests="{len(results)}" failures="{failed}" disabled="0" errors="0" '
-           f'time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}" name="AllTests">']  # fmt: skip
+    xml = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<testsuites tests="{len(results)}" failures="{failed}" disabled="0" errors="0" '
+        f'time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}" name="AllTests">',
+    ]
     if results:
-        xml.append(f'  <testsuite name="{SUITE}" tests="{len(results)}" failures="{failed}" disabled="0" '
-                   f'skipped="0" errors="0" time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}">')  # fmt: skip
+        xml.append(
+            f'  <testsuite name="{SUITE}" tests="{len(results)}" failures="{failed}" disabled="0" '
+            f'skipped="0" errors="0" time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}">'
+        )
         for r in results:
-            attrs = (f'name="{r.case.name}" file="{TEST_FILE}" line="{r.case.line}" status="run" '
-                     f'result="completed" time="{r.ms / 1000:.3f}" timestamp="{_iso(r.started)}" '
-                     f'classname="{SUITE}"')  # fmt: skip
+            attrs = (
+                f'name="{r.case.name}" file="{TEST_FILE}" line="{r.case.line}" status="run" '
+                f'result="completed" time="{r.ms / 1000:.3f}" timestamp="{_iso(r.started)}" '
+                f'classname="{SUITE}"'
+            )
             if not r.failures:
                 xml.append(f"    <testcase {attrs} />")
                 continue

@@ -120,8 +120,10 @@ def _env_int(env: dict[str, str], name: str, default: int, out: TextIO) -> int:
     except KeyError:
         return default
     except ValueError:
-        out.write(f"WARNING: Environment variable {name} is expected to be a 32-bit integer, "
-                  f"but actually has value \"{env[name]}\".\n")  # fmt: skip
+        out.write(
+            f"WARNING: Environment variable {name} is expected to be a 32-bit integer, "
+            f'but actually has value "{env[name]}".\n'
+        )
         return default
 
 
@@ -137,8 +139,12 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
         opts.output = env["GTEST_OUTPUT"]
     opts.repeat = _env_int(env, "GTEST_REPEAT", opts.repeat, out)
     opts.random_seed = _env_int(env, "GTEST_RANDOM_SEED", opts.random_seed, out)
-    for name, attr in (("GTEST_SHUFFLE", "shuffle"), ("GTEST_BRIEF", "brief"),
-                       ("GTEST_PRINT_TIME", "print_time"), ("GTEST_ALSO_RUN_DISABLED_TESTS", "also_run_disabled")):  # fmt: skip
+    for name, attr in (
+        ("GTEST_SHUFFLE", "shuffle"),
+        ("GTEST_BRIEF", "brief"),
+        ("GTEST_PRINT_TIME", "print_time"),
+        ("GTEST_ALSO_RUN_DISABLED_TESTS", "also_run_disabled"),
+    ):
         if name in env:
             setattr(opts, attr, _env_bool(env[name]))
     if "GTEST_COLOR" in env:
@@ -160,11 +166,15 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
         t, i = int(total), int(index)
     except ValueError:
         bad = "GTEST_TOTAL_SHARDS" if not total.lstrip("-").isdigit() else "GTEST_SHARD_INDEX"
-        raise ExitNow(f"WARNING: The value of environment variable {bad} is expected to be a 32-bit "
-                      f"integer, but actually has value \"{env[bad]}\".") from None  # fmt: skip
+        raise ExitNow(
+            f"WARNING: The value of environment variable {bad} is expected to be a 32-bit "
+            f'integer, but actually has value "{env[bad]}".'
+        ) from None
     if not 0 <= i < t:
-        raise ExitNow("Invalid environment variables: we require 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS, "
-                      f"but you have GTEST_SHARD_INDEX={i}, GTEST_TOTAL_SHARDS={t}.")  # fmt: skip
+        raise ExitNow(
+            "Invalid environment variables: we require 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS, "
+            f"but you have GTEST_SHARD_INDEX={i}, GTEST_TOTAL_SHARDS={t}."
+        )
     if t > 1:
         opts.shard = (i, t)
 
@@ -454,8 +464,10 @@ def run(opts: Options, out: TextIO) -> int:
         try:
             Path(opts.shard_status_file).write_bytes(b"")
         except OSError:
-            out.write(f"Could not write to the test shard status file \"{opts.shard_status_file}\" "
-                      "specified by the GTEST_SHARD_STATUS_FILE environment variable.\n")  # fmt: skip
+            out.write(
+                f'Could not write to the test shard status file "{opts.shard_status_file}" '
+                "specified by the GTEST_SHARD_STATUS_FILE environment variable.\n"
+            )
             return 1
     from lnrepro.emulator.probe import probe_cases
 

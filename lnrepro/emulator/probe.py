@@ -28,8 +28,11 @@ def inputs(data: DataSpec, rows: int, features: int, draw: int = 0) -> tuple[F32
     shape = (rows, features)
     f32 = np.float32
     if data.kind is DataKind.CONSTANT:
-        return (np.full(shape, data.x, f32), np.full(shape, data.dy, f32),
-                np.full((1, features), data.gamma, f32))  # fmt: skip
+        return (
+            np.full(shape, data.x, f32),
+            np.full(shape, data.dy, f32),
+            np.full((1, features), data.gamma, f32),
+        )
     if data.kind is DataKind.FEW_VALUED:  # two-valued: alternating along the features
         odd = (np.arange(features) % 2).astype(f32)[None, :]
         x = np.broadcast_to(f32(-1.0) + f32(2.0) * odd, shape).astype(f32)
@@ -87,12 +90,22 @@ def catalogue_case(case: Case) -> CatalogueCase:
     s, tol = case.shape, case.tol
     constant = case.data.kind is DataKind.CONSTANT
     return CatalogueCase(
-        PROBE_NAME, s.batch, s.seq, s.heads, s.features, 1, tol["dx"].rtol, tol["dx"].atol,
-        "rtol, atol", (case.data.dy, case.data.gamma, case.data.x) if constant else None, 0,
+        PROBE_NAME,
+        s.batch,
+        s.seq,
+        s.heads,
+        s.features,
+        1,
+        tol["dx"].rtol,
+        tol["dx"].atol,
+        "rtol, atol",
+        (case.data.dy, case.data.gamma, case.data.x) if constant else None,
+        0,
         inputs=lambda: inputs(case.data, s.rows, s.features),
-        tensor_tols=tuple((tol[t].rtol, tol[t].atol, f"{tol[t].rtol:g}F, {tol[t].atol:g}F")
-                          for t in TENSORS),
-    )  # fmt: skip
+        tensor_tols=tuple(
+            (tol[t].rtol, tol[t].atol, f"{tol[t].rtol:g}F, {tol[t].atol:g}F") for t in TENSORS
+        ),
+    )
 
 
 def probe_cases(env: Mapping[str, str], err: TextIO) -> list[CatalogueCase]:

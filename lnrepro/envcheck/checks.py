@@ -216,17 +216,26 @@ def check_hugepages_count(f: Facts, ctx: Context) -> Result:
             fix,
             cmd,
         )
-    return Result(i, Status.FAIL,
-                  f"{have} x 1 GiB reserved for {n} device(s): fewer than one per device", fix, cmd)  # fmt: skip
+    return Result(
+        i,
+        Status.FAIL,
+        f"{have} x 1 GiB reserved for {n} device(s): fewer than one per device",
+        fix,
+        cmd,
+    )
 
 
 def check_hugepages_mount(f: Facts, ctx: Context) -> Result:
     i = "hugepages-mount"
     m = f.mount_at(HUGEPAGE_MOUNT)
-    fix = (f"mount hugetlbfs with 1 GiB pages at {HUGEPAGE_MOUNT}; "
-           f"in a container: -v {HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT} (lnrepro does)")  # fmt: skip
-    cmd = (f"sudo mkdir -p {HUGEPAGE_MOUNT} && "
-           f"sudo mount -t hugetlbfs -o pagesize=1G nodev {HUGEPAGE_MOUNT}")  # fmt: skip
+    fix = (
+        f"mount hugetlbfs with 1 GiB pages at {HUGEPAGE_MOUNT}; "
+        f"in a container: -v {HUGEPAGE_MOUNT}:{HUGEPAGE_MOUNT} (lnrepro does)"
+    )
+    cmd = (
+        f"sudo mkdir -p {HUGEPAGE_MOUNT} && "
+        f"sudo mount -t hugetlbfs -o pagesize=1G nodev {HUGEPAGE_MOUNT}"
+    )
     if not f.mounts_readable:
         return Result(i, Status.FAIL, "/proc/mounts is unreadable", "run where /proc is mounted")
     if m is None:
@@ -260,8 +269,12 @@ def check_iommu(f: Facts, ctx: Context) -> Result:
     words = f.cmdline.split()
     mode = next((w for w in words if w.startswith(("iommu=", "intel_iommu=", "amd_iommu="))), "")
     if iommu_on(f):
-        return Result(i, Status.OK, f"on ({f.iommu_class} IOMMU unit(s)){', ' + mode if mode else ''}: "
-                      "with a recent tt-kmd, 1 GiB hugepages are optional")  # fmt: skip
+        return Result(
+            i,
+            Status.OK,
+            f"on ({f.iommu_class} IOMMU unit(s)){', ' + mode if mode else ''}: "
+            "with a recent tt-kmd, 1 GiB hugepages are optional",
+        )
     return Result(
         i, Status.OK, "off: tt-metal needs 1 GiB hugepages (see hugepages-count, hugepages-mount)"
     )

@@ -172,8 +172,11 @@ class ConsoleParser:
         if self._current is not None:
             if killed_after is not None:
                 status = TestStatus.TIMEOUT
-                crash = CrashInfo(exit_code, "SIGTERM",
-                                  f"killed by lnrepro after the {killed_after:g} s timeout (--timeout)")  # fmt: skip
+                crash = CrashInfo(
+                    exit_code,
+                    "SIGTERM",
+                    f"killed by lnrepro after the {killed_after:g} s timeout (--timeout)",
+                )
             else:
                 status, crash = describe_exit(exit_code)
             self._finish_unfinished(status, crash)

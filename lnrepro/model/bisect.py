@@ -65,8 +65,12 @@ class Action:
 
     @classmethod
     def from_json(cls, r: Reader) -> Action:
-        return cls(r.int("job", 0), r.str("sha"), r.enum("kind", ActionKind),
-                   r.enum("build", BuildKind, BuildKind.BUILD))  # fmt: skip
+        return cls(
+            r.int("job", 0),
+            r.str("sha"),
+            r.enum("kind", ActionKind),
+            r.enum("build", BuildKind, BuildKind.BUILD),
+        )
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,12 @@ class TestObs:
     metric: float | None = None  # the policy's metric, worst over the test's tensors
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "shapes": list(self.shapes),
-                "metric": self.metric}  # fmt: skip
+        return {
+            "name": self.name,
+            "status": self.status,
+            "shapes": list(self.shapes),
+            "metric": self.metric,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> TestObs:
@@ -103,18 +111,30 @@ class AttemptObs:
     hang: str | None = None  # a hung run's diagnosis key (Diagnosis.key), from its watcher log
 
     def to_json(self) -> dict[str, Any]:
-        return {"exit_code": self.exit_code, "gtest": self.gtest, "timed_out": self.timed_out,
-                "env_error": self.env_error, "cannot_test": self.cannot_test,
-                "crashed_after_tests": self.crashed_after_tests, "hang": self.hang,
-                "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
-                "tests": [t.to_json() for t in self.tests]}  # fmt: skip
+        return {
+            "exit_code": self.exit_code,
+            "gtest": self.gtest,
+            "timed_out": self.timed_out,
+            "env_error": self.env_error,
+            "cannot_test": self.cannot_test,
+            "crashed_after_tests": self.crashed_after_tests,
+            "hang": self.hang,
+            "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
+            "tests": [t.to_json() for t in self.tests],
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> AttemptObs:
-        return cls(r.int("exit_code"), tuple(TestObs.from_json(t) for t in r.list("tests", default=[])),
-                   r.bool("gtest", True), r.bool("timed_out", False), r.opt_str("env_error"),
-                   r.opt_str("cannot_test"), r.bool("crashed_after_tests", False),
-                   r.opt_str("hang"))  # fmt: skip
+        return cls(
+            r.int("exit_code"),
+            tuple(TestObs.from_json(t) for t in r.list("tests", default=[])),
+            r.bool("gtest", True),
+            r.bool("timed_out", False),
+            r.opt_str("env_error"),
+            r.opt_str("cannot_test"),
+            r.bool("crashed_after_tests", False),
+            r.opt_str("hang"),
+        )
 
 
 @dataclass(frozen=True)
@@ -129,13 +149,25 @@ class Signature:
     hang_key: str | None = None  # and the watcher log says where (Diagnosis.key)
 
     def to_json(self) -> dict[str, Any]:
-        return {"tests": sorted(self.tests), "shapes": sorted(self.shapes), "crash": self.crash,
-                "exit_code": self.exit_code, "hang": self.hang, "hang_key": self.hang_key}  # fmt: skip
+        return {
+            "tests": sorted(self.tests),
+            "shapes": sorted(self.shapes),
+            "crash": self.crash,
+            "exit_code": self.exit_code,
+            "hang": self.hang,
+            "hang_key": self.hang_key,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Signature:
-        return cls(frozenset(r.strs("tests")), frozenset(r.strs("shapes")), r.bool("crash", False),
-                   r.opt_int("exit_code"), r.bool("hang", False), r.opt_str("hang_key"))  # fmt: skip
+        return cls(
+            frozenset(r.strs("tests")),
+            frozenset(r.strs("shapes")),
+            r.bool("crash", False),
+            r.opt_int("exit_code"),
+            r.bool("hang", False),
+            r.opt_str("hang_key"),
+        )
 
 
 @dataclass(frozen=True)
@@ -147,13 +179,23 @@ class CommitInfo:
     pr: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"sha": self.sha, "subject": self.subject, "author": self.author,
-                "date": self.date, "pr": self.pr}  # fmt: skip
+        return {
+            "sha": self.sha,
+            "subject": self.subject,
+            "author": self.author,
+            "date": self.date,
+            "pr": self.pr,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> CommitInfo:
-        return cls(r.str("sha"), r.str("subject", ""), r.str("author", ""), r.str("date", ""),
-                   r.opt_int("pr"))  # fmt: skip
+        return cls(
+            r.str("sha"),
+            r.str("subject", ""),
+            r.str("author", ""),
+            r.str("date", ""),
+            r.opt_int("pr"),
+        )
 
 
 @dataclass(frozen=True)
@@ -168,8 +210,12 @@ class StepTest:
     worst: Metrics = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "passed": self.passed, "runs": self.runs,
-                "worst": self.worst}  # fmt: skip
+        return {
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "runs": self.runs,
+            "worst": self.worst,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> StepTest:
@@ -197,25 +243,40 @@ class Evidence:
     prebuilt_failed: str | None = None  # an artifact that could not be used (then it was built)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 3),
-                "build_s": None if self.build_s is None else round(self.build_s, 3),
-                "run_s": None if self.run_s is None else round(self.run_s, 3),
-                "cannot_test": self.cannot_test, "inputs": self.inputs, "same_as": self.same_as,
-                "verdict": self.verdict, "record": self.record,
-                "tests": {k: v.to_json() for k, v in self.tests.items()},
-                "output_tail": list(self.output_tail), "prebuilt": self.prebuilt,
-                "prebuilt_failed": self.prebuilt_failed,
-                "attempts": [a.to_json() for a in self.attempts]}  # fmt: skip
+        return {
+            "seconds": round(self.seconds, 3),
+            "build_s": None if self.build_s is None else round(self.build_s, 3),
+            "run_s": None if self.run_s is None else round(self.run_s, 3),
+            "cannot_test": self.cannot_test,
+            "inputs": self.inputs,
+            "same_as": self.same_as,
+            "verdict": self.verdict,
+            "record": self.record,
+            "tests": {k: v.to_json() for k, v in self.tests.items()},
+            "output_tail": list(self.output_tail),
+            "prebuilt": self.prebuilt,
+            "prebuilt_failed": self.prebuilt_failed,
+            "attempts": [a.to_json() for a in self.attempts],
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Evidence:
         tests = r.opt_obj("tests")
-        return cls(tuple(AttemptObs.from_json(a) for a in r.list("attempts", default=[])),
-                   r.opt_str("cannot_test"), r.float("seconds", 0.0), r.opt_float("build_s"),
-                   r.opt_float("run_s"), r.opt_str("inputs"), r.opt_str("same_as"),
-                   r.opt_str("verdict"), r.opt_str("record"),
-                   {k: StepTest.from_json(v) for k, v in tests.items()} if tests else {},
-                   r.strs("output_tail"), r.opt_str("prebuilt"), r.opt_str("prebuilt_failed"))  # fmt: skip
+        return cls(
+            tuple(AttemptObs.from_json(a) for a in r.list("attempts", default=[])),
+            r.opt_str("cannot_test"),
+            r.float("seconds", 0.0),
+            r.opt_float("build_s"),
+            r.opt_float("run_s"),
+            r.opt_str("inputs"),
+            r.opt_str("same_as"),
+            r.opt_str("verdict"),
+            r.opt_str("record"),
+            {k: StepTest.from_json(v) for k, v in tests.items()} if tests else {},
+            r.strs("output_tail"),
+            r.opt_str("prebuilt"),
+            r.opt_str("prebuilt_failed"),
+        )
 
 
 @dataclass(frozen=True)
@@ -237,10 +298,17 @@ class Step:
         return self.action.sha
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.action.to_json(), "subject": self.subject, "prepare_s": round(self.prepare_s, 3),
-                "checkout_s": round(self.checkout_s, 3), "note": self.note, **self.evidence.to_json(),
-                "outcomes": [[o.value, why] for o, why in self.outcomes], "mark": self.mark.value,
-                "reason": self.reason}  # fmt: skip
+        return {
+            **self.action.to_json(),
+            "subject": self.subject,
+            "prepare_s": round(self.prepare_s, 3),
+            "checkout_s": round(self.checkout_s, 3),
+            "note": self.note,
+            **self.evidence.to_json(),
+            "outcomes": [[o.value, why] for o, why in self.outcomes],
+            "mark": self.mark.value,
+            "reason": self.reason,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Step:
@@ -253,9 +321,17 @@ class Step:
                 outs.append((RunOutcome(pair[0].as_str()), pair[1].as_str()))
             except ValueError:
                 pair[0].fail(f"is not one of {', '.join(x.value for x in RunOutcome)}")
-        return cls(Action.from_json(r), r.str("subject", ""), Evidence.from_json(r), tuple(outs),
-                   r.enum("mark", Mark), r.str("reason", ""), r.float("prepare_s", 0.0),
-                   r.float("checkout_s", 0.0), r.opt_str("note"))  # fmt: skip
+        return cls(
+            Action.from_json(r),
+            r.str("subject", ""),
+            Evidence.from_json(r),
+            tuple(outs),
+            r.enum("mark", Mark),
+            r.str("reason", ""),
+            r.float("prepare_s", 0.0),
+            r.float("checkout_s", 0.0),
+            r.opt_str("note"),
+        )
 
 
 @dataclass(frozen=True)
@@ -304,36 +380,60 @@ class BisectResult:
     prebuilt: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "search": self.search, "first_bad": self.first_bad,
-                "commit": self.commit.to_json() if self.commit else None,
-                "last_good": self.last_good, "last_good_all": list(self.last_good_all),
-                "confirmed": self.confirmed, "steps": self.steps,
-                "endpoint_checks": self.endpoint_checks,
-                "signature": self.signature.to_json() if self.signature else None,
-                "candidates": [c.to_json() for c in self.candidates], "reason": self.reason,
-                "error": self.error, "most_likely": self.most_likely,
-                "confidence": self.confidence, "wanted_confidence": self.wanted_confidence,
-                "posterior": [p.to_json() for p in self.posterior],
-                "rates": {"bad": self.rates[0], "good": self.rates[1]} if self.rates else None,
-                "runs": self.runs, "noisy_runs": self.noisy_runs, "builds": self.builds,
-                "rebuilds": self.rebuilds, "prebuilt": self.prebuilt}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "search": self.search,
+            "first_bad": self.first_bad,
+            "commit": self.commit.to_json() if self.commit else None,
+            "last_good": self.last_good,
+            "last_good_all": list(self.last_good_all),
+            "confirmed": self.confirmed,
+            "steps": self.steps,
+            "endpoint_checks": self.endpoint_checks,
+            "signature": self.signature.to_json() if self.signature else None,
+            "candidates": [c.to_json() for c in self.candidates],
+            "reason": self.reason,
+            "error": self.error,
+            "most_likely": self.most_likely,
+            "confidence": self.confidence,
+            "wanted_confidence": self.wanted_confidence,
+            "posterior": [p.to_json() for p in self.posterior],
+            "rates": {"bad": self.rates[0], "good": self.rates[1]} if self.rates else None,
+            "runs": self.runs,
+            "noisy_runs": self.noisy_runs,
+            "builds": self.builds,
+            "rebuilds": self.rebuilds,
+            "prebuilt": self.prebuilt,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> BisectResult:
         commit, sig, rates = r.opt_obj("commit"), r.opt_obj("signature"), r.opt_obj("rates")
         return cls(
-            r.str("kind", "first bad commit"), r.str("search", "git"), r.opt_str("first_bad"),
-            CommitInfo.from_json(commit) if commit else None, r.opt_str("last_good"),
-            r.strs("last_good_all"), r.opt_bool("confirmed"), r.int("steps", 0),
-            r.int("endpoint_checks", 0), Signature.from_json(sig) if sig else None,
+            r.str("kind", "first bad commit"),
+            r.str("search", "git"),
+            r.opt_str("first_bad"),
+            CommitInfo.from_json(commit) if commit else None,
+            r.opt_str("last_good"),
+            r.strs("last_good_all"),
+            r.opt_bool("confirmed"),
+            r.int("steps", 0),
+            r.int("endpoint_checks", 0),
+            Signature.from_json(sig) if sig else None,
             tuple(CommitInfo.from_json(c) for c in r.list("candidates", default=[])),
-            r.opt_str("reason"), r.opt_str("error"), r.opt_str("most_likely"),
-            r.opt_float("confidence"), r.opt_float("wanted_confidence"),
+            r.opt_str("reason"),
+            r.opt_str("error"),
+            r.opt_str("most_likely"),
+            r.opt_float("confidence"),
+            r.opt_float("wanted_confidence"),
             tuple(Candidate.from_json(p) for p in r.list("posterior", default=[])),
             (rates.float("bad"), rates.float("good")) if rates else None,
-            r.int("runs", 0), r.int("noisy_runs", 0), r.int("builds", 0), r.int("rebuilds", 0),
+            r.int("runs", 0),
+            r.int("noisy_runs", 0),
+            r.int("builds", 0),
+            r.int("rebuilds", 0),
             r.int("prebuilt", 0),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)
@@ -380,25 +480,38 @@ class BisectRecord:
     kind = "bisect"
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "kind": self.kind, "id": self.id,
-                "record": str(self.record) if self.record else None, "state": self.state.value,
-                "stop_reason": self.stop_reason, "rerun": list(self.rerun),
-                "request": self.request.to_json(),
-                "signature": self.signature.to_json() if self.signature else None,
-                "steps": [s.to_json() for s in self.steps],
-                "lost": [x.to_json() for x in self.lost],
-                "result": self.result.to_json() if self.result else None}  # fmt: skip
+        return {
+            "schema": SCHEMA,
+            "kind": self.kind,
+            "id": self.id,
+            "record": str(self.record) if self.record else None,
+            "state": self.state.value,
+            "stop_reason": self.stop_reason,
+            "rerun": list(self.rerun),
+            "request": self.request.to_json(),
+            "signature": self.signature.to_json() if self.signature else None,
+            "steps": [s.to_json() for s in self.steps],
+            "lost": [x.to_json() for x in self.lost],
+            "result": self.result.to_json() if self.result else None,
+        }
 
     @classmethod
     def from_json(cls, r: Reader, path: Path | None = None) -> BisectRecord:
         sig, res, rec = r.opt_obj("signature"), r.opt_obj("result"), r.opt_str("record")
         state = r.enum("state", BisectState, BisectState.COMPLETE if res else BisectState.RUNNING)
-        return cls(BisectRequest.from_json(r.obj("request")), r.opt_str("id"),
-                   Path(rec) if rec else None, Signature.from_json(sig) if sig else None,
-                   [Step.from_json(s) for s in r.list("steps", default=[])],
-                   BisectResult.from_json(res) if res else None, state, r.opt_str("stop_reason"),
-                   r.strs("rerun"), path,
-                   [LostJob.from_json(x) for x in r.list("lost", default=[])])  # fmt: skip
+        return cls(
+            BisectRequest.from_json(r.obj("request")),
+            r.opt_str("id"),
+            Path(rec) if rec else None,
+            Signature.from_json(sig) if sig else None,
+            [Step.from_json(s) for s in r.list("steps", default=[])],
+            BisectResult.from_json(res) if res else None,
+            state,
+            r.opt_str("stop_reason"),
+            r.strs("rerun"),
+            path,
+            [LostJob.from_json(x) for x in r.list("lost", default=[])],
+        )
 
     @property
     def headline(self) -> str:

@@ -120,10 +120,17 @@ class TreeFacts:
         )
         modules = tuple(re.findall(r"(?m)^\s*path\s*=\s*(\S+)", files.get(GITMODULES) or ""))
         sfpi = next((f for f in SFPI_VERSION if f in present), None)
-        return cls(toolchain, toolchain is not None and toolchain in present,
-                   re.search(r"(?m)^(?!\s*#).*configure-only", build) is not None, compiler,
-                   root_var, names, test is not None,
-                   modules, sfpi)  # fmt: skip
+        return cls(
+            toolchain,
+            toolchain is not None and toolchain in present,
+            re.search(r"(?m)^(?!\s*#).*configure-only", build) is not None,
+            compiler,
+            root_var,
+            names,
+            test is not None,
+            modules,
+            sfpi,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -158,9 +165,13 @@ class CacheFacts:
             if m:
                 values[m.group(1)] = m.group(2)
         tt = values.get("BUILD_TT_TRAIN")
-        return cls(values.get("CMAKE_TOOLCHAIN_FILE") or None, values.get("CMAKE_CXX_COMPILER") or None,
-                   None if tt is None else tt.upper() in ("ON", "TRUE", "1", "YES"), True,
-                   stamp.strip() if stamp else None)  # fmt: skip
+        return cls(
+            values.get("CMAKE_TOOLCHAIN_FILE") or None,
+            values.get("CMAKE_CXX_COMPILER") or None,
+            None if tt is None else tt.upper() in ("ON", "TRUE", "1", "YES"),
+            True,
+            stamp.strip() if stamp else None,
+        )
 
 
 def same_toolchain(cached: str | None, wanted: str | None) -> bool:

@@ -29,10 +29,18 @@ class CompareRow:
     pcc_b: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "verdict_a": self.verdict_a, "verdict_b": self.verdict_b,
-                "pass_rate_a": self.pass_rate_a, "pass_rate_b": self.pass_rate_b,
-                "max_diff_a": self.max_diff_a, "max_diff_b": self.max_diff_b,
-                "pcc_a": self.pcc_a, "pcc_b": self.pcc_b, "change": self.change}  # fmt: skip
+        return {
+            "test": self.test,
+            "verdict_a": self.verdict_a,
+            "verdict_b": self.verdict_b,
+            "pass_rate_a": self.pass_rate_a,
+            "pass_rate_b": self.pass_rate_b,
+            "max_diff_a": self.max_diff_a,
+            "max_diff_b": self.max_diff_b,
+            "pcc_a": self.pcc_a,
+            "pcc_b": self.pcc_b,
+            "change": self.change,
+        }
 
 
 def _max_diff(t: TestAggregate | None) -> float | None:
@@ -55,15 +63,32 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
         mx, my = _max_diff(x), _max_diff(y)
         vx = x.verdict.value if x else None
         vy = y.verdict.value if y else None
-        change = "only in B" if x is None else "only in A" if y is None else (
-            f"{vx} → {vy}" if vx != vy else "same verdict")  # fmt: skip
+        change = (
+            "only in B"
+            if x is None
+            else "only in A"
+            if y is None
+            else (f"{vx} → {vy}" if vx != vy else "same verdict")
+        )
         if mx is not None and my is not None and mx != my:
             change += f"; max_diff {_num(mx)} → {_num(my)}"
         px, py = _pcc(x), _pcc(y)
         if px is not None and py is not None and px != py:
             change += f"; pcc {_num(px)} → {_num(py)}"
-        rows.append(CompareRow(n, vx, vy, x.pass_rate if x else None, y.pass_rate if y else None,
-                               mx, my, change, px, py))  # fmt: skip
+        rows.append(
+            CompareRow(
+                n,
+                vx,
+                vy,
+                x.pass_rate if x else None,
+                y.pass_rate if y else None,
+                mx,
+                my,
+                change,
+                px,
+                py,
+            )
+        )
     return rows
 
 

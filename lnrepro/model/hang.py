@@ -175,16 +175,26 @@ class CoreRef:
         return f"{kind}{dev}({self.x},{self.y}){noc}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"device": self.device, "x": self.x, "y": self.y, "core_type": self.core_type,
-                "coords": self.coords,
-                "noc0": None if self.noc0 is None else list(self.noc0)}  # fmt: skip
+        return {
+            "device": self.device,
+            "x": self.x,
+            "y": self.y,
+            "core_type": self.core_type,
+            "coords": self.coords,
+            "noc0": None if self.noc0 is None else list(self.noc0),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> CoreRef:
         noc = r.ints("noc0") if r.has("noc0") and r.get("noc0").value is not None else ()
-        return cls(r.opt_int("device"), r.int("x"), r.int("y"), r.str("core_type", "worker"),
-                   r.str("coords", "logical"),
-                   (noc[0], noc[1]) if len(noc) == 2 else None)  # fmt: skip
+        return cls(
+            r.opt_int("device"),
+            r.int("x"),
+            r.int("y"),
+            r.str("core_type", "worker"),
+            r.str("coords", "logical"),
+            (noc[0], noc[1]) if len(noc) == 2 else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,14 +221,29 @@ class DprintLine:
         return f"{dev}:{core}:{self.risc or '?'}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"line_no": self.line_no, "device": self.device, "x": self.x, "y": self.y,
-                "risc": self.risc, "text": self.text, "cb_ids": list(self.cb_ids),
-                "ops": list(self.ops)}  # fmt: skip
+        return {
+            "line_no": self.line_no,
+            "device": self.device,
+            "x": self.x,
+            "y": self.y,
+            "risc": self.risc,
+            "text": self.text,
+            "cb_ids": list(self.cb_ids),
+            "ops": list(self.ops),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> DprintLine:
-        return cls(r.int("line_no", 0), r.opt_int("device"), r.opt_int("x"), r.opt_int("y"),
-                   r.opt_str("risc"), r.str("text", ""), r.ints("cb_ids"), r.strs("ops"))  # fmt: skip
+        return cls(
+            r.int("line_no", 0),
+            r.opt_int("device"),
+            r.opt_int("x"),
+            r.opt_int("y"),
+            r.opt_str("risc"),
+            r.str("text", ""),
+            r.ints("cb_ids"),
+            r.strs("ops"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,13 +264,23 @@ class PeerState:
         return f"{who} {self.state}{where}".replace("( ", "(").replace("(,", "(")
 
     def to_json(self) -> dict[str, Any]:
-        return {"risc": self.risc, "state": self.state, "waypoint": self.waypoint,
-                "kernel": self.kernel, "role": self.role}  # fmt: skip
+        return {
+            "risc": self.risc,
+            "state": self.state,
+            "waypoint": self.waypoint,
+            "kernel": self.kernel,
+            "role": self.role,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> PeerState:
-        return cls(r.str("risc"), r.str("state", "unknown"), r.opt_str("waypoint"),
-                   r.opt_str("kernel"), r.opt_str("role"))  # fmt: skip
+        return cls(
+            r.str("risc"),
+            r.str("state", "unknown"),
+            r.opt_str("waypoint"),
+            r.opt_str("kernel"),
+            r.opt_str("role"),
+        )
 
 
 class HangSource(str, Enum):
@@ -275,13 +310,23 @@ class Source:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format.value, "era": self.era, "described": self.described,
-                "scripts": list(self.scripts), "noise": list(self.noise)}  # fmt: skip
+        return {
+            "format": self.format.value,
+            "era": self.era,
+            "described": self.described,
+            "scripts": list(self.scripts),
+            "noise": list(self.noise),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Source:
-        return cls(r.enum("format", HangSource), r.str("era", ""), r.str("described", ""),
-                   r.strs("scripts"), r.strs("noise"))  # fmt: skip
+        return cls(
+            r.enum("format", HangSource),
+            r.str("era", ""),
+            r.str("described", ""),
+            r.strs("scripts"),
+            r.strs("noise"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,13 +352,25 @@ class Frame:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "function": self.function, "file": self.file,
-                "line": self.line, "column": self.column, "pc": self.pc}  # fmt: skip
+        return {
+            "index": self.index,
+            "function": self.function,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "pc": self.pc,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Frame:
-        return cls(r.int("index", 0), r.str("function", ""), r.opt_str("file"), r.opt_int("line"),
-                   r.opt_int("column"), r.opt_int("pc"))  # fmt: skip
+        return cls(
+            r.int("index", 0),
+            r.str("function", ""),
+            r.opt_str("file"),
+            r.opt_int("line"),
+            r.opt_int("column"),
+            r.opt_int("pc"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,15 +394,29 @@ class CbState:
         return f"CB {self.cb}{who}: {self.state}{counts}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"cb": self.cb, "risc": self.risc, "state": self.state, "kind": self.kind,
-                "pages": self.pages, "received": self.received, "acked": self.acked,
-                "occupancy": self.occupancy}  # fmt: skip
+        return {
+            "cb": self.cb,
+            "risc": self.risc,
+            "state": self.state,
+            "kind": self.kind,
+            "pages": self.pages,
+            "received": self.received,
+            "acked": self.acked,
+            "occupancy": self.occupancy,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> CbState:
-        return cls(r.int("cb", 0), r.opt_str("risc"), r.str("state", "?"), r.str("kind", "local"),
-                   r.opt_int("pages"), r.opt_int("received"), r.opt_int("acked"),
-                   r.opt_int("occupancy"))  # fmt: skip
+        return cls(
+            r.int("cb", 0),
+            r.opt_str("risc"),
+            r.str("state", "?"),
+            r.str("kind", "local"),
+            r.opt_int("pages"),
+            r.opt_int("received"),
+            r.opt_int("acked"),
+            r.opt_int("occupancy"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,8 +437,11 @@ class IdleRisc:
 
     @classmethod
     def from_json(cls, r: Reader) -> IdleRisc:
-        return cls(r.str("risc"), tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
-                   r.str("why", ""))  # fmt: skip
+        return cls(
+            r.str("risc"),
+            tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
+            r.str("why", ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,28 +499,45 @@ class CoreGroup:
         return shown + (f" and {more} more" if more > 0 else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"pattern": self.pattern.value, "count": self.count,
-                "cores": [c.to_json() for c in self.cores], "risc": self.risc,
-                "waypoint": self.waypoint, "meaning": self.meaning, "kernel_id": self.kernel_id,
-                "kernel": self.kernel, "role": self.role, "peers": [p.to_json() for p in self.peers],
-                "sentence": self.sentence, "detail": self.detail,
-                "dprint": [d.to_json() for d in self.dprint], "name": self.name,
-                "frames": [f.to_json() for f in self.frames],
-                "cbs": [c.to_json() for c in self.cbs], "go_message": self.go_message}  # fmt: skip
+        return {
+            "pattern": self.pattern.value,
+            "count": self.count,
+            "cores": [c.to_json() for c in self.cores],
+            "risc": self.risc,
+            "waypoint": self.waypoint,
+            "meaning": self.meaning,
+            "kernel_id": self.kernel_id,
+            "kernel": self.kernel,
+            "role": self.role,
+            "peers": [p.to_json() for p in self.peers],
+            "sentence": self.sentence,
+            "detail": self.detail,
+            "dprint": [d.to_json() for d in self.dprint],
+            "name": self.name,
+            "frames": [f.to_json() for f in self.frames],
+            "cbs": [c.to_json() for c in self.cbs],
+            "go_message": self.go_message,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> CoreGroup:
-        return cls(r.enum("pattern", HangPattern),
-                   tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
-                   r.opt_str("risc"), r.opt_str("waypoint"), r.opt_int("kernel_id"),
-                   r.opt_str("kernel"), r.opt_str("role"),
-                   tuple(PeerState.from_json(p) for p in r.list("peers", default=[])),
-                   r.str("sentence", ""), r.str("detail", ""),
-                   tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])),
-                   r.opt_str("name"),
-                   tuple(Frame.from_json(f) for f in r.list("frames", default=[])),
-                   tuple(CbState.from_json(c) for c in r.list("cbs", default=[])),
-                   r.opt_str("go_message"))  # fmt: skip
+        return cls(
+            r.enum("pattern", HangPattern),
+            tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
+            r.opt_str("risc"),
+            r.opt_str("waypoint"),
+            r.opt_int("kernel_id"),
+            r.opt_str("kernel"),
+            r.opt_str("role"),
+            tuple(PeerState.from_json(p) for p in r.list("peers", default=[])),
+            r.str("sentence", ""),
+            r.str("detail", ""),
+            tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])),
+            r.opt_str("name"),
+            tuple(Frame.from_json(f) for f in r.list("frames", default=[])),
+            tuple(CbState.from_json(c) for c in r.list("cbs", default=[])),
+            r.opt_str("go_message"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -553,15 +644,25 @@ class Diagnosis:
         return "no dump in the log"
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": self.schema, "pattern": self.pattern.value,
-                "progress": self.progress.value, "hung": self.hung, "summary": self.summary,
-                "groups": [g.to_json() for g in self.groups], "dump": self.dump,
-                "dumps_compared": list(self.dumps_compared), "cores_total": self.cores_total,
-                "cores_idle": self.cores_idle, "cores_dispatch": self.cores_dispatch,
-                "events": list(self.events), "warnings": list(self.warnings),
-                "source": None if self.source is None else self.source.to_json(),
-                "idle": [i.to_json() for i in self.idle],
-                "unknowns": list(self.unknowns), "key": self.key}  # fmt: skip
+        return {
+            "schema": self.schema,
+            "pattern": self.pattern.value,
+            "progress": self.progress.value,
+            "hung": self.hung,
+            "summary": self.summary,
+            "groups": [g.to_json() for g in self.groups],
+            "dump": self.dump,
+            "dumps_compared": list(self.dumps_compared),
+            "cores_total": self.cores_total,
+            "cores_idle": self.cores_idle,
+            "cores_dispatch": self.cores_dispatch,
+            "events": list(self.events),
+            "warnings": list(self.warnings),
+            "source": None if self.source is None else self.source.to_json(),
+            "idle": [i.to_json() for i in self.idle],
+            "unknowns": list(self.unknowns),
+            "key": self.key,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Diagnosis:
@@ -569,15 +670,23 @@ class Diagnosis:
         if schema not in READABLE:
             r.fail(f"is {schema!r}; this lnrepro reads {' and '.join(READABLE)}", "schema")
         src = r.obj("source") if r.has("source") and r.get("source").value is not None else None
-        return cls(r.enum("pattern", HangPattern), r.enum("progress", Progress),
-                   r.str("summary", ""),
-                   tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
-                   r.opt_int("dump"), r.ints("dumps_compared"), r.int("cores_total", 0),
-                   r.int("cores_idle", 0), r.int("cores_dispatch", 0), r.strs("events"),
-                   r.strs("warnings"), SCHEMA,
-                   None if src is None else Source.from_json(src),
-                   tuple(IdleRisc.from_json(i) for i in r.list("idle", default=[])),
-                   r.strs("unknowns"))  # fmt: skip
+        return cls(
+            r.enum("pattern", HangPattern),
+            r.enum("progress", Progress),
+            r.str("summary", ""),
+            tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
+            r.opt_int("dump"),
+            r.ints("dumps_compared"),
+            r.int("cores_total", 0),
+            r.int("cores_idle", 0),
+            r.int("cores_dispatch", 0),
+            r.strs("events"),
+            r.strs("warnings"),
+            SCHEMA,
+            None if src is None else Source.from_json(src),
+            tuple(IdleRisc.from_json(i) for i in r.list("idle", default=[])),
+            r.strs("unknowns"),
+        )
 
 
 def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:

@@ -154,23 +154,40 @@ class BuildResult:
         return line.strip()[:200]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "profile": self.profile, "log": self.log,
-                "seconds": round(self.seconds, 3), "tail": list(self.tail),
-                "command": list(self.command) if self.command else None,
-                "exit_code": self.exit_code, "timed_out": self.timed_out, "reason": self.reason,
-                "inputs": self.inputs.to_json() if self.inputs else None,
-                "prebuilt": self.prebuilt, "steps": list(self.steps),
-                "warnings": list(self.warnings)}  # fmt: skip
+        return {
+            "ok": self.ok,
+            "profile": self.profile,
+            "log": self.log,
+            "seconds": round(self.seconds, 3),
+            "tail": list(self.tail),
+            "command": list(self.command) if self.command else None,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "reason": self.reason,
+            "inputs": self.inputs.to_json() if self.inputs else None,
+            "prebuilt": self.prebuilt,
+            "steps": list(self.steps),
+            "warnings": list(self.warnings),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> BuildResult:
         inputs = r.opt_obj("inputs")
-        return cls(r.bool("ok"), r.opt_str("profile"), r.str("log", "build.log"),
-                   r.float("seconds", 0.0), r.strs("tail"),
-                   r.strs("command") if r.has("command") else None, r.opt_int("exit_code"),
-                   r.bool("timed_out", False), r.opt_str("reason"),
-                   Inputs.from_json(inputs) if inputs else None, r.opt_str("prebuilt"),
-                   r.strs("steps"), r.strs("warnings"))  # fmt: skip
+        return cls(
+            r.bool("ok"),
+            r.opt_str("profile"),
+            r.str("log", "build.log"),
+            r.float("seconds", 0.0),
+            r.strs("tail"),
+            r.strs("command") if r.has("command") else None,
+            r.opt_int("exit_code"),
+            r.bool("timed_out", False),
+            r.opt_str("reason"),
+            Inputs.from_json(inputs) if inputs else None,
+            r.opt_str("prebuilt"),
+            r.strs("steps"),
+            r.strs("warnings"),
+        )
 
 
 @dataclass
@@ -212,8 +229,11 @@ class Attempt:
         if code >= 128 or code < 0:
             _status, crash = describe_exit(code)
             reason = f"the test binary died after its last test ended: {crash.reason}"
-            return TestResult(PROCESS_EXIT, TestStatus.CRASHED,
-                              crash=CrashInfo(crash.exit_code, crash.signal, reason))  # fmt: skip
+            return TestResult(
+                PROCESS_EXIT,
+                TestStatus.CRASHED,
+                crash=CrashInfo(crash.exit_code, crash.signal, reason),
+            )
         failed = any(t.status is TestStatus.FAILED for t in self.tests)
         if self.outside_failures or (code != 0 and not failed):
             why = (
@@ -233,28 +253,45 @@ class Attempt:
         return [*self.tests, pe] if pe is not None else list(self.tests)
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "argv": self.argv, "exit_code": self.exit_code,
-                "timed_out": self.timed_out, "seconds": round(self.seconds, 3), "log": self.log,
-                "saw_output": self.saw_output, "env_error": self.env_error,
-                "environment_failed": self.environment_failed,
-                "leftover_processes_killed": self.leftovers,
-                "escaped_processes_killed": self.escaped, "warnings": self.warnings,
-                "outside_failures": [f.to_json() for f in self.outside_failures],
-                "extra_files": self.extra_files,
-                "hang": self.hang.to_json() if self.hang is not None else None,
-                "tests": [t.to_json() for t in self.results]}  # fmt: skip
+        return {
+            "index": self.index,
+            "argv": self.argv,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "seconds": round(self.seconds, 3),
+            "log": self.log,
+            "saw_output": self.saw_output,
+            "env_error": self.env_error,
+            "environment_failed": self.environment_failed,
+            "leftover_processes_killed": self.leftovers,
+            "escaped_processes_killed": self.escaped,
+            "warnings": self.warnings,
+            "outside_failures": [f.to_json() for f in self.outside_failures],
+            "extra_files": self.extra_files,
+            "hang": self.hang.to_json() if self.hang is not None else None,
+            "tests": [t.to_json() for t in self.results],
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Attempt:
         tests = [TestResult.from_json(t) for t in r.list("tests", default=[])]
-        return cls(r.int("index"), list(r.strs("argv")), r.int("exit_code"),
-                   r.bool("timed_out", False), r.float("seconds", 0.0), r.str("log", ""),
-                   [t for t in tests if t.name != PROCESS_EXIT], list(r.strs("warnings")),
-                   r.bool("saw_output", True), r.int("leftover_processes_killed", 0),
-                   r.int("escaped_processes_killed", 0), r.opt_str("env_error"),
-                   [Failure.from_json(f) for f in r.list("outside_failures", default=[])],
-                   r.str_map("extra_files"),
-                   Diagnosis.from_json(hang) if (hang := r.opt_obj("hang")) is not None else None)  # fmt: skip
+        return cls(
+            r.int("index"),
+            list(r.strs("argv")),
+            r.int("exit_code"),
+            r.bool("timed_out", False),
+            r.float("seconds", 0.0),
+            r.str("log", ""),
+            [t for t in tests if t.name != PROCESS_EXIT],
+            list(r.strs("warnings")),
+            r.bool("saw_output", True),
+            r.int("leftover_processes_killed", 0),
+            r.int("escaped_processes_killed", 0),
+            r.opt_str("env_error"),
+            [Failure.from_json(f) for f in r.list("outside_failures", default=[])],
+            r.str_map("extra_files"),
+            Diagnosis.from_json(hang) if (hang := r.opt_obj("hang")) is not None else None,
+        )
 
 
 @dataclass
@@ -313,9 +350,16 @@ class TestAggregate:
 
     def to_json(self) -> dict[str, Any]:
         lo, hi = self.interval
-        return {"name": self.name, "verdict": self.verdict.value, "runs": self.runs,
-                "passed": self.passed, "pass_rate": self.pass_rate, "pass_rate_ci95": [lo, hi],
-                "statuses": dict(self.statuses), "worst_metrics": self.worst}  # fmt: skip
+        return {
+            "name": self.name,
+            "verdict": self.verdict.value,
+            "runs": self.runs,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "pass_rate_ci95": [lo, hi],
+            "statuses": dict(self.statuses),
+            "worst_metrics": self.worst,
+        }
 
 
 def merge_worst(into: Metrics, metrics: Metrics) -> None:
@@ -452,24 +496,45 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
-        return {"schema": SCHEMA, "kind": self.kind, "id": self.id, "state": self.state.value,
-                "stop_reason": self.stop_reason, "verdict": verdict.value, "why": self.why,
-                "ok": verdict is Verdict.PASS, "request": self.request.to_json(),
-                "rerun": self.rerun, "backend": self.backend,
-                "build": self.build.to_json() if self.build else None,
-                "fingerprint": self.fingerprint, "commands": self.commands, "notes": self.notes,
-                "missing": self.missing,
-                "filter": self.gtest_filter, "repeat": self.request.tests.repeat,
-                "timeout_s": self.request.tests.timeout_s, "record_dir": str(self.record_dir),
-                "tests": [t.to_json() for t in tests],
-                "attempts": [a.to_json() for a in self.attempts]}  # fmt: skip
+        return {
+            "schema": SCHEMA,
+            "kind": self.kind,
+            "id": self.id,
+            "state": self.state.value,
+            "stop_reason": self.stop_reason,
+            "verdict": verdict.value,
+            "why": self.why,
+            "ok": verdict is Verdict.PASS,
+            "request": self.request.to_json(),
+            "rerun": self.rerun,
+            "backend": self.backend,
+            "build": self.build.to_json() if self.build else None,
+            "fingerprint": self.fingerprint,
+            "commands": self.commands,
+            "notes": self.notes,
+            "missing": self.missing,
+            "filter": self.gtest_filter,
+            "repeat": self.request.tests.repeat,
+            "timeout_s": self.request.tests.timeout_s,
+            "record_dir": str(self.record_dir),
+            "tests": [t.to_json() for t in tests],
+            "attempts": [a.to_json() for a in self.attempts],
+        }
 
     @classmethod
     def from_json(cls, r: Reader, record_dir: Path) -> RunRecord:
         build = r.opt_obj("build")
-        return cls(RunRequest.from_json(r.obj("request")), record_dir,
-                   [Attempt.from_json(a) for a in r.list("attempts", default=[])],
-                   r.enum("state", RunState, RunState.COMPLETE), r.opt_str("stop_reason"),
-                   BuildResult.from_json(build) if build else None, r.facts("backend"),
-                   r.facts("fingerprint"), r.facts("commands"), list(r.strs("notes")),
-                   list(r.strs("missing")), r.str("schema", SCHEMA))  # fmt: skip
+        return cls(
+            RunRequest.from_json(r.obj("request")),
+            record_dir,
+            [Attempt.from_json(a) for a in r.list("attempts", default=[])],
+            r.enum("state", RunState, RunState.COMPLETE),
+            r.opt_str("stop_reason"),
+            BuildResult.from_json(build) if build else None,
+            r.facts("backend"),
+            r.facts("fingerprint"),
+            r.facts("commands"),
+            list(r.strs("notes")),
+            list(r.strs("missing")),
+            r.str("schema", SCHEMA),
+        )

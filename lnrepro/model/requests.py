@@ -72,16 +72,30 @@ class EmulatorSpec:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.kind.value, "kernel_era": self.kernel_era, "arch": self.arch,
-                "defect": self.defect, "block_size": self.block_size,
-                "l1_max_tiles": self.l1_max_tiles, "fp32_stats": self.fp32_stats,
-                "data": self.data, "seed": self.seed}  # fmt: skip
+        return {
+            "backend": self.kind.value,
+            "kernel_era": self.kernel_era,
+            "arch": self.arch,
+            "defect": self.defect,
+            "block_size": self.block_size,
+            "l1_max_tiles": self.l1_max_tiles,
+            "fp32_stats": self.fp32_stats,
+            "data": self.data,
+            "seed": self.seed,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> EmulatorSpec:
-        return cls(r.str("kernel_era", "2025-12"), r.str("arch", "wormhole_b0"),
-                   r.opt_str("defect"), r.opt_int("block_size"), r.opt_int("l1_max_tiles"),
-                   r.bool("fp32_stats", False), r.str("data", "copy"), r.opt_int("seed"))  # fmt: skip
+        return cls(
+            r.str("kernel_era", "2025-12"),
+            r.str("arch", "wormhole_b0"),
+            r.opt_str("defect"),
+            r.opt_int("block_size"),
+            r.opt_int("l1_max_tiles"),
+            r.bool("fp32_stats", False),
+            r.str("data", "copy"),
+            r.opt_int("seed"),
+        )
 
 
 @dataclass(frozen=True)
@@ -154,27 +168,46 @@ class TtMetalSpec:
         return args  # prebuilt: chosen per commit by a bisect, never on a command line
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.kind.value, "checkout": str(self.checkout), "runner": self.runner,
-                "profile": self.profile, "image": self.image, "mount_set": self.mount_set,
-                "env": dict(self.env), "require_device": self.require_device,
-                "reset_cmd": list(self.reset_cmd) if self.reset_cmd is not None else None,
-                "watcher_s": self.watcher_s, "docker_context": self.docker_context,
-                "devices": list(self.devices) if self.devices is not None else None,
-                "python": self.python,
-                "prebuilt": str(self.prebuilt) if self.prebuilt else None,
-                "triage": self.triage, "dispatch_timeout_s": self.dispatch_timeout_s}  # fmt: skip
+        return {
+            "backend": self.kind.value,
+            "checkout": str(self.checkout),
+            "runner": self.runner,
+            "profile": self.profile,
+            "image": self.image,
+            "mount_set": self.mount_set,
+            "env": dict(self.env),
+            "require_device": self.require_device,
+            "reset_cmd": list(self.reset_cmd) if self.reset_cmd is not None else None,
+            "watcher_s": self.watcher_s,
+            "docker_context": self.docker_context,
+            "devices": list(self.devices) if self.devices is not None else None,
+            "python": self.python,
+            "prebuilt": str(self.prebuilt) if self.prebuilt else None,
+            "triage": self.triage,
+            "dispatch_timeout_s": self.dispatch_timeout_s,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> TtMetalSpec:
         reset = r.strs("reset_cmd") if r.has("reset_cmd") else None
         devices = r.strs("devices") if r.has("devices") else None
-        return cls(Path(r.str("checkout")), r.str("runner", "docker"), r.opt_str("profile"),
-                   r.opt_str("image"), r.str("mount_set", "full"),
-                   tuple(r.str_map("env").items()), r.bool("require_device", False), reset,
-                   r.opt_int("watcher_s"), r.opt_str("docker_context"), devices,
-                   r.opt_str("python"), Path(p) if (p := r.opt_str("prebuilt")) else None,
-                   triage=r.bool("triage", True),
-                   dispatch_timeout_s=r.opt_float("dispatch_timeout_s"))  # fmt: skip
+        return cls(
+            Path(r.str("checkout")),
+            r.str("runner", "docker"),
+            r.opt_str("profile"),
+            r.opt_str("image"),
+            r.str("mount_set", "full"),
+            tuple(r.str_map("env").items()),
+            r.bool("require_device", False),
+            reset,
+            r.opt_int("watcher_s"),
+            r.opt_str("docker_context"),
+            devices,
+            r.opt_str("python"),
+            Path(p) if (p := r.opt_str("prebuilt")) else None,
+            triage=r.bool("triage", True),
+            dispatch_timeout_s=r.opt_float("dispatch_timeout_s"),
+        )
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
@@ -220,14 +253,23 @@ class TestSpec:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"filter": self.gtest_filter, "repeat": self.repeat, "timeout_s": self.timeout_s,
-                "metric_patterns": list(self.metric_patterns), "pytest": list(self.pytest)}  # fmt: skip
+        return {
+            "filter": self.gtest_filter,
+            "repeat": self.repeat,
+            "timeout_s": self.timeout_s,
+            "metric_patterns": list(self.metric_patterns),
+            "pytest": list(self.pytest),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> TestSpec:
-        return cls(r.str("filter", DEFAULT_FILTER), r.int("repeat", 1),
-                   r.float("timeout_s", DEFAULT_TIMEOUT_S),
-                   r.strs("metric_patterns"), r.strs("pytest"))  # fmt: skip
+        return cls(
+            r.str("filter", DEFAULT_FILTER),
+            r.int("repeat", 1),
+            r.float("timeout_s", DEFAULT_TIMEOUT_S),
+            r.strs("metric_patterns"),
+            r.strs("pytest"),
+        )
 
 
 @dataclass(frozen=True)
@@ -246,13 +288,19 @@ class RunRequest:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend.to_json(), "tests": self.tests.to_json(),
-                "record_dir": str(self.record_dir)}  # fmt: skip
+        return {
+            "backend": self.backend.to_json(),
+            "tests": self.tests.to_json(),
+            "record_dir": str(self.record_dir),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> RunRequest:
-        return cls(backend_from_json(r.obj("backend")), TestSpec.from_json(r.obj("tests")),
-                   Path(r.str("record_dir", str(DEFAULT_RECORD_DIR))))  # fmt: skip
+        return cls(
+            backend_from_json(r.obj("backend")),
+            TestSpec.from_json(r.obj("tests")),
+            Path(r.str("record_dir", str(DEFAULT_RECORD_DIR))),
+        )
 
 
 # ---------------------------------------------------------------------------------- bisect
@@ -295,15 +343,25 @@ class Policy:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"on_crash": self.on_crash.value, "on_hang": self.on_hang.value,
-                "metric": self.metric, "threshold": self.threshold,
-                "higher_is_better": self.higher_is_better, "hang_in": self.hang_in}  # fmt: skip
+        return {
+            "on_crash": self.on_crash.value,
+            "on_hang": self.on_hang.value,
+            "metric": self.metric,
+            "threshold": self.threshold,
+            "higher_is_better": self.higher_is_better,
+            "hang_in": self.hang_in,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Policy:
-        return cls(r.enum("on_crash", OnCrash, OnCrash.MATCH), r.enum("on_hang", OnHang, OnHang.SKIP),
-                   r.opt_str("metric"), r.opt_float("threshold"),
-                   r.bool("higher_is_better", False), r.opt_str("hang_in"))  # fmt: skip
+        return cls(
+            r.enum("on_crash", OnCrash, OnCrash.MATCH),
+            r.enum("on_hang", OnHang, OnHang.SKIP),
+            r.opt_str("metric"),
+            r.opt_float("threshold"),
+            r.bool("higher_is_better", False),
+            r.opt_str("hang_in"),
+        )
 
 
 @dataclass(frozen=True)
@@ -327,8 +385,13 @@ class CommandOracleSpec:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"oracle": "command", "argv": list(self.argv), "command": self.command,
-                "timeout_s": self.timeout_s, "repeat": self.repeat}  # fmt: skip
+        return {
+            "oracle": "command",
+            "argv": list(self.argv),
+            "command": self.command,
+            "timeout_s": self.timeout_s,
+            "repeat": self.repeat,
+        }
 
 
 @dataclass(frozen=True)
@@ -342,8 +405,7 @@ class RunOracleSpec:
         return [*self.backend.argv()[2:], *self.tests.argv()]  # --tt-metal is --repo's
 
     def to_json(self) -> dict[str, Any]:
-        return {"oracle": "run", "backend": self.backend.to_json(),
-                "tests": self.tests.to_json()}  # fmt: skip
+        return {"oracle": "run", "backend": self.backend.to_json(), "tests": self.tests.to_json()}
 
 
 OracleSpec = CommandOracleSpec | RunOracleSpec
@@ -352,8 +414,9 @@ OracleSpec = CommandOracleSpec | RunOracleSpec
 def oracle_from_json(r: Reader) -> OracleSpec:
     kind = r.str("oracle")
     if kind == "command":
-        return CommandOracleSpec(r.strs("argv"), r.float("timeout_s", DEFAULT_TIMEOUT_S),
-                                 r.int("repeat", 1))  # fmt: skip
+        return CommandOracleSpec(
+            r.strs("argv"), r.float("timeout_s", DEFAULT_TIMEOUT_S), r.int("repeat", 1)
+        )
     if kind == "run":
         b = backend_from_json(r.obj("backend"))
         if not isinstance(b, TtMetalSpec):
@@ -376,14 +439,25 @@ class EndpointRuns:
     found: bool = False  # found in the store by the endpoints' commits and the test
 
     def to_json(self) -> dict[str, Any]:
-        return {"bad_fails": self.bad_fails, "bad_runs": self.bad_runs,
-                "good_fails": self.good_fails, "good_runs": self.good_runs,
-                "sources": list(self.sources), "found": self.found}  # fmt: skip
+        return {
+            "bad_fails": self.bad_fails,
+            "bad_runs": self.bad_runs,
+            "good_fails": self.good_fails,
+            "good_runs": self.good_runs,
+            "sources": list(self.sources),
+            "found": self.found,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> EndpointRuns:
-        return cls(r.int("bad_fails"), r.int("bad_runs"), r.int("good_fails"), r.int("good_runs"),
-                   r.strs("sources"), r.bool("found", False))  # fmt: skip
+        return cls(
+            r.int("bad_fails"),
+            r.int("bad_runs"),
+            r.int("good_fails"),
+            r.int("good_runs"),
+            r.strs("sources"),
+            r.bool("found", False),
+        )
 
 
 @dataclass(frozen=True)
@@ -435,8 +509,11 @@ class BisectRequest:
             args += ["--patch", str(pt)]
         for pb in self.prebuilt:
             args += ["--prebuilt", pb]
-        flags = ((self.find_fix, "--find-fix"), (self.first_parent, "--first-parent"),
-                 (not self.confirm, "--no-confirm"))  # fmt: skip
+        flags = (
+            (self.find_fix, "--find-fix"),
+            (self.first_parent, "--first-parent"),
+            (not self.confirm, "--no-confirm"),
+        )
         args += [flag for on, flag in flags if on]
         if self.record_dir is not None:
             args += ["--record-dir", str(self.record_dir)]
@@ -445,17 +522,28 @@ class BisectRequest:
         return args
 
     def to_json(self) -> dict[str, Any]:
-        return {"repo": str(self.repo), "good": list(self.good), "bad": self.bad,
-                "oracle": self.oracle.to_json(), "policy": self.policy.to_json(),
-                "confidence": self.confidence,
-                "fail_rates": list(self.fail_rates) if self.fail_rates else None,
-                "jobs": self.jobs, "contexts": list(self.contexts), "devices": list(self.devices),
-                "picks": list(self.picks), "patches": [str(p) for p in self.patches],
-                "find_fix": self.find_fix, "first_parent": self.first_parent,
-                "confirm": self.confirm, "paths": list(self.paths),
-                "record_dir": str(self.record_dir) if self.record_dir else None,
-                "prebuilt": list(self.prebuilt), "rates_from": list(self.rates_from),
-                "endpoint_runs": self.endpoint_runs.to_json() if self.endpoint_runs else None}  # fmt: skip
+        return {
+            "repo": str(self.repo),
+            "good": list(self.good),
+            "bad": self.bad,
+            "oracle": self.oracle.to_json(),
+            "policy": self.policy.to_json(),
+            "confidence": self.confidence,
+            "fail_rates": list(self.fail_rates) if self.fail_rates else None,
+            "jobs": self.jobs,
+            "contexts": list(self.contexts),
+            "devices": list(self.devices),
+            "picks": list(self.picks),
+            "patches": [str(p) for p in self.patches],
+            "find_fix": self.find_fix,
+            "first_parent": self.first_parent,
+            "confirm": self.confirm,
+            "paths": list(self.paths),
+            "record_dir": str(self.record_dir) if self.record_dir else None,
+            "prebuilt": list(self.prebuilt),
+            "rates_from": list(self.rates_from),
+            "endpoint_runs": self.endpoint_runs.to_json() if self.endpoint_runs else None,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> BisectRequest:
@@ -463,14 +551,28 @@ class BisectRequest:
         if rates is not None and len(rates) != 2:
             r.fail("should be two numbers (buggy, clean)", "fail_rates")
         record = r.opt_str("record_dir")
-        return cls(Path(r.str("repo")), r.strs("good"), r.str("bad"), oracle_from_json(r.obj("oracle")),
-                   Policy.from_json(r.obj("policy")), r.opt_float("confidence"),
-                   (rates[0].as_float(), rates[1].as_float()) if rates else None,
-                   r.int("jobs", 1), r.strs("contexts"), r.strs("devices"), r.strs("picks"),
-                   tuple(Path(p) for p in r.strs("patches")), r.bool("find_fix", False),
-                   r.bool("first_parent", False), r.bool("confirm", True), r.strs("paths"),
-                   Path(record) if record else None, r.strs("prebuilt"), r.strs("rates_from"),
-                   EndpointRuns.from_json(e) if (e := r.opt_obj("endpoint_runs")) else None)  # fmt: skip
+        return cls(
+            Path(r.str("repo")),
+            r.strs("good"),
+            r.str("bad"),
+            oracle_from_json(r.obj("oracle")),
+            Policy.from_json(r.obj("policy")),
+            r.opt_float("confidence"),
+            (rates[0].as_float(), rates[1].as_float()) if rates else None,
+            r.int("jobs", 1),
+            r.strs("contexts"),
+            r.strs("devices"),
+            r.strs("picks"),
+            tuple(Path(p) for p in r.strs("patches")),
+            r.bool("find_fix", False),
+            r.bool("first_parent", False),
+            r.bool("confirm", True),
+            r.strs("paths"),
+            Path(record) if record else None,
+            r.strs("prebuilt"),
+            r.strs("rates_from"),
+            EndpointRuns.from_json(e) if (e := r.opt_obj("endpoint_runs")) else None,
+        )
 
 
 # ---------------------------------------------------------------------------------- the other commands

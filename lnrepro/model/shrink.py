@@ -88,8 +88,14 @@ class DataSpec:
         variant = r.str("variant")
         if variant not in VARIANTS[kind]:
             r.fail(f"is {variant!r}, not one of {', '.join(VARIANTS[kind])}", "variant")
-        return cls(kind, variant, r.float("dy", 1.0), r.float("gamma", 1.0), r.float("x", 0.5),
-                   r.int("seed", 0))  # fmt: skip
+        return cls(
+            kind,
+            variant,
+            r.float("dy", 1.0),
+            r.float("gamma", 1.0),
+            r.float("x", 0.5),
+            r.int("seed", 0),
+        )
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -175,10 +181,15 @@ class Case:
 
     def to_json(self) -> dict[str, JSON]:
         s = self.shape
-        return {"batch": s.batch, "seq": s.seq, "heads": s.heads, "features": s.features,
-                "data": self.data.to_json(),
-                "tolerance": {t: {"rtol": v.rtol, "atol": v.atol} for t, v in self.tolerance},
-                "origin": self.origin}  # fmt: skip
+        return {
+            "batch": s.batch,
+            "seq": s.seq,
+            "heads": s.heads,
+            "features": s.features,
+            "data": self.data.to_json(),
+            "tolerance": {t: {"rtol": v.rtol, "atol": v.atol} for t, v in self.tolerance},
+            "origin": self.origin,
+        }
 
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
@@ -189,9 +200,18 @@ class Case:
         the kind's and variant's indices (``DataKind`` order, ``VARIANTS`` order), dy gamma x
         seed, then rtol atol for dx, dgamma, dbeta."""
         s, d = self.shape, self.data
-        nums: list[object] = [s.batch, s.seq, s.heads, s.features, d.kind.rank,
-                              VARIANTS[d.kind].index(d.variant), repr(d.dy), repr(d.gamma),
-                              repr(d.x), d.seed]  # fmt: skip
+        nums: list[object] = [
+            s.batch,
+            s.seq,
+            s.heads,
+            s.features,
+            d.kind.rank,
+            VARIANTS[d.kind].index(d.variant),
+            repr(d.dy),
+            repr(d.gamma),
+            repr(d.x),
+            d.seed,
+        ]
         for _, tol in self.tolerance:
             nums += [repr(tol.rtol), repr(tol.atol)]
         return " ".join(str(n) for n in nums)
@@ -235,14 +255,23 @@ class Judged:
     detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
 
     def to_json(self) -> dict[str, JSON]:
-        return {"case": self.case.to_json(), "status": self.status.value,
-                "margin": encode_number(self.margin) if self.margin is not None else None,
-                "runs": self.runs, "detail": self.detail}  # fmt: skip
+        return {
+            "case": self.case.to_json(),
+            "status": self.status.value,
+            "margin": encode_number(self.margin) if self.margin is not None else None,
+            "runs": self.runs,
+            "detail": self.detail,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Judged:
-        return cls(Case.from_json(r.obj("case")), r.enum("status", Status),
-                   r.opt_float("margin"), r.int("runs"), r.str("detail", ""))  # fmt: skip
+        return cls(
+            Case.from_json(r.obj("case")),
+            r.enum("status", Status),
+            r.opt_float("margin"),
+            r.int("runs"),
+            r.str("detail", ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -258,10 +287,15 @@ class Neighbour:
 
     def to_json(self) -> dict[str, JSON]:
         j = self.judged
-        return {"axis": self.axis.value, "step": self.step,
-                "case": j.case.to_json() if j else None, "status": j.status.value if j else None,
-                "margin": encode_number(j.margin) if j and j.margin is not None else None,
-                "why": self.why, "rerun": list(self.rerun) if j else None}  # fmt: skip
+        return {
+            "axis": self.axis.value,
+            "step": self.step,
+            "case": j.case.to_json() if j else None,
+            "status": j.status.value if j else None,
+            "margin": encode_number(j.margin) if j and j.margin is not None else None,
+            "why": self.why,
+            "rerun": list(self.rerun) if j else None,
+        }
 
 
 class ShrinkEvents(Events):
@@ -332,14 +366,21 @@ class ShrinkRequest:
         return args
 
     def to_json(self) -> dict[str, JSON]:
-        return {"test": self.test, "backend": self.backend.to_json(),
-                "command": list(self.command) if self.command is not None else None,
-                "confidence": self.confidence, "start_runs": self.start_runs,
-                "budget": self.budget, "seed": self.seed,
-                "source": str(self.source) if self.source else None,
-                "timeout_s": self.timeout_s, "source_flavour": self.source_flavour,
-                "record_dir": str(self.record_dir), "run": self.run,
-                "known_start": list(self.known_start) if self.known_start else None}  # fmt: skip
+        return {
+            "test": self.test,
+            "backend": self.backend.to_json(),
+            "command": list(self.command) if self.command is not None else None,
+            "confidence": self.confidence,
+            "start_runs": self.start_runs,
+            "budget": self.budget,
+            "seed": self.seed,
+            "source": str(self.source) if self.source else None,
+            "timeout_s": self.timeout_s,
+            "source_flavour": self.source_flavour,
+            "record_dir": str(self.record_dir),
+            "run": self.run,
+            "known_start": list(self.known_start) if self.known_start else None,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
@@ -348,11 +389,21 @@ class ShrinkRequest:
             r.fail("should be two integers (runs, passes)", "known_start")
         command = r.strs("command") if r.has("command") else None
         source = r.opt_str("source")
-        return cls(r.str("test"), backend_from_json(r.obj("backend")), command,
-                   r.float("confidence"), r.int("start_runs"), r.int("budget"), r.int("seed"),
-                   Path(source) if source else None, r.float("timeout_s"),
-                   r.str("source_flavour", "tt-metal"), Path(r.str("record_dir")), r.opt_str("run"),
-                   (known[0], known[1]) if known else None)  # fmt: skip
+        return cls(
+            r.str("test"),
+            backend_from_json(r.obj("backend")),
+            command,
+            r.float("confidence"),
+            r.int("start_runs"),
+            r.int("budget"),
+            r.int("seed"),
+            Path(source) if source else None,
+            r.float("timeout_s"),
+            r.str("source_flavour", "tt-metal"),
+            Path(r.str("record_dir")),
+            r.opt_str("run"),
+            (known[0], known[1]) if known else None,
+        )
 
 
 STATE_SCHEMA = "lnrepro.shrink-state/1"
@@ -370,19 +421,25 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return {"schema": STATE_SCHEMA, "request": self.request.to_json(),
-                "start": list(self.start) if self.start else None,
-                "evaluations": self.evaluations,
-                "judged": [j.to_json() for j in self.judged]}  # fmt: skip
+        return {
+            "schema": STATE_SCHEMA,
+            "request": self.request.to_json(),
+            "start": list(self.start) if self.start else None,
+            "evaluations": self.evaluations,
+            "judged": [j.to_json() for j in self.judged],
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
         if r.str("schema") != STATE_SCHEMA:
             r.fail(f"is not {STATE_SCHEMA}", "schema")
         start = r.ints("start") if r.has("start") else None
-        return cls(ShrinkRequest.from_json(r.obj("request")),
-                   (start[0], start[1]) if start and len(start) == 2 else None,
-                   r.int("evaluations", 0), [Judged.from_json(e) for e in r.list("judged")])  # fmt: skip
+        return cls(
+            ShrinkRequest.from_json(r.obj("request")),
+            (start[0], start[1]) if start and len(start) == 2 else None,
+            r.int("evaluations", 0),
+            [Judged.from_json(e) for e in r.list("judged")],
+        )
 
 
 # ---------------------------------------------------------------------------------- record
@@ -397,8 +454,13 @@ class StartMeasure:
     admissible: bool  # the correct kernel's model passes it
 
     def to_json(self) -> dict[str, JSON]:
-        return {"case": self.case.to_json(), "runs": self.runs, "passes": self.passes,
-                "pass_rate_interval": list(self.interval), "admissible": self.admissible}  # fmt: skip
+        return {
+            "case": self.case.to_json(),
+            "runs": self.runs,
+            "passes": self.passes,
+            "pass_rate_interval": list(self.interval),
+            "admissible": self.admissible,
+        }
 
 
 @dataclass

@@ -44,10 +44,16 @@ STATUS_STYLE = {
     TestStatus.TIMEOUT: "bold magenta",
 }
 VERDICT_STYLE = {
-    "PASS": "green", "FAIL": "bold red", "FLAKY": "bold yellow", "CRASH": "bold magenta",
-    "HANG": "bold magenta", "ENV_ERROR": "bold cyan", "NOT_RUN": "dim", "BUILD_FAILED": "bold cyan",
+    "PASS": "green",
+    "FAIL": "bold red",
+    "FLAKY": "bold yellow",
+    "CRASH": "bold magenta",
+    "HANG": "bold magenta",
+    "ENV_ERROR": "bold cyan",
+    "NOT_RUN": "dim",
+    "BUILD_FAILED": "bold cyan",
     "SKIP": "dim",
-}  # fmt: skip
+}
 MARK_STYLE = {"good": "green", "bad": "bold red", "skip": "yellow"}
 ENV_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
@@ -159,8 +165,12 @@ def _wrap(text: Text, first: int, rest: int, keep: int = 0) -> list[Text]:
         for m in _WORD.finditer(plain):
             word = m.group().rstrip()
             # a word no line can hold stays where it is: the terminal folds that line anyway
-            if (words and m.start() >= keep and line_len + cell_len(word) > width
-                    and cell_len(word) <= rest):  # fmt: skip
+            if (
+                words
+                and m.start() >= keep
+                and line_len + cell_len(word) > width
+                and cell_len(word) <= rest
+            ):
                 out.append(para[line_start : m.start()])
                 line_start, line_len, width, words = m.start(), 0, rest, 0
             line_len += cell_len(m.group())
@@ -178,8 +188,14 @@ def say(console: Console, text: str | Text, *, indent: int = 0, hang: int = 2) -
         console.print(line, soft_wrap=True)
 
 
-def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
-          width: int | None = None, keep: int = 0) -> list[Text]:  # fmt: skip
+def _said(
+    console: Console,
+    text: str | Text,
+    indent: int = 0,
+    hang: int = 2,
+    width: int | None = None,
+    keep: int = 0,
+) -> list[Text]:
     """The lines :func:`say` prints (``width``: the terminal's, when the caller knows it)."""
     from rich.text import Text
 
@@ -188,8 +204,10 @@ def _said(console: Console, text: str | Text, indent: int = 0, hang: int = 2,
     if width is None and not console.is_terminal:
         return [Text(pad) + line for line in t.split("\n", allow_blank=True)]
     w = max((width or console.width) - indent, 10)
-    return [Text(pad + (" " * hang if i else "")) + line
-            for i, line in enumerate(_wrap(t, w, max(w - hang, 10), keep))]  # fmt: skip
+    return [
+        Text(pad + (" " * hang if i else "")) + line
+        for i, line in enumerate(_wrap(t, w, max(w - hang, 10), keep))
+    ]
 
 
 def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None:
@@ -244,10 +262,17 @@ def _fit(cols: Sequence[Col], cells: list[list[Text]], width: int) -> list[int] 
     return [min(h, max(lo_, bottom)) for lo_, h in zip(lo, hi, strict=True)]
 
 
-def show_table(console: Console, title: str | Text | None, cols: Sequence[Col],
-               rows: Sequence[Sequence[str | Text]], *, head: int = 1,
-               lead: Sequence[int] = (), header_piped: bool = True,
-               one_line: bool = False) -> None:  # fmt: skip
+def show_table(
+    console: Console,
+    title: str | Text | None,
+    cols: Sequence[Col],
+    rows: Sequence[Sequence[str | Text]],
+    *,
+    head: int = 1,
+    lead: Sequence[int] = (),
+    header_piped: bool = True,
+    one_line: bool = False,
+) -> None:
     """A table that never cuts a token: boxed when it fits the terminal, one block per row when
     it does not (the first ``head`` cells on the block's first line, in the order ``lead`` gives
     if any, then ``name: value``), tab-separated plain lines when piped (with a header line
@@ -291,8 +316,13 @@ def _plain_line(console: Console, cells: Sequence[str | Text]) -> None:
     console.file.flush()
 
 
-def show_rows(console: Console, cols: Sequence[Col], rows: Iterable[Sequence[str | Text]],
-              head: int, lead: Sequence[int] = ()) -> None:  # fmt: skip
+def show_rows(
+    console: Console,
+    cols: Sequence[Col],
+    rows: Iterable[Sequence[str | Text]],
+    head: int,
+    lead: Sequence[int] = (),
+) -> None:
     """The rows of a list too long to measure or to draw (``parse --all`` of 200,000 tests),
     one line each, written as they come: tab-separated piped; on a terminal the ``head`` cells
     (in ``lead``'s order) then ``name: value``, unstyled and unwrapped (the terminal folds a
@@ -309,8 +339,13 @@ def show_rows(console: Console, cols: Sequence[Col], rows: Iterable[Sequence[str
     console.file.flush()
 
 
-def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head: int,
-            lead: Sequence[int] = ()) -> None:  # fmt: skip
+def _blocks(
+    console: Console,
+    cols: Sequence[Col],
+    cells: list[list[Text]],
+    head: int,
+    lead: Sequence[int] = (),
+) -> None:
     """The narrow layout: per row, its first ``head`` cells on one line (in ``lead``'s order if
     given), then each other cell as ``name: value``, packed onto lines, each wrapped at spaces."""
     for row in cells:
@@ -318,26 +353,36 @@ def _blocks(console: Console, cols: Sequence[Col], cells: list[list[Text]], head
             console.print(line, soft_wrap=True)
 
 
-def _block_lines(console: Console, cols: Sequence[Col], row: list[Text], head: int,
-                 lead: Sequence[int]) -> list[Text]:  # fmt: skip
+def _block_lines(
+    console: Console, cols: Sequence[Col], row: list[Text], head: int, lead: Sequence[int]
+) -> list[Text]:
     from rich.cells import cell_len
     from rich.text import Text
 
     out: list[Text] = []
     width = console.width  # asked once: rich asks the terminal each time
     room = max(width - 2, 10)
-    shown = [(Text(f"{cols[i].name} ", style="dim") + row[i]) if cols[i].label else row[i]
-             for i in (lead or range(head)) if row[i].plain]  # fmt: skip
+    shown = [
+        (Text(f"{cols[i].name} ", style="dim") + row[i]) if cols[i].label else row[i]
+        for i in (lead or range(head))
+        if row[i].plain
+    ]
     heads: list[Text] = []  # its first two cells (a status and its name) on one line, for grep;
     for cell in shown:  # the others after them while they fit, else on a line of their own
-        if len(heads) < 1 or (len(shown) > 1 and cell is shown[1]) or \
-                cell_len(heads[-1].plain) + 2 + cell_len(cell.plain) <= width:  # fmt: skip
+        if (
+            len(heads) < 1
+            or (len(shown) > 1 and cell is shown[1])
+            or cell_len(heads[-1].plain) + 2 + cell_len(cell.plain) <= width
+        ):
             heads[-1:] = [Text("  ").join([*heads[-1:], cell])]
         else:
             heads.append(cell)
     for k, h in enumerate(heads):  # the first never split; a cell no line holds wraps at spaces
-        out += (_said(console, h, hang=4, width=width, keep=len(h.plain)) if k == 0
-                else _said(console, h, indent=4, hang=0, width=width))  # fmt: skip
+        out += (
+            _said(console, h, hang=4, width=width, keep=len(h.plain))
+            if k == 0
+            else _said(console, h, indent=4, hang=0, width=width)
+        )
     line = Text()
     for c, x in zip(cols[head:], row[head:], strict=True):
         if not x.plain:
@@ -370,15 +415,25 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
     """``lnrepro parse``: the tests that failed, crashed or timed out (every test with
     ``all_tests``), then what failed outside tests, and the counts."""
     multi = len(run.iterations) > 1
-    cols = [*([Col("iter")] if multi else []), Col("test"), Col("status"), Col("time"),
-            Col("metrics", text=True), Col("why", text=True)]  # fmt: skip
+    cols = [
+        *([Col("iter")] if multi else []),
+        Col("test"),
+        Col("status"),
+        Col("time"),
+        Col("metrics", text=True),
+        Col("why", text=True),
+    ]
     shown = run.tests if all_tests else [t for t in run.tests if t.status.is_problem]
 
     def row(r: TestResult) -> list[Text | str]:
-        return [*([str(r.iteration)] if multi else []), esc(_full_name(r)),
-                styled((r.status.value, STATUS_STYLE[r.status])),
-                "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms",
-                esc(fmt_metrics(r.metrics)), esc(why(r))]  # fmt: skip
+        return [
+            *([str(r.iteration)] if multi else []),
+            esc(_full_name(r)),
+            styled((r.status.value, STATUS_STYLE[r.status])),
+            "" if r.duration_ms is None else f"{r.duration_ms:.0f} ms",
+            esc(fmt_metrics(r.metrics)),
+            esc(why(r)),
+        ]
 
     lead = (2, 0, 1) if multi else (1, 0)  # a block starts "FAILED  Suite.Test", as pytest's
     title = "googletest results" if all_tests else "tests that failed, crashed or timed out"
@@ -391,15 +446,30 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
         show_table(console, title, cols, [row(r) for r in shown], head=2 + multi, lead=lead)
     for it in run.iterations:
         for f in it.global_failures:
-            say(console, styled(("failure outside any test", "red"), f" (iteration {it.index}): "
-                                f"{f.file or 'unknown file'}:{f.line or '?'}: {first_line(f.message)}"))  # fmt: skip
+            say(
+                console,
+                styled(
+                    ("failure outside any test", "red"),
+                    f" (iteration {it.index}): "
+                    f"{f.file or 'unknown file'}:{f.line or '?'}: {first_line(f.message)}",
+                ),
+            )
         for suite, fs in it.suite_failures.items():
-            say(console, styled(("suite set-up/tear-down failed", "red"),
-                                f": {suite} ({len(fs)} failure(s))"))  # fmt: skip
+            say(
+                console,
+                styled(
+                    ("suite set-up/tear-down failed", "red"), f": {suite} ({len(fs)} failure(s))"
+                ),
+            )
     totals = {k: v for k, v in run.totals().items() if v}
     summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
-    say(console, styled(("summary:", "bold"), f" {len(run.tests)} test result(s) in "
-                        f"{len(run.iterations)} iteration(s): {summary}"))  # fmt: skip
+    say(
+        console,
+        styled(
+            ("summary:", "bold"),
+            f" {len(run.tests)} test result(s) in {len(run.iterations)} iteration(s): {summary}",
+        ),
+    )
     hidden = len(run.tests) - len(shown)
     if hidden:
         say(console, esc(f"({hidden} passed or skipped not listed: --all lists every test)"))
@@ -437,16 +507,38 @@ def render_run(rec: RunRecord, console: Console) -> None:
     for a in rec.tests:
         lo, hi = a.interval
         v = a.verdict.value
-        rows.append([esc(a.name), styled((v, VERDICT_STYLE.get(v, ""))),
-                     _rate(a.passed, a.runs, lo, hi), esc(worst_text(a.worst))])  # fmt: skip
+        rows.append(
+            [
+                esc(a.name),
+                styled((v, VERDICT_STYLE.get(v, ""))),
+                _rate(a.passed, a.runs, lo, hi),
+                esc(worst_text(a.worst)),
+            ]
+        )
     if rec.tests:
-        show_table(console, f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)",
-                   cols, rows, head=2, lead=(1, 0))  # fmt: skip
+        show_table(
+            console,
+            f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)",
+            cols,
+            rows,
+            head=2,
+            lead=(1, 0),
+        )
     build = rec.build
     if build is not None:
-        say(console, styled(("build:", "bold"), f" {build.profile or ''} "
-                            + (f"ok in {build.seconds:.0f} s" if build.ok else f"FAILED: {build.reason or build.first_error}")
-                            + (f" (log: {rec.record_dir / build.log})" if build.log else "")))  # fmt: skip
+        say(
+            console,
+            styled(
+                ("build:", "bold"),
+                f" {build.profile or ''} "
+                + (
+                    f"ok in {build.seconds:.0f} s"
+                    if build.ok
+                    else f"FAILED: {build.reason or build.first_error}"
+                )
+                + (f" (log: {rec.record_dir / build.log})" if build.log else ""),
+            ),
+        )
         for line in build.tail:
             say(console, esc(line), indent=2)
     hung = [(att, att.hang) for att in rec.attempts if att.hang is not None]
@@ -458,12 +550,24 @@ def render_run(rec: RunRecord, console: Console) -> None:
     first = hung[0][1] if hung else None
     if first is not None and first.hung and first.primary is not None and first.primary.kernel_name:
         place = "" if any("triage" in a.extra_files for a in rec.attempts) else "--watcher 1 "
-        say(console, esc(f"  to bisect this hang: lnrepro bisect … --on-hang bad {place}"
-                         f"--hang-in {first.primary.kernel_name}"))  # fmt: skip
+        say(
+            console,
+            esc(
+                f"  to bisect this hang: lnrepro bisect … --on-hang bad {place}"
+                f"--hang-in {first.primary.kernel_name}"
+            ),
+        )
     v = rec.verdict.value
     if rec.incomplete and rec.verdict.about_the_kernel:
-        say(console, styled(("verdict:", "bold"), " ", ("INCOMPLETE", "bold yellow"),
-                            f" ({v} on the tests that ran; missing: {', '.join(rec.missing)})"))  # fmt: skip
+        say(
+            console,
+            styled(
+                ("verdict:", "bold"),
+                " ",
+                ("INCOMPLETE", "bold yellow"),
+                f" ({v} on the tests that ran; missing: {', '.join(rec.missing)})",
+            ),
+        )
     else:
         say(console, styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
     if rec.why:
@@ -497,11 +601,22 @@ def render_records(entries: list[Entry], console: Console) -> None:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime)) if e.mtime else "?"
         style = "green" if e.state == "complete" else "red" if e.state == "unreadable" else "yellow"
         rec = e.record
-        what = (describe_run(rec) if isinstance(rec, RunRecord) else
-                f"bisect {describe_bisect(rec)}" if isinstance(rec, BisectRecord) else
-                " ".join(x for x in (e.kind, e.where, e.commit and f"commit {e.commit[:12]}") if x))  # fmt: skip
-        rows.append([esc(e.id), when, styled((e.state, style)),
-                     esc(e.headline or e.problem or "-"), esc(what)])  # fmt: skip
+        what = (
+            describe_run(rec)
+            if isinstance(rec, RunRecord)
+            else f"bisect {describe_bisect(rec)}"
+            if isinstance(rec, BisectRecord)
+            else " ".join(x for x in (e.kind, e.where, e.commit and f"commit {e.commit[:12]}") if x)
+        )
+        rows.append(
+            [
+                esc(e.id),
+                when,
+                styled((e.state, style)),
+                esc(e.headline or e.problem or "-"),
+                esc(what),
+            ]
+        )
     cols = [
         Col("id"),
         Col("when"),
@@ -525,9 +640,17 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     say(console, styled(("A", "bold"), " = ", (a.id, "bold"), f": {describe_run(a)}"))
     say(console, styled(("B", "bold"), " = ", (b.id, "bold"), f": {describe_run(b)}"))
     pcc = any(r.pcc_a is not None or r.pcc_b is not None for r in rows)  # a pytest run's metric
-    cols = [Col("test"), Col("A"), Col("B"), Col("pass A"), Col("pass B"), Col("max_diff A"),
-            Col("max_diff B"), *((Col("pcc A"), Col("pcc B")) if pcc else ()),
-            Col("change", text=True)]  # fmt: skip
+    cols = [
+        Col("test"),
+        Col("A"),
+        Col("B"),
+        Col("pass A"),
+        Col("pass B"),
+        Col("max_diff A"),
+        Col("max_diff B"),
+        *((Col("pcc A"), Col("pcc B")) if pcc else ()),
+        Col("change", text=True),
+    ]
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"
@@ -538,9 +661,19 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     out: list[Row] = []
     for r in rows:
         va, vb = r.verdict_a or "", r.verdict_b or ""
-        out.append([esc(r.test), styled((va, VERDICT_STYLE.get(va, ""))), styled((vb, VERDICT_STYLE.get(vb, ""))),
-                    pct(r.pass_rate_a), pct(r.pass_rate_b), num(r.max_diff_a), num(r.max_diff_b),
-                    *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()), esc(r.change)])  # fmt: skip
+        out.append(
+            [
+                esc(r.test),
+                styled((va, VERDICT_STYLE.get(va, ""))),
+                styled((vb, VERDICT_STYLE.get(vb, ""))),
+                pct(r.pass_rate_a),
+                pct(r.pass_rate_b),
+                num(r.max_diff_a),
+                num(r.max_diff_b),
+                *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()),
+                esc(r.change),
+            ]
+        )
     show_table(console, None, cols, out, head=1)
 
 
@@ -574,9 +707,14 @@ class RichRunEvents(Events):
 
         # fixed-width columns first and a short description: at 60 columns nothing is cut
         self.progress = _Progress(
-            SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=20),
-            MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True,
-        )  # fmt: skip
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(bar_width=20),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         self.task: Any = None
         self.build_task: Any = None
         self.attempt = (0, 0)
@@ -604,8 +742,14 @@ class RichRunEvents(Events):
         if self.build_task is not None:
             self.progress.remove_task(self.build_task)
             self.build_task = None
-        say(self.progress.console, styled(("  build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                                          f" in {seconds:.0f} s"))  # fmt: skip
+        say(
+            self.progress.console,
+            styled(
+                ("  build ", "bold"),
+                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                f" in {seconds:.0f} s",
+            ),
+        )
 
     def _prefix(self) -> str:
         i, n = self.attempt
@@ -629,10 +773,15 @@ class RichRunEvents(Events):
             return  # no change: the attempt's count line says it
         was = f"  (was {before.value})" if before is not None else ""
         metrics = f"  {fmt_metrics(result.metrics)}" if result.metrics else ""
-        _status_line(self.progress.console,
-                     styled(*([self._prefix() + " "] if self._prefix() else []),
-                            (f"{result.status.value:<7}", STATUS_STYLE[result.status]), f" {name}{was}"),
-                     metrics)  # fmt: skip
+        _status_line(
+            self.progress.console,
+            styled(
+                *([self._prefix() + " "] if self._prefix() else []),
+                (f"{result.status.value:<7}", STATUS_STYLE[result.status]),
+                f" {name}{was}",
+            ),
+            metrics,
+        )
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
@@ -672,9 +821,13 @@ def render_env(report: Any, console: Console) -> None:
     container's verdicts, each labelled, and both reasons when they differ), then each fix's
     command on a line of its own (one line of valid shell, to paste), apart from the advice."""
     container = report.container is not None
-    cols = [Col("check"), Col("host", label=True) if container else Col("status"),
-            *([Col("container", label=True)] if container else []),
-            Col("detail", text=True), Col("fix", text=True)]  # fmt: skip
+    cols = [
+        Col("check"),
+        Col("host", label=True) if container else Col("status"),
+        *([Col("container", label=True)] if container else []),
+        Col("detail", text=True),
+        Col("fix", text=True),
+    ]
     inside = {r.id: r for r in (report.container or [])}
     rows: list[Row] = []
     commands: list[tuple[str, str]] = []  # (where, command)
@@ -694,8 +847,14 @@ def render_env(report: Any, console: Console) -> None:
                 if c.command and c.command != r.command:
                     commands.append((f"{r.id} (container)", c.command))
         rows.append([*row, esc(detail), esc(fix)])
-    show_table(console, f"lnrepro env-check ({report.mode})", cols, rows, head=2 + container,
-               lead=(1, 2, 0) if container else (1, 0))  # fmt: skip
+    show_table(
+        console,
+        f"lnrepro env-check ({report.mode})",
+        cols,
+        rows,
+        head=2 + container,
+        lead=(1, 2, 0) if container else (1, 0),
+    )
     for where, command in commands:
         say_command(console, f"fix {where}: ", command)
     if container:
@@ -703,8 +862,14 @@ def render_env(report: Any, console: Console) -> None:
         for h, c in report.differences():
             if c.status.value == "skip":
                 continue
-            say(console, styled(("differs", "bold"), f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
-                                + (f" — fix: {c.fix}" if c.fix else "")))  # fmt: skip
+            say(
+                console,
+                styled(
+                    ("differs", "bold"),
+                    f" {h.id}: host {h.status.value}, container {c.status.value} — {c.detail}"
+                    + (f" — fix: {c.fix}" if c.fix else ""),
+                ),
+            )
     say(
         console,
         styled("verdict: ", ("not ready", "bold red") if report.failed else ("ready", "green")),
@@ -713,13 +878,29 @@ def render_env(report: Any, console: Console) -> None:
 
 # ------------------------------------------------------------------ bisect
 def render_bisect(rec: BisectRecord, console: Console) -> None:
-    cols = [Col("#"), Col("commit"), Col("kind"), Col("mark"), Col("s"),
-            Col("subject", text=True), Col("why", text=True)]  # fmt: skip
+    cols = [
+        Col("#"),
+        Col("commit"),
+        Col("kind"),
+        Col("mark"),
+        Col("s"),
+        Col("subject", text=True),
+        Col("why", text=True),
+    ]
     rows: list[Row] = []
     for i, st in enumerate(rec.steps, 1):
         m = st.mark.value
-        rows.append([str(i), esc(st.sha[:12]), st.action.kind.value, styled((m, MARK_STYLE.get(m, ""))),
-                     f"{st.evidence.seconds:.1f}", esc(st.subject), esc(_evidence(st))])  # fmt: skip
+        rows.append(
+            [
+                str(i),
+                esc(st.sha[:12]),
+                st.action.kind.value,
+                styled((m, MARK_STYLE.get(m, ""))),
+                f"{st.evidence.seconds:.1f}",
+                esc(st.subject),
+                esc(_evidence(st)),
+            ]
+        )
     show_table(console, "lnrepro bisect — steps", cols, rows, head=4, lead=(0, 3, 1, 2))
     r = rec.result
     if r is None:
@@ -742,11 +923,21 @@ def _render_result(rec: BisectRecord, console: Console) -> None:
         if r.last_good:
             say(console, esc(f"  last good: {r.last_good}"))
         if r.search == "bayesian" and r.confidence is not None:
-            say(console, esc(f"  confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s) "
-                             f"({r.noisy_runs} noisy run(s) set aside)"))  # fmt: skip
+            say(
+                console,
+                esc(
+                    f"  confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s) "
+                    f"({r.noisy_runs} noisy run(s) set aside)"
+                ),
+            )
         else:
-            say(console, esc(f"  {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
-                             + ("; culprit and parent re-tested: consistent" if r.confirmed else "")))  # fmt: skip
+            say(
+                console,
+                esc(
+                    f"  {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
+                    + ("; culprit and parent re-tested: consistent" if r.confirmed else "")
+                ),
+            )
     else:
         say(
             console,
@@ -761,8 +952,13 @@ def _render_posterior(rec: BisectRecord, console: Console) -> None:
     assert r is not None
     qb, qg = r.rates or (0.0, 0.0)
     rows: list[Row] = [[esc(p.sha[:12]), f"{p.p:.4f}", esc(p.subject)] for p in r.posterior]
-    show_table(console, f"posterior (fail rate learned: buggy {qb:.2f}, clean {qg:.2f})",
-               [Col("commit"), Col("P(first bad)"), Col("subject", text=True)], rows, head=2)  # fmt: skip
+    show_table(
+        console,
+        f"posterior (fail rate learned: buggy {qb:.2f}, clean {qg:.2f})",
+        [Col("commit"), Col("P(first bad)"), Col("subject", text=True)],
+        rows,
+        head=2,
+    )
 
 
 def _evidence(step: Step) -> str:
@@ -799,8 +995,13 @@ class RichBisectEvents(BisectEvents):
         self.console.print(esc(text))
 
     def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
-        say(self.console, esc(f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"),
-            hang=4)  # fmt: skip
+        say(
+            self.console,
+            esc(
+                f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
+            ),
+            hang=4,
+        )
 
     def build_started(self, what: str) -> None:
         say(self.console, esc(f"    building ({what})"), hang=4)
@@ -814,13 +1015,25 @@ class RichBisectEvents(BisectEvents):
     def step_finished(
         self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
     ) -> None:
-        say(self.console, styled(f"    {info.sha[:12]} -> ", (mark, MARK_STYLE.get(mark, "")),
-                                 f" ({reason}, {seconds:.1f} s)"), hang=6)  # fmt: skip
+        say(
+            self.console,
+            styled(
+                f"    {info.sha[:12]} -> ",
+                (mark, MARK_STYLE.get(mark, "")),
+                f" ({reason}, {seconds:.1f} s)",
+            ),
+            hang=6,
+        )
 
     def job_lost(self, job: int, info: CommitInfo, why: str) -> None:
-        say(self.console, styled(("    job lost: ", "bold yellow"),
-                                 f"job {job} ({why}); {info.sha[:12]} goes back to the search, the other jobs go on"),
-            hang=6)  # fmt: skip
+        say(
+            self.console,
+            styled(
+                ("    job lost: ", "bold yellow"),
+                f"job {job} ({why}); {info.sha[:12]} goes back to the search, the other jobs go on",
+            ),
+            hang=6,
+        )
 
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
@@ -835,11 +1048,31 @@ def render_hang(source: str, diagnosis: Any, console: Console) -> None:
 def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
     """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
     n = len(meta["tests"])
-    rows: list[Row] = [[str(i), f"{f.cost:.6f}", f"{f.verdicts_matched}/{n}", esc(f.era), esc(f.arch), esc(f.defects)]
-            for i, f in enumerate(fits, 1)]  # fmt: skip
-    show_table(console, f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
-               [Col("#"), Col("cost"), Col("verdicts"), Col("era"), Col("arch"), Col("defects", text=True)],
-               rows, head=2)  # fmt: skip
+    rows: list[Row] = [
+        [
+            str(i),
+            f"{f.cost:.6f}",
+            f"{f.verdicts_matched}/{n}",
+            esc(f.era),
+            esc(f.arch),
+            esc(f.defects),
+        ]
+        for i, f in enumerate(fits, 1)
+    ]
+    show_table(
+        console,
+        f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
+        [
+            Col("#"),
+            Col("cost"),
+            Col("verdicts"),
+            Col("era"),
+            Col("arch"),
+            Col("defects", text=True),
+        ],
+        rows,
+        head=2,
+    )
     if not fits:
         return
     best = fits[0]
@@ -847,13 +1080,32 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     for t in best.tests:
         residuals = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
         for k, (o, m, r) in residuals:  # a row per metric, each naming its test (grep, awk)
-            detail.append([
-                esc(t.name), t.observed, t.modelled,
-                esc(k), fmt_num(o) if k else "", fmt_num(m) if k else "", f"{100 * r:.2f}%" if k else "",
-            ])  # fmt: skip
-    show_table(console, f"best: {best.label} — per test",
-               [Col("test"), Col("observed"), Col("model"), Col("metric"), Col("observed value"),
-                Col("model value"), Col("residual")], detail, head=1)  # fmt: skip
+            detail.append(
+                [
+                    esc(t.name),
+                    t.observed,
+                    t.modelled,
+                    esc(k),
+                    fmt_num(o) if k else "",
+                    fmt_num(m) if k else "",
+                    f"{100 * r:.2f}%" if k else "",
+                ]
+            )
+    show_table(
+        console,
+        f"best: {best.label} — per test",
+        [
+            Col("test"),
+            Col("observed"),
+            Col("model"),
+            Col("metric"),
+            Col("observed value"),
+            Col("model value"),
+            Col("residual"),
+        ],
+        detail,
+        head=1,
+    )
     if meta.get("skipped_tests"):
         say(console, esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
 
@@ -863,16 +1115,33 @@ def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> N
     out: list[Row] = []
     for r in rows:
         tol = {f"{v[0]:g}, {v[1]:g}" for v in r.tolerance.values()}
-        out.append([
-            esc(r.test), esc(" | ".join(sorted(tol))), _prob(r.correct_pass), _prob(r.shipped_fail),
-            esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
-            _prob(r.band_power), str(r.draws),
-        ])  # fmt: skip
-    cols = [Col("test"), Col("tolerance (rtol, atol)"), Col("correct kernel passes"),
-            Col("shipped fails"), Col("band atol, rtol 0 (dx / dgamma / dbeta)"),
-            Col("shipped fails the band"), Col("draws")]  # fmt: skip
-    show_table(console, f"tolerances of the tests (band: the correct kernel passes with 1 - {alpha:g})",
-               cols, out, head=1)  # fmt: skip
+        out.append(
+            [
+                esc(r.test),
+                esc(" | ".join(sorted(tol))),
+                _prob(r.correct_pass),
+                _prob(r.shipped_fail),
+                esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
+                _prob(r.band_power),
+                str(r.draws),
+            ]
+        )
+    cols = [
+        Col("test"),
+        Col("tolerance (rtol, atol)"),
+        Col("correct kernel passes"),
+        Col("shipped fails"),
+        Col("band atol, rtol 0 (dx / dgamma / dbeta)"),
+        Col("shipped fails the band"),
+        Col("draws"),
+    ]
+    show_table(
+        console,
+        f"tolerances of the tests (band: the correct kernel passes with 1 - {alpha:g})",
+        cols,
+        out,
+        head=1,
+    )
 
 
 def _prob(p: float) -> str:
@@ -888,15 +1157,32 @@ def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
 
     s = study.samples
     models = [m for m in s.data if m != "correct"]
-    cols = [Col("tensor"), Col("rtol"), Col("correct: p50 / p99 / max"),
-            Col(f"band atol (1 - {study.alpha:g})"), *(Col(f"power: {m}") for m in models)]  # fmt: skip
+    cols = [
+        Col("tensor"),
+        Col("rtol"),
+        Col("correct: p50 / p99 / max"),
+        Col(f"band atol (1 - {study.alpha:g})"),
+        *(Col(f"power: {m}") for m in models),
+    ]
     rows: list[Row] = []
     for b in study.bands:
         q = quantiles(s.get("correct", "test", b.tensor, b.rtol))
-        rows.append([b.tensor, f"{b.rtol:g}", f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
-                     fmt_num(b.atol), *(f"{100 * b.power[m]:.0f}%" for m in models)])  # fmt: skip
-    show_table(console, f"shape {shape}, {study.trials} draws per data kind: bands on the test's own data",
-               cols, rows, head=2)  # fmt: skip
+        rows.append(
+            [
+                b.tensor,
+                f"{b.rtol:g}",
+                f"{fmt_num(q['p50'])} / {fmt_num(q['p99'])} / {fmt_num(q['max'])}",
+                fmt_num(b.atol),
+                *(f"{100 * b.power[m]:.0f}%" for m in models),
+            ]
+        )
+    show_table(
+        console,
+        f"shape {shape}, {study.trials} draws per data kind: bands on the test's own data",
+        cols,
+        rows,
+        head=2,
+    )
     for m, (kind, ratio) in study.best.items():
         say(
             console,
@@ -907,8 +1193,26 @@ def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
 
 
 def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:
-    rows: list[Row] = [[esc(name), fmt_num(v["mean"]), fmt_num(v["rstd_rel"]), fmt_num(v["xhat"]),
-             f"{100 * v['bf16_flips']:.4f}%"] for name, v in variants.items()]  # fmt: skip
-    show_table(console, "the reference's own choice: statistics by other algorithms, against Welford",
-               [Col("statistics"), Col("max |Δmean|"), Col("max |Δrstd|/rstd"), Col("max |Δx̂|"),
-                Col("bf16 roundings of x̂ flipped")], rows, head=1)  # fmt: skip
+    rows: list[Row] = [
+        [
+            esc(name),
+            fmt_num(v["mean"]),
+            fmt_num(v["rstd_rel"]),
+            fmt_num(v["xhat"]),
+            f"{100 * v['bf16_flips']:.4f}%",
+        ]
+        for name, v in variants.items()
+    ]
+    show_table(
+        console,
+        "the reference's own choice: statistics by other algorithms, against Welford",
+        [
+            Col("statistics"),
+            Col("max |Δmean|"),
+            Col("max |Δrstd|/rstd"),
+            Col("max |Δx̂|"),
+            Col("bf16 roundings of x̂ flipped"),
+        ],
+        rows,
+        head=1,
+    )

@@ -140,8 +140,12 @@ def _case(
         _sub(case, "error" if is_error else "failure", text or msg, message=msg, type=kind)
         for t2, a2 in bad[1:]:
             m2, x2 = _failure_text(t2)
-            el = _sub(case, "rerunError" if is_error else "rerunFailure", message=f"attempt {a2.index}: {m2}",
-                      type=t2.status.value)  # fmt: skip
+            el = _sub(
+                case,
+                "rerunError" if is_error else "rerunFailure",
+                message=f"attempt {a2.index}: {m2}",
+                type=t2.status.value,
+            )
             _sub(el, "stackTrace", x2 or m2)
         counts["errors" if is_error else "failures"] = 1
     _sub(case, "system-out", "\n".join(out))
@@ -165,10 +169,15 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
         if name not in suites:
             s = _sub(root, "testsuite", name=name, hostname=platform.node() or None)
             props = _sub(s, "properties")
-            for k, v in (("lnrepro.id", rec.id), ("lnrepro.verdict", rec.verdict.value),
-                         ("lnrepro.why", rec.why), ("commit", rec.fingerprint.get("commit")),
-                         ("backend", rec.backend.get("backend")), ("filter", rec.gtest_filter),
-                         ("rerun", shlex.join(rec.rerun))):  # fmt: skip
+            for k, v in (
+                ("lnrepro.id", rec.id),
+                ("lnrepro.verdict", rec.verdict.value),
+                ("lnrepro.why", rec.why),
+                ("commit", rec.fingerprint.get("commit")),
+                ("backend", rec.backend.get("backend")),
+                ("filter", rec.gtest_filter),
+                ("rerun", shlex.join(rec.rerun)),
+            ):
                 if v is not None:
                     _sub(props, "property", name=k, value=v)
             suites[name] = s
@@ -186,11 +195,21 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
         seconds[sname] += float(s.findall("testcase")[-1].get("time", "0"))
     if not rec.verdict.about_the_kernel or rec.incomplete:
         s = suite_of("lnrepro")
-        case = _sub(s, "testcase", name=rec.verdict.value if not rec.incomplete else "requested tests",
-                    classname="lnrepro.run", time=_secs(rec.build.seconds if rec.build else 0.0))  # fmt: skip
+        case = _sub(
+            s,
+            "testcase",
+            name=rec.verdict.value if not rec.incomplete else "requested tests",
+            classname="lnrepro.run",
+            time=_secs(rec.build.seconds if rec.build else 0.0),
+        )
         why = rec.why or "; ".join(rec.notes) or rec.verdict.value
-        _sub(case, "error", why, message=first_line(why, 200),
-             type=rec.verdict.value if not rec.incomplete else "NOT_RUN")  # fmt: skip
+        _sub(
+            case,
+            "error",
+            why,
+            message=first_line(why, 200),
+            type=rec.verdict.value if not rec.incomplete else "NOT_RUN",
+        )
         detail = []
         if rec.build is not None and not rec.build.ok:
             detail += [
@@ -225,23 +244,36 @@ def bisect_junit(rec: BisectRecord) -> str:
     suite = _sub(root, "testsuite", name="lnrepro.bisect", hostname=platform.node() or None)
     r = rec.result
     props = _sub(suite, "properties")
-    for k, v in (("first_bad", r.first_bad if r else None), ("last_good", r.last_good if r else None),
-                 ("confidence", f"{r.confidence:.6g}" if r and r.confidence is not None else None),
-                 ("search", r.search if r else None), ("rerun", shlex.join(rec.rerun))):  # fmt: skip
+    for k, v in (
+        ("first_bad", r.first_bad if r else None),
+        ("last_good", r.last_good if r else None),
+        ("confidence", f"{r.confidence:.6g}" if r and r.confidence is not None else None),
+        ("search", r.search if r else None),
+        ("rerun", shlex.join(rec.rerun)),
+    ):
         if v is not None:
             _sub(props, "property", name=k, value=v)
     n = {"failures": 0, "skipped": 0, "errors": 0}
     total_s = 0.0
     for i, s in enumerate(rec.steps, 1):
-        case = _sub(suite, "testcase", name=f"{i:03d} {s.sha[:12]} {s.subject}",
-                    classname=f"bisect.{s.action.kind.value}", time=_secs(s.evidence.seconds))  # fmt: skip
+        case = _sub(
+            suite,
+            "testcase",
+            name=f"{i:03d} {s.sha[:12]} {s.subject}",
+            classname=f"bisect.{s.action.kind.value}",
+            time=_secs(s.evidence.seconds),
+        )
         total_s += s.evidence.seconds
         if s.mark is Mark.SKIP:
             n["skipped"] += 1
             _sub(case, "skipped", message=s.reason)
         outs = ", ".join(f"{o.value}: {why}" for o, why in s.outcomes)
-        _sub(case, "system-out", f"mark: {s.mark.value}\nreason: {s.reason}\nruns: {outs or 'none'}"
-             + (f"\nrun record: {s.evidence.record}" if s.evidence.record else ""))  # fmt: skip
+        _sub(
+            case,
+            "system-out",
+            f"mark: {s.mark.value}\nreason: {s.reason}\nruns: {outs or 'none'}"
+            + (f"\nrun record: {s.evidence.record}" if s.evidence.record else ""),
+        )
     case = _sub(suite, "testcase", name="result", classname="bisect.result", time="0.000")
     if r is None:
         n["errors"] += 1
@@ -249,8 +281,13 @@ def bisect_junit(rec: BisectRecord) -> str:
     elif not r.first_bad:
         n["failures"] += 1
         why = r.error or r.reason or "no single commit"
-        _sub(case, "failure", why + "".join(f"\ncandidate {c.sha} {c.subject}" for c in r.candidates),
-             message=first_line(why, 200), type="UNDECIDED")  # fmt: skip
+        _sub(
+            case,
+            "failure",
+            why + "".join(f"\ncandidate {c.sha} {c.subject}" for c in r.candidates),
+            message=first_line(why, 200),
+            type="UNDECIDED",
+        )
     else:
         _sub(case, "system-out", f"{r.kind}: {r.first_bad} {r.commit.subject if r.commit else ''}")
     total = len(suite.findall("testcase"))

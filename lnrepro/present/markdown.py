@@ -40,8 +40,20 @@ class Field:
 
 # The bug form's submitted fields, in order (markdown elements are not submitted).
 AREA = Field("area", "input", "Component / Area", True)
-ISSUE_TYPE = Field("issue_type", "dropdown", "Issue Type (optional)", False, ("Deterministic Hang",
-                   "Non-Deterministic Hang", "Bad Outputs", "Runtime Crash", "Out of Memory", "Other"))  # fmt: skip
+ISSUE_TYPE = Field(
+    "issue_type",
+    "dropdown",
+    "Issue Type (optional)",
+    False,
+    (
+        "Deterministic Hang",
+        "Non-Deterministic Hang",
+        "Bad Outputs",
+        "Runtime Crash",
+        "Out of Memory",
+        "Other",
+    ),
+)
 OBSERVED = Field("observed", "textarea", "Observed", True)
 EXPECTED = Field("expected", "textarea", "Expected", True)
 STEPS = Field("repro_steps", "textarea", "1. Steps (exact commands)", True)
@@ -56,8 +68,22 @@ REGRESSION_DETAILS = Field("regression_info", "textarea", "Regression Details", 
 LOGS = Field("diagnostics", "textarea", "Logs & Diagnostics", False)
 PRIORITY = Field("priority", "dropdown", "Priority", False, ("P0", "P1", "P2", "P3"))
 IMPACT = Field("optional_impact", "textarea", "Impact", False)
-FORM = (AREA, ISSUE_TYPE, OBSERVED, EXPECTED, STEPS, INPUT, FREQUENCY, SOFTWARE, HARDWARE,
-        REGRESSION, REGRESSION_DETAILS, LOGS, PRIORITY, IMPACT)  # fmt: skip
+FORM = (
+    AREA,
+    ISSUE_TYPE,
+    OBSERVED,
+    EXPECTED,
+    STEPS,
+    INPUT,
+    FREQUENCY,
+    SOFTWARE,
+    HARDWARE,
+    REGRESSION,
+    REGRESSION_DETAILS,
+    LOGS,
+    PRIORITY,
+    IMPACT,
+)
 NO_RESPONSE = "_No response_"
 NO_CHOICE = "None"
 
@@ -180,8 +206,10 @@ def _observed(rec: RunRecord) -> list[str]:
         what = rec.why or "; ".join(rec.notes) or v.value
         out += [f"**{v.value}**: {markdown(what)}", ""]
     if failing:
-        out.append(f"{len(failing)} of {len(tests)} test(s) fail (run verdict **{v.value}**, "
-                   f"{rec.request.tests.repeat} attempt(s), filter {markdown_code(rec.gtest_filter)}):")  # fmt: skip
+        out.append(
+            f"{len(failing)} of {len(tests)} test(s) fail (run verdict **{v.value}**, "
+            f"{rec.request.tests.repeat} attempt(s), filter {markdown_code(rec.gtest_filter)}):"
+        )
     elif tests and v is Verdict.PASS:
         out.append(f"All {len(tests)} test(s) pass (run verdict **{v.value}**).")
     elif not tests:
@@ -208,10 +236,19 @@ def _observed(rec: RunRecord) -> list[str]:
         if a.hang is not None:
             log = a.extra_files.get("watcher")
             triaged = a.extra_files.get("triage")
-            where = (f" (watcher log {markdown_code(log)})" if log else
-                     f" (tt-triage output {markdown_code(triaged)})" if triaged else "")  # fmt: skip
-            out += ["", f"Hang, attempt {a.index}{where}: **{a.hang.pattern.value}**",
-                    "", fence("\n".join(a.hang.lines()))]  # fmt: skip
+            where = (
+                f" (watcher log {markdown_code(log)})"
+                if log
+                else f" (tt-triage output {markdown_code(triaged)})"
+                if triaged
+                else ""
+            )
+            out += [
+                "",
+                f"Hang, attempt {a.index}{where}: **{a.hang.pattern.value}**",
+                "",
+                fence("\n".join(a.hang.lines())),
+            ]
     for note in rec.notes:
         if note not in (rec.why or ""):
             out += ["", f"Note: {markdown(note)}"]
@@ -227,8 +264,12 @@ def _steps(rec: RunRecord) -> list[str]:
     )
     test = str(rec.commands.get("test") or "")
     if build or test:
-        out += ["", "The same without lnrepro (build, then test):", "",
-                fence("\n".join(x for x in [*build, test] if x), "sh")]  # fmt: skip
+        out += [
+            "",
+            "The same without lnrepro (build, then test):",
+            "",
+            fence("\n".join(x for x in [*build, test] if x), "sh"),
+        ]
     return out
 
 
@@ -240,8 +281,10 @@ def _input(rec: RunRecord) -> list[str]:
             f"- Data: the emulator's seed {markdown_code(b['seed'])} (attempt k uses seed+k-1)"
         )
     elif b.get("backend") == "emulator":
-        out.append(f"- Data: the test's own, from std::mt19937(5489) ({markdown(b.get('data', 'copy'))}); "
-                   f"emulated kernel {markdown_code(b.get('kernel_era'))} on {markdown_code(b.get('arch'))}")  # fmt: skip
+        out.append(
+            f"- Data: the test's own, from std::mt19937(5489) ({markdown(b.get('data', 'copy'))}); "
+            f"emulated kernel {markdown_code(b.get('kernel_era'))} on {markdown_code(b.get('arch'))}"
+        )
     else:
         out.append(
             "- Data: each test's own inputs (see the test source); the same for every attempt"
@@ -263,13 +306,34 @@ def _versions(rec: RunRecord | None) -> list[str]:
     rows = [
         ("OS version", markdown(fp["os"]) if fp.get("os") else None),
         ("Kernel", markdown(fp["host_kernel"]) if fp.get("host_kernel") else None),
-        ("tt-metal", " ".join(x for x in (markdown_code(str(commit)[:12]) if commit else "",
-                                          f"({markdown(fp['describe'])})" if fp.get("describe") else "") if x) or None),
-        ("Build", f"{markdown(rec.build.profile)} profile" if rec.build and rec.build.profile else None),
-        ("Image", " ".join(markdown_code(str(x)[:40]) for x in (fp.get("image"), fp.get("image_id")) if x) or None),
-        ("Backend", markdown(b.get("backend")) + (f" (defect model {markdown_code(b['defect'])})" if b.get("defect") else "")),
+        (
+            "tt-metal",
+            " ".join(
+                x
+                for x in (
+                    markdown_code(str(commit)[:12]) if commit else "",
+                    f"({markdown(fp['describe'])})" if fp.get("describe") else "",
+                )
+                if x
+            )
+            or None,
+        ),
+        (
+            "Build",
+            f"{markdown(rec.build.profile)} profile" if rec.build and rec.build.profile else None,
+        ),
+        (
+            "Image",
+            " ".join(markdown_code(str(x)[:40]) for x in (fp.get("image"), fp.get("image_id")) if x)
+            or None,
+        ),
+        (
+            "Backend",
+            markdown(b.get("backend"))
+            + (f" (defect model {markdown_code(b['defect'])})" if b.get("defect") else ""),
+        ),
         ("lnrepro", markdown(fp.get("lnrepro") or __version__)),
-    ]  # fmt: skip
+    ]
     return [f"- **{k}:** {v}" for k, v in rows if v]
 
 
@@ -316,16 +380,28 @@ def _logs(rec: RunRecord, logs: Mapping[str, str]) -> list[str]:
             path = str(rdir / rec.attempts[0].log) if rec.attempts else ""
         n = len(text.splitlines())
         if n > 15:
-            out += [f"<details><summary>{markdown(t.name)} ({n} lines)</summary>", "", fence(text), "",
-                    "</details>", ""]  # fmt: skip
+            out += [
+                f"<details><summary>{markdown(t.name)} ({n} lines)</summary>",
+                "",
+                fence(text),
+                "",
+                "</details>",
+                "",
+            ]
         else:
             out += [f"**{markdown(t.name)}**", "", fence(text), ""]
         if path:
             out += [f"Full log: {markdown_code(path)}", ""]
     if not failing and rec.attempts and not rec.verdict.about_the_kernel:
         a = rec.attempts[-1]
-        out += [f"**attempt {a.index}** (last lines)", "", fence(_log_tail(logs.get(a.log, "")) or "(empty)"), "",
-                f"Full log: {markdown_code(rdir / a.log)}", ""]  # fmt: skip
+        out += [
+            f"**attempt {a.index}** (last lines)",
+            "",
+            fence(_log_tail(logs.get(a.log, "")) or "(empty)"),
+            "",
+            f"Full log: {markdown_code(rdir / a.log)}",
+            "",
+        ]
     if not out:
         out.append(f"No failing test. Full logs: {markdown_code(rdir)}")
     return out
@@ -339,8 +415,13 @@ def _regression(bisect: BisectRecord | None) -> tuple[str, str]:
             if bisect
             else "not performed (`lnrepro bisect --good REV --bad REV` finds it)"
         )
-        return "Unknown", "\n".join(["First bad version: Unknown", "Last known good version: Unknown",
-                                      f"Git bisect status: {status}"])  # fmt: skip
+        return "Unknown", "\n".join(
+            [
+                "First bad version: Unknown",
+                "Last known good version: Unknown",
+                f"Git bisect status: {status}",
+            ]
+        )
     fixed = bisect.request.find_fix
     return ("No" if fixed else "Yes"), "\n".join(_bisect_facts(bisect))
 
@@ -369,11 +450,18 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
     for i, s in enumerate(rec.steps, 1):
         outs = [o.value for o, _ in s.outcomes]
         counts = f"{outs.count('fail')}/{outs.count('pass')}/{outs.count('noise')}"
-        out.append(f"| {i} | {s.action.kind.value} | {markdown_code(s.sha[:12])} | {markdown(s.subject, limit=60)} | "
-                   f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |")  # fmt: skip
+        out.append(
+            f"| {i} | {s.action.kind.value} | {markdown_code(s.sha[:12])} | {markdown(s.subject, limit=60)} | "
+            f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |"
+        )
     if r.search == "bayesian" and r.rates:
-        out += ["", f"Posterior (fail rate learned: buggy {r.rates[0]:.2f}, clean {r.rates[1]:.2f}):", "",
-                "| commit | subject | P(first bad) |", "|---|---|---|"]  # fmt: skip
+        out += [
+            "",
+            f"Posterior (fail rate learned: buggy {r.rates[0]:.2f}, clean {r.rates[1]:.2f}):",
+            "",
+            "| commit | subject | P(first bad) |",
+            "|---|---|---|",
+        ]
         out += [
             f"| {markdown_code(p.sha[:12])} | {markdown(p.subject)} | {p.p:.4f} |"
             for p in r.posterior
@@ -395,7 +483,7 @@ def run_markdown(
         ISSUE_TYPE: issue_type(rec),
         OBSERVED: "\n".join(_observed(rec)),
         EXPECTED: "Every test passes: the kernel's outputs agree with the reference within each "
-                  "test's own tolerance (the allclose rtol/atol in the test source), in every attempt.",
+        "test's own tolerance (the allclose rtol/atol in the test source), in every attempt.",
         STEPS: "\n".join(_steps(rec)),
         INPUT: "\n".join(_input(rec)),
         FREQUENCY: "\n".join(_frequency(rec)),
@@ -404,7 +492,7 @@ def run_markdown(
         REGRESSION: regression,
         REGRESSION_DETAILS: details,
         LOGS: "\n".join(_logs(rec, logs or {})),
-    }  # fmt: skip
+    }
     return form(values, _comment("run", rec.id))
 
 
@@ -423,8 +511,11 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
             f"The bisect did not name one commit: {markdown((r.reason or r.error) if r else 'not finished')}."
         ]
     if sig:
-        observed += ["", f"The bug's signature (learned from {markdown_code(req.bad[:12])}): "
-                     + ", ".join(markdown_code(t.split('.', 1)[-1]) for t in sig)]  # fmt: skip
+        observed += [
+            "",
+            f"The bug's signature (learned from {markdown_code(req.bad[:12])}): "
+            + ", ".join(markdown_code(t.split(".", 1)[-1]) for t in sig),
+        ]
     git_lines = [f"git bisect start {req.bad} {' '.join(req.good)}"]
     o = req.oracle.to_json()
     if o["oracle"] == "command":
@@ -434,9 +525,15 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
         git_lines.append(
             f"git bisect run lnrepro run --tt-metal . --filter {flt} --bisect-exit-code"
         )
-    steps = ["With lnrepro:", "", fence(shlex.join(rec.rerun or req.argv()), "sh"), "",
-             "The same with git alone (no isolation, no retries, no evidence rules):", "",
-             fence("\n".join(git_lines), "sh")]  # fmt: skip
+    steps = [
+        "With lnrepro:",
+        "",
+        fence(shlex.join(rec.rerun or req.argv()), "sh"),
+        "",
+        "The same with git alone (no isolation, no retries, no evidence rules):",
+        "",
+        fence("\n".join(git_lines), "sh"),
+    ]
     inputs = [
         f"- Oracle: {o['oracle']}"
         + (f", filter {markdown_code(o['tests']['filter'])}" if o["oracle"] == "run" else "")
@@ -448,12 +545,19 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     regression, details = _regression(rec)
     values = {
         AREA: _area(sig) if sig else "tt-metal",
-        ISSUE_TYPE: "Bad Outputs" if r and r.first_bad and not (rec.signature and (rec.signature.crash or rec.signature.hang))
-        else ("Runtime Crash" if rec.signature and rec.signature.crash else
-              "Deterministic Hang" if rec.signature and rec.signature.hang else "Other"),
+        ISSUE_TYPE: "Bad Outputs"
+        if r and r.first_bad and not (rec.signature and (rec.signature.crash or rec.signature.hang))
+        else (
+            "Runtime Crash"
+            if rec.signature and rec.signature.crash
+            else "Deterministic Hang"
+            if rec.signature and rec.signature.hang
+            else "Other"
+        ),
         OBSERVED: "\n".join(observed),
         EXPECTED: f"The tests pass at {markdown_code((r.first_bad if r and r.first_bad else req.bad)[:12])} as they do at "
-                  + ", ".join(markdown_code(g[:12]) for g in req.good) + ".",
+        + ", ".join(markdown_code(g[:12]) for g in req.good)
+        + ".",
         STEPS: "\n".join(steps),
         INPUT: "\n".join(inputs),
         FREQUENCY: "\n".join(_bisect_frequency(rec)),
@@ -462,7 +566,7 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
         REGRESSION: regression,
         REGRESSION_DETAILS: details,
         LOGS: f"Bisect record: {markdown_code(rec.record or rid)}; each step's run record is named in `lnrepro show {rid}`.",
-    }  # fmt: skip
+    }
     return form(values, _comment("bisect", rid))
 
 
@@ -502,12 +606,17 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
     def num(v: float | None) -> str:
         return "" if v is None else fmt_num(v)
 
-    out = [f"A: {head(a)}; B: {head(b)}", "",
-           "| test | A | B | pass rate A | pass rate B | max_diff A | max_diff B | change |",
-           "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        f"A: {head(a)}; B: {head(b)}",
+        "",
+        "| test | A | B | pass rate A | pass rate B | max_diff A | max_diff B | change |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in compare(a, b):
-        out.append(f"| {markdown(r.test)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
-                   f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |")  # fmt: skip
+        out.append(
+            f"| {markdown(r.test)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
+            f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -516,8 +625,10 @@ def gtest_run_markdown(run: GtestRun) -> str:
     lines = ["| iteration | test | status | time | metrics | why |", "|---|---|---|---|---|---|"]
     for t in run.tests:
         ms = "" if t.duration_ms is None else f"{t.duration_ms:.0f} ms"
-        lines.append(f"| {t.iteration} | {markdown_code(t.name)} | **{t.status.value}** | {ms} | "
-                     f"{markdown(fmt_metrics(t.metrics))} | {markdown(why(t))} |")  # fmt: skip
+        lines.append(
+            f"| {t.iteration} | {markdown_code(t.name)} | **{t.status.value}** | {ms} | "
+            f"{markdown(fmt_metrics(t.metrics))} | {markdown(why(t))} |"
+        )
     totals = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v)
     lines += ["", f"{len(run.iterations)} iteration(s): {totals or 'no tests'}"]
     lines += [f"> warning: {markdown(w)}" for w in run.warnings]

@@ -29,8 +29,10 @@ def _pyplot() -> Any:
 
         plt.rcParams["svg.fonttype"] = "none"  # text stays text in the SVG: searchable, accessible
     except ImportError:
-        raise EnvironmentProblem("plots need matplotlib, which is not installed",
-                                 "pip install 'lnrepro[plot]' (or pip install matplotlib)") from None  # fmt: skip
+        raise EnvironmentProblem(
+            "plots need matplotlib, which is not installed",
+            "pip install 'lnrepro[plot]' (or pip install matplotlib)",
+        ) from None
     return plt
 
 
@@ -72,8 +74,15 @@ def tolerance_plot(
     base = values.get("correct")
     panels = [n for n in values if n != "correct"] if base is not None else [", ".join(values)]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, sharey=True, squeeze=False,
-                             figsize=(9, 1.3 + 1.25 * len(panels)), layout="constrained")  # fmt: skip
+    fig, axes = plt.subplots(
+        len(panels),
+        1,
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        figsize=(9, 1.3 + 1.25 * len(panels)),
+        layout="constrained",
+    )
     styles = [(0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (8, 4))]
     for row, (ax, name) in enumerate(zip(axes[:, 0], panels, strict=True)):
         if base is not None:
@@ -83,16 +92,29 @@ def tolerance_plot(
             )
             h, edges = share(values[name])
             ax.stairs(h, edges, color=colors[row % len(colors)], linewidth=1.8)
-            ax.text(0.005, 0.93, name, transform=ax.transAxes, va="top", fontsize=9, zorder=5,
-                    color=colors[row % len(colors)],
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5})  # fmt: skip
+            ax.text(
+                0.005,
+                0.93,
+                name,
+                transform=ax.transAxes,
+                va="top",
+                fontsize=9,
+                zorder=5,
+                color=colors[row % len(colors)],
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5},
+            )
         else:
             for i, (n, v) in enumerate(values.items()):
                 h, edges = share(v)
                 ax.stairs(h, edges, color=colors[i % len(colors)], linewidth=1.8, label=n)
         for i, (label, at) in enumerate(lines.items()):
-            ax.axvline(at, color="0.3", linestyle=styles[i % len(styles)], linewidth=1,
-                       label=label if row == 0 else None)  # fmt: skip
+            ax.axvline(
+                at,
+                color="0.3",
+                linestyle=styles[i % len(styles)],
+                linewidth=1,
+                label=label if row == 0 else None,
+            )
         ax.grid(True, which="major", alpha=0.25)
         ax.tick_params(labelsize=8)
     ax = axes[-1, 0]

@@ -44,12 +44,16 @@ class RichShrinkEvents(ShrinkEvents):
         self.status.stop()
 
     def started(self, start: StartMeasure, repeats: int) -> None:
-        say(self.console, styled(
-            ("start ", "bold"), f"{start.case.origin.split('.', 1)[-1]}: ",
-            f"passed {start.passes}/{start.runs}",
-            "" if start.admissible else " (fails on the correct kernel's model too)",
-            f"; a case fails only if it fails {repeats} run(s) in a row",
-        ))  # fmt: skip
+        say(
+            self.console,
+            styled(
+                ("start ", "bold"),
+                f"{start.case.origin.split('.', 1)[-1]}: ",
+                f"passed {start.passes}/{start.runs}",
+                "" if start.admissible else " (fails on the correct kernel's model too)",
+                f"; a case fails only if it fails {repeats} run(s) in a row",
+            ),
+        )
 
     def phase(self, text: str) -> None:
         self.text = text
@@ -62,8 +66,14 @@ class RichShrinkEvents(ShrinkEvents):
             self.status.update(esc(f"shrink: building: {line}"))
 
     def build_finished(self, ok: bool, seconds: float) -> None:
-        say(self.console, styled(("probe build ", "bold"), ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                                  f" in {seconds:.0f} s"))  # fmt: skip
+        say(
+            self.console,
+            styled(
+                ("probe build ", "bold"),
+                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+                f" in {seconds:.0f} s",
+            ),
+        )
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
         b = (
@@ -77,29 +87,40 @@ class RichShrinkEvents(ShrinkEvents):
 def render_shrink(rec: ShrinkRecord, console: Console) -> None:
     """The answer: the case, its margin and rerun line, the neighbours that pass, the counts."""
     r = rec.result
-    counts = (f"{rec.candidates} cases, {rec.evaluations} runs, {rec.control_checks} model "
-              f"checks, {rec.seconds:.1f} s")  # fmt: skip
+    counts = (
+        f"{rec.candidates} cases, {rec.evaluations} runs, {rec.control_checks} model "
+        f"checks, {rec.seconds:.1f} s"
+    )
     if r is None:
         say(console, styled(("nothing fails", "bold green"), f" ({counts})"))
         if rec.note:
             say(console, styled(rec.note))
         return
     say(console, styled(("case ", "bold"), (case_text(r.case), "bold red")))
-    say(console, styled(
-        ("  fails ", "bold"), _runs(rec), f", margin {_margin(r.margin)} the tolerance",
-        f" ({r.detail})" if r.detail else "",
-    ))  # fmt: skip
+    say(
+        console,
+        styled(
+            ("  fails ", "bold"),
+            _runs(rec),
+            f", margin {_margin(r.margin)} the tolerance",
+            f" ({r.detail})" if r.detail else "",
+        ),
+    )
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
     say_command(console, "  rerun ", rec.rerun)
     for n in rec.smaller:
         j = n.judged
         if j is None:
             continue
-        say(console, styled(
-            ("  smaller ", "bold"), f"{n.axis.value} {j.case.shape.get(n.axis)} ({n.step}): ",
-            (j.status.value, "green" if j.status.value == "passes" else "yellow"),
-            f" — {n.why}" if n.why else "",
-        ))  # fmt: skip
+        say(
+            console,
+            styled(
+                ("  smaller ", "bold"),
+                f"{n.axis.value} {j.case.shape.get(n.axis)} ({n.step}): ",
+                (j.status.value, "green" if j.status.value == "passes" else "yellow"),
+                f" — {n.why}" if n.why else "",
+            ),
+        )
     if rec.lower_bounds:
         say(
             console,
@@ -121,16 +142,26 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
     if r is None:
         out += ["", f"**Nothing fails.** {markdown(rec.note)}", ""]
         return "\n".join(out)
-    out += ["", f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
-            f"fails {_runs(rec)}, margin {_margin(r.margin)} the tolerance"
-            + (f" ({markdown(r.detail)})" if r.detail else "") + ".", "", "Rerun:", "",
-            fence(shlex.join(rec.rerun), "sh"), ""]  # fmt: skip
+    out += [
+        "",
+        f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
+        f"fails {_runs(rec)}, margin {_margin(r.margin)} the tolerance"
+        + (f" ({markdown(r.detail)})" if r.detail else "")
+        + ".",
+        "",
+        "Rerun:",
+        "",
+        fence(shlex.join(rec.rerun), "sh"),
+        "",
+    ]
     if rec.smaller:
         out += ["| one step smaller | case | status | why |", "| --- | --- | --- | --- |"]
         for n in rec.smaller:
             if n.judged is not None:
-                out.append(f"| {markdown(n.axis.value)} ({markdown(n.step)}) | "
-                           f"{markdown(n.judged.case.shape.label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |")  # fmt: skip
+                out.append(
+                    f"| {markdown(n.axis.value)} ({markdown(n.step)}) | "
+                    f"{markdown(n.judged.case.shape.label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |"
+                )
         out.append("")
     if rec.lower_bounds:
         out += [

@@ -141,8 +141,11 @@ def describe_bisect(rec: BisectRecord) -> str:
     q = rec.request
     good = ", ".join(g[:12] for g in q.good)
     o = q.oracle
-    how = (f"command {shlex.join(o.argv)}" if isinstance(o, CommandOracleSpec)
-           else f"run {o.tests.gtest_filter}")  # fmt: skip
+    how = (
+        f"command {shlex.join(o.argv)}"
+        if isinstance(o, CommandOracleSpec)
+        else f"run {o.tests.gtest_filter}"
+    )
     return f"{good}..{q.bad[:12]} in {q.repo}, {how}, {o.tests.repeat if not isinstance(o, CommandOracleSpec) else o.repeat} attempt(s)"
 
 

@@ -37,9 +37,13 @@ class BuildPlan:
     stamps: tuple[tuple[int, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"commands": [list(c) for c in self.commands], "binary": self.binary,
-                "notes": list(self.notes), "reconfigure": self.reconfigure,
-                "stamps": [[i, d] for i, d in self.stamps]}  # fmt: skip
+        return {
+            "commands": [list(c) for c in self.commands],
+            "binary": self.binary,
+            "notes": list(self.notes),
+            "reconfigure": self.reconfigure,
+            "stamps": [[i, d] for i, d in self.stamps],
+        }
 
 
 def fresh(build_dir: str) -> list[tuple[str, ...]]:
@@ -49,20 +53,25 @@ def fresh(build_dir: str) -> list[tuple[str, ...]]:
     return [("cmake", "-E", "rm", "-rf", f"{build_dir}/CMakeCache.txt", f"{build_dir}/CMakeFiles")]
 
 
-def _configure_needed(facts: TreeFacts, cache: CacheFacts, build_dir: str, where: str, *,
-                      tt_train: bool) -> tuple[bool, list[tuple[str, ...]], list[str]]:  # fmt: skip
+def _configure_needed(
+    facts: TreeFacts, cache: CacheFacts, build_dir: str, where: str, *, tt_train: bool
+) -> tuple[bool, list[tuple[str, ...]], list[str]]:
     """Whether ``build_dir`` must be configured again, the commands that clear it, and why."""
     if not cache.configured:
         return True, [], [f"{build_dir} is not configured yet"]
     if not same_toolchain(cache.toolchain, facts.default_toolchain):
-        why = (f"{build_dir} was configured with {cache.toolchain or 'no toolchain file'}; this "
-               f"commit's build_metal.sh uses {facts.default_toolchain}: configured again from "
-               "scratch (ccache keeps it cheap)")  # fmt: skip
+        why = (
+            f"{build_dir} was configured with {cache.toolchain or 'no toolchain file'}; this "
+            f"commit's build_metal.sh uses {facts.default_toolchain}: configured again from "
+            "scratch (ccache keeps it cheap)"
+        )
         return True, fresh(build_dir), [why]
     if cache.where != where:
         who = f"by lnrepro on {cache.where}" if cache.where else "outside lnrepro"
-        why = (f"{build_dir} was configured {who}, and its compiler paths may not exist on "
-               f"{where}: configured again from scratch")  # fmt: skip
+        why = (
+            f"{build_dir} was configured {who}, and its compiler paths may not exist on "
+            f"{where}: configured again from scratch"
+        )
         return True, fresh(build_dir), [why]
     if tt_train and cache.build_tt_train is not True:
         return True, [], [f"{build_dir} was configured without tt-train"]
@@ -92,8 +101,9 @@ def plan_in_tree(facts: TreeFacts, cache: CacheFacts, where: str = "local") -> B
     return BuildPlan(tuple(commands), IN_TREE_BINARY, tuple(notes), again, stamps)
 
 
-def plan_standalone(facts: TreeFacts, metal: CacheFacts, train: CacheFacts, checkout: Path,
-                    where: str = "local") -> BuildPlan:  # fmt: skip
+def plan_standalone(
+    facts: TreeFacts, metal: CacheFacts, train: CacheFacts, checkout: Path, where: str = "local"
+) -> BuildPlan:
     """tt-train's standalone build, as its README has it, against tt-metal built at the same
     commit (``$TT_METAL_HOME/build/lib``, never another commit's libraries), with the compiler
     this commit's tt-metal uses: its default toolchain file, passed explicitly, since what
@@ -109,12 +119,23 @@ def plan_standalone(facts: TreeFacts, metal: CacheFacts, train: CacheFacts, chec
         facts, train, TRAIN_BUILD_DIR, where, tt_train=False
     )
     if facts.train_compiler is TrainCompiler.NONE:
-        notes.append("tt-train picks no compiler at this commit (GCC would fail, tt-metal #36993): "
-                     "the toolchain file is passed")  # fmt: skip
+        notes.append(
+            "tt-train picks no compiler at this commit (GCC would fail, tt-metal #36993): "
+            "the toolchain file is passed"
+        )
     if t_again:
-        configure = ["cmake", "-S", "tt-train", "-B", TRAIN_BUILD_DIR, "-G", "Ninja",
-                     f"-DCMAKE_BUILD_TYPE={BUILD_TYPE}", "-DCMAKE_C_COMPILER_LAUNCHER=ccache",
-                     "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]  # fmt: skip
+        configure = [
+            "cmake",
+            "-S",
+            "tt-train",
+            "-B",
+            TRAIN_BUILD_DIR,
+            "-G",
+            "Ninja",
+            f"-DCMAKE_BUILD_TYPE={BUILD_TYPE}",
+            "-DCMAKE_C_COMPILER_LAUNCHER=ccache",
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+        ]
         if facts.default_toolchain:
             configure.append(f"-DCMAKE_TOOLCHAIN_FILE={checkout / facts.default_toolchain}")
         commands += [*t_clear, tuple(configure)]

@@ -49,8 +49,12 @@ class BuildProfile:
     planned: str | None = None  # "in-tree" or "standalone": commands decided per commit
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "build": [list(c) for c in self.build], "binary": self.binary,
-                "planned": self.planned}  # fmt: skip
+        return {
+            "name": self.name,
+            "build": [list(c) for c in self.build],
+            "binary": self.binary,
+            "planned": self.planned,
+        }
 
 
 PROFILES: dict[str, BuildProfile] = {

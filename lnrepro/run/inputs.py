@@ -33,11 +33,23 @@ DOC_SUFFIXES = (".md", ".rst")
 # (and every top-level build or build_* directory)
 OUTPUT_DIRS = ("tt-train/build", "generated", "built", ".cpmcache", "python_env", ".lnrepro")
 BOOKKEEPING_DIRS = frozenset({"CMakeFiles", "Testing", ".cmake"})
-BOOKKEEPING_FILES = frozenset({
-    "CMakeCache.txt", ".ninja_log", ".ninja_deps", "build.ninja", "rules.ninja", "Makefile",
-    "cmake_install.cmake", "CTestTestfile.cmake", "compile_commands.json", "install_manifest.txt",
-    "DartConfiguration.tcl", "CPackConfig.cmake", "CPackSourceConfig.cmake",
-})  # fmt: skip
+BOOKKEEPING_FILES = frozenset(
+    {
+        "CMakeCache.txt",
+        ".ninja_log",
+        ".ninja_deps",
+        "build.ninja",
+        "rules.ninja",
+        "Makefile",
+        "cmake_install.cmake",
+        "CTestTestfile.cmake",
+        "compile_commands.json",
+        "install_manifest.txt",
+        "DartConfiguration.tcl",
+        "CPackConfig.cmake",
+        "CPackSourceConfig.cmake",
+    }
+)
 BOOKKEEPING_SUFFIXES = (".o", ".d", ".obj", ".gch", ".pch", ".cmake", ".tmp")
 
 

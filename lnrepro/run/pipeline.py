@@ -54,8 +54,12 @@ DPRINT_TAIL = 16 << 20  # the end of a hung attempt's log read for DPRINT lines
 
 def gtest_argv(program: list[str], gtest_filter: str, report: Path) -> list[str]:
     """The one place googletest's flags are added to a test program."""
-    return [*program, f"--gtest_filter={gtest_filter}", f"--gtest_output=json:{report}",
-            "--gtest_color=no"]  # fmt: skip
+    return [
+        *program,
+        f"--gtest_filter={gtest_filter}",
+        f"--gtest_output=json:{report}",
+        "--gtest_color=no",
+    ]
 
 
 def attempt_argv(backend: Backend, tests: TestSpec, index: int, record_dir: Path) -> list[str]:
@@ -64,8 +68,9 @@ def attempt_argv(backend: Backend, tests: TestSpec, index: int, record_dir: Path
     if tests.pytest:
         from lnrepro.pytests.argv import pytest_argv
 
-        return pytest_argv(tests.pytest, record_dir / f"attempt-{index}.xml",
-                           python=backend.python(index))  # fmt: skip
+        return pytest_argv(
+            tests.pytest, record_dir / f"attempt-{index}.xml", python=backend.python(index)
+        )
     return gtest_argv(
         backend.program(index), tests.gtest_filter, record_dir / f"attempt-{index}.json"
     )
@@ -84,8 +89,16 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
             )
         chunks: list[bytes] = []
         if tests.pytest:
-            argv = [backend.python(1), "-m", "pytest", "--collect-only", "-q", "-p",
-                    "no:cacheprovider", *tests.pytest]  # fmt: skip
+            argv = [
+                backend.python(1),
+                "-m",
+                "pytest",
+                "--collect-only",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *tests.pytest,
+            ]
         else:
             argv = [
                 *backend.program(1),
@@ -235,8 +248,17 @@ def run_attempt(
 
         problem = backend.prepare_attempt(record_dir, index, sink)
         if problem is not None:
-            return Attempt(index, argv, 0, False, 0.0, log_path.name, saw_output=False,
-                           env_error=problem, warnings=[f"not run: {problem}"])  # fmt: skip
+            return Attempt(
+                index,
+                argv,
+                0,
+                False,
+                0.0,
+                log_path.name,
+                saw_output=False,
+                env_error=problem,
+                warnings=[f"not run: {problem}"],
+            )
         res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
     if tests.pytest:
         run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
@@ -282,9 +304,23 @@ def run_attempt(
             files["triage"] = triaged.name
             if hang is None:  # the watcher's log, when the user asked for one, comes first
                 hang = read_triage(triaged)
-    return Attempt(index, argv, res.exit_code, res.timed_out, res.seconds, log_path.name,
-                   run.tests, run.warnings, run.saw_gtest_output, res.leftovers, res.escaped,
-                   scanner.found, outside, files, hang)  # fmt: skip
+    return Attempt(
+        index,
+        argv,
+        res.exit_code,
+        res.timed_out,
+        res.seconds,
+        log_path.name,
+        run.tests,
+        run.warnings,
+        run.saw_gtest_output,
+        res.leftovers,
+        res.escaped,
+        scanner.found,
+        outside,
+        files,
+        hang,
+    )
 
 
 def run_tests(
@@ -313,8 +349,10 @@ def run_tests(
         record.fingerprint = backend.fingerprint()
         record.commands = {
             "build": backend.build_lines(record.record_dir),
-            "test": backend.shell_line(attempt_argv(backend, tests, 1, record.record_dir), record.record_dir),
-        }  # fmt: skip
+            "test": backend.shell_line(
+                attempt_argv(backend, tests, 1, record.record_dir), record.record_dir
+            ),
+        }
         record.build = backend.build(record.record_dir, events)
         if record.build is not None:
             write_json(record.record_dir / "record.json", record.to_json())
@@ -348,10 +386,14 @@ def _no_output(tests: TestSpec, attempt: Attempt, record_dir: Path) -> str:
     if tests.pytest:
         from lnrepro.pytests.argv import exit_meaning
 
-        return (f"pytest reported no test (exit {attempt.exit_code}: "
-                f"{exit_meaning(attempt.exit_code)}); see {record_dir / attempt.log}")  # fmt: skip
-    return (f"the test program printed no googletest output (exit {attempt.exit_code}); "
-            f"see {record_dir / attempt.log}")  # fmt: skip
+        return (
+            f"pytest reported no test (exit {attempt.exit_code}: "
+            f"{exit_meaning(attempt.exit_code)}); see {record_dir / attempt.log}"
+        )
+    return (
+        f"the test program printed no googletest output (exit {attempt.exit_code}); "
+        f"see {record_dir / attempt.log}"
+    )
 
 
 def _complete(record: RunRecord, why: str | None) -> RunRecord:
@@ -394,19 +436,23 @@ def diagnosis_how(spec: BackendSpec) -> str | None:
     or ``$TT_METAL_HOME`` (tt_metal/llrt/rtoptions.cpp); what lnrepro does with it and with
     tt-triage is :mod:`lnrepro.run.backends.ttmetal`'s."""
     if isinstance(spec, BinarySpec):
-        return ("--watcher is --backend tt-metal's: set TT_METAL_WATCHER=1 in the environment (the "
-                "binary inherits it) and pass the watcher log it writes (generated/watcher/"
-                "watcher.log under $TT_METAL_LOGS_PATH or $TT_METAL_HOME) to `lnrepro explain`; "
-                "or run the checkout with --tt-metal DIR --runner local --watcher 1, which keeps "
-                "that log and runs tt-triage on each hang")  # fmt: skip
+        return (
+            "--watcher is --backend tt-metal's: set TT_METAL_WATCHER=1 in the environment (the "
+            "binary inherits it) and pass the watcher log it writes (generated/watcher/"
+            "watcher.log under $TT_METAL_LOGS_PATH or $TT_METAL_HOME) to `lnrepro explain`; "
+            "or run the checkout with --tt-metal DIR --runner local --watcher 1, which keeps "
+            "that log and runs tt-triage on each hang"
+        )
     if isinstance(spec, TtMetalSpec):
         how = [] if spec.watcher_s else ["rerun with --watcher 1 (its log is kept and read)"]
         if not spec.triage:
             how.append("drop --no-triage (tt-triage then runs on each hang, before the kill)")
         else:
-            how.append("tt-triage runs on each hang when the checkout has tools/tt-triage.py; "
-                       "--dispatch-timeout S (below --timeout) lets tt-metal detect the hang "
-                       "and run it itself")  # fmt: skip
+            how.append(
+                "tt-triage runs on each hang when the checkout has tools/tt-triage.py; "
+                "--dispatch-timeout S (below --timeout) lets tt-metal detect the hang "
+                "and run it itself"
+            )
         return "; ".join(how)
     return None
 
@@ -415,8 +461,11 @@ def undiagnosed_hang(rec: RunRecord) -> str | None:
     """The attempts that hung and kept nothing that places the hang (no watcher log, no
     tt-triage output), said once: in which test the first hung, and how to get a diagnosis on
     this backend. None when every hang has its diagnosis (or nothing hung)."""
-    hung = [a for a in rec.attempts if a.hang is None
-            and (a.timed_out or any(t.status is TestStatus.TIMEOUT for t in a.tests))]  # fmt: skip
+    hung = [
+        a
+        for a in rec.attempts
+        if a.hang is None and (a.timed_out or any(t.status is TestStatus.TIMEOUT for t in a.tests))
+    ]
     if not hung:
         return None
     a = hung[0]
@@ -425,5 +474,7 @@ def undiagnosed_hang(rec: RunRecord) -> str | None:
     kill = f" (killed after the {rec.request.tests.timeout_s:g} s timeout)" if a.timed_out else ""
     more = f"; {len(hung) - 1} more attempt(s) hung, none diagnosed" if len(hung) > 1 else ""
     how = diagnosis_how(rec.request.backend)
-    return (f"attempt {a.index} hung {where}{kill} and kept no watcher log or tt-triage output: "
-            f"nothing says where it waits{more}" + (f" — for a diagnosis: {how}" if how else ""))  # fmt: skip
+    return (
+        f"attempt {a.index} hung {where}{kill} and kept no watcher log or tt-triage output: "
+        f"nothing says where it waits{more}" + (f" — for a diagnosis: {how}" if how else "")
+    )

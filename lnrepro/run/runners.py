@@ -147,12 +147,19 @@ class LocalRunner(_HereFiles):
         def before_kill() -> None:
             assert on_hang is not None
             on_hang.begin()
-            res = proc.stream(list(on_hang.argv), on_hang.on_output, timeout=on_hang.timeout_s,
-                              cwd=cwd, env=full)  # fmt: skip
+            res = proc.stream(
+                list(on_hang.argv), on_hang.on_output, timeout=on_hang.timeout_s, cwd=cwd, env=full
+            )
             on_hang.done(None if res.timed_out else res.exit_code, res.timed_out)
 
-        return proc.stream(argv, on_output, timeout=timeout, cwd=cwd, env=full,
-                           before_kill=before_kill if on_hang is not None else None)  # fmt: skip
+        return proc.stream(
+            argv,
+            on_output,
+            timeout=timeout,
+            cwd=cwd,
+            env=full,
+            before_kill=before_kill if on_hang is not None else None,
+        )
 
     def shell_line(
         self,
@@ -251,8 +258,16 @@ class DockerRunner(_HereFiles):
             image = build_tag(base)
         else:
             base = None
-        return cls(image, mount_set, devices, group, huge, warnings=tuple(warnings), base=base,
-                   docker_host=docker_host)  # fmt: skip
+        return cls(
+            image,
+            mount_set,
+            devices,
+            group,
+            huge,
+            warnings=tuple(warnings),
+            base=base,
+            docker_host=docker_host,
+        )
 
     def spec(
         self,
@@ -307,8 +322,9 @@ class DockerRunner(_HereFiles):
                 try:
                     os.chown(d, uid, gid)
                 except OSError as exc:
-                    raise EnvironmentProblem(f"cannot give {d} to uid {uid}: {exc.strerror}",
-                                             "run lnrepro as that user") from None  # fmt: skip
+                    raise EnvironmentProblem(
+                        f"cannot give {d} to uid {uid}: {exc.strerror}", "run lnrepro as that user"
+                    ) from None
         for w in self.warnings:
             on_output(f"lnrepro: warning: {w}\n".encode())
         with container.engine_errors(self.docker_host):  # the SDK's errors are OSErrors
@@ -358,8 +374,9 @@ def _exec_on_hang(on_hang: OnHang | None, cwd: Path) -> Callable[[Any], None] | 
 
     def before_kill(ct: Any) -> None:
         on_hang.begin()
-        code, timed_out = container.exec_in(ct, on_hang.argv, on_hang.on_output,
-                                            timeout=on_hang.timeout_s, workdir=str(cwd))  # fmt: skip
+        code, timed_out = container.exec_in(
+            ct, on_hang.argv, on_hang.on_output, timeout=on_hang.timeout_s, workdir=str(cwd)
+        )
         on_hang.done(code, timed_out)
 
     return before_kill
@@ -463,8 +480,9 @@ class RemoteDockerRunner:
         return container.NamedVolume(volume_name("tree", self.host, checkout), str(checkout))
 
     def _ccache(self) -> container.NamedVolume:
-        return container.NamedVolume(volume_name("ccache", self.host, "ccache"),
-                                     str(self.docker.ccache_dir))  # fmt: skip
+        return container.NamedVolume(
+            volume_name("ccache", self.host, "ccache"), str(self.docker.ccache_dir)
+        )
 
     def spec(
         self,
@@ -516,14 +534,27 @@ class RemoteDockerRunner:
         key = self.host or ""
         if key not in _machines:
             probe = container.ContainerSpec(
-                self.docker.image, volumes=(container.Volume("/dev", HOST_DEV, True),),
-                user=container.invoking_user(), local_binds=False,
-            )  # fmt: skip
+                self.docker.image,
+                volumes=(container.Volume("/dev", HOST_DEV, True),),
+                user=container.invoking_user(),
+                local_binds=False,
+            )
             out: list[bytes] = []
-            container.stream(probe, ["find", f"{HOST_DEV}/tenstorrent",
-                                     *(HOST_DEV + h[len("/dev"):] for h in container.HUGEPAGE_DIRS),
-                                     "-maxdepth", "1", "-printf", "%y %G %p\\n"],
-                             out.append, timeout=60, host=self.host)  # fmt: skip
+            container.stream(
+                probe,
+                [
+                    "find",
+                    f"{HOST_DEV}/tenstorrent",
+                    *(HOST_DEV + h[len("/dev") :] for h in container.HUGEPAGE_DIRS),
+                    "-maxdepth",
+                    "1",
+                    "-printf",
+                    "%y %G %p\\n",
+                ],
+                out.append,
+                timeout=60,
+                host=self.host,
+            )
             nodes: list[str] = []
             group, huge = None, []
             for line in b"".join(out).decode("utf-8", "replace").splitlines():
@@ -549,9 +580,13 @@ class RemoteDockerRunner:
         key = (self.host or "", tree.name)
         if _shipped.get(key) == manifest:
             return
-        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
-                                       workdir=str(checkout), named_volumes=(tree,),
-                                       local_binds=False)  # fmt: skip
+        spec = container.ContainerSpec(
+            self.docker.image,
+            user=container.invoking_user(),
+            workdir=str(checkout),
+            named_volumes=(tree,),
+            local_binds=False,
+        )
         old = _shipped.get(key)
         if old is None:
             with container.parked(self.host, spec) as ct:
@@ -562,9 +597,11 @@ class RemoteDockerRunner:
             return
         uid, gid = (int(x) for x in container.invoking_user().split(":"))
         data = ship.archive(checkout, checkout.name, t, manifest, subst, (uid, gid))
-        on_output(f"lnrepro: shipping {len(t.send)} changed file(s) "
-                  f"({ship.sizes(checkout, t.send) / 1e6:.1f} MB) to {tree.name} on the engine at "
-                  f"{self.host}; {len(t.delete)} to delete there\n".encode())  # fmt: skip
+        on_output(
+            f"lnrepro: shipping {len(t.send)} changed file(s) "
+            f"({ship.sizes(checkout, t.send) / 1e6:.1f} MB) to {tree.name} on the engine at "
+            f"{self.host}; {len(t.delete)} to delete there\n".encode()
+        )
         with container.parked(self.host, spec) as ct, container.patient(ct.client):
             ct.put_archive(str(checkout.parent), data)
         for argv in ship.deletions(t.delete):
@@ -592,8 +629,9 @@ class RemoteDockerRunner:
         on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
         with container.engine_errors(self.host):
-            return self._run(argv, on_output, cwd=cwd, env=env, mounts=mounts, timeout=timeout,
-                             on_hang=on_hang)  # fmt: skip
+            return self._run(
+                argv, on_output, cwd=cwd, env=env, mounts=mounts, timeout=timeout, on_hang=on_hang
+            )
 
     def _run(
         self,
@@ -614,8 +652,10 @@ class RemoteDockerRunner:
         container.ensure_volume(self.host, cc.name, {"io.lnrepro.path": cc.container})
         scratch = [Path(m) for m in mounts[1:]]
         if not machine[0]:
-            on_output(b"lnrepro: warning: no /dev/tenstorrent device on the engine's machine: "
-                      b"builds work; tests will fail for the environment\n")  # fmt: skip
+            on_output(
+                b"lnrepro: warning: no /dev/tenstorrent device on the engine's machine: "
+                b"builds work; tests will fail for the environment\n"
+            )
 
         def before(ct: object) -> None:  # the directories written to are the invoking user's
             for d in (*scratch, Path(cc.container)):
@@ -628,9 +668,14 @@ class RemoteDockerRunner:
 
         return container.stream(
             self.spec(cwd=cwd, env=env, mounts=mounts, machine=machine),
-            argv, on_output, timeout=timeout, host=self.host, before_start=before, after_exit=after,
+            argv,
+            on_output,
+            timeout=timeout,
+            host=self.host,
+            before_start=before,
+            after_exit=after,
             before_kill=_exec_on_hang(on_hang, cwd),
-        )  # fmt: skip
+        )
 
     def shell_line(
         self,
@@ -647,17 +692,26 @@ class RemoteDockerRunner:
     def describe(self) -> dict[str, JSON]:
         """The engine machine's devices and mounts are found when the first command runs
         (``devices``: only what ``--device`` asked for)."""
-        return {**self.docker.describe(), "remote": True, "hugepage_mounts": [], "warnings": [],
-                "devices": [f"/dev/tenstorrent/{d}" for d in self.docker.devices],
-                "ccache_volume": self._ccache().name}  # fmt: skip
+        return {
+            **self.docker.describe(),
+            "remote": True,
+            "hugepage_mounts": [],
+            "warnings": [],
+            "devices": [f"/dev/tenstorrent/{d}" for d in self.docker.devices],
+            "ccache_volume": self._ccache().name,
+        }
 
     def fingerprint(self) -> dict[str, JSON]:
         return self.docker.fingerprint()
 
     # ------------------------------------------------------------------ the tree there
     def _parked(self, checkout: Path) -> Any:
-        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
-                                       named_volumes=(self._tree(checkout),), local_binds=False)  # fmt: skip
+        spec = container.ContainerSpec(
+            self.docker.image,
+            user=container.invoking_user(),
+            named_volumes=(self._tree(checkout),),
+            local_binds=False,
+        )
         return container.parked(self.host, spec)
 
     def _there(self, checkout: Path) -> bool:
@@ -695,9 +749,13 @@ class RemoteDockerRunner:
 
         from lnrepro.run import inputs as inp
 
-        spec = container.ContainerSpec(self.docker.image, user=container.invoking_user(),
-                                       workdir=str(checkout), named_volumes=(self._tree(checkout),),
-                                       local_binds=False)  # fmt: skip
+        spec = container.ContainerSpec(
+            self.docker.image,
+            user=container.invoking_user(),
+            workdir=str(checkout),
+            named_volumes=(self._tree(checkout),),
+            local_binds=False,
+        )
         h = hashlib.sha256()
         count = 0
         for root in roots:
@@ -706,13 +764,40 @@ class RemoteDockerRunner:
                 continue
             out: list[bytes] = []
             prune = [x for d in sorted(inp.BOOKKEEPING_DIRS) for x in ("-name", d, "-o")][:-1]
-            res = container.stream(spec, ["find", root, "-type", "d", "(", *prune, ")", "-prune",
-                                          "-o", "-type", "f", "-exec", "sha256sum", "--", "{}", "+",
-                                          "-o", "-type", "l", "-printf", "link:%l  %p\\n"],
-                                   out.append, timeout=1800, host=self.host)  # fmt: skip
+            res = container.stream(
+                spec,
+                [
+                    "find",
+                    root,
+                    "-type",
+                    "d",
+                    "(",
+                    *prune,
+                    ")",
+                    "-prune",
+                    "-o",
+                    "-type",
+                    "f",
+                    "-exec",
+                    "sha256sum",
+                    "--",
+                    "{}",
+                    "+",
+                    "-o",
+                    "-type",
+                    "l",
+                    "-printf",
+                    "link:%l  %p\\n",
+                ],
+                out.append,
+                timeout=1800,
+                host=self.host,
+            )
             if res.exit_code != 0:
-                raise EnvironmentProblem(f"hashing {root} on the engine at {self.host} failed "
-                                         f"(exit {res.exit_code})", "check that engine's disk")  # fmt: skip
+                raise EnvironmentProblem(
+                    f"hashing {root} on the engine at {self.host} failed (exit {res.exit_code})",
+                    "check that engine's disk",
+                )
             found = []
             for line in b"".join(out).decode("utf-8", "surrogateescape").splitlines():
                 digest, _, path = line.partition("  ")

@@ -108,8 +108,9 @@ def as_device_timeout(t: TestResult) -> TestResult:
     if t.status is TestStatus.CRASHED or (t.status is TestStatus.FAILED and said):
         code = t.crash.exit_code if t.crash else None
         sig = t.crash.signal if t.crash else None
-        return replace(t, status=TestStatus.TIMEOUT,
-                       crash=CrashInfo(code, sig, DEVICE_TIMEOUT_REASON))  # fmt: skip
+        return replace(
+            t, status=TestStatus.TIMEOUT, crash=CrashInfo(code, sig, DEVICE_TIMEOUT_REASON)
+        )
     return t
 
 

@@ -48,8 +48,10 @@ ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def finite(value: float, flag: str, lo: float, hi: float, unit: str = "") -> None:
     """``lo <= value <= hi`` and a real number (``nan`` and ``inf`` are never accepted)."""
     if not math.isfinite(value) or not lo <= value <= hi:
-        raise UsageError(f"{flag} {value:g} is not a number from {lo:g} to {hi:g}{unit}",
-                         f"give {flag} a value in that range")  # fmt: skip
+        raise UsageError(
+            f"{flag} {value:g} is not a number from {lo:g} to {hi:g}{unit}",
+            f"give {flag} a value in that range",
+        )
 
 
 def check_tests(t: TestSpec) -> None:
@@ -57,13 +59,16 @@ def check_tests(t: TestSpec) -> None:
         from lnrepro.pytests.argv import node_id_problem
 
         if t.gtest_filter != DEFAULT_FILTER:
-            raise UsageError("--filter and --pytest do not go together",
-                             "--filter picks gtests, --pytest names pytest tests: give one")  # fmt: skip
+            raise UsageError(
+                "--filter and --pytest do not go together",
+                "--filter picks gtests, --pytest names pytest tests: give one",
+            )
         for nid in t.pytest:
             problem = node_id_problem(nid)
             if problem:
-                raise UsageError(f"--pytest: {problem}",
-                                 "give node ids as pytest --collect-only -q prints them")  # fmt: skip
+                raise UsageError(
+                    f"--pytest: {problem}", "give node ids as pytest --collect-only -q prints them"
+                )
     if not t.gtest_filter.strip():
         raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
     if any(c in t.gtest_filter for c in "\n\r\0"):
@@ -100,19 +105,26 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
         except ValueError as exc:
             raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
     if s.block_size is not None and not 1 <= s.block_size <= MAX_BLOCK_SIZE:
-        raise UsageError(f"--block-size {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
-                         "give a block size in tiles in that range")  # fmt: skip
+        raise UsageError(
+            f"--block-size {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
+            "give a block size in tiles in that range",
+        )
     if s.l1_max_tiles is not None and not 0 <= s.l1_max_tiles <= 1_000_000:
-        raise UsageError(f"--l1-max-tiles {s.l1_max_tiles} is not from 0 to 1000000",
-                         "give a width in tiles in that range")  # fmt: skip
+        raise UsageError(
+            f"--l1-max-tiles {s.l1_max_tiles} is not from 0 to 1000000",
+            "give a width in tiles in that range",
+        )
     if s.seed is not None:
         if s.data != "random":
-            raise UsageError(f"--seed does not apply with --data {s.data}",
-                             "use --data random, or drop --seed")  # fmt: skip
+            raise UsageError(
+                f"--seed does not apply with --data {s.data}", "use --data random, or drop --seed"
+            )
         top = MAX_SEED - (repeat - 1)
         if not 0 <= s.seed <= top:
-            raise UsageError(f"--seed {s.seed} is not from 0 to {top}",
-                             f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})")  # fmt: skip
+            raise UsageError(
+                f"--seed {s.seed} is not from 0 to {top}",
+                f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})",
+            )
     if s.data == "random" and s.seed is None:
         return replace(s, seed=secrets.randbelow(2**31))  # chosen now, so the record repeats it
     return s
@@ -124,12 +136,22 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
     _choice(s.runner, RUNNERS, "--runner")
     _choice(s.mount_set, MOUNT_SETS, "--mount-set")
     if s.runner == "local":
-        given = [flag for flag, on in (("--image", s.image), ("--mount-set", s.mount_set != "full"),
-                 ("--require-device", s.require_device), ("--docker-context", s.docker_context),
-                 ("--device", s.devices)) if on]  # fmt: skip
+        given = [
+            flag
+            for flag, on in (
+                ("--image", s.image),
+                ("--mount-set", s.mount_set != "full"),
+                ("--require-device", s.require_device),
+                ("--docker-context", s.docker_context),
+                ("--device", s.devices),
+            )
+            if on
+        ]
         if given:
-            raise UsageError(f"{', '.join(given)} only apply with --runner docker",
-                             "add --runner docker, or drop them")  # fmt: skip
+            raise UsageError(
+                f"{', '.join(given)} only apply with --runner docker",
+                "add --runner docker, or drop them",
+            )
     if s.image is not None and not IMAGE_REF.match(s.image):
         raise UsageError(
             f"--image {s.image!r} is not a valid image name", "use a name like repo/name:tag"
@@ -140,23 +162,28 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
     if s.reset_cmd is not None and not s.reset_cmd:
         raise UsageError("--reset-cmd is empty", "give the command, e.g. --reset-cmd 'tt-smi -r 0'")
     if s.python is not None and (not s.python.strip() or any(c in s.python for c in "\n\r\0")):
-        raise UsageError("--python is empty or not one line",
-                         "give the interpreter, e.g. --python python_env/bin/python")  # fmt: skip
+        raise UsageError(
+            "--python is empty or not one line",
+            "give the interpreter, e.g. --python python_env/bin/python",
+        )
     if s.watcher_s is not None and not 1 <= s.watcher_s <= 3600:
         raise UsageError(
             f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
             "give a poll interval in range",
         )
     if s.dispatch_timeout_s is not None and not 0 < s.dispatch_timeout_s <= 86400:
-        raise UsageError(f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 "
-                         "seconds", "give tt-metal's operation timeout in seconds, e.g. 5")  # fmt: skip
+        raise UsageError(
+            f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 seconds",
+            "give tt-metal's operation timeout in seconds, e.g. 5",
+        )
     s = replace(s, checkout=s.checkout.expanduser().absolute())
     make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
     return s
 
 
-def check_builds_tt_metal(profile: str | None, has_build_metal: Callable[[], bool], where: str,
-                          doing: str, fix: str) -> None:  # fmt: skip
+def check_builds_tt_metal(
+    profile: str | None, has_build_metal: Callable[[], bool], where: str, doing: str, fix: str
+) -> None:
     """Unless a profile of lnrepro.toml brings its own commands, lnrepro builds tt-metal with
     build_metal.sh (both shipped profiles): a tree without it is not tt-metal, and would fail
     only at the build (in Docker: "the base image is missing"). Asked before any image or engine
@@ -167,8 +194,9 @@ def check_builds_tt_metal(profile: str | None, has_build_metal: Callable[[], boo
     if load_config(Path.cwd()).get_profile(profile).planned is None:
         return  # a profile of lnrepro.toml with its own commands
     if not has_build_metal():
-        raise UsageError(f"{where} has no {BUILD_METAL}: it is not a tt-metal checkout, and {doing}",
-                         fix)  # fmt: skip
+        raise UsageError(
+            f"{where} has no {BUILD_METAL}: it is not a tt-metal checkout, and {doing}", fix
+        )
 
 
 def check_binary(b: BinarySpec) -> None:
@@ -177,11 +205,15 @@ def check_binary(b: BinarySpec) -> None:
     exit 125 skip); the library keeps that meaning too (a BUILD_FAILED record)."""
     p = b.binary.expanduser()
     if not p.exists():
-        raise UsageError(f"--binary {b.binary} does not exist",
-                         "pass the path of a built gtest binary, e.g. build/tt-train/tests/ttml_tests")  # fmt: skip
+        raise UsageError(
+            f"--binary {b.binary} does not exist",
+            "pass the path of a built gtest binary, e.g. build/tt-train/tests/ttml_tests",
+        )
     if p.is_dir():
-        raise UsageError(f"--binary {b.binary} is a directory, not a program",
-                         f"pass the gtest binary inside it, e.g. {p / 'tt-train/tests/ttml_tests'}")  # fmt: skip
+        raise UsageError(
+            f"--binary {b.binary} is a directory, not a program",
+            f"pass the gtest binary inside it, e.g. {p / 'tt-train/tests/ttml_tests'}",
+        )
     if not os.access(p, os.X_OK):
         raise UsageError(
             f"--binary {b.binary} is not executable", f"chmod +x {p}, or pass another --binary"
@@ -204,14 +236,20 @@ def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
         while not probe.exists() and probe != probe.parent:
             probe = probe.parent
     except OSError as exc:  # a directory on the way that may not be entered
-        raise EnvironmentProblem(f"cannot use the record directory {path}: {exc.strerror}",
-                                 f"make it usable by you, or pass another {flag}") from None  # fmt: skip
+        raise EnvironmentProblem(
+            f"cannot use the record directory {path}: {exc.strerror}",
+            f"make it usable by you, or pass another {flag}",
+        ) from None
     if not probe.is_dir():  # an existing path the directory cannot be made in: the environment's
-        raise EnvironmentProblem(f"cannot use the record directory {path}: {probe} is a file",
-                                 f"pass a directory to {flag}")  # fmt: skip
+        raise EnvironmentProblem(
+            f"cannot use the record directory {path}: {probe} is a file",
+            f"pass a directory to {flag}",
+        )
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise EnvironmentProblem(f"{flag} {path}: {probe} is not writable",
-                                 f"make {probe} writable, or pass another {flag}")  # fmt: skip
+        raise EnvironmentProblem(
+            f"{flag} {path}: {probe} is not writable",
+            f"make {probe} writable, or pass another {flag}",
+        )
     return path
 
 
@@ -219,16 +257,25 @@ def validate_run(req: RunRequest) -> RunRequest:
     """``req`` checked and made concrete, or the one-line error that says what to change."""
     check_tests(req.tests)
     if req.tests.pytest and not isinstance(req.backend, TtMetalSpec):
-        raise UsageError("--pytest runs a tt-metal checkout's pytest tests",
-                         "pass --tt-metal DIR (the node ids are relative to it)")  # fmt: skip
+        raise UsageError(
+            "--pytest runs a tt-metal checkout's pytest tests",
+            "pass --tt-metal DIR (the node ids are relative to it)",
+        )
     b = req.backend
     if isinstance(b, TtMetalSpec) and b.checkout.expanduser().is_dir():  # else: check_tt_metal's
         from lnrepro.model.checkout import BUILD_METAL
 
-        check_builds_tt_metal(b.profile, (b.checkout.expanduser() / BUILD_METAL).is_file,
-                              f"--tt-metal {b.checkout}", "run builds tt-metal and runs its tests",
-                              "pass --tt-metal the directory of a tt-metal clone (where "
-                              f"{BUILD_METAL} is), or --backend local --binary PATH for a "
-                              "gtest binary built elsewhere")  # fmt: skip
-    return replace(req, backend=check_backend(req.backend, req.tests.repeat),
-                   record_dir=check_record_dir(req.record_dir))  # fmt: skip
+        check_builds_tt_metal(
+            b.profile,
+            (b.checkout.expanduser() / BUILD_METAL).is_file,
+            f"--tt-metal {b.checkout}",
+            "run builds tt-metal and runs its tests",
+            "pass --tt-metal the directory of a tt-metal clone (where "
+            f"{BUILD_METAL} is), or --backend local --binary PATH for a "
+            "gtest binary built elsewhere",
+        )
+    return replace(
+        req,
+        backend=check_backend(req.backend, req.tests.repeat),
+        record_dir=check_record_dir(req.record_dir),
+    )

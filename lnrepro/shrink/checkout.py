@@ -53,8 +53,9 @@ class CheckoutProbe:
         self.runs += 1
         out: list[bytes] = []
         env = {CASE_ENV: case.env_value(), ARGS_ENV: case.args_value()}
-        res = self.backend.execute(self.argv(), self.record_dir, self.runs, out.append,
-                                   self.timeout_s, env)  # fmt: skip
+        res = self.backend.execute(
+            self.argv(), self.record_dir, self.runs, out.append, self.timeout_s, env
+        )
         text = b"".join(out).decode("utf-8", "replace")
         if res.timed_out:
             return Outcome(RunVerdict.SKIP, None, "timed out")
@@ -63,7 +64,7 @@ class CheckoutProbe:
             raise EnvironmentProblem(
                 f"the probe {probe.FILTER} did not report in {self.argv()[0]} (exit {res.exit_code})",
                 f"check that {probe.PATH} builds into ttml_tests; its output is in {self.record_dir}",
-            )  # fmt: skip
+            )
         if res.exit_code not in (0, 1):
             return Outcome(RunVerdict.SKIP, margin, f"exit {res.exit_code}")
         verdict = RunVerdict.PASS if res.exit_code == 0 else RunVerdict.FAIL
@@ -79,22 +80,27 @@ class CheckoutProbe:
         return f"{text} (by the emulator's model of the factory)" if text else None
 
 
-def patch_and_build(backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path,
-                    events: Events) -> Path:  # fmt: skip
+def patch_and_build(
+    backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path, events: Events
+) -> Path:
     """The probe written into ``checkout`` and the checkout built once; the probe's path."""
     from lnrepro.doors.fsio import atomic_write_text, write_error
 
     path = checkout / probe.PATH
     if not path.parent.is_dir():
-        raise EnvironmentProblem(f"{checkout} has no {path.parent.relative_to(checkout)}",
-                                 "pass the root of a tt-metal checkout with tt-train's tests")  # fmt: skip
+        raise EnvironmentProblem(
+            f"{checkout} has no {path.parent.relative_to(checkout)}",
+            "pass the root of a tt-metal checkout with tt-train's tests",
+        )
     try:
         atomic_write_text(path, probe.probe_source(flavour))
     except OSError as exc:
         raise write_error(path, exc) from None
     built = backend.build(record_dir, events)
     if built is not None and not built.ok:
-        raise BuildFailed(f"building {checkout} with lnrepro's probe failed"
-                          + (f": {built.reason}" if built.reason else ""),
-                          f"see {record_dir / built.log}")  # fmt: skip
+        raise BuildFailed(
+            f"building {checkout} with lnrepro's probe failed"
+            + (f": {built.reason}" if built.reason else ""),
+            f"see {record_dir / built.log}",
+        )
     return path

@@ -25,8 +25,10 @@ def verdict_of(code: int, timed_out: bool) -> RunVerdict:
     if timed_out:
         return RunVerdict.SKIP
     if code < 0 or code >= 128:
-        raise EnvironmentProblem(f"the --command ended with {code} (128 or more, or a signal)",
-                                 "make it exit 0 pass, 1 fail, 125 skip")  # fmt: skip
+        raise EnvironmentProblem(
+            f"the --command ended with {code} (128 or more, or a signal)",
+            "make it exit 0 pass, 1 fail, 125 skip",
+        )
     if code == 0:
         return RunVerdict.PASS
     if code == SKIP:

@@ -242,8 +242,13 @@ class Search:
     def probe_shapes(self) -> list[Shape]:
         s = self.start.shape
         r = space.partial(s.features)
-        feats = sorted({*space.sparse(space.feature_values(s.features, 0)),
-                        *space.sparse(space.feature_values(s.features, r)), s.features})  # fmt: skip
+        feats = sorted(
+            {
+                *space.sparse(space.feature_values(s.features, 0)),
+                *space.sparse(space.feature_values(s.features, r)),
+                s.features,
+            }
+        )
         one_row = [Shape(1, 1, 1, f) for f in feats]
         return list(dict.fromkeys([s, *one_row]))
 

@@ -56,31 +56,39 @@ def _fill(case: Case, x: str, dy: str, gamma: str, index: str) -> list[str]:
     """C++ lines that fill ``x``, ``dy`` (flat, ``index`` the element) and ``gamma``."""
     d = case.data
     if d.kind is DataKind.CONSTANT:
-        return [f"    for (std::size_t i = 0; i < total; ++i) {{ {x}{index.format('i')} = {_f(d.x)}; "
-                f"{dy}{index.format('i')} = {_f(d.dy)}; }}",
-                f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = {_f(d.gamma)};"]  # fmt: skip
+        return [
+            f"    for (std::size_t i = 0; i < total; ++i) {{ {x}{index.format('i')} = {_f(d.x)}; "
+            f"{dy}{index.format('i')} = {_f(d.dy)}; }}",
+            f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = {_f(d.gamma)};",
+        ]
     if d.kind is DataKind.FEW_VALUED:  # two-valued, alternating along the features
-        return ["    for (std::size_t i = 0; i < total; ++i) {",
-                "        const bool odd = (i % features) % 2 == 1;",
-                f"        {x}{index.format('i')} = odd ? 1.0F : -1.0F;",
-                f"        {dy}{index.format('i')} = odd ? 0.5F : 1.0F;",
-                "    }",
-                f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = 1.0F;"]  # fmt: skip
+        return [
+            "    for (std::size_t i = 0; i < total; ++i) {",
+            "        const bool odd = (i % features) % 2 == 1;",
+            f"        {x}{index.format('i')} = odd ? 1.0F : -1.0F;",
+            f"        {dy}{index.format('i')} = odd ? 0.5F : 1.0F;",
+            "    }",
+            f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = 1.0F;",
+        ]
     if d.kind is DataKind.STRUCTURED:  # ramp: linspace(-1, 1, F) and linspace(0, 1, F)
-        return ["    const float step = features > 1 ? 1.0F / static_cast<float>(features - 1) : 0.0F;",
-                "    for (std::size_t i = 0; i < total; ++i) {",
-                "        const auto f = static_cast<float>(i % features);",
-                f"        {x}{index.format('i')} = -1.0F + 2.0F * f * step;",
-                f"        {dy}{index.format('i')} = f * step;",
-                "    }",
-                f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = 1.0F;"]  # fmt: skip
+        return [
+            "    const float step = features > 1 ? 1.0F / static_cast<float>(features - 1) : 0.0F;",
+            "    for (std::size_t i = 0; i < total; ++i) {",
+            "        const auto f = static_cast<float>(i % features);",
+            f"        {x}{index.format('i')} = -1.0F + 2.0F * f * step;",
+            f"        {dy}{index.format('i')} = f * step;",
+            "    }",
+            f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = 1.0F;",
+        ]
     lo = "0.0F" if d.variant == "mean-shifted" else "-1.0F"
-    return [f"    std::mt19937 rng({d.seed}U);",
-            "    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);",
-            f"    std::uniform_real_distribution<float> grad({lo}, 1.0F);",
-            f"    for (std::size_t i = 0; i < total; ++i) {x}{index.format('i')} = sym(rng);",
-            f"    for (std::size_t i = 0; i < total; ++i) {dy}{index.format('i')} = grad(rng);",
-            f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = pos(rng);"]  # fmt: skip
+    return [
+        f"    std::mt19937 rng({d.seed}U);",
+        "    std::uniform_real_distribution<float> sym(-1.0F, 1.0F), pos(0.0F, 1.0F);",
+        f"    std::uniform_real_distribution<float> grad({lo}, 1.0F);",
+        f"    for (std::size_t i = 0; i < total; ++i) {x}{index.format('i')} = sym(rng);",
+        f"    for (std::size_t i = 0; i < total; ++i) {dy}{index.format('i')} = grad(rng);",
+        f"    for (std::uint32_t f = 0; f < features; ++f) {gamma}{index.format('f')} = pos(rng);",
+    ]
 
 
 def _header(case: Case, req: ShrinkRequest | None, flavour: Flavour) -> list[str]:
@@ -94,20 +102,27 @@ def _header(case: Case, req: ShrinkRequest | None, flavour: Flavour) -> list[str
     if req is not None:
         lines.append(f"// Found with: {shlex.join(req.argv())}")
     if flavour is Flavour.TT_METAL:
-        lines.append(f"// Helpers and assertions in the style of tt-train/tests/ops/"
-                     f"layernorm_bw_fused_op_test.cpp at {READ_AT}.")  # fmt: skip
+        lines.append(
+            f"// Helpers and assertions in the style of tt-train/tests/ops/"
+            f"layernorm_bw_fused_op_test.cpp at {READ_AT}."
+        )
     return lines
 
 
 def _checks(case: Case, metal: str, ref: str, diff: str) -> list[str]:
     out = []
     for t, tol in case.tolerance:
-        out.append(f"    const bool {t}_close = xt::allclose({metal.format(t)}, {ref.format(t)}, "
-                   f"{_f(tol.rtol)}, {_f(tol.atol)});")  # fmt: skip
+        out.append(
+            f"    const bool {t}_close = xt::allclose({metal.format(t)}, {ref.format(t)}, "
+            f"{_f(tol.rtol)}, {_f(tol.atol)});"
+        )
     for t, _ in case.tolerance:
-        out += [f"    if (!{t}_close) {{", *[f"        {ln}" for ln in diff.format(t=t).splitlines()],
-                f'        std::cout << "{t} FAILED: max_diff=" << max_diff << ", mean_diff=" << mean_diff << std::endl;',
-                "    }"]  # fmt: skip
+        out += [
+            f"    if (!{t}_close) {{",
+            *[f"        {ln}" for ln in diff.format(t=t).splitlines()],
+            f'        std::cout << "{t} FAILED: max_diff=" << max_diff << ", mean_diff=" << mean_diff << std::endl;',
+            "    }",
+        ]
     what = "deterministic inputs" if case.data.same_every_draw else "random inputs"
     for t, _ in case.tolerance:
         out.append(
@@ -120,13 +135,23 @@ def lookalike_source(case: Case, req: ShrinkRequest | None = None) -> str:
     s = case.shape
     body = [
         *_header(case, req, Flavour.LOOKALIKE),
-        "#include <gtest/gtest.h>", "",
-        "#include <cstddef>", "#include <cstdint>", "#include <iostream>", "#include <random>",
-        "#include <vector>", "",
-        '#include "support/xt_reference.hpp"', '#include "tt_metal/impl/device.hpp"',
-        '#include "ttml/metal/ops/layernorm_bw/layernorm_bw.hpp"', "",
-        f"class {SUITE} : public ::testing::Test {{", "protected:",
-        "    void SetUp() override { tt::tt_metal::open_device(); }", "};", "",
+        "#include <gtest/gtest.h>",
+        "",
+        "#include <cstddef>",
+        "#include <cstdint>",
+        "#include <iostream>",
+        "#include <random>",
+        "#include <vector>",
+        "",
+        '#include "support/xt_reference.hpp"',
+        '#include "tt_metal/impl/device.hpp"',
+        '#include "ttml/metal/ops/layernorm_bw/layernorm_bw.hpp"',
+        "",
+        f"class {SUITE} : public ::testing::Test {{",
+        "protected:",
+        "    void SetUp() override { tt::tt_metal::open_device(); }",
+        "};",
+        "",
         f"TEST_F({SUITE}, {test_name(case)}) {{",
         f"    const std::uint32_t batch = {s.batch}, seq = {s.seq}, heads = {s.heads}, features = {s.features};",
         "    const std::uint32_t rows = batch * seq * heads;",
@@ -135,11 +160,16 @@ def lookalike_source(case: Case, req: ShrinkRequest | None = None) -> str:
         *_fill(case, "x", "dy", "gamma", "[{}]"),
         "    const auto metal = ttml::metal::layernorm_bw(x, dy, gamma, rows, features);",
         "    const auto ref = ttml::test::reference(x, dy, gamma, rows, features);",
-        *_checks(case, "metal.{}", "ref.{}",
-                 "const auto d = ttml::test::diff(metal.{t}, ref.{t});\n"
-                 "const auto max_diff = d.max_diff;\nconst auto mean_diff = d.mean_diff;"),
-        "}", "",
-    ]  # fmt: skip
+        *_checks(
+            case,
+            "metal.{}",
+            "ref.{}",
+            "const auto d = ttml::test::diff(metal.{t}, ref.{t});\n"
+            "const auto max_diff = d.max_diff;\nconst auto mean_diff = d.mean_diff;",
+        ),
+        "}",
+        "",
+    ]
     return "\n".join(body)
 
 
@@ -147,14 +177,23 @@ def tt_metal_source(case: Case, req: ShrinkRequest | None = None) -> str:
     s = case.shape
     body = [
         *_header(case, req, Flavour.TT_METAL),
-        "#include <gtest/gtest.h>", "",
-        "#include <cmath>", "#include <core/ttnn_all_includes.hpp>", "#include <iostream>",
-        "#include <random>", "",
-        '#include "autograd/auto_context.hpp"', '#include "core/tt_tensor_utils.hpp"',
-        '#include "metal/ops/layernorm_bw/layernorm_bw.hpp"', "",
-        f"class {SUITE} : public ::testing::Test {{", "protected:",
+        "#include <gtest/gtest.h>",
+        "",
+        "#include <cmath>",
+        "#include <core/ttnn_all_includes.hpp>",
+        "#include <iostream>",
+        "#include <random>",
+        "",
+        '#include "autograd/auto_context.hpp"',
+        '#include "core/tt_tensor_utils.hpp"',
+        '#include "metal/ops/layernorm_bw/layernorm_bw.hpp"',
+        "",
+        f"class {SUITE} : public ::testing::Test {{",
+        "protected:",
         "    void SetUp() override { ttml::autograd::ctx().open_device(); }",
-        "    void TearDown() override { ttml::autograd::ctx().close_device(); }", "};", "",
+        "    void TearDown() override { ttml::autograd::ctx().close_device(); }",
+        "};",
+        "",
         f"TEST_F({SUITE}, {test_name(case)}) {{",
         "    using namespace ttml;",
         f"    const uint32_t batch = {s.batch}, seq = {s.seq}, heads = {s.heads}, features = {s.features};",
@@ -200,11 +239,16 @@ def tt_metal_source(case: Case, req: ShrinkRequest | None = None) -> str:
         "    xt::xarray<float> metal_dgamma = xt::flatten(core::to_xtensor(out[1].value()));",
         "    xt::xarray<float> metal_dbeta = xt::flatten(core::to_xtensor(out[2].value()));",
         "    ASSERT_EQ(dx_ref.shape(), metal_dx.shape());",
-        *_checks(case, "metal_{}", "{}_ref",
-                 "const float max_diff = xt::amax(xt::abs(metal_{t} - {t}_ref))();\n"
-                 "const float mean_diff = xt::mean(xt::abs(metal_{t} - {t}_ref))();"),
-        "}", "",
-    ]  # fmt: skip
+        *_checks(
+            case,
+            "metal_{}",
+            "{}_ref",
+            "const float max_diff = xt::amax(xt::abs(metal_{t} - {t}_ref))();\n"
+            "const float mean_diff = xt::mean(xt::abs(metal_{t} - {t}_ref))();",
+        ),
+        "}",
+        "",
+    ]
     return "\n".join(body)
 
 

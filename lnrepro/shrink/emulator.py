@@ -18,9 +18,14 @@ from lnrepro.shrink.core import Outcome, RunVerdict
 def kernel_config(spec: EmulatorSpec) -> KernelConfig:
     era = Era(spec.kernel_era)
     defects = parse_defects(spec.defect) if spec.defect is not None else ERA_DEFECTS[era]
-    return KernelConfig(defects=defects, era=era, arch=Arch(spec.arch),
-                        block_size=spec.block_size, l1_max_tiles=spec.l1_max_tiles,
-                        bf16_stats=not spec.fp32_stats)  # fmt: skip
+    return KernelConfig(
+        defects=defects,
+        era=era,
+        arch=Arch(spec.arch),
+        block_size=spec.block_size,
+        l1_max_tiles=spec.l1_max_tiles,
+        bf16_stats=not spec.fp32_stats,
+    )
 
 
 def _detail(checks: tuple[TensorCheck, ...]) -> str:
@@ -67,8 +72,10 @@ class EmulatorEvaluator:
         f_small, f_res = smaller.shape.features, result.shape.features
         if f_small != f_res:
             if cfg.fits_in_l1(f_small) and not cfg.fits_in_l1(f_res):
-                return (f"passes at <= {f_small} features: the fits-in-L1 path "
-                        f"({cfg.path(f_res)} from {f_res})")  # fmt: skip
+                return (
+                    f"passes at <= {f_small} features: the fits-in-L1 path "
+                    f"({cfg.path(f_res)} from {f_res})"
+                )
             if f_res % 32 and f_small % 32 == 0:
                 return f"passes without the partial last tile ({f_res % 32} features)"
         return None

@@ -176,19 +176,40 @@ TEST(LnreproShrinkProbe, LayerNormBackward) {
 
 
 def probe_source(flavour: Flavour) -> str:
-    head = ["// SPDX-License-Identifier: Apache-2.0",
-            "// lnrepro shrink's probe: one LayerNorm backward case per run, read from $LNREPRO_CASE_ARGS.",
-            "// Patched onto the checkout by `lnrepro shrink --tt-metal DIR`; delete it when done.",
-            "#include <gtest/gtest.h>", "",
-            *[f"#include <{h}>" for h in ("algorithm", "cmath", "cstdint", "cstdlib", "iostream",
-                                          "random", "sstream", "vector")]]  # fmt: skip
+    head = [
+        "// SPDX-License-Identifier: Apache-2.0",
+        "// lnrepro shrink's probe: one LayerNorm backward case per run, read from $LNREPRO_CASE_ARGS.",
+        "// Patched onto the checkout by `lnrepro shrink --tt-metal DIR`; delete it when done.",
+        "#include <gtest/gtest.h>",
+        "",
+        *[
+            f"#include <{h}>"
+            for h in (
+                "algorithm",
+                "cmath",
+                "cstdint",
+                "cstdlib",
+                "iostream",
+                "random",
+                "sstream",
+                "vector",
+            )
+        ],
+    ]
     if flavour is Flavour.LOOKALIKE:
-        head += ['#include "support/xt_reference.hpp"', '#include "tt_metal/impl/device.hpp"',
-                 '#include "ttml/metal/ops/layernorm_bw/layernorm_bw.hpp"']  # fmt: skip
+        head += [
+            '#include "support/xt_reference.hpp"',
+            '#include "tt_metal/impl/device.hpp"',
+            '#include "ttml/metal/ops/layernorm_bw/layernorm_bw.hpp"',
+        ]
         body = _LOOKALIKE
     else:
         head[2:2] = [f"// tt-train's API as layernorm_bw_fused_op_test.cpp uses it at {READ_AT}."]
-        head += ["#include <core/ttnn_all_includes.hpp>", '#include "autograd/auto_context.hpp"',
-                 '#include "core/tt_tensor_utils.hpp"', '#include "metal/ops/layernorm_bw/layernorm_bw.hpp"']  # fmt: skip
+        head += [
+            "#include <core/ttnn_all_includes.hpp>",
+            '#include "autograd/auto_context.hpp"',
+            '#include "core/tt_tensor_utils.hpp"',
+            '#include "metal/ops/layernorm_bw/layernorm_bw.hpp"',
+        ]
         body = _TT_METAL
     return "\n".join(head) + "\n" + _COMMON + body

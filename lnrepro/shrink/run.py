@@ -40,10 +40,12 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         backend = make_backend(req.backend)
         record_dir = new_record_dir(req.record_dir, "shrink")
         events.phase(f"building {req.backend.checkout} with lnrepro's probe")
-        path = patch_and_build(backend, req.backend.checkout, Flavour(req.source_flavour),
-                               record_dir, events)  # fmt: skip
-        ev = CheckoutProbe(backend, record_dir, req.timeout_s,
-                           model_why=EmulatorEvaluator(req.model).why)  # fmt: skip
+        path = patch_and_build(
+            backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
+        )
+        ev = CheckoutProbe(
+            backend, record_dir, req.timeout_s, model_why=EmulatorEvaluator(req.model).why
+        )
         return ev, ModelControl(req.model), f"the probe is left at {path} for the rerun lines"
     emu = EmulatorEvaluator(req.model)
     return emu, emu, ""
@@ -85,9 +87,11 @@ class Persist(ShrinkEvents):
 
 
 def shrink(
-    req: ShrinkRequest, events: ShrinkEvents | None = None, resumed: ShrinkState | None = None,
+    req: ShrinkRequest,
+    events: ShrinkEvents | None = None,
+    resumed: ShrinkState | None = None,
     state_path: Path | None = None,
-) -> ShrinkRecord:  # fmt: skip
+) -> ShrinkRecord:
     """``req`` carried out; ``resumed``: a saved state whose judgments are taken as they are."""
     t0 = time.monotonic()
     events = events or ShrinkEvents()
@@ -100,9 +104,17 @@ def shrink(
         if state_path is None and isinstance(evaluator, CheckoutProbe):
             state_path = evaluator.record_dir / STATE_FILE  # beside the probe's build and runs
         events = persist = Persist(events, state, state_path)
-    search = Search(start, evaluator, control, confidence=req.confidence,
-                    start_runs=req.start_runs, budget=req.budget, seed=req.seed,
-                    events=events, known_start=req.known_start)  # fmt: skip
+    search = Search(
+        start,
+        evaluator,
+        control,
+        confidence=req.confidence,
+        start_runs=req.start_runs,
+        budget=req.budget,
+        seed=req.seed,
+        events=events,
+        known_start=req.known_start,
+    )
     if resumed is not None:
         search.cache = {j.case: j for j in resumed.judged}
         search.evaluations = resumed.evaluations
@@ -110,11 +122,22 @@ def shrink(
     assert search.measured is not None
     inadmissible = [j for j in search.cache.values() if j.status is Status.INADMISSIBLE]
     rec = ShrinkRecord(
-        req, evaluator.name, search.measured, search.repeats, result,
-        tuple(evaluator.rerun(result.case)) if result else (), search.smaller,
-        search.evaluations, search.control_checks, len(search.cache), inadmissible,
-        search.budget_exhausted, time.monotonic() - t0, None, "",
-    )  # fmt: skip
+        req,
+        evaluator.name,
+        search.measured,
+        search.repeats,
+        result,
+        tuple(evaluator.rerun(result.case)) if result else (),
+        search.smaller,
+        search.evaluations,
+        search.control_checks,
+        len(search.cache),
+        inadmissible,
+        search.budget_exhausted,
+        time.monotonic() - t0,
+        None,
+        "",
+    )
     rec.lower_bounds = list(search.lower_bounds)
     saving = ""
     if persist is not None and persist.path is not None:
@@ -131,8 +154,14 @@ def note(rec: ShrinkRecord) -> str:
     """What a person must know about the answer, in one sentence."""
     if rec.result is None:
         tried = f"{rec.candidates} cases ({rec.evaluations} runs)"
-        extra = (f"; {len(rec.inadmissible)} failed on the correct kernel's model too (the "
-                 "tolerance asks more than bf16 gives there), not counted") if rec.inadmissible else ""  # fmt: skip
+        extra = (
+            (
+                f"; {len(rec.inadmissible)} failed on the correct kernel's model too (the "
+                "tolerance asks more than bf16 gives there), not counted"
+            )
+            if rec.inadmissible
+            else ""
+        )
         if rec.budget_exhausted:
             return f"the budget ran out after {tried} with nothing failing{extra}"
         return f"nothing fails: every case tried passes or is not deterministic, {tried}{extra}"
@@ -148,8 +177,10 @@ def load_state(where: Path) -> tuple[ShrinkState, Path]:
 
     path = where / STATE_FILE if where.is_dir() else where
     if not path.is_file():
-        raise InputError(f"no saved shrink at {where}",
-                         f"give the directory a shrink with --tt-metal or --command wrote ({STATE_FILE} in it)")  # fmt: skip
+        raise InputError(
+            f"no saved shrink at {where}",
+            f"give the directory a shrink with --tt-metal or --command wrote ({STATE_FILE} in it)",
+        )
     return ShrinkState.from_json(load(path)), path
 
 
@@ -160,7 +191,10 @@ def resume(
     from lnrepro.shrink.validate import validate_shrink
 
     state, path = load_state(where.expanduser().absolute())
-    req = replace(state.request, known_start=state.start or state.request.known_start,
-                  budget=budget or state.request.budget)  # fmt: skip
+    req = replace(
+        state.request,
+        known_start=state.start or state.request.known_start,
+        budget=budget or state.request.budget,
+    )
     req = validate_shrink(replace(req, run=None))  # the run's choices are in the request already
     return shrink(req, events, state, path)

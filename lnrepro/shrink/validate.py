@@ -21,17 +21,22 @@ def resolve_test(name: str) -> str:
     that matches exactly one)."""
     from lnrepro.emulator.catalogue import CASES
 
-    hits = [c.full_name for c in CASES
-            if name in (c.full_name, c.name) or fnmatch.fnmatchcase(c.full_name, name)
-            or fnmatch.fnmatchcase(c.name, name)]  # fmt: skip
+    hits = [
+        c.full_name
+        for c in CASES
+        if name in (c.full_name, c.name)
+        or fnmatch.fnmatchcase(c.full_name, name)
+        or fnmatch.fnmatchcase(c.name, name)
+    ]
     if len(hits) == 1:
         return hits[0]
     names = ", ".join(c.name for c in CASES)
     if not hits:
-        raise UsageError(f"--test {name!r} is not a test lnrepro models",
-                         f"give one of {names}")  # fmt: skip
-    raise UsageError(f"--test {name!r} matches {len(hits)} tests",
-                     "give one test: " + ", ".join(h.split('.', 1)[1] for h in hits))  # fmt: skip
+        raise UsageError(f"--test {name!r} is not a test lnrepro models", f"give one of {names}")
+    raise UsageError(
+        f"--test {name!r} matches {len(hits)} tests",
+        "give one test: " + ", ".join(h.split(".", 1)[1] for h in hits),
+    )
 
 
 def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
@@ -44,31 +49,44 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         raise UsageError("shrink needs a test to start from", "pass --test NAME or --run ID")
     backend: BackendSpec
     if isinstance(req.backend, BinarySpec):
-        raise UsageError("shrink cannot test cases with a prebuilt binary: it has no probe",
-                         "pass --tt-metal DIR (shrink patches its probe on and builds once), "
-                         "or test cases with --command")  # fmt: skip
+        raise UsageError(
+            "shrink cannot test cases with a prebuilt binary: it has no probe",
+            "pass --tt-metal DIR (shrink patches its probe on and builds once), "
+            "or test cases with --command",
+        )
     if isinstance(req.backend, TtMetalSpec):
         if req.command is not None:
-            raise UsageError("--command and --tt-metal do not go together",
-                             "give one evaluator: the checkout's probe, or the command")  # fmt: skip
+            raise UsageError(
+                "--command and --tt-metal do not go together",
+                "give one evaluator: the checkout's probe, or the command",
+            )
         backend = check_tt_metal(req.backend)
     else:
         if req.backend.data != "copy":
-            raise UsageError("--data does not apply to shrink: it chooses the data",
-                             "drop --data (--seed seeds its random data)")  # fmt: skip
+            raise UsageError(
+                "--data does not apply to shrink: it chooses the data",
+                "drop --data (--seed seeds its random data)",
+            )
         backend = check_emulator(replace(req.backend, seed=None, data="copy"))
     if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
-        raise UsageError(f"--confidence {req.confidence:g} is not from 0.5 to 0.999999",
-                         "e.g. --confidence 0.95")  # fmt: skip
+        raise UsageError(
+            f"--confidence {req.confidence:g} is not from 0.5 to 0.999999", "e.g. --confidence 0.95"
+        )
     if not 1 <= req.start_runs <= MAX_START_RUNS:
-        raise UsageError(f"--start-runs {req.start_runs} is not from 1 to {MAX_START_RUNS}",
-                         "give a count in range")  # fmt: skip
+        raise UsageError(
+            f"--start-runs {req.start_runs} is not from 1 to {MAX_START_RUNS}",
+            "give a count in range",
+        )
     if not 1 <= req.budget <= MAX_BUDGET:
-        raise UsageError(f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
-                         "give a count of evaluations in range")  # fmt: skip
+        raise UsageError(
+            f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
+            "give a count of evaluations in range",
+        )
     if req.known_start is None and req.budget <= req.start_runs:
-        raise UsageError(f"--budget {req.budget} leaves no run after the start's {req.start_runs}",
-                         f"give --budget more than --start-runs ({req.start_runs})")  # fmt: skip
+        raise UsageError(
+            f"--budget {req.budget} leaves no run after the start's {req.start_runs}",
+            f"give --budget more than --start-runs ({req.start_runs})",
+        )
     if not 0 <= req.seed <= MAX_SEED:
         raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
     if req.command is not None:
@@ -76,15 +94,18 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
             raise UsageError("--command is empty", "give the command that tests a case")
         finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
     if req.source_flavour not in ("tt-metal", "lookalike"):
-        raise UsageError(f"--source-for {req.source_flavour!r} is not tt-metal or lookalike",
-                         "choose one")  # fmt: skip
+        raise UsageError(
+            f"--source-for {req.source_flavour!r} is not tt-metal or lookalike", "choose one"
+        )
     source = req.source
     if source is not None:
         source = source.expanduser().absolute()
         check_record_dir(source.parent, "--source")
         if source.is_dir():
-            raise UsageError(f"--source {source} is a directory",
-                             "give the file to write, e.g. --source shrunk_test.cpp")  # fmt: skip
+            raise UsageError(
+                f"--source {source} is a directory",
+                "give the file to write, e.g. --source shrunk_test.cpp",
+            )
     return replace(req, test=resolve_test(req.test), backend=backend, source=source)
 
 
@@ -103,11 +124,14 @@ def from_run(req: ShrinkRequest) -> ShrinkRequest:
         name = resolve_test(req.test)
         tests = [t for t in tests if t.name == name]
         if not tests:
-            raise UsageError(f"run {rec.id} did not run {name}",
-                             "give --test one of the run's tests, or drop --test")  # fmt: skip
+            raise UsageError(
+                f"run {rec.id} did not run {name}",
+                "give --test one of the run's tests, or drop --test",
+            )
     if not tests:
-        raise UsageError(f"run {rec.id} ran no test lnrepro models",
-                         "start from --test NAME instead")  # fmt: skip
+        raise UsageError(
+            f"run {rec.id} ran no test lnrepro models", "start from --test NAME instead"
+        )
     t = next((t for t in tests if t.verdict.failing), tests[0])
     backend = rec.request.backend
     if isinstance(backend, EmulatorSpec):

@@ -26,14 +26,17 @@ from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, Verdict
 
 DEFECT_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("double-subtract + drop-xhat-blocks + drop-partial-tile", ("double-subtract", "drop-xhat-blocks", "drop-partial-tile")),
+    (
+        "double-subtract + drop-xhat-blocks + drop-partial-tile",
+        ("double-subtract", "drop-xhat-blocks", "drop-partial-tile"),
+    ),
     ("double-subtract + drop-xhat-blocks (shipped)", ("double-subtract", "drop-xhat-blocks")),
     ("double-subtract", ("double-subtract",)),
     ("drop-xhat-blocks", ("drop-xhat-blocks",)),
     ("overwrite-dy-gamma-sum (reporters', refuted)", ("overwrite-dy-gamma-sum",)),
     ("overwrite-dy-gamma-sum + drop-partial-tile", ("overwrite-dy-gamma-sum", "drop-partial-tile")),
     ("none (fixed kernel)", ()),
-)  # fmt: skip
+)
 METRICS = ("max_diff", "mean_diff", "max_abs_diff")
 ERAS = ("2025-12", "2025-11", "fixed")  # every model explain scores: era x arch x defect set
 ARCHES = ("wormhole_b0", "blackhole")
@@ -64,8 +67,16 @@ class TestFit:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"test": self.name, "observed": self.observed, "model": self.modelled, "cost": self.cost,
-                "residuals": {k: {"observed": o, "model": m, "relative": r} for k, (o, m, r) in self.residuals.items()}}  # fmt: skip
+        return {
+            "test": self.name,
+            "observed": self.observed,
+            "model": self.modelled,
+            "cost": self.cost,
+            "residuals": {
+                k: {"observed": o, "model": m, "relative": r}
+                for k, (o, m, r) in self.residuals.items()
+            },
+        }
 
 
 @dataclass
@@ -95,8 +106,14 @@ class ModelFit:
         return f"{self.defects} @ {self.era}/{self.arch}{tie}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"defects": self.defects, "era": self.era, "arch": self.arch, "cost": self.cost,
-                "verdicts_matched": self.verdicts_matched, "tests": [t.to_json() for t in self.tests]}  # fmt: skip
+        return {
+            "defects": self.defects,
+            "era": self.era,
+            "arch": self.arch,
+            "cost": self.cost,
+            "verdicts_matched": self.verdicts_matched,
+            "tests": [t.to_json() for t in self.tests],
+        }
 
 
 def observed_from_record(rec: RunRecord) -> list[Observed]:
@@ -193,8 +210,14 @@ def explain(
     for name, by_key in runs.items():
         outcomes = run_iterations(BY_NAME[name], list(by_key.values()), data)
         for key, out in zip(by_key, outcomes, strict=True):
-            metrics = {t.tensor: {"max_diff": t.max_diff, "mean_diff": t.mean_diff,
-                                  "max_abs_diff": t.max_diff} for t in out.tensors}  # fmt: skip
+            metrics = {
+                t.tensor: {
+                    "max_diff": t.max_diff,
+                    "mean_diff": t.mean_diff,
+                    "max_abs_diff": t.max_diff,
+                }
+                for t in out.tensors
+            }
             cache[key] = ("PASS" if out.ok else "FAIL", metrics)
             done += 1
             if on_progress is not None:
@@ -216,8 +239,13 @@ def explain(
     tie = best_tie(fits)
     for model in tie:
         model.tied = len(tie)
-    meta = {"seconds": round(time.perf_counter() - started, 3), "models": len(fits),
-            "computed": len(cache), "tests": [o.name for o in known], "skipped_tests": skipped}  # fmt: skip
+    meta = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "models": len(fits),
+        "computed": len(cache),
+        "tests": [o.name for o in known],
+        "skipped_tests": skipped,
+    }
     return fits, meta
 
 
@@ -251,12 +279,17 @@ def tie_note(fits: Sequence[ModelFit]) -> str | None:
         apart.append(f"the arches ({_joined(f.arch for f in tie)})")
     if len(set(named)) > 1:
         varying = sorted(every - common)
-        apart.append(f"whether {' or '.join(varying)} is there too" if common and varying
-                     else f"the defect sets ({_joined(f.defects for f in tie)})")  # fmt: skip
+        apart.append(
+            f"whether {' or '.join(varying)} is there too"
+            if common and varying
+            else f"the defect sets ({_joined(f.defects for f in tie)})"
+        )
     shared = f"all have {' + '.join(sorted(common))}" if common else "they share no defect"
-    return (f"{len(tie)} models tie for best (cost {tie[0].cost:.6f}, {tie[0].verdicts_matched}/"
-            f"{len(tie[0].tests)} verdicts): {shared}; these tests cannot tell apart "
-            f"{'; '.join(apart) or 'them'}.")  # fmt: skip
+    return (
+        f"{len(tie)} models tie for best (cost {tie[0].cost:.6f}, {tie[0].verdicts_matched}/"
+        f"{len(tie[0].tests)} verdicts): {shared}; these tests cannot tell apart "
+        f"{'; '.join(apart) or 'them'}."
+    )
 
 
 def ranking_scope(observed: Sequence[Observed], left_out: Sequence[tuple[str, str]]) -> str | None:
@@ -266,6 +299,8 @@ def ranking_scope(observed: Sequence[Observed], left_out: Sequence[tuple[str, st
     if not left_out or not observed:
         return None
     outs = ", ".join(f"{name} ({how})" for name, how in dict(left_out).items())
-    return (f"the models below are ranked on the {len(observed)} test(s) that passed or failed "
-            f"({', '.join(o.name for o in observed)}), not on {outs}: the emulator's models "
-            "compute numbers, and none of them hangs or crashes")  # fmt: skip
+    return (
+        f"the models below are ranked on the {len(observed)} test(s) that passed or failed "
+        f"({', '.join(o.name for o in observed)}), not on {outs}: the emulator's models "
+        "compute numbers, and none of them hangs or crashes"
+    )

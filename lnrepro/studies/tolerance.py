@@ -167,8 +167,12 @@ class Band:
 
 def quantiles(values: Sequence[float]) -> dict[str, float]:
     a = np.asarray(values, dtype=np.float64)
-    return {"p50": float(np.quantile(a, 0.5)), "p90": float(np.quantile(a, 0.9)),
-            "p99": float(np.quantile(a, 0.99)), "max": float(a.max())}  # fmt: skip
+    return {
+        "p50": float(np.quantile(a, 0.5)),
+        "p90": float(np.quantile(a, 0.9)),
+        "p99": float(np.quantile(a, 0.99)),
+        "max": float(a.max()),
+    }
 
 
 def bands(s: Samples, *, kind: str, alpha: float) -> list[Band]:
@@ -178,8 +182,11 @@ def bands(s: Samples, *, kind: str, alpha: float) -> list[Band]:
         for rtol in RTOLS:
             atol = Gumbel.fit(s.get("correct", kind, t, rtol)).quantile(1 - alpha)
             atol = max(atol, max(s.get("correct", kind, t, rtol)))  # never below what was seen
-            power = {m: float(np.mean(np.asarray(s.get(m, kind, t, rtol)) > atol))
-                     for m in s.data if m != "correct"}  # fmt: skip
+            power = {
+                m: float(np.mean(np.asarray(s.get(m, kind, t, rtol)) > atol))
+                for m in s.data
+                if m != "correct"
+            }
             out.append(Band(t, rtol, atol, power, kind))
     return out
 
@@ -268,12 +275,18 @@ class ShapeStudy:
 
     def to_json(self) -> dict[str, Any]:
         s = self.samples
-        return {"schema": SCHEMA, "trials": self.trials, "alpha": self.alpha,
-                "quantiles": {m: {k: {t: quantiles(s.get(m, k, t, 0.0)) for t in TENSORS} for k in s.data[m]}
-                              for m in s.data},
-                "bands": [vars(b) for b in self.bands],
-                "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in self.best.items()},
-                "reference_variants": self.variants}  # fmt: skip
+        return {
+            "schema": SCHEMA,
+            "trials": self.trials,
+            "alpha": self.alpha,
+            "quantiles": {
+                m: {k: {t: quantiles(s.get(m, k, t, 0.0)) for t in TENSORS} for k in s.data[m]}
+                for m in s.data
+            },
+            "bands": [vars(b) for b in self.bands],
+            "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in self.best.items()},
+            "reference_variants": self.variants,
+        }
 
     def plot_lines(self) -> dict[str, float]:
         """The tolerances a plot of dx marks: the NIGHTLY test's, the tight tests', the band."""
@@ -282,16 +295,29 @@ class ShapeStudy:
 
 
 def shape_study(
-    rows: int, features: int, *, trials: int, models: Sequence[str], era: Era, alpha: float,
-    reference_variants: bool = False, progress: Callable[[int, int], None] | None = None,
-) -> ShapeStudy:  # fmt: skip
+    rows: int,
+    features: int,
+    *,
+    trials: int,
+    models: Sequence[str],
+    era: Era,
+    alpha: float,
+    reference_variants: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ShapeStudy:
     s = sample(rows, features, trials=trials, models=models, era=era, progress=progress)
     variants = None
     if reference_variants:
         x, _, _ = draw("test", rows, features, np.random.default_rng(0))
         variants = variant_spread(x)
-    return ShapeStudy(s, trials, alpha, bands(s, kind="test", alpha=alpha),
-                      {m: best_kind(s, m, alpha=alpha) for m in models}, variants)  # fmt: skip
+    return ShapeStudy(
+        s,
+        trials,
+        alpha,
+        bands(s, kind="test", alpha=alpha),
+        {m: best_kind(s, m, alpha=alpha) for m in models},
+        variants,
+    )
 
 
 # ---------------------------------------------------------------------------------- the seeds' tests
@@ -308,9 +334,15 @@ class TestVerdict:
     draws: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "tolerance": {t: list(v) for t, v in self.tolerance.items()},
-                "correct_pass": self.correct_pass, "shipped_fail": self.shipped_fail,
-                "band_atol_rtol0": self.band, "band_power": self.band_power, "draws": self.draws}  # fmt: skip
+        return {
+            "test": self.test,
+            "tolerance": {t: list(v) for t, v in self.tolerance.items()},
+            "correct_pass": self.correct_pass,
+            "shipped_fail": self.shipped_fail,
+            "band_atol_rtol0": self.band,
+            "band_power": self.band_power,
+            "draws": self.draws,
+        }
 
 
 def _margins(s: Samples, model: str, tol: dict[str, tuple[float, float]]) -> Any:
@@ -323,9 +355,14 @@ def _margins(s: Samples, model: str, tol: dict[str, tuple[float, float]]) -> Any
 
 
 def seeds_table(
-    names: Sequence[str], *, trials: int, alpha: float = 1e-6, era: Era = Era.DEC_2025, seed: int = 0,
+    names: Sequence[str],
+    *,
+    trials: int,
+    alpha: float = 1e-6,
+    era: Era = Era.DEC_2025,
+    seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
-) -> list[TestVerdict]:  # fmt: skip
+) -> list[TestVerdict]:
     """The verdict of each named test's own tolerance, and the band that does both jobs."""
     from lnrepro.emulator.catalogue import BY_NAME, DataSource, make_inputs, tolerances
 
@@ -343,10 +380,17 @@ def seeds_table(
             }
             cfgs = [KernelConfig(defects=d, era=era) for d in models.values()]
             got = dict(zip(models, kernels(x, dy, g, cfgs), strict=True))
-            need = {m: {t: needed_atol(getattr(got[m], t), getattr(ref, t), 0.0) for t in TENSORS}
-                    for m in models}  # fmt: skip
-            ok = {m: all(needed_atol(getattr(got[m], t), getattr(ref, t), tol[t][0]) <= tol[t][1]
-                         for t in TENSORS) for m in models}  # fmt: skip
+            need = {
+                m: {t: needed_atol(getattr(got[m], t), getattr(ref, t), 0.0) for t in TENSORS}
+                for m in models
+            }
+            ok = {
+                m: all(
+                    needed_atol(getattr(got[m], t), getattr(ref, t), tol[t][0]) <= tol[t][1]
+                    for t in TENSORS
+                )
+                for m in models
+            }
             band = {t: need["correct"][t] for t in TENSORS}
             power = float(any(need["shipped"][t] > band[t] for t in TENSORS))
             out.append(
@@ -364,15 +408,28 @@ def seeds_table(
         key = (case.rows, case.features)
         if key not in cache:
             tick = functools.partial(progress, name) if progress is not None else None
-            cache[key] = sample(case.rows, case.features, trials=trials, models=("shipped",),
-                                kinds=("test",), era=era, seed=seed, progress=tick)  # fmt: skip
+            cache[key] = sample(
+                case.rows,
+                case.features,
+                trials=trials,
+                models=("shipped",),
+                kinds=("test",),
+                era=era,
+                seed=seed,
+                progress=tick,
+            )
         s = cache[key]
         margins = _margins(s, "correct", tol)
         fit = Gumbel.fit(list(margins))
         correct_pass = 1.0 - fit.exceed(0.0) if margins.max() <= 0 else float(np.mean(margins <= 0))
         shipped_fail = float(np.mean(_margins(s, "shipped", tol) > 0))
-        band = {t: max(Gumbel.fit(s.get("correct", "test", t, 0.0)).quantile(1 - alpha), max(s.get("correct", "test", t, 0.0)))
-                for t in TENSORS}  # fmt: skip
+        band = {
+            t: max(
+                Gumbel.fit(s.get("correct", "test", t, 0.0)).quantile(1 - alpha),
+                max(s.get("correct", "test", t, 0.0)),
+            )
+            for t in TENSORS
+        }
         fails = np.zeros(trials, dtype=bool)
         for t in TENSORS:
             fails |= np.asarray(s.get("shipped", "test", t, 0.0)) > band[t]
@@ -393,8 +450,11 @@ def select_tests(patterns: Sequence[str]) -> list[str]:
     from lnrepro.model.requests import DEFAULT_FILTER
 
     pats = list(patterns) or DEFAULT_FILTER.split(":")
-    return [c.full_name for c in CASES
-            if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in pats)]  # fmt: skip
+    return [
+        c.full_name
+        for c in CASES
+        if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in pats)
+    ]
 
 
 def check_shape(rows: int, features: int) -> str | None:

@@ -60,8 +60,14 @@ NOT_STARTED = frozenset({"I", "X"})  # firmware init / the host's value before i
 FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
 CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
 PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
-NOC_CALLS = ("noc_semaphore_wait", "noc_async_read_barrier", "noc_async_write_barrier",
-             "noc_async_atomic_barrier", "noc_async_full_barrier", "ncrisc_noc_")  # fmt: skip
+NOC_CALLS = (
+    "noc_semaphore_wait",
+    "noc_async_read_barrier",
+    "noc_async_write_barrier",
+    "noc_async_atomic_barrier",
+    "noc_async_full_barrier",
+    "ncrisc_noc_",
+)
 KERNEL_ENTRY = ("kernel_main", "MAIN", "run_kernel", "_Z11kernel_mainv")
 ROLE_ORDER = rules.ROLE_ORDER
 
@@ -125,8 +131,16 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
     if _is_dispatch(row.kernel_name, kfile):
-        return _State(row, "dispatch", None, fw_wp, None, kfile, frames,
-                      "a dispatch kernel: it waits for commands by design")  # fmt: skip
+        return _State(
+            row,
+            "dispatch",
+            None,
+            fw_wp,
+            None,
+            kfile,
+            frames,
+            "a dispatch kernel: it waits for commands by design",
+        )
     if (
         has_kernel
         and row.go_message == "GO"
@@ -134,11 +148,27 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
         return _State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
-        return _State(row, "done", None, fw_wp, None, kfile, frames,
-                      f"its kernel returned: back in firmware {f0.function} ()")  # fmt: skip
+        return _State(
+            row,
+            "done",
+            None,
+            fw_wp,
+            None,
+            kfile,
+            frames,
+            f"its kernel returned: back in firmware {f0.function} ()",
+        )
     if has_kernel and f0 is None and fw_wp in ("W", "GW") and not row.said_idle:
-        return _State(row, "done", None, fw_wp, None, kfile, frames,
-                      f"its kernel returned: waypoint {fw_wp}, firmware's wait")  # fmt: skip
+        return _State(
+            row,
+            "done",
+            None,
+            fw_wp,
+            None,
+            kfile,
+            frames,
+            f"its kernel returned: waypoint {fw_wp}, firmware's wait",
+        )
     if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
@@ -193,8 +223,13 @@ class _Cause:
     consequences: tuple[_State, ...]
 
 
-_RULE_STATUS = {"done": rules.DONE, "waiting": rules.WAITING, "running": rules.RUNNING,
-                "asserted": rules.ASSERTED, "never started": rules.NEVER}  # fmt: skip
+_RULE_STATUS = {
+    "done": rules.DONE,
+    "waiting": rules.WAITING,
+    "running": rules.RUNNING,
+    "asserted": rules.ASSERTED,
+    "never started": rules.NEVER,
+}
 
 
 def _cause(states: list[_State]) -> _Cause | None:
@@ -203,14 +238,24 @@ def _cause(states: list[_State]) -> _Cause | None:
     if any(s.status == "dispatch" for s in states):
         return None
     mine = [s for s in states if s.status in _RULE_STATUS]
-    procs = [rules.Proc(s.row.risc, _RULE_STATUS[s.status],
-                        s.pattern if s.status == "waiting" else None,
-                        _role(s.row.risc, s.row.kernel_name, s.kernel_file)) for s in mine]  # fmt: skip
+    procs = [
+        rules.Proc(
+            s.row.risc,
+            _RULE_STATUS[s.status],
+            s.pattern if s.status == "waiting" else None,
+            _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+        )
+        for s in mine
+    ]
     verdict = rules.explain(procs)
     if verdict is None:
         return None
-    return _Cause(mine[verdict.culprit], verdict.pattern, verdict.why,
-                  tuple(mine[i] for i in verdict.consequences))  # fmt: skip
+    return _Cause(
+        mine[verdict.culprit],
+        verdict.pattern,
+        verdict.why,
+        tuple(mine[i] for i in verdict.consequences),
+    )
 
 
 def _merge(rows: list[RiscRow]) -> list[RiscRow]:
@@ -250,11 +295,20 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     for ss in by_core.values():
         cause = _cause(ss)
         if cause is not None:
-            k = (cause.pattern, cause.why, cause.state.row.risc, cause.state.row.kernel_name,
-                 cause.state.kernel_file, cause.state.waypoint, cause.state.call)  # fmt: skip
+            k = (
+                cause.pattern,
+                cause.why,
+                cause.state.row.risc,
+                cause.state.row.kernel_name,
+                cause.state.kernel_file,
+                cause.state.waypoint,
+                cause.state.call,
+            )
             causes.setdefault(k, []).append(cause)
-    pairs = sorted(((_group(m, by_core, out), m[0]) for m in causes.values()),
-                   key=lambda p: (rules.RANK.get(p[0].pattern, 9), -p[0].count))  # fmt: skip
+    pairs = sorted(
+        ((_group(m, by_core, out), m[0]) for m in causes.values()),
+        key=lambda p: (rules.RANK.get(p[0].pattern, 9), -p[0].count),
+    )
     built = [g for g, _ in pairs]
 
     idle = _idle(states)
@@ -277,16 +331,31 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         pattern, summary = built[0].pattern, built[0].sentence
     elif states:
         pattern = HangPattern.IDLE
-        summary = ("every RISC shown is idle in firmware, in reset or done: the hang is not in a "
-                   "worker kernel it shows (look at dispatch, ethernet cores, or the host)")  # fmt: skip
+        summary = (
+            "every RISC shown is idle in firmware, in reset or done: the hang is not in a "
+            "worker kernel it shows (look at dispatch, ethernet cores, or the host)"
+        )
     else:
         pattern = HangPattern.UNKNOWN
         summary = "the text shows no core: it cannot tell which kernel hangs"
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
-    return Diagnosis(pattern, Progress.SNAPSHOT, summary, tuple(built), None, (), len(places),
-                     len(idle_places), len(dispatch_places), tuple(events), tuple(warnings), source=source,
-                     idle=idle, unknowns=unknowns)  # fmt: skip
+    return Diagnosis(
+        pattern,
+        Progress.SNAPSHOT,
+        summary,
+        tuple(built),
+        None,
+        (),
+        len(places),
+        len(idle_places),
+        len(dispatch_places),
+        tuple(events),
+        tuple(warnings),
+        source=source,
+        idle=idle,
+        unknowns=unknowns,
+    )
 
 
 def _peer(s: _State) -> PeerState:
@@ -296,8 +365,13 @@ def _peer(s: _State) -> PeerState:
         "done": "done",
         "asserted": "stopped at an assert",
     }.get(s.status, s.status)
-    return PeerState(s.row.risc, state, s.waypoint if s.status in ("waiting", "running") else None,
-                     s.kernel_file or s.row.kernel_name, _role(s.row.risc, s.row.kernel_name, s.kernel_file))  # fmt: skip
+    return PeerState(
+        s.row.risc,
+        state,
+        s.waypoint if s.status in ("waiting", "running") else None,
+        s.kernel_file or s.row.kernel_name,
+        _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+    )
 
 
 def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
@@ -347,16 +421,38 @@ def _group(
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
     sentence += rules.consequence_words(
-        [rules.Proc(c.row.risc, rules.WAITING, c.pattern, _role(c.row.risc, c.row.kernel_name, c.kernel_file))
-         for c in cause.consequences]
-    )  # fmt: skip
+        [
+            rules.Proc(
+                c.row.risc,
+                rules.WAITING,
+                c.pattern,
+                _role(c.row.risc, c.row.kernel_name, c.kernel_file),
+            )
+            for c in cause.consequences
+        ]
+    )
     detail = ""
     if first.status == "asserted":
         detail = f"assert: {first.call}"
     elif row.message:
         detail = row.message
-    return CoreGroup(pattern, refs, row.risc, first.waypoint, row.kernel_id or None, first.kernel_file, role,
-                     peers, sentence, detail, (), row.kernel_name, first.frames[:6], cbs, row.go_message)  # fmt: skip
+    return CoreGroup(
+        pattern,
+        refs,
+        row.risc,
+        first.waypoint,
+        row.kernel_id or None,
+        first.kernel_file,
+        role,
+        peers,
+        sentence,
+        detail,
+        (),
+        row.kernel_name,
+        first.frames[:6],
+        cbs,
+        row.go_message,
+    )
 
 
 def _who(s: _State, role: str) -> str:
@@ -400,35 +496,49 @@ def _sentence(
     cb_part = f"; {cb_text}" if cb_text else ""
     asserted = [p for p in peers if p.state == "stopped at an assert"]
     if pattern is HangPattern.KERNEL_ASSERT:
-        return (f"{on} {who} stopped at a lightweight assert ({s.call}): the kernel hit ebreak and "
-                "everything that waits on it hangs; read the assert's condition and its arguments")  # fmt: skip
+        return (
+            f"{on} {who} stopped at a lightweight assert ({s.call}): the kernel hit ebreak and "
+            "everything that waits on it hangs; read the assert's condition and its arguments"
+        )
     if pattern is HangPattern.CONSUMER_STARVED:
         upstream = [p for p in peers if ROLE_ORDER.get(p.role or "", 9) < ROLE_ORDER.get(role, 0)]
         done = [p for p in upstream if p.state == "done"]
         if asserted:
             why = f"its producer on the same core ({asserted[-1].risc}) stopped at an assert"
         elif done:
-            why = (f"while the {done[-1].role} ({done[-1].risc}) is done: it pushed fewer pages "
-                   "than this waits for")  # fmt: skip
+            why = (
+                f"while the {done[-1].role} ({done[-1].risc}) is done: it pushed fewer pages "
+                "than this waits for"
+            )
         else:
             why = "its producer is on another core, or waits itself"
-        return (f"{on} {who} waits {_where(s)} for pages{cb_part}: {why}; compare the producer's "
-                "cb_push_back counts with this cb_wait_front")  # fmt: skip
+        return (
+            f"{on} {who} waits {_where(s)} for pages{cb_part}: {why}; compare the producer's "
+            "cb_push_back counts with this cb_wait_front"
+        )
     if pattern is HangPattern.PRODUCER_BLOCKED:
-        return (f"{on} {who} waits {_where(s)} for free space{cb_part}: its consumer pops fewer "
-                "pages than it pushes, or waits itself; compare cb_pop_front with cb_push_back")  # fmt: skip
+        return (
+            f"{on} {who} waits {_where(s)} for free space{cb_part}: its consumer pops fewer "
+            "pages than it pushes, or waits itself; compare cb_pop_front with cb_push_back"
+        )
     if pattern is HangPattern.NEVER_STARTED:
-        return (f"{on} {who} has a kernel and its go message says GO, but it is still at "
-                f"{s.waypoint} ({waypoint_meaning(s.waypoint)}): the kernel never started; check "
-                "that dispatch reached these cores and that no older program still runs there")  # fmt: skip
+        return (
+            f"{on} {who} has a kernel and its go message says GO, but it is still at "
+            f"{s.waypoint} ({waypoint_meaning(s.waypoint)}): the kernel never started; check "
+            "that dispatch reached these cores and that no older program still runs there"
+        )
     if pattern is HangPattern.NOC_WAIT:
-        return (f"{on} {who} waits {_where(s)}: a NOC transfer or semaphore that never completes; "
-                "check the addresses, the core coordinates and which core should signal it")  # fmt: skip
+        return (
+            f"{on} {who} waits {_where(s)}: a NOC transfer or semaphore that never completes; "
+            "check the addresses, the core coordinates and which core should signal it"
+        )
     if pattern is HangPattern.OTHER_WAIT:
         meaning = waypoint_meaning(s.waypoint)
         return f"{on} {who} waits {_where(s)}: {meaning}"
-    return (f"{on} {who} runs {_where(s)} and the text shows no wait: one reading cannot tell a "
-            "loop from progress; run tt-triage again and compare the PCs")  # fmt: skip
+    return (
+        f"{on} {who} runs {_where(s)} and the text shows no wait: one reading cannot tell a "
+        "loop from progress; run tt-triage again and compare the PCs"
+    )
 
 
 def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
@@ -449,32 +559,50 @@ def _unknowns(
     g = groups[0] if groups else None
     cut = sorted({c for s in states for c in s.row.cut})
     if cut:
-        u.append(f"what the cut columns held ({', '.join(cut)}): the table was cut at the right "
-                 "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)")  # fmt: skip
+        u.append(
+            f"what the cut columns held ({', '.join(cut)}): the table was cut at the right "
+            "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)"
+        )
     if g is not None:
         if not g.kernel:
-            u.append("the kernel's source file: no kernel_main frame with its file in the text (cut, "
-                     "or only the top frame shown: --full-callstack walks to kernel_main)")  # fmt: skip
+            u.append(
+                "the kernel's source file: no kernel_main frame with its file in the text (cut, "
+                "or only the top frame shown: --full-callstack walks to kernel_main)"
+            )
         if not g.name:
             u.append(
                 "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"
             )
         if not g.frames and g.pattern is not HangPattern.KERNEL_ASSERT:
-            u.append("the callstack: no frame for the waiting RISC"
-                     + (" (the one-script era prints callstacks only with -vv)" if out.era is TriageEra.ONE_SCRIPT else ""))  # fmt: skip
+            u.append(
+                "the callstack: no frame for the waiting RISC"
+                + (
+                    " (the one-script era prints callstacks only with -vv)"
+                    if out.era is TriageEra.ONE_SCRIPT
+                    else ""
+                )
+            )
         if cause is not None and cause.why in ("starved-remote", "blocked-remote") and not g.peers:
-            u.append(f"whether another RISC of these cores feeds {g.risc} or drains it: the text shows "
-                     f"no other RISC of them, so it cannot tell whether {g.risc} is the cause or "
-                     "waits on one (paste dump_callstacks' whole table)")  # fmt: skip
+            u.append(
+                f"whether another RISC of these cores feeds {g.risc} or drains it: the text shows "
+                f"no other RISC of them, so it cannot tell whether {g.risc} is the cause or "
+                "waits on one (paste dump_callstacks' whole table)"
+            )
         if g.pattern in (HangPattern.CONSUMER_STARVED, HangPattern.PRODUCER_BLOCKED):
             if not out.cbs:
-                some = ("whether its producer pushed some pages or none (a partly filled or an "
-                        "empty circular buffer)" if g.pattern is HangPattern.CONSUMER_STARVED
-                        else "whether the circular buffer it waits on is full")  # fmt: skip
+                some = (
+                    "whether its producer pushed some pages or none (a partly filled or an "
+                    "empty circular buffer)"
+                    if g.pattern is HangPattern.CONSUMER_STARVED
+                    else "whether the circular buffer it waits on is full"
+                )
                 u.append(f"{some}: the text has no dump_circular_buffers table")
             partial = sorted({c.cb for c in g.cbs if c.state == "partial" and c.risc == g.risc})
-            hint = (f" (CB {', '.join(map(str, partial))} is partly filled on {g.risc})"
-                    if partial else "")  # fmt: skip
+            hint = (
+                f" (CB {', '.join(map(str, partial))} is partly filled on {g.risc})"
+                if partial
+                else ""
+            )
             u.append(f"which circular buffer it waits on: the frames carry no arguments{hint}")
     if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
         u.append(

@@ -485,9 +485,23 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         if wp and not _WAYPOINT.match(wp):
             wp = None
         cut = tuple(f"{h.rstrip(CLIPPED)} and those right of it" for h in t.cut_columns)
-        out.rows.append(RiscRow(place, risc, script, no, kid, name, path,
-                                _name(t.cell(row, "Go Message")), wp, _int(t.cell(row, "PC")),
-                                frames, message, cut))  # fmt: skip
+        out.rows.append(
+            RiscRow(
+                place,
+                risc,
+                script,
+                no,
+                kid,
+                name,
+                path,
+                _name(t.cell(row, "Go Message")),
+                wp,
+                _int(t.cell(row, "PC")),
+                frames,
+                message,
+                cut,
+            )
+        )
 
 
 _DEV_NOC = re.compile(r"(\S+?):(\d{1,3})-(\d{1,3})")
@@ -542,10 +556,21 @@ def _cb_table(out: TriageOutput, t: Table) -> None:
         if place is None or cb is None or state is None:
             continue
         risc = _name(t.cell(row, "RISC", "RiscV"))
-        out.cbs.append(CbRow(place, CbState(cb, risc.upper() if risc else None, state,
-                                            _name(t.cell(row, "Kind")) or "local",
-                                            _int(t.cell(row, "pages")), _int(t.cell(row, "recv")),
-                                            _int(t.cell(row, "acked")), _int(t.cell(row, "occ")))))  # fmt: skip
+        out.cbs.append(
+            CbRow(
+                place,
+                CbState(
+                    cb,
+                    risc.upper() if risc else None,
+                    state,
+                    _name(t.cell(row, "Kind")) or "local",
+                    _int(t.cell(row, "pages")),
+                    _int(t.cell(row, "recv")),
+                    _int(t.cell(row, "acked")),
+                    _int(t.cell(row, "occ")),
+                ),
+            )
+        )
 
 
 def _assert_table(out: TriageOutput, t: Table) -> None:

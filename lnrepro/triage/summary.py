@@ -137,8 +137,24 @@ def parse_summary(text: str) -> TriageOutput:
                 out.asserts += [AssertRow(place, r, name, code.group(0), frames) for r in riscs]
                 continue
             for risc in riscs:
-                out.rows.append(RiscRow(place, risc, "summary", no, None, name, None, None, wp, None,
-                                        frames, None, (), idle))  # fmt: skip
+                out.rows.append(
+                    RiscRow(
+                        place,
+                        risc,
+                        "summary",
+                        no,
+                        None,
+                        name,
+                        None,
+                        None,
+                        wp,
+                        None,
+                        frames,
+                        None,
+                        (),
+                        idle,
+                    )
+                )
     return out
 
 
@@ -153,9 +169,14 @@ def _frames(lines: list[str]) -> tuple[Frame, ...]:
         f = frame(ln) if "#" in ln else None
         if f is None and (m := _BARE_FRAME.match(ln)):
             pc = int(m.group(1), 16) if m.group(1) else None
-            f = Frame(len(frames), m.group(2), m.group(3),
-                      int(m.group(4)) if m.group(4) else None,
-                      int(m.group(5)) if m.group(5) else None, pc)  # fmt: skip
+            f = Frame(
+                len(frames),
+                m.group(2),
+                m.group(3),
+                int(m.group(4)) if m.group(4) else None,
+                int(m.group(5)) if m.group(5) else None,
+                pc,
+            )
         if f is not None:
             frames.append(f)
     return tuple(frames)

@@ -60,8 +60,11 @@ def unnumber(lines: list[str]) -> tuple[list[str], int]:
     # its separator is the whitespace most lines begin right after
     rests = [m.group(3) for _, m in found]
     piped = [x.group() for r in rests if (x := _PIPE.match(r)) is not None]
-    pool = piped if len(piped) * 10 >= len(rests) * 9 else [
-        x.group() for r in rests if (x := _WS.match(r)) is not None]  # fmt: skip
+    pool = (
+        piped
+        if len(piped) * 10 >= len(rests) * 9
+        else [x.group() for r in rests if (x := _WS.match(r)) is not None]
+    )
     seps: dict[str, int] = {}
     for sep in pool:
         seps[sep] = seps.get(sep, 0) + 1
@@ -98,8 +101,7 @@ def restore_first_box(lines: list[str]) -> tuple[list[str], bool]:
         return out, True
     bars = [i + 1 for i, c in enumerate(first) if c in VERTICAL]
     below = {i for i, c in enumerate(nxt) if c in VERTICAL}
-    if (first[:1] not in VERTICAL and nxt[:1] in VERTICAL and len(bars) >= 2
-            and set(bars) <= below):  # fmt: skip
+    if first[:1] not in VERTICAL and nxt[:1] in VERTICAL and len(bars) >= 2 and set(bars) <= below:
         out[at] = nxt[0] + first
         return out, True
     return lines, False

@@ -112,9 +112,19 @@ def diagnose(
             if error_groups
             else "the log has no dump: the watcher never polled (set TT_METAL_WATCHER=<seconds>)"
         )
-        return _finish(Diagnosis(pattern, Progress.NO_DUMP, summary, tuple(error_groups),
-                                 events=_event_texts(last_events), warnings=tuple(warnings)),
-                       dprint, max_dprint, log)  # fmt: skip
+        return _finish(
+            Diagnosis(
+                pattern,
+                Progress.NO_DUMP,
+                summary,
+                tuple(error_groups),
+                events=_event_texts(last_events),
+                warnings=tuple(warnings),
+            ),
+            dprint,
+            max_dprint,
+            log,
+        )
 
     progress, compared = _progress(complete, chosen)
     findings: dict[tuple[object, ...], tuple[_Finding, list[CoreRef]]] = {}
@@ -159,9 +169,19 @@ def diagnose(
         pattern, summary = HangPattern.UNKNOWN, "the log alone cannot tell: its dump lists no core"
     if progress is Progress.SLOW and pattern is not HangPattern.WATCHER_ERROR:
         summary = "not hung yet, the state still changes between dumps; at the last one " + summary
-    diag = Diagnosis(pattern, progress, summary, tuple(groups), chosen.number, compared,
-                     len(chosen.cores), idle, dispatch, _event_texts(last_events),
-                     tuple(warnings))  # fmt: skip
+    diag = Diagnosis(
+        pattern,
+        progress,
+        summary,
+        tuple(groups),
+        chosen.number,
+        compared,
+        len(chosen.cores),
+        idle,
+        dispatch,
+        _event_texts(last_events),
+        tuple(warnings),
+    )
     return _finish(diag, dprint, max_dprint, log)
 
 
@@ -183,8 +203,10 @@ def _unknowns(diag: Diagnosis, log: WatcherLog) -> tuple[str, ...]:
     out: list[str] = []
     for g in diag.groups:
         if g.kernel_id and not g.kernel:
-            out.append(f"which file kernel id {g.kernel_id} is: the text has no k_id[{g.kernel_id}] "
-                       "line (paste the dump's k_id lines or kernel_names.txt)")  # fmt: skip
+            out.append(
+                f"which file kernel id {g.kernel_id} is: the text has no k_id[{g.kernel_id}] "
+                "line (paste the dump's k_id lines or kernel_names.txt)"
+            )
     if diag.progress is Progress.SINGLE_DUMP:
         out.append("whether it still moves: one dump only (paste two or more dumps in a row)")
     if any(c.era in (Era.CORE_2023, Era.DEVICE_CORE_2024) for d in log.dumps for c in d.cores):
@@ -236,8 +258,15 @@ def _error_groups(events: list[Event]) -> list[CoreGroup]:
     out = []
     for (risc, text), refs in by.items():
         where = f"on {_cores(len(refs))} " if refs else ""
-        out.append(CoreGroup(HangPattern.WATCHER_ERROR, tuple(refs), risc, detail=text,
-                             sentence=f"the watcher stopped the device {where}: {text}".replace(" :", ":")))  # fmt: skip
+        out.append(
+            CoreGroup(
+                HangPattern.WATCHER_ERROR,
+                tuple(refs),
+                risc,
+                detail=text,
+                sentence=f"the watcher stopped the device {where}: {text}".replace(" :", ":"),
+            )
+        )
     return out
 
 
@@ -252,8 +281,10 @@ def _pause_groups(events: list[Event]) -> list[CoreGroup]:
     if not refs:
         return []
     risc = next((e.risc for e in events if e.kind is EventKind.PAUSE and e.risc), None)
-    sentence = (f"{_cores(len(refs))} wait in PAUSE() for ENTER on the test's console: press "
-                "it, or rebuild without the PAUSE")  # fmt: skip
+    sentence = (
+        f"{_cores(len(refs))} wait in PAUSE() for ENTER on the test's console: press "
+        "it, or rebuild without the PAUSE"
+    )
     return [CoreGroup(HangPattern.PAUSED, refs, risc, sentence=sentence)]
 
 
@@ -329,8 +360,12 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
         return None  # finished
     if all(r.status == "done" for r in riscs):
         return None
-    procs = [rules.Proc(r.risc, r.status, rules.wait_of(r.waypoint) if r.status == "waiting" else None, r.role)
-             for r in riscs]  # fmt: skip
+    procs = [
+        rules.Proc(
+            r.risc, r.status, rules.wait_of(r.waypoint) if r.status == "waiting" else None, r.role
+        )
+        for r in riscs
+    ]
     verdict = rules.explain(procs, has_waypoints=core.has_waypoints)
     if verdict is None:
         return None
@@ -380,57 +415,91 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
     call = WAYPOINT_CALL.get(wp, wp)
     if key == "starved":
         producer = _peer_words(found.peers, upstream, "done", upstream=True)
-        s = (f"on {n} {_who(r)} waits in cb_wait_front (CWFW) while {producer} is done: the "
-             "producer pushed fewer pages than the consumer waits for; compare the page counts "
-             "of its cb_push_back calls with this cb_wait_front, per block and in total")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in cb_wait_front (CWFW) while {producer} is done: the "
+            "producer pushed fewer pages than the consumer waits for; compare the page counts "
+            "of its cb_push_back calls with this cb_wait_front, per block and in total"
+        )
     elif key == "starved-remote":
-        s = (f"on {n} {_who(r)} waits in cb_wait_front (CWFW) and nothing on these cores "
-             "produces for it: the pages come from another core or the host; check that sender's "
-             "pushes and the semaphores that signal them")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in cb_wait_front (CWFW) and nothing on these cores "
+            "produces for it: the pages come from another core or the host; check that sender's "
+            "pushes and the semaphores that signal them"
+        )
     elif key == "cycle":
         consumer = _peer_words(found.peers, downstream, "waiting", upstream=False)
-        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space while {consumer} "
-             "waits for pages: each waits for the other, so one call asks for more pages than "
-             "the circular buffer holds; check the CB's capacity in pages against the "
-             "cb_reserve_back and cb_wait_front counts")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space while {consumer} "
+            "waits for pages: each waits for the other, so one call asks for more pages than "
+            "the circular buffer holds; check the CB's capacity in pages against the "
+            "cb_reserve_back and cb_wait_front counts"
+        )
     elif key == "blocked-done":
         consumer = _peer_words(found.peers, downstream, "done", upstream=False)
-        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space in a full circular "
-             f"buffer while {consumer} is done: the consumer pops fewer pages than the producer "
-             "pushes; compare its cb_pop_front counts with the cb_push_back counts")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space in a full circular "
+            f"buffer while {consumer} is done: the consumer pops fewer pages than the producer "
+            "pushes; compare its cb_pop_front counts with the cb_push_back counts"
+        )
     elif key == "blocked-remote":
-        s = (f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space and nothing on these "
-             "cores drains that buffer: its consumer is on another core; check that consumer "
-             "and the signal that frees the pages")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in cb_reserve_back (CRBW) for space and nothing on these "
+            "cores drains that buffer: its consumer is on another core; check that consumer "
+            "and the signal that frees the pages"
+        )
     elif key == "noc":
-        s = (f"on {n} {_who(r)} waits in {call} ({wp}): a NOC transfer or semaphore that never "
-             "completes; check the addresses and core coordinates it uses (the watcher's NOC "
-             "sanitizer stops bad ones) and which core is meant to signal it")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits in {call} ({wp}): a NOC transfer or semaphore that never "
+            "completes; check the addresses and core coordinates it uses (the watcher's NOC "
+            "sanitizer stops bad ones) and which core is meant to signal it"
+        )
     elif key == "never":
-        s = (f"on {n} {r.risc} has {_who(r).split(' (')[0]} and the go message says go, but it "
-             f"is still at {wp} ({waypoint_meaning(wp)}): the kernel never started; compare the "
-             "cores' h_id (an older program still running) and check that dispatch reached them")  # fmt: skip
+        s = (
+            f"on {n} {r.risc} has {_who(r).split(' (')[0]} and the go message says go, but it "
+            f"is still at {wp} ({waypoint_meaning(wp)}): the kernel never started; compare the "
+            "cores' h_id (an older program still running) and check that dispatch reached them"
+        )
     elif key == "chain":
-        s = (f"on {n} {_who(r)} waits at {wp} ({waypoint_meaning(wp)}) and so does every peer "
-             "it depends on: follow the chain to the buffer whose counts disagree")  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} waits at {wp} ({waypoint_meaning(wp)}) and so does every peer "
+            "it depends on: follow the chain to the buffer whose counts disagree"
+        )
     elif key == "other":
-        s = (f"on {n} {_who(r)} is blocked at waypoint {wp}: a wait with no rule here; grep the "
-             f'kernel and firmware sources for WAYPOINT("{wp}")')  # fmt: skip
+        s = (
+            f"on {n} {_who(r)} is blocked at waypoint {wp}: a wait with no rule here; grep the "
+            f'kernel and firmware sources for WAYPOINT("{wp}")'
+        )
     elif key == "no-waypoints":
-        s = (f"on {n} the log has no waypoints (firmware built without watcher) and {r.risc} "
-             f"({r.role}) is {r.status}: the log alone cannot tell where it waits; rerun with "
-             "TT_METAL_WATCHER set")  # fmt: skip
+        s = (
+            f"on {n} the log has no waypoints (firmware built without watcher) and {r.risc} "
+            f"({r.role}) is {r.status}: the log alone cannot tell where it waits; rerun with "
+            "TT_METAL_WATCHER set"
+        )
     else:
         hint = ""
         if r.role == "compute" and any(
             p.role == "reader" and p.state == "done" for p in found.peers
         ):
-            hint = (" (on Wormhole a compute cb_wait_front sets no waypoint, so a starved compute "
-                    "kernel looks like this; put DPRINTs around its CB calls)")  # fmt: skip
-        s = (f"on {n} {_who(r)} runs past its last waypoint {wp}: the log "
-             f"alone cannot tell what it waits for{hint}")  # fmt: skip
-    return CoreGroup(found.pattern, refs, r.risc, r.waypoint, r.kernel_id, r.kernel, r.role,
-                     found.peers, s + found.after, found.detail)  # fmt: skip
+            hint = (
+                " (on Wormhole a compute cb_wait_front sets no waypoint, so a starved compute "
+                "kernel looks like this; put DPRINTs around its CB calls)"
+            )
+        s = (
+            f"on {n} {_who(r)} runs past its last waypoint {wp}: the log "
+            f"alone cannot tell what it waits for{hint}"
+        )
+    return CoreGroup(
+        found.pattern,
+        refs,
+        r.risc,
+        r.waypoint,
+        r.kernel_id,
+        r.kernel,
+        r.role,
+        found.peers,
+        s + found.after,
+        found.detail,
+    )
 
 
 def counts(diag: Diagnosis) -> Counter[HangPattern]:

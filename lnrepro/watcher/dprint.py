@@ -20,17 +20,26 @@ from dataclasses import replace
 from lnrepro.model.hang import CoreGroup, CoreRef, Diagnosis, DprintLine
 
 RISC_NAMES = {
-    "BR": "BRISC", "NC": "NCRISC", "TR0": "TRISC0", "TR1": "TRISC1", "TR2": "TRISC2",
-    "ER": "ERISC", "ER0": "ERISC", "ER1": "ERISC1", "DR": "DRISC",
-}  # fmt: skip
+    "BR": "BRISC",
+    "NC": "NCRISC",
+    "TR0": "TRISC0",
+    "TR1": "TRISC1",
+    "TR2": "TRISC2",
+    "ER": "ERISC",
+    "ER0": "ERISC",
+    "ER1": "ERISC1",
+    "DR": "DRISC",
+}
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PREFIX = re.compile(
     r"(?:^|[\s|\]])(\d{1,4}):(?:\(x=\s*(\d{1,4}),\s*y=\s*(\d{1,4})\)|(\d{1,4})-(\d{1,4})):"
     r"(BR|NC|TR[0-2]|ER[01]?|DR|[A-Z]{2,6}\d?):\s?(.*)$"
 )
-_OPS = re.compile(r"\b(cb_wait_front|cb_push_back|cb_reserve_back|cb_pop_front|cb_pages_"
-                  r"(?:available|reservable)_at_front|cb_pages_reservable_at_back)\b")  # fmt: skip
+_OPS = re.compile(
+    r"\b(cb_wait_front|cb_push_back|cb_reserve_back|cb_pop_front|cb_pages_"
+    r"(?:available|reservable)_at_front|cb_pages_reservable_at_back)\b"
+)
 _CB_ID = re.compile(
     r"\bc_(?:in|out|intermed)?(\d{1,3})\b|\bcb(?:_id|_index)?\s*(?:\[|=|:|#|\s)\s*(\d{1,3})\b|"
     r"\bCBIndex::c_(\d{1,3})\b|\bcb_(\d{1,3})\b",
@@ -53,8 +62,16 @@ def parse_line(line: str, line_no: int = 0) -> DprintLine | None:
         for v in g:
             if v and int(v) not in ids:
                 ids.append(int(v))
-    return DprintLine(line_no, int(m.group(1)), int(x), int(y), RISC_NAMES.get(m.group(6), m.group(6)),
-                      text, tuple(ids), ops)  # fmt: skip
+    return DprintLine(
+        line_no,
+        int(m.group(1)),
+        int(x),
+        int(y),
+        RISC_NAMES.get(m.group(6), m.group(6)),
+        text,
+        tuple(ids),
+        ops,
+    )
 
 
 def parse_dprint(text: str, *, cb_only: bool = True) -> list[DprintLine]:

@@ -119,13 +119,23 @@ class RiscState:
     enabled: bool | None = None  # its enable letter, where the line has one
 
     def to_json(self) -> dict[str, Any]:
-        return {"risc": self.risc, "waypoint": self.waypoint, "run": self.run,
-                "kernel_id": self.kernel_id, "enabled": self.enabled}  # fmt: skip
+        return {
+            "risc": self.risc,
+            "waypoint": self.waypoint,
+            "run": self.run,
+            "kernel_id": self.kernel_id,
+            "enabled": self.enabled,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> RiscState:
-        return cls(r.str("risc"), r.opt_str("waypoint"), r.opt_str("run"), r.opt_int("kernel_id"),
-                   r.opt_bool("enabled"))  # fmt: skip
+        return cls(
+            r.str("risc"),
+            r.opt_str("waypoint"),
+            r.opt_str("run"),
+            r.opt_int("kernel_id"),
+            r.opt_bool("enabled"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,31 +199,65 @@ class CoreLine:
 
     def state_key(self) -> tuple[object, ...]:
         """What changes while the core makes progress."""
-        return (tuple((r.risc, r.waypoint, r.run) for r in self.riscs), self.run, self.smsg,
-                self.h_id, self.k_ids, self.error)  # fmt: skip
+        return (
+            tuple((r.risc, r.waypoint, r.run) for r in self.riscs),
+            self.run,
+            self.smsg,
+            self.h_id,
+            self.k_ids,
+            self.error,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"line_no": self.line_no, "era": self.era.value, "device": self.device,
-                "kind": self.kind.value, "x": self.x, "y": self.y,
-                "virtual": _pair_json(self.virtual), "phys": _pair_json(self.phys),
-                "riscs": [r.to_json() for r in self.riscs], "dispatch": self.dispatch,
-                "noc": self.noc, "run": self.run, "enables": self.enables, "h_id": self.h_id,
-                "smsg": self.smsg, "k_ids": list(self.k_ids),
-                "cb_sync": [c.to_json() for c in self.cb_sync],
-                "ring_buffer": list(self.ring_buffer), "error": self.error,
-                "partial": self.partial, "extra": self.extra}  # fmt: skip
+        return {
+            "line_no": self.line_no,
+            "era": self.era.value,
+            "device": self.device,
+            "kind": self.kind.value,
+            "x": self.x,
+            "y": self.y,
+            "virtual": _pair_json(self.virtual),
+            "phys": _pair_json(self.phys),
+            "riscs": [r.to_json() for r in self.riscs],
+            "dispatch": self.dispatch,
+            "noc": self.noc,
+            "run": self.run,
+            "enables": self.enables,
+            "h_id": self.h_id,
+            "smsg": self.smsg,
+            "k_ids": list(self.k_ids),
+            "cb_sync": [c.to_json() for c in self.cb_sync],
+            "ring_buffer": list(self.ring_buffer),
+            "error": self.error,
+            "partial": self.partial,
+            "extra": self.extra,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> CoreLine:
-        return cls(r.int("line_no", 0), r.enum("era", Era), r.opt_int("device"),
-                   r.enum("kind", CoreKind, CoreKind.WORKER), r.int("x", 0), r.int("y", 0),
-                   _pair(r, "virtual"), _pair(r, "phys"),
-                   tuple(RiscState.from_json(x) for x in r.list("riscs", default=[])),
-                   r.opt_str("dispatch"), r.opt_int("noc"), r.opt_str("run"), r.opt_str("enables"),
-                   r.opt_int("h_id"), r.opt_str("smsg"), r.ints("k_ids"),
-                   tuple(CbSync.from_json(c) for c in r.list("cb_sync", default=[])),
-                   r.ints("ring_buffer"), r.opt_str("error"), r.bool("partial", False),
-                   r.str("extra", ""))  # fmt: skip
+        return cls(
+            r.int("line_no", 0),
+            r.enum("era", Era),
+            r.opt_int("device"),
+            r.enum("kind", CoreKind, CoreKind.WORKER),
+            r.int("x", 0),
+            r.int("y", 0),
+            _pair(r, "virtual"),
+            _pair(r, "phys"),
+            tuple(RiscState.from_json(x) for x in r.list("riscs", default=[])),
+            r.opt_str("dispatch"),
+            r.opt_int("noc"),
+            r.opt_str("run"),
+            r.opt_str("enables"),
+            r.opt_int("h_id"),
+            r.opt_str("smsg"),
+            r.ints("k_ids"),
+            tuple(CbSync.from_json(c) for c in r.list("cb_sync", default=[])),
+            r.ints("ring_buffer"),
+            r.opt_str("error"),
+            r.bool("partial", False),
+            r.str("extra", ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,15 +274,29 @@ class Event:
     risc: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "text": self.text, "line_no": self.line_no,
-                "dump": self.dump, "device": self.device, "x": self.x, "y": self.y,
-                "risc": self.risc}  # fmt: skip
+        return {
+            "kind": self.kind.value,
+            "text": self.text,
+            "line_no": self.line_no,
+            "dump": self.dump,
+            "device": self.device,
+            "x": self.x,
+            "y": self.y,
+            "risc": self.risc,
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Event:
-        return cls(r.enum("kind", EventKind), r.str("text", ""), r.int("line_no", 0),
-                   r.opt_int("dump"), r.opt_int("device"), r.opt_int("x"), r.opt_int("y"),
-                   r.opt_str("risc"))  # fmt: skip
+        return cls(
+            r.enum("kind", EventKind),
+            r.str("text", ""),
+            r.int("line_no", 0),
+            r.opt_int("dump"),
+            r.opt_int("device"),
+            r.opt_int("x"),
+            r.opt_int("y"),
+            r.opt_str("risc"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,18 +321,31 @@ class Dump:
 
     def to_json(self) -> dict[str, Any]:
         kernels = {str(k): v for k, v in sorted((self.kernels or {}).items())}
-        return {"number": self.number, "line_no": self.line_no, "run": self.run,
-                "seconds": self.seconds, "completed_at": self.completed_at,
-                "complete": self.complete, "cores": [c.to_json() for c in self.cores],
-                "kernels": kernels, "events": [e.to_json() for e in self.events]}  # fmt: skip
+        return {
+            "number": self.number,
+            "line_no": self.line_no,
+            "run": self.run,
+            "seconds": self.seconds,
+            "completed_at": self.completed_at,
+            "complete": self.complete,
+            "cores": [c.to_json() for c in self.cores],
+            "kernels": kernels,
+            "events": [e.to_json() for e in self.events],
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Dump:
-        return cls(r.int("number"), r.int("line_no", 0), r.int("run", 1), r.opt_float("seconds"),
-                   r.opt_float("completed_at"), r.bool("complete", True),
-                   tuple(CoreLine.from_json(c) for c in r.list("cores", default=[])),
-                   _int_map(r, "kernels"),
-                   tuple(Event.from_json(e) for e in r.list("events", default=[])))  # fmt: skip
+        return cls(
+            r.int("number"),
+            r.int("line_no", 0),
+            r.int("run", 1),
+            r.opt_float("seconds"),
+            r.opt_float("completed_at"),
+            r.bool("complete", True),
+            tuple(CoreLine.from_json(c) for c in r.list("cores", default=[])),
+            _int_map(r, "kernels"),
+            tuple(Event.from_json(e) for e in r.list("events", default=[])),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,15 +361,27 @@ class Run:
     legend: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "line_no": self.line_no, "started_at": self.started_at,
-                "processors": list(self.processors), "attached": list(self.attached),
-                "detached": list(self.detached), "legend": list(self.legend)}  # fmt: skip
+        return {
+            "index": self.index,
+            "line_no": self.line_no,
+            "started_at": self.started_at,
+            "processors": list(self.processors),
+            "attached": list(self.attached),
+            "detached": list(self.detached),
+            "legend": list(self.legend),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> Run:
-        return cls(r.int("index", 1), r.int("line_no", 0), r.opt_float("started_at"),
-                   r.strs("processors"), r.ints("attached"), r.ints("detached"),
-                   r.strs("legend"))  # fmt: skip
+        return cls(
+            r.int("index", 1),
+            r.int("line_no", 0),
+            r.opt_float("started_at"),
+            r.strs("processors"),
+            r.ints("attached"),
+            r.ints("detached"),
+            r.strs("legend"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,20 +430,26 @@ class WatcherLog:
 
     def to_json(self) -> dict[str, Any]:
         names = {str(k): v for k, v in sorted((self.kernel_names or {}).items())}
-        return {"schema": self.SCHEMA, "runs": [r.to_json() for r in self.runs],
-                "dumps": [d.to_json() for d in self.dumps], "kernel_names": names,
-                "events": [e.to_json() for e in self.events],
-                "unparsed": [u.to_json() for u in self.unparsed],
-                "warnings": list(self.warnings)}  # fmt: skip
+        return {
+            "schema": self.SCHEMA,
+            "runs": [r.to_json() for r in self.runs],
+            "dumps": [d.to_json() for d in self.dumps],
+            "kernel_names": names,
+            "events": [e.to_json() for e in self.events],
+            "unparsed": [u.to_json() for u in self.unparsed],
+            "warnings": list(self.warnings),
+        }
 
     @classmethod
     def from_json(cls, r: Reader) -> WatcherLog:
-        return cls(tuple(Run.from_json(x) for x in r.list("runs", default=[])),
-                   tuple(Dump.from_json(x) for x in r.list("dumps", default=[])),
-                   _int_map(r, "kernel_names"),
-                   tuple(Event.from_json(x) for x in r.list("events", default=[])),
-                   tuple(Unparsed.from_json(x) for x in r.list("unparsed", default=[])),
-                   r.strs("warnings"))  # fmt: skip
+        return cls(
+            tuple(Run.from_json(x) for x in r.list("runs", default=[])),
+            tuple(Dump.from_json(x) for x in r.list("dumps", default=[])),
+            _int_map(r, "kernel_names"),
+            tuple(Event.from_json(x) for x in r.list("events", default=[])),
+            tuple(Unparsed.from_json(x) for x in r.list("unparsed", default=[])),
+            r.strs("warnings"),
+        )
 
 
 # ---------------------------------------------------------------------------------- patterns
@@ -374,10 +463,20 @@ _NAME_LINE = re.compile(r"^\s*(\d{1,9}):\s+(blank|\S+\.(?:cpp|cc|c|h|hpp)|\S*/\S
 _LEGEND_PROCS = re.compile(r"waypoint\s+for\s+(.+?)\s*$")
 # The newest/2025/2024-phys prefix: "Device 0 worker core(x= 1,y= 2) [virtual(..)] [phys(..)]:"
 _PREFIX_NEW = re.compile(
-    r"(?:D|\b)evice\s+(\d{1,9})\s+(worker|acteth|idleth|ethnet|dram)\s+core\(x=" + _N + r",\s*y="
-    + _N + r"\)(?:\s+virtual\(x=" + _N + r",\s*y=" + _N + r"\))?(?:\s+phys\(x=" + _N
-    + r",\s*y=" + _N + r"\))?\s*:"
-)  # fmt: skip
+    r"(?:D|\b)evice\s+(\d{1,9})\s+(worker|acteth|idleth|ethnet|dram)\s+core\(x="
+    + _N
+    + r",\s*y="
+    + _N
+    + r"\)(?:\s+virtual\(x="
+    + _N
+    + r",\s*y="
+    + _N
+    + r"\))?(?:\s+phys\(x="
+    + _N
+    + r",\s*y="
+    + _N
+    + r"\))?\s*:"
+)
 _PREFIX_DEVICE_CORE = re.compile(
     r"(?:D|\b)evice\s+(\d{1,9}),\s*Core\s*\(x=" + _N + r",\s*y=" + _N + r"\)\s*:"
 )
@@ -471,9 +570,15 @@ class _State:
         headerless = self.dump.number == 0
         complete = closed or ((headerless or not self.uses_completed) and not cut)
         self.dumps.append(
-            replace(self.dump, completed_at=completed_at, complete=complete and not cut, cores=cores,
-                    kernels=dict(self.dump_kernels or {}), events=tuple(self.dump_events or ()))
-        )  # fmt: skip
+            replace(
+                self.dump,
+                completed_at=completed_at,
+                complete=complete and not cut,
+                cores=cores,
+                kernels=dict(self.dump_kernels or {}),
+                events=tuple(self.dump_events or ()),
+            )
+        )
         if not complete:
             why = "its last core line is cut" if cut else "it has no 'completed' line"
             self.warnings.append(f"Dump #{self.dump.number} is incomplete: {why}")
@@ -555,8 +660,14 @@ def parse(text: str) -> WatcherLog:
     for no, raw in enumerate(lines, 1):
         _line(st, no, raw.replace("\x00", ""))
     st.close_dump()
-    return WatcherLog(tuple(st.runs), tuple(st.dumps), dict(st.names), tuple(st.events),
-                      tuple(st.unparsed), tuple(st.warnings))  # fmt: skip
+    return WatcherLog(
+        tuple(st.runs),
+        tuple(st.dumps),
+        dict(st.names),
+        tuple(st.events),
+        tuple(st.unparsed),
+        tuple(st.warnings),
+    )
 
 
 def parse_file(path: Path) -> WatcherLog:
@@ -694,10 +805,26 @@ def _core(st: _State, no: int, line: str) -> bool:
     core = _body(st, no, era, device, kind, x, y, virtual, phys, body)
     if core.error:
         rm = _RISC_WORD.search(core.error)
-        ek = EventKind.ASSERT if re.search(r"assert", core.error, re.I) else (
-            EventKind.NOC_ERROR if re.search(r"noc|access", core.error, re.I) else EventKind.ERROR)  # fmt: skip
-        st.add_event(Event(ek, core.error, no, device=device, x=x, y=y,
-                           risc=_risc_name(rm.group(1)) if rm else None))  # fmt: skip
+        ek = (
+            EventKind.ASSERT
+            if re.search(r"assert", core.error, re.I)
+            else (
+                EventKind.NOC_ERROR
+                if re.search(r"noc|access", core.error, re.I)
+                else EventKind.ERROR
+            )
+        )
+        st.add_event(
+            Event(
+                ek,
+                core.error,
+                no,
+                device=device,
+                x=x,
+                y=y,
+                risc=_risc_name(rm.group(1)) if rm else None,
+            )
+        )
     if st.dump_cores is None and not core.error:
         # an excerpt pasted without its "Dump #N" header: its core lines are one dump (number 0)
         st.dump = Dump(0, no, st.run_index or 1)
@@ -772,9 +899,29 @@ def _body(
         count = len(names) if kind is CoreKind.WORKER else max(1, len(k_ids))
     riscs = _riscs(names, waypoints, count, kind, run, smsg, enables, k_ids)
     partial = rm is None and km is None and error is None
-    return CoreLine(no, _era(era, k_ids, hm), device, kind, x, y, virtual, phys, riscs, dispatch,
-                    noc, run, enables, int(hm.group(1)) if hm else None, smsg, k_ids, cb_sync,
-                    (), error, partial, extra)  # fmt: skip
+    return CoreLine(
+        no,
+        _era(era, k_ids, hm),
+        device,
+        kind,
+        x,
+        y,
+        virtual,
+        phys,
+        riscs,
+        dispatch,
+        noc,
+        run,
+        enables,
+        int(hm.group(1)) if hm else None,
+        smsg,
+        k_ids,
+        cb_sync,
+        (),
+        error,
+        partial,
+        extra,
+    )
 
 
 def _error_start(body: str, at: int) -> int:

@@ -204,12 +204,18 @@ def test_information_is_a_bit_for_a_noise_free_halving_test() -> None:
 
 # ---------------------------------------------------------------------------------- search
 def simulate(
-    graph: Graph, culprit: str, seed: int, confidence: float, rule: str = "cost", jobs: int = 1,
+    graph: Graph,
+    culprit: str,
+    seed: int,
+    confidence: float,
+    rule: str = "cost",
+    jobs: int = 1,
     infra: float = 0.0,
-) -> tuple[BayesSearch, bool]:  # fmt: skip
+) -> tuple[BayesSearch, bool]:
     rng = random.Random(seed)
-    s = BayesSearch(graph, graph.order[-1], [graph.order[0]], confidence,
-                    costs=Costs(1800, 72, 60), rule=rule)  # fmt: skip
+    s = BayesSearch(
+        graph, graph.order[-1], [graph.order[0]], confidence, costs=Costs(1800, 72, 60), rule=rule
+    )
     bad = graph.bit(culprit)
     while batch := s.next_batch(jobs):
         for a in batch:
@@ -242,10 +248,21 @@ def test_the_stated_posterior_does_not_let_a_rival_pick_its_own_rates() -> None:
     candidate, the culprit's child explains the culprit's failures as a clean commit failing
     often. On the same runs the stated posterior gives that rival about what the true rates do."""
     g = linear(16)
-    runs = {"c15": (7, 10), "c0": (0, 3), "c12": (4, 5), "c10": (3, 4), "c8": (3, 4),
-            "c7": (0, 4), "c4": (0, 3), "c6": (0, 2), "c2": (0, 2)}  # fmt: skip
-    posts = {name: Posterior(g, "c15", ["c0"], r) for name, r in (("learned", Rates()),
-                                                                  ("true", Rates(fixed=(0.7, 0.05))))}  # fmt: skip
+    runs = {
+        "c15": (7, 10),
+        "c0": (0, 3),
+        "c12": (4, 5),
+        "c10": (3, 4),
+        "c8": (3, 4),
+        "c7": (0, 4),
+        "c4": (0, 3),
+        "c6": (0, 2),
+        "c2": (0, 2),
+    }
+    posts = {
+        name: Posterior(g, "c15", ["c0"], r)
+        for name, r in (("learned", Rates()), ("true", Rates(fixed=(0.7, 0.05))))
+    }
     for post in posts.values():
         for sha, (k, n) in runs.items():
             post.observe(sha, k, n)
@@ -318,8 +335,13 @@ def test_a_commit_that_is_only_noise_is_still_set_aside_quickly() -> None:
     """Where runs are clean elsewhere, a commit whose runs are all noise goes after three."""
     g = linear(20)
     s = BayesSearch(g, "c19", ["c0"], 0.95)
-    for sha, out in (("c19", RunOutcome.FAIL), ("c0", RunOutcome.PASS), ("c19", RunOutcome.FAIL),
-                     ("c0", RunOutcome.PASS), ("c10", RunOutcome.PASS)):  # fmt: skip
+    for sha, out in (
+        ("c19", RunOutcome.FAIL),
+        ("c0", RunOutcome.PASS),
+        ("c19", RunOutcome.FAIL),
+        ("c0", RunOutcome.PASS),
+        ("c10", RunOutcome.PASS),
+    ):
         s.observe(Action(0, sha, ActionKind.STEP, BuildKind.NONE), [(out, "")])
     for _ in range(3):
         assert "c5" not in s.untestable

@@ -24,14 +24,21 @@ from tests.conftest import need_toolchain, worktree
 from tests.lookalike import GroundTruth, Spec, build, device_env, generate
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
-GIT_FILE_OK = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
-               "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+GIT_FILE_OK = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.file.allow",
+    "GIT_CONFIG_VALUE_0": "always",
+}
 DETERMINISTIC = "*Deterministic_2048Features"
 
 
 def rev_list(repo: str, good: str, bad: str) -> list[str]:
-    out = subprocess.run(["git", "-C", repo, "rev-list", "--topo-order", "--reverse", bad, f"^{good}"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["git", "-C", repo, "rev-list", "--topo-order", "--reverse", bad, f"^{good}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return out.split()
 
 
@@ -99,10 +106,28 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
         env.pop("TT_METAL_HOME")
         env.pop("TT_METAL_RUNTIME_ROOT")
     p = subprocess.run(
-        [*LNREPRO, "bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick",
-         t.bugrepro, *how, "--filter", DETERMINISTIC, "--json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1500,
-    )  # fmt: skip
+        [
+            *LNREPRO,
+            "bisect",
+            "--repo",
+            t.path,
+            "--good",
+            t.good,
+            "--bad",
+            t.bad,
+            "--pick",
+            t.bugrepro,
+            *how,
+            "--filter",
+            DETERMINISTIC,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=1500,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc: dict[str, Any] = json.loads(p.stdout)
     assert doc["request"]["prebuilt"] == [spec]
@@ -127,8 +152,12 @@ def test_prebuilt_trees_first_then_builds_inside_the_last_interval(
     bads = [t.bad, *(s["sha"] for s in used if s["mark"] == "bad")]
     inside: set[str] = set(commits)
     for b in bads:  # the last interval: below every bad artifact, above every good one
-        out = subprocess.run(["git", "-C", t.path, "rev-list", b, *(f"^{g}" for g in goods)],
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            ["git", "-C", t.path, "rev-list", b, *(f"^{g}" for g in goods)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         inside &= set(out.split())
     assert t.culprit in inside
     assert {s["sha"] for s in search[first_build:]} <= inside
@@ -144,16 +173,37 @@ def test_prebuilt_from_lnrepro_toml_is_checked_and_a_remote_engine_is_refused_fi
     """Both before any side effect: no lock, no worktree, no state in the repository."""
     cfg = tmp_path / "docker-config"
     env = {**os.environ, "DOCKER_CONFIG": str(cfg)}
-    subprocess.run(["docker", "context", "create", "far", "--docker", "host=tcp://127.0.0.1:9"],
-                   check=True, capture_output=True, env=env)  # fmt: skip
+    subprocess.run(
+        ["docker", "context", "create", "far", "--docker", "host=tcp://127.0.0.1:9"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     before = sorted(p.name for p in (Path(lookalike.path) / ".git").iterdir())
 
     def bisect(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*LNREPRO, "bisect", "--repo", lookalike.path, "--good", lookalike.good, "--bad",
-             lookalike.bad, "--runner", "docker", "--image", "any:1", *args],
-            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
-        )  # fmt: skip
+            [
+                *LNREPRO,
+                "bisect",
+                "--repo",
+                lookalike.path,
+                "--good",
+                lookalike.good,
+                "--bad",
+                lookalike.bad,
+                "--runner",
+                "docker",
+                "--image",
+                "any:1",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
 
     (tmp_path / "lnrepro.toml").write_text('prebuilt = ["dir:/artifacts/build_Debug"]\n')
     p = bisect()

@@ -54,8 +54,9 @@ def request(base: Path, *rates_from: str, command: bool = False) -> BisectReques
         if command
         else RunOracleSpec(TtMetalSpec(Path("/src")), TestSpec(FILTER))
     )
-    return BisectRequest(base, (GOOD,), BAD, oracle, confidence=0.95, record_dir=base,
-                         rates_from=rates_from)  # fmt: skip
+    return BisectRequest(
+        base, (GOOD,), BAD, oracle, confidence=0.95, record_dir=base, rates_from=rates_from
+    )
 
 
 F, P, E = TestStatus.FAILED, TestStatus.PASSED, TestStatus.TIMEOUT
@@ -91,8 +92,17 @@ def test_rates_from_needs_confidence_and_excludes_fixed_rates(tmp_path: Path) ->
     with pytest.raises(UsageError, match="only applies with --confidence"):
         resolve(BisectRequest(req.repo, req.good, req.bad, req.oracle, rates_from=("run-1",)))
     with pytest.raises(UsageError, match="both give the fail rates"):
-        resolve(BisectRequest(req.repo, req.good, req.bad, req.oracle, confidence=0.9,
-                              fail_rates=(0.7, 0.05), rates_from=("run-1",)))  # fmt: skip
+        resolve(
+            BisectRequest(
+                req.repo,
+                req.good,
+                req.bad,
+                req.oracle,
+                confidence=0.9,
+                fail_rates=(0.7, 0.05),
+                rates_from=("run-1",),
+            )
+        )
 
 
 def test_the_endpoints_runs_are_found_when_commit_and_tests_match(tmp_path: Path) -> None:
@@ -117,8 +127,15 @@ def test_nothing_is_found_without_a_run_at_the_bad_commit(tmp_path: Path) -> Non
 def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
     req = request(tmp_path, "run-1")
     e = EndpointRuns(14, 20, 1, 20, ("/r/run-1",), found=True)
-    doc = BisectRequest(req.repo, req.good, req.bad, req.oracle, confidence=0.95,
-                        rates_from=("run-1",), endpoint_runs=e).to_json()  # fmt: skip
+    doc = BisectRequest(
+        req.repo,
+        req.good,
+        req.bad,
+        req.oracle,
+        confidence=0.95,
+        rates_from=("run-1",),
+        endpoint_runs=e,
+    ).to_json()
     back = BisectRequest.from_json(Reader(json.loads(json.dumps(doc)), "state"))
     assert back.endpoint_runs == e and back.rates_from == ("run-1",)
     assert "--rates-from" in back.argv() and "run-1" in back.argv()
@@ -163,12 +180,19 @@ def test_bisect_rates_from_on_the_command_line(tmp_path: Path) -> None:
     record, the rerun line naming the records."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}  # fmt: skip
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              check=True, env=env).stdout.strip()  # fmt: skip
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+        ).stdout.strip()
 
     git("init", "-q")
     shas = []
@@ -182,12 +206,34 @@ def test_bisect_rates_from_on_the_command_line(tmp_path: Path) -> None:
     run_record(runs, "run-bad", shas[-1], [F] * 18 + [P] * 2)
     run_record(runs, "run-good", shas[0], [P] * 20)
     p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", shas[0],
-         "--bad", shas[-1], "--command", "grep -q 0 bug", "--confidence", "0.9",
-         "--rates-from", "run-bad", "--rates-from", "run-good", "--record-dir", str(runs), "--json"],
-        capture_output=True, text=True, env={**env, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            shas[0],
+            "--bad",
+            shas[-1],
+            "--command",
+            "grep -q 0 bug",
+            "--confidence",
+            "0.9",
+            "--rates-from",
+            "run-bad",
+            "--rates-from",
+            "run-good",
+            "--record-dir",
+            str(runs),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
         check=False,
-    )  # fmt: skip
+    )
     assert "Traceback" not in p.stderr, p.stderr
     assert (
         "rates from 2 record(s) (--rates-from): 18/20 failed at --bad, 0/20 at --good" in p.stderr

@@ -30,8 +30,11 @@ from tests.lookalike import GroundTruth, Spec, generate
 pytestmark = pytest.mark.docker
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 FILTER = "*Deterministic_2048Features"
-GIT_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
-           "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+GIT_ENV = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.file.allow",
+    "GIT_CONFIG_VALUE_0": "always",
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +56,39 @@ def ours(host: str | None = None) -> set[str]:
 def setup(tmp_path: Path, eng: Engine, image: str) -> tuple[GroundTruth, dict[str, str], list[str]]:
     t = generate(tmp_path / "tt-metal", Spec(commits=40, tus=1))
     env = {**os.environ, **GIT_ENV, "DOCKER_CONFIG": str(tmp_path / "docker-config")}
-    subprocess.run(["docker", "context", "create", "card-host", "--docker", f"host={eng.tcp}"],
-                   check=True, env=env, capture_output=True)  # fmt: skip
-    args = ["bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick", t.bugrepro,
-            "--runner", "docker", "--image", image, "--filter", FILTER, "--timeout", "120",
-            "--jobs", "2", "--docker-context", "default", "--docker-context", "card-host",
-            "--record-dir", str(tmp_path / "runs")]  # fmt: skip
+    subprocess.run(
+        ["docker", "context", "create", "card-host", "--docker", f"host={eng.tcp}"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    args = [
+        "bisect",
+        "--repo",
+        t.path,
+        "--good",
+        t.good,
+        "--bad",
+        t.bad,
+        "--pick",
+        t.bugrepro,
+        "--runner",
+        "docker",
+        "--image",
+        image,
+        "--filter",
+        FILTER,
+        "--timeout",
+        "120",
+        "--jobs",
+        "2",
+        "--docker-context",
+        "default",
+        "--docker-context",
+        "card-host",
+        "--record-dir",
+        str(tmp_path / "runs"),
+    ]
     return t, env, args
 
 
@@ -94,8 +124,9 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     # the card host sees none of this machine's paths: a bind mount of the repository is empty
     err = tmp_path / "bisect.stderr"
     with err.open("wb") as to:
-        proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=to)  # fmt: skip
+        proc = subprocess.Popen(
+            [*LNREPRO, *args], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=to
+        )
     first = owner(proc)
 
     def remote_step_done_and_busy() -> bool:
@@ -112,8 +143,12 @@ def test_two_engines_find_the_culprit_stop_cleanly_and_resume(
     assert empty.stdout.strip() == "", "the card host can see this machine's files"
 
     before = len((state_of(t) or {"steps": []})["steps"])
-    p = run_gently([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"], cwd=tmp_path,
-                   timeout=1500, env=env)  # fmt: skip
+    p = run_gently(
+        [*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
+        cwd=tmp_path,
+        timeout=1500,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     assert doc["result"]["first_bad"] == t.culprit
@@ -154,8 +189,13 @@ def test_a_card_host_that_goes_down_is_noise_on_its_job(
     toolchain_image: str, fake_card_host: None, card_host: Engine, tmp_path: Path
 ) -> None:
     t, env, args = setup(tmp_path, card_host, toolchain_image)
-    proc = subprocess.Popen([*LNREPRO, *args, "--json"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [*LNREPRO, *args, "--json"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     first = owner(proc)
     # the card host goes down while it runs a container of lnrepro's
     wait_for(lambda: bool(ours(card_host.tcp)), proc, "a container on the card host", limit=600)

@@ -26,18 +26,27 @@ from tests.lookalike import GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
 LNREPRO = [sys.executable, "-m", "lnrepro"]
-ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
-       "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+ENV = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.file.allow",
+    "GIT_CONFIG_VALUE_0": "always",
+}
 FILTER = "*Deterministic_2048Features"
 
 
 def step_records(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads((Path(s["record"]) / "record.json").read_text())
-            for s in doc["steps"] if s.get("record")]  # fmt: skip
+    return [
+        json.loads((Path(s["record"]) / "record.json").read_text())
+        for s in doc["steps"]
+        if s.get("record")
+    ]
 
 
-@pytest.mark.parametrize(("search", "sig"), [("repeat", signal.SIGKILL), ("confidence", signal.SIGTERM)],
-                         ids=["repeat-kill-9", "confidence-sigterm"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("search", "sig"),
+    [("repeat", signal.SIGKILL), ("confidence", signal.SIGTERM)],
+    ids=["repeat-kill-9", "confidence-sigterm"],
+)
 def test_resume_after_kill_9_keeps_every_option(
     search: str, sig: signal.Signals, toolchain_image: str, fake_card_host: None, tmp_path: Path
 ) -> None:
@@ -52,20 +61,56 @@ def test_resume_after_kill_9_keeps_every_option(
         "lnrepro-a": "unix:///var/run/docker.sock",
         "lnrepro-b": "unix:///run/docker.sock",
     }.items():
-        subprocess.run(["docker", "context", "create", name, "--docker", f"host={host}"], check=True,
-                       env=env, capture_output=True)  # fmt: skip
-    args = ["bisect", "--repo", t.path, "--good", t.good, "--bad", t.bad, "--pick", t.bugrepro,
-            "--runner", "docker", "--image", toolchain_image, "--timeout", "77",
-            "--env", "LNREPRO_PROBE=kept", "--filter", FILTER, "--jobs", "2", *how,
-            "--docker-context", "lnrepro-a", "--docker-context", "lnrepro-b",
-            "--record-dir", str(tmp_path / "runs")]  # fmt: skip
-    proc = subprocess.Popen([*LNREPRO, *args], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            ["docker", "context", "create", name, "--docker", f"host={host}"],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+    args = [
+        "bisect",
+        "--repo",
+        t.path,
+        "--good",
+        t.good,
+        "--bad",
+        t.bad,
+        "--pick",
+        t.bugrepro,
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--timeout",
+        "77",
+        "--env",
+        "LNREPRO_PROBE=kept",
+        "--filter",
+        FILTER,
+        "--jobs",
+        "2",
+        *how,
+        "--docker-context",
+        "lnrepro-a",
+        "--docker-context",
+        "lnrepro-b",
+        "--record-dir",
+        str(tmp_path / "runs"),
+    ]
+    proc = subprocess.Popen(
+        [*LNREPRO, *args],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     first = owner(proc)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        if state.exists() and len([s for s in json.loads(state.read_text())["steps"]
-                                   if s.get("record")]) >= 2:  # fmt: skip
+        if (
+            state.exists()
+            and len([s for s in json.loads(state.read_text())["steps"] if s.get("record")]) >= 2
+        ):
             break
         time.sleep(0.1)
     assert proc.poll() is None, "the bisect ended before it could be killed"
@@ -79,8 +124,12 @@ def test_resume_after_kill_9_keeps_every_option(
     # kill -9 is the one signal lnrepro cannot handle: the jobs' containers outlive it, until the
     # next lnrepro on that engine finds their owner gone (below)
 
-    p = run_gently([*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"], cwd=tmp_path,
-                   timeout=1500, env=env)  # fmt: skip
+    p = run_gently(
+        [*LNREPRO, "bisect", "--repo", t.path, "--resume", "--json"],
+        cwd=tmp_path,
+        timeout=1500,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert not left(first, p.owner), "a killed bisect's container outlived the resume"
     doc = json.loads(p.stdout)

@@ -73,12 +73,24 @@ def test_only_a_noisy_bisect_imports_numpy(tmp_path: Path) -> None:
         (repo / "n").write_text(f"{i}\n")
         subprocess.run([*git, "add", "n"], check=True)
         subprocess.run([*git, "commit", "-qm", f"c{i}"], check=True)
-    shas = subprocess.run([*git, "rev-list", "--reverse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.split()  # fmt: skip
+    shas = subprocess.run(
+        [*git, "rev-list", "--reverse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.split()
     test = "sh -c 'test $(cat n) -lt 3'"
     for extra, numpy in (([], False), (["--confidence", "0.9"], True)):
-        args = ["bisect", "--repo", str(repo), "--good", shas[0], "--bad", shas[-1],
-                "--command", test, "--json", *extra]  # fmt: skip
+        args = [
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            shas[0],
+            "--bad",
+            shas[-1],
+            "--command",
+            test,
+            "--json",
+            *extra,
+        ]
         code = (
             "from lnrepro.cli import main\n"
             f"try:\n    rc = main({args!r})\nexcept SystemExit as e:\n    rc = e.code\n"
@@ -111,8 +123,11 @@ def test_every_command_and_every_option_is_in_the_reference() -> None:
                         name,
                         flag,
                     )
-    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
 
 
@@ -299,9 +314,15 @@ def own_signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 )
 @pytest.mark.parametrize("lost", ["in a class body", "swallowed"])
 def test_a_signal_wins_when_its_exception_is_lost_on_the_way(
-    own_signals: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-    capsys: pytest.CaptureFixture[str], sig: str, code: int, line: str, lost: str,
-) -> None:  # fmt: skip
+    own_signals: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    sig: str,
+    code: int,
+    line: str,
+    lost: str,
+) -> None:
     """A signal's exception raised while a class is made (a lazy import of a dataclass) comes
     out of Python 3.11 as a RuntimeError; a library may swallow it. Either way: 128+N, one line,
     no crash log."""
@@ -324,8 +345,9 @@ def test_a_signal_wins_when_its_exception_is_lost_on_the_way(
             os.kill(os.getpid(), signum)
         raise InputError("the log ended early", "rerun")
 
-    monkeypatch.setattr(files, "parse_log_file", in_a_class_body if lost == "in a class body"
-                        else swallowed)  # fmt: skip
+    monkeypatch.setattr(
+        files, "parse_log_file", in_a_class_body if lost == "in a class body" else swallowed
+    )
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     log = tmp_path / "x.log"
     log.write_text("x")
@@ -335,9 +357,11 @@ def test_a_signal_wins_when_its_exception_is_lost_on_the_way(
 
 
 def test_a_second_signal_during_the_unwind_gives_no_second_line(
-    own_signals: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    own_signals: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """Ctrl-C, then SIGTERM while the first unwinds (a supervisor giving up): one line, and the
     exit code of the signal that ended it."""
     import signal
@@ -373,8 +397,14 @@ def test_ctrl_c_inside_a_dataclass_being_made_still_exits_130(tmp_path: Path) ->
     log.write_text("x")
     from tests.conftest import default_signals
 
-    p = subprocess.run([sys.executable, "-m", "ctrl_c_probe", str(log)], capture_output=True,
-                       text=True, timeout=60, cwd=tmp_path, preexec_fn=default_signals)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "ctrl_c_probe", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        preexec_fn=default_signals,
+    )
     assert (p.returncode, p.stderr.strip().splitlines()) == (130, ["lnrepro: interrupted"])
 
 
@@ -389,8 +419,17 @@ def test_help_summaries_are_whole() -> None:
 
 def test_default_human_output_of_run_and_env_check(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "200"}
-    p = run("run", "--filter", "*2048Features:*OneTilePerRow", "--seed", "1", "--record-dir",
-            str(tmp_path), cwd=tmp_path, env=env)  # fmt: skip
+    p = run(
+        "run",
+        "--filter",
+        "*2048Features:*OneTilePerRow",
+        "--seed",
+        "1",
+        "--record-dir",
+        str(tmp_path),
+        cwd=tmp_path,
+        env=env,
+    )
     assert p.returncode == 1, p.stderr
     out = p.stdout
     assert "BugRepro_Deterministic_2048Features" in out and "FAIL" in out and "PASS" in out

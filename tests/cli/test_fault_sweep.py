@@ -52,16 +52,30 @@ def one_line(err: str, *needles: str) -> None:
 
 
 # ---------------------------------------------------------------------------------- wrong verdicts
-@pytest.mark.parametrize(("tail", "verdict", "why"), [
-    ("kill -SEGV $$", "CRASH", "died after its last test ended"),
-    ("exit 1", "FAIL", "exited 1 although every test passed"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tail", "verdict", "why"),
+    [
+        ("kill -SEGV $$", "CRASH", "died after its last test ended"),
+        ("exit 1", "FAIL", "exited 1 although every test passed"),
+    ],
+)
 def test_how_the_binary_ends_weighs_in_the_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], tail: str, verdict: str, why: str
 ) -> None:
     binary = prog(tmp_path, tail)
-    code, out, _ = cli(capsys, "run", "--backend", "local", "--binary", str(binary), "--filter", "S.*",
-                       "--record-dir", str(tmp_path / "r"), "--json")  # fmt: skip
+    code, out, _ = cli(
+        capsys,
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--filter",
+        "S.*",
+        "--record-dir",
+        str(tmp_path / "r"),
+        "--json",
+    )
     doc = json.loads(out)
     assert code == 1 and doc["verdict"] == verdict
     pe = next(t for t in doc["tests"] if t["name"] == "(process exit)")
@@ -69,8 +83,19 @@ def test_how_the_binary_ends_weighs_in_the_verdict(
     msgs = [f["message"] for a in doc["attempts"] for t in a["tests"] for f in t["failures"]]
     crash = [t["crash"]["reason"] for a in doc["attempts"] for t in a["tests"] if t["crash"]]
     assert any(why in m for m in msgs + crash)
-    code, _, _ = cli(capsys, "run", "--backend", "local", "--binary", str(binary), "--filter", "S.*",
-                     "--record-dir", str(tmp_path / "r"), "--bisect-exit-code")  # fmt: skip
+    code, _, _ = cli(
+        capsys,
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--filter",
+        "S.*",
+        "--record-dir",
+        str(tmp_path / "r"),
+        "--bisect-exit-code",
+    )
     assert code == 1  # "bad" for git bisect run, never "good"
 
 
@@ -86,14 +111,40 @@ def test_a_failed_reset_makes_the_attempt_an_environment_error(
         '[profiles.here]\nbuild = [["true"]]\nbinary = "ttml_tests"\n'
     )
     os.chdir(tmp_path)
-    code, out, err = cli(capsys, "run", "--tt-metal", str(checkout), "--runner", "local", "--profile", "here",
-                         "--filter", "S.*", "--reset-cmd", "false", "--json")  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        "run",
+        "--tt-metal",
+        str(checkout),
+        "--runner",
+        "local",
+        "--profile",
+        "here",
+        "--filter",
+        "S.*",
+        "--reset-cmd",
+        "false",
+        "--json",
+    )
     doc = json.loads(out)
     assert code == 5 and doc["verdict"] == "ENV_ERROR" and "ENV_ERROR" in err
     (a,) = doc["attempts"]
     assert a["env_error"] == "the reset command `false` exited 1" and a["tests"] == []
-    code, out, _ = cli(capsys, "run", "--tt-metal", str(checkout), "--runner", "local", "--profile", "here",
-                       "--filter", "S.*", "--reset-cmd", "true", "--json")  # fmt: skip
+    code, out, _ = cli(
+        capsys,
+        "run",
+        "--tt-metal",
+        str(checkout),
+        "--runner",
+        "local",
+        "--profile",
+        "here",
+        "--filter",
+        "S.*",
+        "--reset-cmd",
+        "true",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["verdict"] == "PASS"
 
 
@@ -112,16 +163,31 @@ def repo_with_commits(where: Path, n: int = 4) -> Path:
     return where
 
 
-@pytest.mark.parametrize(("extra", "needle"), [
-    (["--patch", "/nope/missing.patch", "--command", "true"], "--patch /nope/missing.patch does not exist"),
-    (["--command", ""], "--command is empty"),
-    (["--command", "sh -c 'unbalanced"], "cannot be split"),
-    (["--reset-cmd", "tt-smi 'x", "--runner", "local"], "cannot be split"),
-    (["--env", "NOEQUALS", "--runner", "local"], "is not KEY=VALUE"),
-    (["--confidence", "nan", "--command", "true"], "--confidence nan is not from 0.5 to 0.9999"),
-    (["--metric", "max_diff", "--threshold", "nan", "--runner", "local"], "--threshold nan is not a number"),
-    (["--resume", "--repeat", "3"], "--resume continues with the options the bisect was started with"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--patch", "/nope/missing.patch", "--command", "true"],
+            "--patch /nope/missing.patch does not exist",
+        ),
+        (["--command", ""], "--command is empty"),
+        (["--command", "sh -c 'unbalanced"], "cannot be split"),
+        (["--reset-cmd", "tt-smi 'x", "--runner", "local"], "cannot be split"),
+        (["--env", "NOEQUALS", "--runner", "local"], "is not KEY=VALUE"),
+        (
+            ["--confidence", "nan", "--command", "true"],
+            "--confidence nan is not from 0.5 to 0.9999",
+        ),
+        (
+            ["--metric", "max_diff", "--threshold", "nan", "--runner", "local"],
+            "--threshold nan is not a number",
+        ),
+        (
+            ["--resume", "--repeat", "3"],
+            "--resume continues with the options the bisect was started with",
+        ),
+    ],
+)
 def test_an_invalid_bisect_option_leaves_nothing_behind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
 ) -> None:
@@ -139,19 +205,22 @@ def test_an_invalid_bisect_option_leaves_nothing_behind(
     assert not (repo / ".git" / "lnrepro").exists()  # no lock, no worktree, no state file
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["run", "--defect", ",,,"], "empty name"),
-    (["run", "--seed", "-1"], "--seed -1 is not from 0 to"),
-    (["run", "--seed", str(2**70)], "is not from 0 to 4294967295"),
-    (["run", "--timeout", "nan"], "--timeout nan is not a number"),
-    (["run", "--block-size", "0"], "--block-size 0 is not from 1"),
-    (["run", "--env", "A=1"], "--env only applies with --backend tt-metal"),
-    (["tolerance", "--alpha", "nan"], "--alpha nan is not from"),
-    (["tolerance", "--defect", "shipped"], "--defect only applies with --shape"),
-    (["tolerance", "--reference-variants"], "--reference-variants only applies with --shape"),
-    (["tolerance", "--shape", "1,1,1,99999999999"], "the largest allowed"),
-    (["tolerance", "--shape", "100000,1,1,8462"], "the largest allowed"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "--defect", ",,,"], "empty name"),
+        (["run", "--seed", "-1"], "--seed -1 is not from 0 to"),
+        (["run", "--seed", str(2**70)], "is not from 0 to 4294967295"),
+        (["run", "--timeout", "nan"], "--timeout nan is not a number"),
+        (["run", "--block-size", "0"], "--block-size 0 is not from 1"),
+        (["run", "--env", "A=1"], "--env only applies with --backend tt-metal"),
+        (["tolerance", "--alpha", "nan"], "--alpha nan is not from"),
+        (["tolerance", "--defect", "shipped"], "--defect only applies with --shape"),
+        (["tolerance", "--reference-variants"], "--reference-variants only applies with --shape"),
+        (["tolerance", "--shape", "1,1,1,99999999999"], "the largest allowed"),
+        (["tolerance", "--shape", "100000,1,1,8462"], "the largest allowed"),
+    ],
+)
 def test_usage_errors_are_one_line_and_leave_no_record(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
 ) -> None:
@@ -185,8 +254,13 @@ def test_damaged_state_and_records_are_named_with_the_fix(
     repo = repo_with_commits(tmp_path / "r")
     state = repo / ".git" / "lnrepro" / "bisect.json"
     state.parent.mkdir(parents=True)
-    cases = ["[]", '{"schema": "lnrepro.bisect/5"}', '{"schema": "lnrepro.bisect/5", "request": 3}',
-             '{"schema": "lnrepro.bisect/2", "plan": {}}', "[" * 50_000]  # fmt: skip
+    cases = [
+        "[]",
+        '{"schema": "lnrepro.bisect/5"}',
+        '{"schema": "lnrepro.bisect/5", "request": 3}',
+        '{"schema": "lnrepro.bisect/2", "plan": {}}',
+        "[" * 50_000,
+    ]
     for text in cases:
         state.write_text(text)
         for flag in ("--resume", "--log"):
@@ -211,9 +285,11 @@ def test_damaged_state_and_records_are_named_with_the_fix(
     one_line(err, "record.json", "request.backend")
 
 
-json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-                         lambda k: st.lists(k, max_size=3) | st.dictionaries(st.text(max_size=6), k, max_size=3),
-                         max_leaves=15)  # fmt: skip
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda k: st.lists(k, max_size=3) | st.dictionaries(st.text(max_size=6), k, max_size=3),
+    max_leaves=15,
+)
 
 
 @settings(
@@ -221,8 +297,14 @@ json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(doc=st.fixed_dictionaries({"schema": st.just("lnrepro.bisect/5")}, optional={
-    k: json_like for k in ("request", "steps", "result", "signature", "state", "record")}))  # fmt: skip
+@given(
+    doc=st.fixed_dictionaries(
+        {"schema": st.just("lnrepro.bisect/5")},
+        optional={
+            k: json_like for k in ("request", "steps", "result", "signature", "state", "record")
+        },
+    )
+)
 def test_no_generated_bisect_state_makes_an_internal_error(
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
@@ -243,12 +325,20 @@ def test_no_generated_bisect_state_makes_an_internal_error(
 def test_an_ascii_terminal_still_gets_one_line(tmp_path: Path) -> None:
     log = tmp_path / "x.log"
     log.write_text("[ RUN      ] S.Tést—µ\n[  FAILED  ] S.Tést—µ (1 ms)\n")
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "parse", str(log)], capture_output=True,
-                       env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=60)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "parse", str(log)],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+    )
     assert p.returncode == 1 and b"Traceback" not in p.stderr and b"internal error" not in p.stderr
     assert b"S.T\\xe9st" in p.stdout  # written as an escape, not a crash
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "parse", str(tmp_path / "nope—.log")], capture_output=True,
-                       env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=60)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "parse", str(tmp_path / "nope—.log")],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+    )
     assert p.returncode == 4 and len(p.stderr.splitlines()) == 1
 
 
@@ -275,8 +365,19 @@ def test_odd_repositories_are_one_line_errors(
     lock.rmdir()
     odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
     os.rename(repo, odd)
-    code, out, err = cli(capsys, "bisect", "--repo", str(odd), "--good", "HEAD~3", "--bad", "HEAD",
-                         "--command", "grep -q 0 f", "--json")  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        "bisect",
+        "--repo",
+        str(odd),
+        "--good",
+        "HEAD~3",
+        "--bad",
+        "HEAD",
+        "--command",
+        "grep -q 0 f",
+        "--json",
+    )
     assert code == 0 and "internal error" not in err, err
     assert json.loads(out)["result"]["commit"]["subject"] == "c1"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
@@ -291,8 +392,24 @@ def test_a_record_directory_nobody_may_use_is_exit_5(tmp_path: Path, test_user: 
     for d in (tmp_path, tmp_path.parent, tmp_path.parent.parent):  # pytest's own dirs are 0700
         d.chmod(d.stat().st_mode | 0o005)
     for cmd in (["run"], ["runs"]):
-        p = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-m", "lnrepro", *cmd, "--record-dir", str(runs)],
-                           capture_output=True, text=True, cwd="/", timeout=120)  # fmt: skip
+        p = subprocess.run(
+            [
+                "runuser",
+                "-u",
+                user,
+                "--",
+                sys.executable,
+                "-m",
+                "lnrepro",
+                *cmd,
+                "--record-dir",
+                str(runs),
+            ],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            timeout=120,
+        )
         assert p.returncode == 5, (cmd, p.stderr)
         one_line(p.stderr, str(runs))
 
@@ -302,9 +419,11 @@ def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`max_diff=inf` made parse, run and explain exit 3, and run deleted its own log."""
-    fail = ('echo "dx FAILED: max_diff=inf, mean_diff=-inf"\n'
-            'echo "[  FAILED  ] S.T (1 ms)"\necho "[==========] 1 test from 1 test suite ran. (1 ms total)"\n'
-            'echo "[  PASSED  ] 0 tests."\necho "[  FAILED  ] 1 test, listed below:"\necho "[  FAILED  ] S.T"\nexit 1\n')  # fmt: skip
+    fail = (
+        'echo "dx FAILED: max_diff=inf, mean_diff=-inf"\n'
+        'echo "[  FAILED  ] S.T (1 ms)"\necho "[==========] 1 test from 1 test suite ran. (1 ms total)"\n'
+        'echo "[  PASSED  ] 0 tests."\necho "[  FAILED  ] 1 test, listed below:"\necho "[  FAILED  ] S.T"\nexit 1\n'
+    )
     binary = tmp_path / "gt"
     binary.write_text("#!/bin/sh\n" + GT_HEAD + fail)
     binary.chmod(0o755)
@@ -316,8 +435,19 @@ def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
 
     parsed = strict_loads(out)  # strict JSON: infinity is not a JSON number, so it is a string
     assert parsed["tests"][0]["metrics"]["dx"]["max_diff"] == "Infinity"
-    code, out, err = cli(capsys, "run", "--backend", "local", "--binary", str(binary), "--filter", "S.*",
-                         "--record-dir", str(tmp_path / "r"), "--json")  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--filter",
+        "S.*",
+        "--record-dir",
+        str(tmp_path / "r"),
+        "--json",
+    )
     assert code == 1 and "Traceback" not in err, err
     doc = strict_loads(out)
     assert (
@@ -344,8 +474,18 @@ def test_a_repository_on_a_read_only_mount_is_one_line(
     subprocess.run(["mount", "--bind", str(repo), str(ro)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
-        code, _, err = cli(capsys, "bisect", "--repo", str(ro), "--good", "HEAD~3", "--bad", "HEAD",
-                           "--command", "true")  # fmt: skip
+        code, _, err = cli(
+            capsys,
+            "bisect",
+            "--repo",
+            str(ro),
+            "--good",
+            "HEAD~3",
+            "--bad",
+            "HEAD",
+            "--command",
+            "true",
+        )
         assert code == 5, err
         one_line(err, "Read-only file system", "clone")
         assert not (repo / ".git" / "lnrepro").exists()

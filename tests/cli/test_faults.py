@@ -86,8 +86,21 @@ def test_what_the_binary_leaves_behind_is_killed(tmp_path: Path, how: str, warni
     pidfile = tmp_path / "pids"
     binary = fake_gtest(tmp_path / "gt", how.replace("PIDS", str(pidfile)) + "\n")
     start = time.monotonic()
-    p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "--timeout", "60",
-                "--record-dir", str(tmp_path / "runs"), "--json", cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--filter",
+        "S.*",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--timeout",
+        "60",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert time.monotonic() - start < 20  # never the 60 s timeout
     doc = json.loads(p.stdout)
@@ -114,11 +127,26 @@ def test_a_signal_mid_run_kills_the_attempt_and_keeps_the_finished_ones(
     binary, pidfile = hanging_second_attempt(tmp_path)
     runs = tmp_path / "runs"
     proc = subprocess.Popen(
-        [*LNREPRO, "run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "-n", "5",
-         "--record-dir", str(runs)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            *LNREPRO,
+            "run",
+            "--filter",
+            "S.*",
+            "--backend",
+            "local",
+            "--binary",
+            str(binary),
+            "-n",
+            "5",
+            "--record-dir",
+            str(runs),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=default_signals,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 30
     while len(pids(pidfile)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -143,10 +171,24 @@ def test_kill_9_after_an_attempt_keeps_the_finished_attempt(tmp_path: Path) -> N
     binary, pidfile = hanging_second_attempt(tmp_path)
     runs = tmp_path / "runs"
     proc = subprocess.Popen(
-        [*LNREPRO, "run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "-n", "5",
-         "--record-dir", str(runs)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            *LNREPRO,
+            "run",
+            "--filter",
+            "S.*",
+            "--backend",
+            "local",
+            "--binary",
+            str(binary),
+            "-n",
+            "5",
+            "--record-dir",
+            str(runs),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while len(pids(pidfile)) < 2 and time.monotonic() < deadline:
@@ -168,8 +210,19 @@ def test_half_written_report_is_the_attempts_problem(tmp_path: Path) -> None:
 echo "dx FAILED: max_diff=1000, mean_diff=1000"
 """
     binary = fake_gtest(tmp_path / "gt", body)
-    p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "--record-dir",
-                str(tmp_path / "runs"), "--json", cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--filter",
+        "S.*",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["state"] == "complete"
@@ -179,8 +232,18 @@ echo "dx FAILED: max_diff=1000, mean_diff=1000"
 
 def test_record_and_logs_have_the_same_permissions(tmp_path: Path) -> None:
     binary = fake_gtest(tmp_path / "gt", "")
-    p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "--record-dir",
-                str(tmp_path / "runs"), cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--filter",
+        "S.*",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--record-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     d = only_run_dir(tmp_path / "runs")
     modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in d.iterdir()}
@@ -198,8 +261,18 @@ def test_full_disk_is_exit_5_and_leaves_no_empty_run(tmp_path: Path) -> None:
             tmp_path / "gt",
             "i=0; while [ $i -lt 400 ]; do echo 'noise line of a chatty test binary'; i=$((i+1)); done\n",
         )
-        p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(binary), "--record-dir",
-                    str(small / "runs"), cwd=tmp_path)  # fmt: skip
+        p = lnrepro(
+            "run",
+            "--filter",
+            "S.*",
+            "--backend",
+            "local",
+            "--binary",
+            str(binary),
+            "--record-dir",
+            str(small / "runs"),
+            cwd=tmp_path,
+        )
         one_line_error(p, 5, "no space left", "free space at")
         assert not any((small / "runs").iterdir())
     finally:
@@ -210,8 +283,18 @@ def test_no_empty_run_directory_when_the_binary_cannot_start(tmp_path: Path) -> 
     junk = tmp_path / "junk"
     junk.write_bytes(os.urandom(4096))
     junk.chmod(0o755)
-    p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(junk), "--record-dir",
-                str(tmp_path / "runs"), cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--filter",
+        "S.*",
+        "--backend",
+        "local",
+        "--binary",
+        str(junk),
+        "--record-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+    )
     one_line_error(p, 5, "not an executable")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
@@ -292,8 +375,9 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_parse_dash_reads_stdin(tmp_path: Path) -> None:
-    p = lnrepro("parse", "-", "--json", cwd=tmp_path,
-                input="[ RUN      ] S.T\n[  FAILED  ] S.T (1 ms)\n")  # fmt: skip
+    p = lnrepro(
+        "parse", "-", "--json", cwd=tmp_path, input="[ RUN      ] S.T\n[  FAILED  ] S.T (1 ms)\n"
+    )
     assert p.returncode == 1 and json.loads(p.stdout)["totals"]["FAILED"] == 1
 
 
@@ -301,8 +385,18 @@ def test_script_without_shebang_is_enoexec(tmp_path: Path) -> None:
     script = tmp_path / "noshebang"
     script.write_text("echo hi\n")
     script.chmod(0o755)
-    p = lnrepro("run", "--filter", "S.*", "--backend", "local", "--binary", str(script), "--record-dir",
-                str(tmp_path / "runs"), cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--filter",
+        "S.*",
+        "--backend",
+        "local",
+        "--binary",
+        str(script),
+        "--record-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+    )
     one_line_error(p, 5, "not an executable", "#! line")
 
 
@@ -332,9 +426,16 @@ def test_deleted_working_directory(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
     proc = subprocess.run(
-        ["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m lnrepro parse x.log', sys.executable],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            "sh",
+            "-c",
+            f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m lnrepro parse x.log',
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     one_line_error(proc, 5, "current directory no longer exists")
 
 
@@ -343,8 +444,13 @@ def test_stdout_on_a_full_device(tmp_path: Path) -> None:
     log = tmp_path / "x.log"
     log.write_text("[ RUN      ] S.T\n[       OK ] S.T (1 ms)\n" * 2000)
     with open("/dev/full", "w") as full:
-        p = subprocess.run([*LNREPRO, "parse", str(log), "--json"], stdout=full,
-                           stderr=subprocess.PIPE, text=True, timeout=60)  # fmt: skip
+        p = subprocess.run(
+            [*LNREPRO, "parse", str(log), "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
     assert p.returncode == 5 and "no space left" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -442,8 +548,13 @@ def test_sigterm_during_env_check_container_removes_it(tmp_path: Path, busybox_i
     )
     (root / "bin" / "sh").chmod(0o755)
     name = rootfs.docker_import(root, "lnrepro-test-slowsh:latest")
-    proc = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", name],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*LNREPRO, "env-check", "--container", "--image", name],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     its = owner(proc)
     deadline = time.monotonic() + 30
     while not left(its) and time.monotonic() < deadline:

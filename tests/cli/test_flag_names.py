@@ -20,8 +20,16 @@ from tests.conftest import ROOT
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
 # flags of other tools that a fix quotes (git, docker, pytest): never lnrepro's
-OTHER_TOOLS = {"--shared", "--docker", "--context", "--global", "--add", "--oneline",
-               "--collect-only", "--junitxml"}  # fmt: skip
+OTHER_TOOLS = {
+    "--shared",
+    "--docker",
+    "--context",
+    "--global",
+    "--add",
+    "--oneline",
+    "--collect-only",
+    "--junitxml",
+}
 
 
 def help_flags(command: str) -> set[str]:
@@ -82,8 +90,9 @@ BISECT_OPTIONS = [
 def test_resume_and_log_name_the_flag_they_refuse(
     mode: str, param: click.Parameter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    err = check(["bisect", "--repo", str(tmp_path), mode, *value_for(param)], capsys,
-                long_flag(param))  # fmt: skip
+    err = check(
+        ["bisect", "--repo", str(tmp_path), mode, *value_for(param)], capsys, long_flag(param)
+    )
     assert "cannot be changed" in err
 
 
@@ -203,9 +212,23 @@ def test_every_flag_in_an_error_message_of_the_source_is_a_real_flag() -> None:
     for c in all_commands().values():
         for p in c.params:
             known.update(p.opts)
-    errors = {"UsageError", "GitError", "InputError", "EnvironmentProblem", "MalformedRecord",
-              "LnreproError", "BuildFailed", "CommandTimeout", "DockerUnavailable", "MalformedLog",
-              "MalformedReport", "OutcomeError", "DiskFull", "NoGtestOutput", "EngineLost"}  # fmt: skip
+    errors = {
+        "UsageError",
+        "GitError",
+        "InputError",
+        "EnvironmentProblem",
+        "MalformedRecord",
+        "LnreproError",
+        "BuildFailed",
+        "CommandTimeout",
+        "DockerUnavailable",
+        "MalformedLog",
+        "MalformedReport",
+        "OutcomeError",
+        "DiskFull",
+        "NoGtestOutput",
+        "EngineLost",
+    }
     wrong: list[str] = []
     for f in sorted((ROOT / "lnrepro").rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
@@ -216,6 +239,9 @@ def test_every_flag_in_an_error_message_of_the_source_is_a_real_flag() -> None:
                 continue
             for s in ast.walk(node):
                 if isinstance(s, ast.Constant) and isinstance(s.value, str):
-                    wrong += [f"{f.name}:{node.lineno} {m}" for m in FLAG.findall(s.value)
-                              if m not in known]  # fmt: skip
+                    wrong += [
+                        f"{f.name}:{node.lineno} {m}"
+                        for m in FLAG.findall(s.value)
+                        if m not in known
+                    ]
     assert not wrong

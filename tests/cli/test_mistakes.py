@@ -40,12 +40,16 @@ def git_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 def test_a_wrong_binary_is_a_usage_error_and_writes_no_record(
     what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    binary = {"missing": tmp_path / "nope" / "ttml_tests", "directory": tmp_path,
-              "not executable": tmp_path / "t.txt"}[what]  # fmt: skip
+    binary = {
+        "missing": tmp_path / "nope" / "ttml_tests",
+        "directory": tmp_path,
+        "not executable": tmp_path / "t.txt",
+    }[what]
     (tmp_path / "t.txt").write_text("x")
     records = tmp_path / "runs"
-    code, _, err = lnrepro(["run", "--backend", "local", "--binary", str(binary),
-                            "--record-dir", str(records)], capsys)  # fmt: skip
+    code, _, err = lnrepro(
+        ["run", "--backend", "local", "--binary", str(binary), "--record-dir", str(records)], capsys
+    )
     assert code == 2, err
     assert err.startswith(f"lnrepro: error: --binary {binary} ") and "BUILD_FAILED" not in err
     assert not records.exists()  # no record, so `last` is not the typo
@@ -55,8 +59,19 @@ def test_under_git_bisect_run_a_missing_binary_is_still_the_commits_skip(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A commit whose build left no binary cannot be tested: git bisect run's 125, as before."""
-    code, _, err = lnrepro(["run", "--backend", "local", "--binary", str(tmp_path / "nope"),
-                            "--record-dir", str(tmp_path / "runs"), "--bisect-exit-code"], capsys)  # fmt: skip
+    code, _, err = lnrepro(
+        [
+            "run",
+            "--backend",
+            "local",
+            "--binary",
+            str(tmp_path / "nope"),
+            "--record-dir",
+            str(tmp_path / "runs"),
+            "--bisect-exit-code",
+        ],
+        capsys,
+    )
     assert code == 125 and "BUILD_FAILED" in err
 
 
@@ -77,10 +92,19 @@ def test_bisect_of_a_repository_without_build_metal_says_so_at_once(
 
 
 # ------------------------------------------------------------------ 7: --repo
-@pytest.mark.parametrize("mode", [["--good", "a", "--bad", "b", "--command", "true"], ["--log"],
-                                  ["--resume"]], ids=" ".join)  # fmt: skip
-@pytest.mark.parametrize(("what", "said"), [("missing", "does not exist"), ("plain", "is not a git repository"),
-                                            ("file", "is a file, not a directory")])  # fmt: skip
+@pytest.mark.parametrize(
+    "mode",
+    [["--good", "a", "--bad", "b", "--command", "true"], ["--log"], ["--resume"]],
+    ids=" ".join,
+)
+@pytest.mark.parametrize(
+    ("what", "said"),
+    [
+        ("missing", "does not exist"),
+        ("plain", "is not a git repository"),
+        ("file", "is a file, not a directory"),
+    ],
+)
 def test_a_repo_that_is_not_a_repository_says_what_is_wrong_with_the_path(
     mode: list[str], what: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,9 +162,17 @@ def test_an_id_that_defaults_to_last_is_optional_in_the_usage(command: str) -> N
 
 
 # ------------------------------------------------------------------ 12: help text
-@pytest.mark.parametrize(("command", "metavars"), [("show", ["[ID]"]), ("compare", ["A", "B"]),
-                         ("report", ["[ID]"]), ("explain", ["RUN|LOG"]), ("parse", ["LOG|-"]),
-                         ("bisect", ["[-- PATHS]"])])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "metavars"),
+    [
+        ("show", ["[ID]"]),
+        ("compare", ["A", "B"]),
+        ("report", ["[ID]"]),
+        ("explain", ["RUN|LOG"]),
+        ("parse", ["LOG|-"]),
+        ("bisect", ["[-- PATHS]"]),
+    ],
+)
 def test_positional_arguments_are_documented_and_not_options(
     command: str, metavars: list[str]
 ) -> None:
@@ -184,10 +216,27 @@ def test_ctrl_c_in_a_bisect_says_how_to_continue(sig: str, tmp_path: Path) -> No
     repo = git_repo(tmp_path / "r")
     state = repo / ".git" / "lnrepro" / "bisect.json"
     marker = tmp_path / "started"
-    argv = [sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", "HEAD~1",
-            "--bad", "HEAD", "--command", f"sh -c 'touch {marker}; sleep 60'"]  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_signals)  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "lnrepro",
+        "bisect",
+        "--repo",
+        str(repo),
+        "--good",
+        "HEAD~1",
+        "--bad",
+        "HEAD",
+        "--command",
+        f"sh -c 'touch {marker}; sleep 60'",
+    ]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_signals,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not marker.exists() and proc.poll() is None:
         time.sleep(0.05)  # the first step runs: the state is on disk

@@ -22,8 +22,9 @@ def lnrepro(
     *argv: str, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """The installed lnrepro, as a person runs it (stdout and stderr apart)."""
-    return subprocess.run([*LNREPRO, *argv], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [*LNREPRO, *argv], capture_output=True, text=True, cwd=cwd, timeout=timeout, check=False
+    )
 
 
 def one_error(p: subprocess.CompletedProcess[str], code: int) -> str:
@@ -35,8 +36,11 @@ def one_error(p: subprocess.CompletedProcess[str], code: int) -> str:
 
 
 # ------------------------------------------------------------------ 20: blank lines, -n, --record-dir
-@pytest.mark.parametrize("argv", [["-n", "0"], ["--defect", "shiped"], ["--seed", "-1"],
-                                  ["--tt-metal", "/nope"]], ids=" ".join)  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [["-n", "0"], ["--defect", "shiped"], ["--seed", "-1"], ["--tt-metal", "/nope"]],
+    ids=" ".join,
+)
 def test_a_wrong_run_request_is_one_line_and_no_blank_line(argv: list[str], tmp_path: Path) -> None:
     one_error(lnrepro("run", *argv, "--record-dir", str(tmp_path / "runs"), cwd=tmp_path), 2)
     assert not (tmp_path / "runs").exists()
@@ -54,15 +58,19 @@ def test_a_missing_record_dir_is_a_usage_error(command: str, tmp_path: Path) -> 
 
 
 # ------------------------------------------------------------------ 3: --tt-metal that is not tt-metal
-@pytest.mark.parametrize("extra", [[], ["--dry-run"], ["--runner", "local"],
-                                   ["--runner", "local", "--list"]], ids=" ".join)  # fmt: skip
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--dry-run"], ["--runner", "local"], ["--runner", "local", "--list"]],
+    ids=" ".join,
+)
 def test_run_of_a_directory_that_is_not_tt_metal_says_so_at_once(
     extra: list[str], tmp_path: Path
 ) -> None:
     notm = tmp_path / "notm"
     notm.mkdir()
-    p = lnrepro("run", "--tt-metal", str(notm), *extra, "--record-dir", str(tmp_path / "runs"),
-                cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run", "--tt-metal", str(notm), *extra, "--record-dir", str(tmp_path / "runs"), cwd=tmp_path
+    )
     err = one_error(p, 2)
     assert f"--tt-metal {notm} has no build_metal.sh: it is not a tt-metal checkout" in err
     assert "docker" not in err.lower() and "no such program" not in err
@@ -110,8 +118,18 @@ def test_tolerance_and_run_take_the_same_defect_names(
 
 def test_tolerance_studies_a_defect_only_run_named(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    code = _main(["tolerance", "--shape", "1,32,1,2048", "--trials", "2", "--json",
-                  "--defect", "drop-partial-tile"])  # fmt: skip
+    code = _main(
+        [
+            "tolerance",
+            "--shape",
+            "1,32,1,2048",
+            "--trials",
+            "2",
+            "--json",
+            "--defect",
+            "drop-partial-tile",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and '"drop-partial-tile"' in out
 
@@ -130,9 +148,14 @@ def test_explain_of_a_file_it_cannot_read_names_every_kind_it_reads(tmp_path: Pa
         assert kind in fix, fix
 
 
-@pytest.mark.parametrize(("text", "said"), [("#!/bin/sh\necho hi\n", "is not an lnrepro record"),
-                                            ('{"a": 1}\n', "is not an lnrepro record"),
-                                            ('{"schema": "lnrepro.run/4", "id', "cut off while being written")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("#!/bin/sh\necho hi\n", "is not an lnrepro record"),
+        ('{"a": 1}\n', "is not an lnrepro record"),
+        ('{"schema": "lnrepro.run/4", "id', "cut off while being written"),
+    ],
+)
 def test_show_of_a_file_that_is_not_a_record_says_so(text: str, said: str, tmp_path: Path) -> None:
     (tmp_path / "f").write_text(text)
     err = one_error(lnrepro("show", "f", cwd=tmp_path), 4)
@@ -169,20 +192,31 @@ def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
         printed = set(out.split()) | {w.rstrip(",") for w in out.split()}  # "-n, --repeat"
         missing = sorted(t for t in _own_tokens(cmd) if t not in printed)
         assert not missing, (name, missing[:5])
-        wide = [line for line in out.splitlines() if len(line) > columns - 2
-                and " " in line.strip() and not line.startswith("  lnrepro ")]  # fmt: skip
+        wide = [
+            line
+            for line in out.splitlines()
+            if len(line) > columns - 2 and " " in line.strip() and not line.startswith("  lnrepro ")
+        ]
         assert not wide, (name, wide[:3])  # a token longer than the line, an example: alone
 
 
 def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
     import os
 
-    p = subprocess.run([*LNREPRO, "run", "--help"], capture_output=True, text=True, check=True,
-                       env={**os.environ, "COLUMNS": "80"})  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "80"},
+    )
     words = p.stdout.split()
-    for token in ("drop-xhat-blocks,", "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*]",
-                  "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm)",
-                  "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]"):  # fmt: skip
+    for token in (
+        "drop-xhat-blocks,",
+        "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*]",
+        "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm)",
+        "ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
+    ):
         assert token in words, token
     prose = [line for line in p.stdout.splitlines() if not line.startswith("  lnrepro ")]
     assert max(len(line) for line in prose if " " in line.strip()) <= 78
@@ -207,8 +241,20 @@ def hung_run(
     binary = where / "fakebin.sh"
     binary.write_text(FAKE_HANG)
     binary.chmod(0o755)
-    p = lnrepro("run", "--backend", "local", "--binary", str(binary), "--timeout", "1",
-                "--filter", "*", "--record-dir", str(where / "runs"), cwd=where)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        str(binary),
+        "--timeout",
+        "1",
+        "--filter",
+        "*",
+        "--record-dir",
+        str(where / "runs"),
+        cwd=where,
+    )
     assert p.returncode == 1, p.stderr
     return where, p
 
@@ -275,9 +321,14 @@ def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
     from tests.conftest import default_signals
 
     runs = tmp_path / "runs"
-    proc = subprocess.Popen([*LNREPRO, "run", "-n", "50", "--filter", "*OneTile*", "--record-dir", str(runs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path, preexec_fn=default_signals)  # fmt: skip
+    proc = subprocess.Popen(
+        [*LNREPRO, "run", "-n", "50", "--filter", "*OneTile*", "--record-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        preexec_fn=default_signals,
+    )
     deadline = time.monotonic() + 60
     record = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -295,8 +346,10 @@ def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
     assert 1 <= ran < 50 and doc["state"] == "interrupted"
     assert doc["stop_reason"] == f"interrupted (Ctrl-C) after {ran} of 50 attempt(s)"
     last = err.strip().splitlines()[-1]
-    assert last == (f"lnrepro: interrupted — the {ran} finished attempt(s) are kept in {record} "
-                    f"(`lnrepro show {record.parent.name}`)")  # fmt: skip
+    assert last == (
+        f"lnrepro: interrupted — the {ran} finished attempt(s) are kept in {record} "
+        f"(`lnrepro show {record.parent.name}`)"
+    )
 
 
 # ------------------------------------------------------------------ 15: a bisect's state
@@ -331,9 +384,23 @@ def test_a_bisect_whose_process_is_gone_is_not_running_and_is_not_replaced(tmp_p
 
     repo = _repo(tmp_path / "r")
     marker = tmp_path / "started"
-    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), "--good", "HEAD~3", "--bad", "HEAD",
-                             "--command", f"sh -c 'touch {marker}; sleep 60'"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, preexec_fn=default_signals)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            *LNREPRO,
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            "HEAD~3",
+            "--bad",
+            "HEAD",
+            "--command",
+            f"sh -c 'touch {marker}; sleep 60'",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not marker.exists():
@@ -386,8 +453,21 @@ def test_ctrl_c_in_a_terminal_erases_the_progress_bar(tmp_path: Path) -> None:
     cmd = shlex.join(
         [*LNREPRO, "run", "-n", "50", "--filter", "*OneTile*", "--record-dir", str(runs)]
     )
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "30",
-                    f"{cmd} >/dev/null; echo rc=$?; sleep 30"], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "80",
+            "-y",
+            "30",
+            f"{cmd} >/dev/null; echo rc=$?; sleep 30",
+        ],
+        check=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -400,8 +480,12 @@ def test_ctrl_c_in_a_terminal_erases_the_progress_bar(tmp_path: Path) -> None:
         screen = ""
         while time.monotonic() < deadline and "rc=" not in screen:
             time.sleep(0.1)
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], check=True,
-                                    capture_output=True, text=True).stdout  # fmt: skip
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False, capture_output=True)
     assert "rc=130" in screen, screen

@@ -11,12 +11,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 BY_NAME = {
-    "lnrepro.run/4": "run.json", "lnrepro.bisect/5": "bisect.json", "lnrepro.gtest-run/1": "gtest-run.json",
-    "lnrepro.env-check/2": "env-check.json", "lnrepro.runs/1": "runs.json", "lnrepro.compare/2": "compare.json",
-    "lnrepro.plan/1": "plan.json", "lnrepro.explain/2": "explain.json", "lnrepro.tolerance/1": "tolerance.json",
+    "lnrepro.run/4": "run.json",
+    "lnrepro.bisect/5": "bisect.json",
+    "lnrepro.gtest-run/1": "gtest-run.json",
+    "lnrepro.env-check/2": "env-check.json",
+    "lnrepro.runs/1": "runs.json",
+    "lnrepro.compare/2": "compare.json",
+    "lnrepro.plan/1": "plan.json",
+    "lnrepro.explain/2": "explain.json",
+    "lnrepro.tolerance/1": "tolerance.json",
     "lnrepro.hang/2": "hang.json",
-    "lnrepro.shrink/1": "shrink.json", "lnrepro.shrink-state/1": "shrink-state.json",
-}  # fmt: skip
+    "lnrepro.shrink/1": "shrink.json",
+    "lnrepro.shrink-state/1": "shrink-state.json",
+}
 
 
 @cache

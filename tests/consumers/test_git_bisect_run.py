@@ -17,8 +17,10 @@ echo "[ RUN      ] S.T"
 {body}
 """
 PASS = 'echo "[       OK ] S.T (1 ms)"\necho "[  PASSED  ] 1 test."\nexit 0'
-FAIL = ('echo "dx FAILED: max_diff=1000, mean_diff=1004.21"\necho "x.cpp:9: Failure"\n'
-        'echo "Value of: dx_close"\necho "[  FAILED  ] S.T (1 ms)"\nexit 1')  # fmt: skip
+FAIL = (
+    'echo "dx FAILED: max_diff=1000, mean_diff=1004.21"\necho "x.cpp:9: Failure"\n'
+    'echo "Value of: dx_close"\necho "[  FAILED  ] S.T (1 ms)"\nexit 1'
+)
 NO_CHIPS = 'echo "Error: No chips detected in the cluster"\nkill -ABRT $$'
 
 
@@ -49,8 +51,24 @@ def history(repo: Path, bodies: list[str | None]) -> list[str]:
 
 def bisect_run(repo: Path, good: str, bad: str, records: Path) -> subprocess.CompletedProcess[str]:
     git(repo, "bisect", "start", bad, good)
-    return git(repo, "bisect", "run", sys.executable, "-m", "lnrepro", "run", "--backend", "local",
-               "--binary", "prog", "--filter", "S.*", "--bisect-exit-code", "--record-dir", str(records))  # fmt: skip
+    return git(
+        repo,
+        "bisect",
+        "run",
+        sys.executable,
+        "-m",
+        "lnrepro",
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        "prog",
+        "--filter",
+        "S.*",
+        "--bisect-exit-code",
+        "--record-dir",
+        str(records),
+    )
 
 
 def test_untestable_commits_are_skipped_and_git_names_the_right_culprit(tmp_path: Path) -> None:
@@ -91,7 +109,21 @@ def test_a_usage_error_aborts_instead_of_marking_the_commit_bad(tmp_path: Path) 
     shas = history(tmp_path / "r", [PASS] * 3 + [FAIL] * 3)
     repo = tmp_path / "r"
     git(repo, "bisect", "start", shas[-1], shas[0])
-    p = git(repo, "bisect", "run", sys.executable, "-m", "lnrepro", "run", "--backend", "local", "--binary", "prog",
-            "--seed", "-1", "--bisect-exit-code")  # fmt: skip
+    p = git(
+        repo,
+        "bisect",
+        "run",
+        sys.executable,
+        "-m",
+        "lnrepro",
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        "prog",
+        "--seed",
+        "-1",
+        "--bisect-exit-code",
+    )
     out = p.stdout + p.stderr
     assert "is the first bad commit" not in out and "bisect run failed" in out and "128" in out

@@ -32,8 +32,21 @@ def issue_parser() -> Path:
     )
     where = Path(os.environ.get("LNREPRO_NPM_CACHE") or ROOT / ".cache" / "npm")
     if not (where / "node_modules" / "@github" / "issue-parser").is_dir():
-        p = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(where), PARSER],
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        p = subprocess.run(
+            [
+                "npm",
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(where),
+                PARSER,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         need(p.returncode == 0, f"npm could not install {PARSER}: {p.stderr[-300:]}")
     script = where / "parse-issue.mjs"
     script.write_text(SCRIPT)
@@ -43,8 +56,13 @@ def issue_parser() -> Path:
 def parse(script: Path, body: str, tmp: Path) -> dict[str, object]:
     (tmp / "body.md").write_text(body)
     (tmp / "template.json").write_text(json.dumps(md.form_template()))  # YAML is a superset of JSON
-    p = subprocess.run(["node", str(script), str(tmp / "body.md"), str(tmp / "template.json")],
-                       capture_output=True, text=True, timeout=60, cwd=script.parent)  # fmt: skip
+    p = subprocess.run(
+        ["node", str(script), str(tmp / "body.md"), str(tmp / "template.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=script.parent,
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)  # type: ignore[no-any-return]
 
@@ -52,11 +70,20 @@ def parse(script: Path, body: str, tmp: Path) -> dict[str, object]:
 def test_a_run_report_is_tt_metals_bug_form_filled_in(issue_parser: Path, tmp_path: Path) -> None:
     cwd = tmp_path / "w"
     cwd.mkdir()
-    run = subprocess.run([sys.executable, "-m", "lnrepro", "run", "-n", "2", "--filter", "*2048Features:*NIGHTLY*"],
-                         cwd=cwd, capture_output=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "run", "-n", "2", "--filter", "*2048Features:*NIGHTLY*"],
+        cwd=cwd,
+        capture_output=True,
+        timeout=300,
+    )
     assert run.returncode == 1
-    body = subprocess.run([sys.executable, "-m", "lnrepro", "report", "last"], cwd=cwd, capture_output=True,
-                          text=True, timeout=300).stdout  # fmt: skip
+    body = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "report", "last"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
     got = parse(issue_parser, body, tmp_path)
     required = {f.id for f in md.FORM if f.required}
     assert required <= set(got), required - set(got)
@@ -71,8 +98,15 @@ def test_a_run_report_is_tt_metals_bug_form_filled_in(issue_parser: Path, tmp_pa
             assert set(got[f.id]) <= set(f.options), (f.id, got[f.id])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("verdicts", "kind"), [(("TIMEOUT",), "Deterministic Hang"), (("TIMEOUT", "PASSED"), "Non-Deterministic Hang"),
-                                                 (("CRASHED",), "Runtime Crash"), (("FAILED",), "Bad Outputs")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("verdicts", "kind"),
+    [
+        (("TIMEOUT",), "Deterministic Hang"),
+        (("TIMEOUT", "PASSED"), "Non-Deterministic Hang"),
+        (("CRASHED",), "Runtime Crash"),
+        (("FAILED",), "Bad Outputs"),
+    ],
+)
 def test_issue_type_is_one_of_the_forms_options(
     verdicts: tuple[str, ...], kind: str, issue_parser: Path, tmp_path: Path
 ) -> None:
@@ -84,7 +118,16 @@ def test_issue_type_is_one_of_the_forms_options(
         RunRequest(EmulatorSpec(), TestSpec("*", len(verdicts)), tmp_path), tmp_path / "run-1"
     )
     for i, v in enumerate(verdicts, 1):
-        rec.attempts.append(Attempt(i, ["p"], 0 if v == "PASSED" else 1, v == "TIMEOUT", 1.0, "a.log",
-                                    [TestResult("S.T", TestStatus(v))]))  # fmt: skip
+        rec.attempts.append(
+            Attempt(
+                i,
+                ["p"],
+                0 if v == "PASSED" else 1,
+                v == "TIMEOUT",
+                1.0,
+                "a.log",
+                [TestResult("S.T", TestStatus(v))],
+            )
+        )
     got = parse(issue_parser, md.run_markdown(rec), tmp_path)
     assert got["issue_type"] == [kind]

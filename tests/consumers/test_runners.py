@@ -65,8 +65,13 @@ def test_lit_runs_the_emulator_in_shards_and_reads_every_result(tmp_path: Path) 
     )
     emulator_program(suite, "EmulatorTests")
     xunit = tmp_path / "lit.xml"
-    p = subprocess.run([lit, "-v", "--xunit-xml-output", str(xunit), str(suite)], capture_output=True,
-                       text=True, timeout=900, env={**os.environ, "LIT_OPTS": ""})  # fmt: skip
+    p = subprocess.run(
+        [lit, "-v", "--xunit-xml-output", str(xunit), str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "LIT_OPTS": ""},
+    )
     assert "shard JSON output does not exist" not in p.stdout + p.stderr, p.stdout[-3000:]
     cases = ET.parse(xunit).getroot().iter("testcase")  # classname ends with the gtest suite
     got = {
@@ -81,8 +86,14 @@ def test_lit_runs_the_emulator_in_shards_and_reads_every_result(tmp_path: Path) 
 def gtest_parallel_list(argv: list[str]) -> list[str]:
     """gtest-parallel's listing: stderr merged, suite lines end with '.', '#' comments dropped,
     names with DISABLED_ skipped."""
-    out = subprocess.run([*argv, "--gtest_list_tests"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, timeout=120, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [*argv, "--gtest_list_tests"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     tests, suite = [], ""
     for line in out.splitlines():
         if not line.strip():
@@ -97,8 +108,9 @@ def gtest_parallel_list(argv: list[str]) -> list[str]:
 
 
 def gtest_parallel_run(argv: list[str], test: str) -> int:
-    return subprocess.run([*argv, "--gtest_color=yes", f"--gtest_filter={test}"], capture_output=True,
-                          timeout=300).returncode  # fmt: skip
+    return subprocess.run(
+        [*argv, "--gtest_color=yes", f"--gtest_filter={test}"], capture_output=True, timeout=300
+    ).returncode
 
 
 def test_gtest_parallel_protocol_on_the_emulator_and_a_real_binary(

@@ -10,9 +10,19 @@ from lnrepro.doors.container import HUGEPAGE_MOUNT, Volume, invoking_user, run_s
 
 
 def test_tt_metal_mount_set() -> None:
-    spec = run_spec("img", device_nodes=["0", "1"], hugepage_dirs=[HUGEPAGE_MOUNT], checkout=Path("/src/tt-metal"),
-                    env=[("TT_METAL_HOME", "/src/tt-metal"), ("PYTHONPATH", "/src/tt-metal"),
-                         ("ARCH_NAME", "wormhole_b0")], user="1000:1000", mount_set="tt-metal")  # fmt: skip
+    spec = run_spec(
+        "img",
+        device_nodes=["0", "1"],
+        hugepage_dirs=[HUGEPAGE_MOUNT],
+        checkout=Path("/src/tt-metal"),
+        env=[
+            ("TT_METAL_HOME", "/src/tt-metal"),
+            ("PYTHONPATH", "/src/tt-metal"),
+            ("ARCH_NAME", "wormhole_b0"),
+        ],
+        user="1000:1000",
+        mount_set="tt-metal",
+    )
     argv = spec.docker_argv(["true"])
     # the image's ENTRYPOINT is not run (tt-metal's dev image starts sshd there: root only)
     assert argv[:5] == ["docker", "run", "--rm", "--entrypoint", ""]

@@ -106,9 +106,14 @@ def test_a_signal_while_the_engine_creates_the_container_leaves_none(
     and the container is removed."""
     proxy = SlowCreates(tmp_path / "engine.sock", delay=2.0)
     env = {**os.environ, "DOCKER_HOST": f"unix://{proxy.path}"}
-    p = subprocess.Popen([*LNREPRO, "env-check", "--container", "--image", busybox_image],
-                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)  # fmt: skip
+    p = subprocess.Popen(
+        [*LNREPRO, "env-check", "--container", "--image", busybox_image],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         its = owner(p)
         assert proxy.holding.wait(60), "no create request came"

@@ -15,8 +15,13 @@ def test_every_mount_set_asks_for_the_hosts_network() -> None:
     """tt-metal's scripts/docker/run_docker_func.sh (0d59861eb2) and its CI's docker-run action
     (03a1367a55) pass ``--net host``; the mount sets differ only in what they mount."""
     for mount_set in container.MOUNT_SETS:
-        spec = container.run_spec("img", device_nodes=["0"], hugepage_dirs=[],
-                                  checkout=Path("/src/tt-metal"), mount_set=mount_set)  # fmt: skip
+        spec = container.run_spec(
+            "img",
+            device_nodes=["0"],
+            hugepage_dirs=[],
+            checkout=Path("/src/tt-metal"),
+            mount_set=mount_set,
+        )
         argv = spec.docker_argv(["true"])
         assert argv[argv.index("--network") + 1] == "host", mount_set
         assert spec.sdk_kwargs()["network_mode"] == "host", mount_set
@@ -33,8 +38,12 @@ def test_the_docker_runners_container_is_in_the_hosts_network_namespace(
     """What the engine makes of it: the container's network namespace is this machine's."""
     out: list[bytes] = []
     res = DockerRunner(busybox_image).run(
-        ["ls", "-l", "/proc/self/ns/net"], out.append, cwd=tmp_path, env={}, mounts=(tmp_path,),
+        ["ls", "-l", "/proc/self/ns/net"],
+        out.append,
+        cwd=tmp_path,
+        env={},
+        mounts=(tmp_path,),
         timeout=60,
-    )  # fmt: skip
+    )
     assert res.exit_code == 0, b"".join(out)
     assert os.readlink("/proc/self/ns/net") in b"".join(out).decode(), b"".join(out)

@@ -18,9 +18,23 @@ pytestmark = pytest.mark.docker
 
 
 def start(image: str, owner: str) -> str:
-    out = subprocess.run(["docker", "run", "-d", "--label", f"{container.LABEL}=1", "--label",
-                          f"{container.OWNER}={owner}", image, "sleep", "600"],
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--label",
+            f"{container.LABEL}=1",
+            "--label",
+            f"{container.OWNER}={owner}",
+            image,
+            "sleep",
+            "600",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip()
 
 
@@ -59,6 +73,10 @@ def test_a_dead_owners_containers_go_at_the_next_start(
     assert not exists(stale) and not exists(rebooted)
     assert exists(alive) and exists(foreign) and exists(elsewhere)
     # the container it started carried its owner, and is gone with it
-    ours = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={container.OWNER}={container.owner_label()}"],
-                          capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    ours = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={container.OWNER}={container.owner_label()}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert ours == [alive[:12]]

@@ -28,8 +28,14 @@ CLEAN_ENV = {
 def run(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CB, *args], capture_output=True, text=True, cwd=cwd, timeout=60,
-                          env={**CLEAN_ENV, **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [*CB, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={**CLEAN_ENV, **(env or {})},
+    )
 
 
 def config(tmp_path: Path, name: str = "cb.json", **values: object) -> Path:
@@ -45,8 +51,13 @@ def hang(tmp_path: Path, cfg: Path, env: dict[str, str], until_dumps: int = 3) -
     )
     out = tmp_path / "stdout.txt"
     with out.open("w") as fh:
-        p = subprocess.Popen([*CB, f"--cb_config={cfg}", "--gtest_color=no"], stdout=fh,
-                             stderr=subprocess.STDOUT, cwd=tmp_path, env={**CLEAN_ENV, **env})  # fmt: skip
+        p = subprocess.Popen(
+            [*CB, f"--cb_config={cfg}", "--gtest_color=no"],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            env={**CLEAN_ENV, **env},
+        )
         try:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
@@ -162,8 +173,14 @@ def test_mismatched_pages_hang_and_the_watcher_log_says_consumer_starved(tmp_pat
 
 
 def test_a_too_small_buffer_is_a_producer_consumer_cycle(tmp_path: Path) -> None:
-    cfg = config(tmp_path, compute_pages_per_block=48, reader_pages_per_block=48, cb_in_capacity=40,
-                 grid=[2, 2], device_grid=[2, 2])  # fmt: skip
+    cfg = config(
+        tmp_path,
+        compute_pages_per_block=48,
+        reader_pages_per_block=48,
+        cb_in_capacity=40,
+        grid=[2, 2],
+        device_grid=[2, 2],
+    )
     logs = tmp_path / "logs"
     _, log_path = hang(
         tmp_path, cfg, {"TT_METAL_WATCHER": "100ms", "TT_METAL_LOGS_PATH": str(logs)}, 2

@@ -20,15 +20,27 @@ FAST = "*OneTile:*TwoIncompleteTiles:*OneTilePerRow:*2048Features:*128Tiles"
 def emu(
     env: dict[str, str], *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*EMU, *args], capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, **env})  # fmt: skip
+    return subprocess.run(
+        [*EMU, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, **env},
+    )
 
 
 def real(
     binary: Path, env: dict[str, str], *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(binary), *args], capture_output=True, text=True, cwd=cwd, timeout=60,
-                          env={**os.environ, **env})  # fmt: skip
+    return subprocess.run(
+        [str(binary), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={**os.environ, **env},
+    )
 
 
 def ran(out: str) -> list[str]:
@@ -46,8 +58,14 @@ def test_shards_partition_the_filtered_tests_as_googletest_does(tmp_path: Path) 
     got: list[list[str]] = []
     for i in range(3):
         status = tmp_path / f"status-{i}"
-        p = emu({"GTEST_FILTER": FAST, "GTEST_TOTAL_SHARDS": "3", "GTEST_SHARD_INDEX": str(i),
-                 "GTEST_SHARD_STATUS_FILE": str(status)})  # fmt: skip
+        p = emu(
+            {
+                "GTEST_FILTER": FAST,
+                "GTEST_TOTAL_SHARDS": "3",
+                "GTEST_SHARD_INDEX": str(i),
+                "GTEST_SHARD_STATUS_FILE": str(status),
+            }
+        )
         assert p.returncode in (0, 1), p.stderr
         assert f"Note: This is test shard {i + 1} of 3." in p.stdout and status.exists()
         got.append(ran(p.stdout))
@@ -55,8 +73,11 @@ def test_shards_partition_the_filtered_tests_as_googletest_does(tmp_path: Path) 
 
 
 def test_bad_shard_variables_exit_1_like_googletest(gtest_binary: Path) -> None:
-    for env in ({"GTEST_TOTAL_SHARDS": "2", "GTEST_SHARD_INDEX": "2"}, {"GTEST_SHARD_INDEX": "0"},
-                {"GTEST_TOTAL_SHARDS": "x", "GTEST_SHARD_INDEX": "0"}):  # fmt: skip
+    for env in (
+        {"GTEST_TOTAL_SHARDS": "2", "GTEST_SHARD_INDEX": "2"},
+        {"GTEST_SHARD_INDEX": "0"},
+        {"GTEST_TOTAL_SHARDS": "x", "GTEST_SHARD_INDEX": "0"},
+    ):
         r, e = (
             real(gtest_binary, env, "--gtest_filter=Basic.Passes"),
             emu(env, "--gtest_filter=*OneTile"),
@@ -95,8 +116,11 @@ def test_output_brief_color_repeat_and_seed_from_the_environment(
     )
     assert "Repeating all tests (iteration 2)" in rep.stdout
     seeds = [ln.split("seed of ")[1] for ln in rep.stdout.splitlines() if "seed of" in ln]
-    gt = real(gtest_binary, {"GTEST_REPEAT": "2", "GTEST_SHUFFLE": "true", "GTEST_RANDOM_SEED": "99999"},
-              "--gtest_filter=Basic.Passes")  # fmt: skip
+    gt = real(
+        gtest_binary,
+        {"GTEST_REPEAT": "2", "GTEST_SHUFFLE": "true", "GTEST_RANDOM_SEED": "99999"},
+        "--gtest_filter=Basic.Passes",
+    )
     assert (
         seeds
         == [ln.split("seed of ")[1] for ln in gt.stdout.splitlines() if "seed of" in ln]

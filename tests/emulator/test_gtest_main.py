@@ -54,8 +54,13 @@ def test_list_tests_matches_the_real_catalogue() -> None:
 
 def test_round_trip_with_repeats_and_json_report(tmp_path: Path) -> None:
     report, dump = tmp_path / "r.json", tmp_path / "dump.jsonl"
-    code, out = emu(f"--gtest_filter={FAST}", "--gtest_repeat=2", f"--gtest_output=json:{report}",
-                    f"--emu_dump={dump}", "--emu_seed=11")  # fmt: skip
+    code, out = emu(
+        f"--gtest_filter={FAST}",
+        "--gtest_repeat=2",
+        f"--gtest_output=json:{report}",
+        f"--emu_dump={dump}",
+        "--emu_seed=11",
+    )
     assert code == 1
     run = parse_bytes(out, exit_code=code)
     truth = [json.loads(ln) for ln in dump.read_text().splitlines()]
@@ -113,8 +118,15 @@ def test_env_var_selects_defect() -> None:
 
 def test_xml_report_brief_color_shuffle(tmp_path: Path) -> None:
     report = tmp_path / "r.xml"
-    code, out = emu(f"--gtest_filter={FAST}", f"--gtest_output=xml:{report}", "--gtest_brief=1",
-                    "--gtest_color=yes", "--gtest_shuffle", "--gtest_random_seed=5", "--emu_seed=2")  # fmt: skip
+    code, out = emu(
+        f"--gtest_filter={FAST}",
+        f"--gtest_output=xml:{report}",
+        "--gtest_brief=1",
+        "--gtest_color=yes",
+        "--gtest_shuffle",
+        "--gtest_random_seed=5",
+        "--emu_seed=2",
+    )
     root = ET.parse(report).getroot()
     assert root.tag == "testsuites" and root.get("tests") == "5"
     assert b"\x1b[0;31m[  FAILED  ]" in out and b"[ RUN      ]" not in out
@@ -138,15 +150,22 @@ def test_bad_flag_value_is_exit_2() -> None:
 def _threads_after_a_run(env: dict[str, str]) -> int:
     """The emulator's process, run as its entry point runs it; its thread count once it is done
     (OpenBLAS starts its threads when numpy loads, and they stay)."""
-    code = ("import sys; sys.argv = ['ttml_tests', '--gtest_filter=*OneTile'];"
-            "from lnrepro.emulator import main; main();"
-            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Threads:')][0],"
-            " file=sys.stderr)")  # fmt: skip
+    code = (
+        "import sys; sys.argv = ['ttml_tests', '--gtest_filter=*OneTile'];"
+        "from lnrepro.emulator import main; main();"
+        "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Threads:')][0],"
+        " file=sys.stderr)"
+    )
     base = {
         k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
     }
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**base, **env})  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **env},
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     return int(p.stderr.split()[-1])
 

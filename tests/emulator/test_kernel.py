@@ -244,10 +244,17 @@ def test_configs_on_one_draw_share_the_defect_free_part_and_answer_as_one_at_a_t
     config that stores differently."""
     case = BY_NAME["LayerNormBackwardOpTest.MetalLayerNormBw_DoesNotFitInL1_WtNotDivisibleBy4"]
     x, dy, g = make_inputs(case, DataSource())
-    cfgs = [KernelConfig(defects=d, era=e, arch=a, bf16_stats=s)
-            for d in (frozenset(), PRESETS["shipped"],
-                      frozenset({Defect.OVERWRITE_DY_GAMMA_SUM, Defect.DROP_PARTIAL_TILE}))
-            for e in (Era.NOV_2025, Era.DEC_2025) for a in Arch for s in (True, False)]  # fmt: skip
+    cfgs = [
+        KernelConfig(defects=d, era=e, arch=a, bf16_stats=s)
+        for d in (
+            frozenset(),
+            PRESETS["shipped"],
+            frozenset({Defect.OVERWRITE_DY_GAMMA_SUM, Defect.DROP_PARTIAL_TILE}),
+        )
+        for e in (Era.NOV_2025, Era.DEC_2025)
+        for a in Arch
+        for s in (True, False)
+    ]
     seen: list[tuple[bool, bool]] = []
     real_prepare = kernel_module.prepare
 

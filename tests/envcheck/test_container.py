@@ -44,8 +44,19 @@ def test_container_runs_as_the_invoking_user(busybox_image: str) -> None:
 
 
 def test_cli_container_mode(busybox_image: str) -> None:
-    p = run_gently([sys.executable, "-m", "lnrepro", "env-check", "--container", "--image", busybox_image, "--json"],
-                   timeout=120)  # fmt: skip
+    p = run_gently(
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "env-check",
+            "--container",
+            "--image",
+            busybox_image,
+            "--json",
+        ],
+        timeout=120,
+    )
     doc = json.loads(p.stdout)
     assert doc["container"]["command"].startswith("docker run --rm")
     assert (
@@ -60,8 +71,20 @@ def test_cli_container_mode(busybox_image: str) -> None:
 
 def test_missing_image_is_a_one_line_error() -> None:
     need(docker_ok(), "no Docker engine answers")
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--container", "--image", "lnrepro-absent:0"],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "env-check",
+            "--container",
+            "--image",
+            "lnrepro-absent:0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 5 and "not on this machine" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -88,10 +111,18 @@ def test_good_host_made_real(good_host: None, busybox_image: str) -> None:
     assert "/dev/tenstorrent/0" in host["device"].detail
     # no Tenstorrent PCI function backs the node: env-check says so instead of passing
     assert host["device"].status is Status.FAIL and "0 Tenstorrent PCI" in host["device"].detail
-    good = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
-                              mount_set="full")  # fmt: skip
-    bad = container.run_spec(busybox_image, device_nodes=["0"], hugepage_dirs=[container.HUGEPAGE_MOUNT],
-                             mount_set="seed-broken")  # fmt: skip
+    good = container.run_spec(
+        busybox_image,
+        device_nodes=["0"],
+        hugepage_dirs=[container.HUGEPAGE_MOUNT],
+        mount_set="full",
+    )
+    bad = container.run_spec(
+        busybox_image,
+        device_nodes=["0"],
+        hugepage_dirs=[container.HUGEPAGE_MOUNT],
+        mount_set="seed-broken",
+    )
     g, b = container_facts(good), container_facts(bad)
     assert [d.name for d in g.devices] == ["0"] and g.devices[0].kind == "c"
     assert [d.name for d in b.devices] == ["0"]

@@ -185,22 +185,35 @@ def test_probe_parser_ignores_garbage() -> None:
 
 def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     root = S.DEVICE_ONLY_CONTAINER.build(tmp_path / "root")
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root), "--json"],
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 1
     doc = json.loads(p.stdout)
     assert [c["id"] for c in doc["checks"]] == list(CHECK_IDS)
     assert all(set(c) == {"id", "status", "detail", "fix", "command"} for c in doc["checks"])
     assert doc["summary"]["fail"] >= 2 and doc["ok"] is False
     root = S.N150.build(tmp_path / "good")
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root)],
-                       capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "ARCH_NAME": "wormhole_b0"})  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root)],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "ARCH_NAME": "wormhole_b0"},
+    )
     assert p.returncode == 0, p.stdout
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(tmp_path / "none")],
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 4 and "not a directory" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root), "--container"],
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "env-check", "--sysroot", str(root), "--container"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2
 
 
@@ -234,10 +247,15 @@ def test_device_must_be_readable_and_writable_and_driver_minimum_is_inclusive() 
 
     def facts(r: str, w: str, version: str = "1.33") -> Any:
         lines = {
-            "probe": "1", "dev_dir": "1", "sys_dir": "1", "module_loaded": "1",
-            "module_version": version, "dev": f"0 c {r} {w}", "pci": "0000:01:00.0 0x401e",
+            "probe": "1",
+            "dev_dir": "1",
+            "sys_dir": "1",
+            "module_loaded": "1",
+            "module_version": version,
+            "dev": f"0 c {r} {w}",
+            "pci": "0000:01:00.0 0x401e",
             "pci_total": "4",
-        }  # fmt: skip
+        }
         return parse_probe("".join(f"{k}\t{v}\n" for k, v in lines.items()))
 
     ctx = Context(mode="host")

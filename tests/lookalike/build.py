@@ -109,8 +109,18 @@ def run_tests(
 
 # tt-metal's dev image carries Python with pytest and numpy for ttnn's tests (its venv, first on
 # PATH); the look-alike's image has Debian's.
-TOOLCHAIN_PACKAGES = ("g++", "make", "cmake", "ninja-build", "libgtest-dev", "ccache", "git",
-                      "python3", "python3-pytest", "python3-numpy")  # fmt: skip
+TOOLCHAIN_PACKAGES = (
+    "g++",
+    "make",
+    "cmake",
+    "ninja-build",
+    "libgtest-dev",
+    "ccache",
+    "git",
+    "python3",
+    "python3-pytest",
+    "python3-numpy",
+)
 
 # The compilers tt-metal's toolchain files name (clang-17/clang++-17, clang-20/clang++-20), stood
 # in for by the system's GCC under those names: each defines LOOKALIKE_CLANG, which tt-train's
@@ -188,5 +198,9 @@ def ensure_toolchain_image() -> str:
 
     files = {f"/usr/local/bin/{n}": compiler_wrapper(n) for n in COMPILERS}
     files["/usr/local/bin/entrypoint.sh"] = ENTRYPOINT
-    return debian_image(toolchain_image_name(), TOOLCHAIN_PACKAGES, files,
-                        'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]')  # fmt: skip
+    return debian_image(
+        toolchain_image_name(),
+        TOOLCHAIN_PACKAGES,
+        files,
+        'ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]',
+    )

@@ -238,8 +238,10 @@ def filler_unit(index: int, revision: int, functions: int) -> str:
     """A translation unit with real template work, so builds cost what they would; with no
     functions, one line whose object code still differs by revision."""
     if not functions:
-        return (f"// Generated: unit {index}, revision {revision}.\n"
-                f'extern "C" double tt_gen_unit_{index}() {{ return {revision} + 1.0; }}\n')  # fmt: skip
+        return (
+            f"// Generated: unit {index}, revision {revision}.\n"
+            f'extern "C" double tt_gen_unit_{index}() {{ return {revision} + 1.0; }}\n'
+        )
     body = [
         f"// Generated: unit {index}, revision {revision}.",
         "#include <algorithm>",
@@ -430,8 +432,14 @@ def _llk(dest: Path, start: int) -> list[str]:
             for arch in LLK_ARCHES
         }
         changes["README.md"] = ("100644", f"# tt-llk (look-alike)\n\nRelease {i + 1}.\n")
-        m = s.commit("refs/heads/main", AUTHORS[(i + 5) % len(AUTHORS)], start + i * 86400 * 30,
-                     f"Release tt-llk 1.{i + 1}.0\n", parent, changes)  # fmt: skip
+        m = s.commit(
+            "refs/heads/main",
+            AUTHORS[(i + 5) % len(AUTHORS)],
+            start + i * 86400 * 30,
+            f"Release tt-llk 1.{i + 1}.0\n",
+            parent,
+            changes,
+        )
         marks.append(m)
         parent = [m]
     got = s.run(origin)
@@ -576,8 +584,18 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         raise ValueError("need culprit_at < bugrepro_at < fix_at")
     pcc_pos = place(spec.pcc_at) if spec.pcc_at is not None else None
     hang_pos = place(spec.hang_at) if spec.hang_at is not None else None
-    special = {culprit_pos, fix_pos, u0, u1, umd_bump_pos, llk_bump_pos, bugrepro_pos, *era_at,
-               pcc_pos, hang_pos}  # fmt: skip
+    special = {
+        culprit_pos,
+        fix_pos,
+        u0,
+        u1,
+        umd_bump_pos,
+        llk_bump_pos,
+        bugrepro_pos,
+        *era_at,
+        pcc_pos,
+        hang_pos,
+    }
 
     llk_url = dest / ".git" / "lookalike" / "tt_llk.git"
     static: Files = {
@@ -794,8 +812,19 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
     tags: dict[str, str] = {}
     for k, c in enumerate(first_parent[:: max(1, n // 4)]):
         name = f"v0.{60 + k}.0"
-        _git(dest, "-c", f"user.name={AUTHORS[0][0]}", "-c", f"user.email={AUTHORS[0][1]}",
-             "tag", "-a", name, "-m", f"Release {name}", shas[c.mark])  # fmt: skip
+        _git(
+            dest,
+            "-c",
+            f"user.name={AUTHORS[0][0]}",
+            "-c",
+            f"user.email={AUTHORS[0][1]}",
+            "tag",
+            "-a",
+            name,
+            "-m",
+            f"Release {name}",
+            shas[c.mark],
+        )
         tags[name] = shas[c.mark]
     _git(dest, "checkout", "-q", "-f", "main")
     _git(dest, "-c", "protocol.file.allow=always", "submodule", "update", "--init", "--quiet")

@@ -194,8 +194,9 @@ def test_culprit_parent_passes_culprit_fails_like_the_reports(
     log.write_text(out)
     cli = subprocess.run(
         [sys.executable, "-m", "lnrepro", "parse", str(log), "--exit-code", "1", "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert cli.returncode == 1
     doc = json.loads(cli.stdout)
     assert doc["totals"]["FAILED"] == 7 and doc["totals"]["PASSED"] == 5
@@ -273,16 +274,22 @@ def test_an_archived_tree_keeps_its_version_as_tt_metals_does(
         mods = git(wt, "submodule", "foreach", "--quiet", "echo $sm_path").split()
         for repo, prefix in [(wt, ""), *((wt / m, m + "/") for m in mods)]:
             if subst:
-                tar = subprocess.run(["git", "-C", str(repo), "archive", f"--prefix={prefix}",
-                                      "HEAD"], capture_output=True, check=True).stdout  # fmt: skip
+                tar = subprocess.run(
+                    ["git", "-C", str(repo), "archive", f"--prefix={prefix}", "HEAD"],
+                    capture_output=True,
+                    check=True,
+                ).stdout
                 subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
             else:
                 for f in git(repo, "ls-files", "-z").split("\0"):
                     if f and (repo / f).is_file():
                         (dest / prefix / f).parent.mkdir(parents=True, exist_ok=True)
                         (dest / prefix / f).write_bytes((repo / f).read_bytes())
-        res = subprocess.run(["cmake", "-S", str(dest), "-B", str(dest / "build"), "-G", "Ninja"],
-                             capture_output=True, text=True)  # fmt: skip
+        res = subprocess.run(
+            ["cmake", "-S", str(dest), "-B", str(dest / "build"), "-G", "Ninja"],
+            capture_output=True,
+            text=True,
+        )
         assert res.returncode == 0, res.stderr[-2000:]
         return res.stdout + res.stderr
 
@@ -322,10 +329,20 @@ def test_standalone_tt_train_build_with_ccache(
 
     def standalone(out_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         for argv in (
-            ["cmake", "-S", str(tree / "tt-train"), "-B", str(out_dir), "-G", "Ninja",
-             "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", *extra],
+            [
+                "cmake",
+                "-S",
+                str(tree / "tt-train"),
+                "-B",
+                str(out_dir),
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Debug",
+                "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+                *extra,
+            ],
             ["cmake", "--build", str(out_dir)],
-        ):  # fmt: skip
+        ):
             res = subprocess.run(argv, env=env, capture_output=True, text=True)
             if res.returncode != 0:
                 return res
@@ -339,9 +356,10 @@ def test_standalone_tt_train_build_with_ccache(
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert any((tmp_path / "ccache").rglob("*")), "ccache was not used"
     code, out = run_tests(
-        out_dir / "tests" / "ttml_tests", "--gtest_filter=*Deterministic_2048Features",
+        out_dir / "tests" / "ttml_tests",
+        "--gtest_filter=*Deterministic_2048Features",
         env=device_env(tmp_path, tree),
-    )  # fmt: skip
+    )
     assert code == 0, out[-2000:]
 
 
@@ -366,11 +384,20 @@ def test_a_second_checkout_compiles_only_its_generated_paths(
     def build(name: str) -> None:
         src = worktree(lookalike, tmp_path / name, lookalike.culprit_parent, lookalike.bugrepro)
         for argv in (
-            ["cmake", "-S", str(src / "tt-train"), "-B", str(src / "tt-train/build"), "-G",
-             "Ninja", "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
-             f"-DCMAKE_TOOLCHAIN_FILE={toolchain}"],
+            [
+                "cmake",
+                "-S",
+                str(src / "tt-train"),
+                "-B",
+                str(src / "tt-train/build"),
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Debug",
+                "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+                f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+            ],
             ["cmake", "--build", str(src / "tt-train/build")],
-        ):  # fmt: skip
+        ):
             res = subprocess.run(argv, env=env, capture_output=True, text=True)
             assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
 
@@ -387,8 +414,9 @@ def test_a_second_checkout_compiles_only_its_generated_paths(
             (missed if m[3] == "cache_miss" else hit).append(source[m[1]])
     assert hit, "the second checkout's build was not served by the cache at all"
     assert sorted(Path(s).name for s in missed) == [
-        "flake_conf_path.cpp", "layernorm_bw_kernel_path.cpp"
-    ], missed  # fmt: skip
+        "flake_conf_path.cpp",
+        "layernorm_bw_kernel_path.cpp",
+    ], missed
 
 
 def test_lnrepro_reads_the_lookalike_as_it_reads_the_emulator(
@@ -401,15 +429,41 @@ def test_lnrepro_reads_the_lookalike_as_it_reads_the_emulator(
     for tree, defect in ((lookalike_builds["bad"], "2025-12"), (lookalike_builds["good"], "fixed")):
         env = {**os.environ, **device_env(tmp_path / defect, tree)}
         local = subprocess.run(
-            [sys.executable, "-m", "lnrepro", "run", "--backend", "local", "--binary", str(tree / BIN),
-             "--record-dir", str(tmp_path / "runs"), "--json"],
-            env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "lnrepro",
+                "run",
+                "--backend",
+                "local",
+                "--binary",
+                str(tree / BIN),
+                "--record-dir",
+                str(tmp_path / "runs"),
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         emu = subprocess.run(
-            [sys.executable, "-m", "lnrepro", "run", "--kernel-era", defect,
-             "--record-dir", str(tmp_path / "runs"), "--json"],
-            capture_output=True, text=True, timeout=300, cwd=ROOT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "lnrepro",
+                "run",
+                "--kernel-era",
+                defect,
+                "--record-dir",
+                str(tmp_path / "runs"),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
         assert local.returncode == emu.returncode == (1 if defect == "2025-12" else 0), local.stderr
         verdicts = [
             {t["name"]: t["verdict"] for t in json.loads(p.stdout)["tests"]} for p in (local, emu)
@@ -421,8 +475,14 @@ def lookalike_formats(defects: frozenset[Defect]) -> KernelConfig:
     """The emulator's knobs set to what the look-alike's C++ kernel implements: fp32 x_hat and
     statistics, an exact 1/N, fp32 dgamma/dbeta sums, a 32-tile L1 rule and blocks of 2 (the
     first-pass formats; the real factory's bf16 buffers and truncated scaler are not in it yet)."""
-    return KernelConfig(defects=defects, l1_max_tiles=32, block_size=2, bf16_stats=False,
-                        scaler_bf16=False, dgamma_rows_bf16=False)  # fmt: skip
+    return KernelConfig(
+        defects=defects,
+        l1_max_tiles=32,
+        block_size=2,
+        bf16_stats=False,
+        scaler_bf16=False,
+        dgamma_rows_bf16=False,
+    )
 
 
 def _bf16_ulp(v: np.ndarray) -> np.ndarray:

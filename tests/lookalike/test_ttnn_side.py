@@ -19,14 +19,25 @@ from tests.conftest import worktree
 from tests.lookalike import HANG_KERNEL, HANG_TEST, PCC_TEST, GroundTruth
 
 
-def pytest_in(tree: Path, node: str, *, env: dict[str, str] | None = None,
-              timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def pytest_in(
+    tree: Path, node: str, *, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", node, "-p", "no:cacheprovider",
-         f"--junitxml={tree.parent / 'report.xml'}"],
-        capture_output=True, text=True, cwd=tree, timeout=timeout,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            node,
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={tree.parent / 'report.xml'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        timeout=timeout,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tree), **(env or {})},
-    )  # fmt: skip
+    )
 
 
 def test_the_pcc_regression_is_one_main_commit(lookalike: GroundTruth, tmp_path: Path) -> None:
@@ -54,10 +65,19 @@ def _hang(tree: Path, tmp: Path, env: dict[str, str] | None = None) -> Path:
     logs = tmp / "logs"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", HANG_TEST, "-p", "no:cacheprovider"],
-        cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tree),
-             "TT_METAL_WATCHER": "200ms", "TT_METAL_LOGS_PATH": str(logs), **(env or {})},
-    )  # fmt: skip
+        cwd=tree,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": str(tree),
+            "TT_METAL_WATCHER": "200ms",
+            "TT_METAL_LOGS_PATH": str(logs),
+            **(env or {}),
+        },
+    )
     log = logs / "generated" / "watcher" / "watcher.log"
     try:
         deadline = time.monotonic() + 60
@@ -106,6 +126,10 @@ def test_each_defect_lives_in_kernel_source(lookalike: GroundTruth, flag: str) -
     them), so lnrepro's input hash sees them change."""
     t = lookalike
     sha = t.pcc_culprit if flag == "pcc-ln" else t.hang_culprit
-    out = subprocess.run(["git", "-C", t.path, "show", "--name-only", "--format=", sha or ""],
-                         capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        ["git", "-C", t.path, "show", "--name-only", "--format=", sha or ""],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out and all(p.startswith("ttnn/cpp/") and p.endswith(".cpp") for p in out), out

@@ -50,8 +50,11 @@ def test_reader_names_the_file_the_place_and_the_fix() -> None:
 
 
 def test_load_turns_every_file_fault_into_an_input_error(tmp_path: Path) -> None:
-    cases = {"cut.json": '{"schema": "lnrepro.run/3", "id"', "deep.json": "[" * 100_000 + "]" * 100_000,
-             "latin1.json": b"\xff\xfe{}"}  # fmt: skip
+    cases = {
+        "cut.json": '{"schema": "lnrepro.run/3", "id"',
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+        "latin1.json": b"\xff\xfe{}",
+    }
     for name, body in cases.items():
         p = tmp_path / name
         p.write_bytes(body if isinstance(body, bytes) else body.encode())

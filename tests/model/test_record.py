@@ -104,9 +104,11 @@ def _paths(doc: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 REAL = json.loads(jsonio.dumps(record(attempt(1, ("S.a", P), ("S.b", F), exit_code=1)).to_json()))
-junk = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=False),
-                    lambda k: st.lists(k, max_size=3) | st.dictionaries(st.text(max_size=5), k, max_size=3),
-                    max_leaves=8)  # fmt: skip
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(allow_nan=False),
+    lambda k: st.lists(k, max_size=3) | st.dictionaries(st.text(max_size=5), k, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -35,23 +35,42 @@ words = st.text(alphabet="abcXYZ019_.-*:/ '\"$", min_size=1, max_size=12).filter
 envkeys = st.from_regex(r"[A-Z_][A-Z0-9_]{0,6}", fullmatch=True)
 emulator = st.builds(
     EmulatorSpec,
-    st.sampled_from(["2025-11", "2025-12", "fixed"]), st.sampled_from(["wormhole_b0", "blackhole"]),
-    st.none() | st.sampled_from(["shipped", "none", "double-subtract"]), st.none() | st.integers(1, 9),
-    st.none() | st.integers(0, 300), st.booleans(), st.sampled_from(["copy", "reference", "random"]),
+    st.sampled_from(["2025-11", "2025-12", "fixed"]),
+    st.sampled_from(["wormhole_b0", "blackhole"]),
+    st.none() | st.sampled_from(["shipped", "none", "double-subtract"]),
+    st.none() | st.integers(1, 9),
+    st.none() | st.integers(0, 300),
+    st.booleans(),
+    st.sampled_from(["copy", "reference", "random"]),
     st.none() | st.integers(0, 2**31),
-)  # fmt: skip
+)
 tt_metal = st.builds(
-    TtMetalSpec, st.builds(Path, st.sampled_from(["/src/tt-metal", "/a b/c"])),
-    st.sampled_from(["docker", "local"]), st.none() | st.sampled_from(["in-tree", "standalone"]),
-    st.none() | st.sampled_from(["img:1", "reg.io/x/y:tag"]), st.sampled_from(["full", "tt-metal", "seed-broken"]),
-    st.dictionaries(envkeys, words, max_size=2).map(lambda d: tuple(d.items())), st.booleans(),
-    st.none() | st.lists(words, min_size=1, max_size=3).map(tuple), st.none() | st.integers(1, 60),
-    st.none() | st.sampled_from(["card-a", "second"]), st.none() | st.lists(st.sampled_from("0123"), min_size=1, max_size=2).map(tuple),
-)  # fmt: skip
-tests = st.builds(TestSpec, words, st.integers(1, 50), st.sampled_from([1800.0, 60.0, 0.5]),
-                  st.lists(st.just(r"pcc=(?P<pcc>[0-9.]+)"), max_size=1).map(tuple))  # fmt: skip
-runs = st.builds(RunRequest, emulator | st.builds(BinarySpec, st.just(Path("/b/ttml_tests"))) | tt_metal,
-                 tests, st.sampled_from([Path(".lnrepro/runs"), Path("/records")]))  # fmt: skip
+    TtMetalSpec,
+    st.builds(Path, st.sampled_from(["/src/tt-metal", "/a b/c"])),
+    st.sampled_from(["docker", "local"]),
+    st.none() | st.sampled_from(["in-tree", "standalone"]),
+    st.none() | st.sampled_from(["img:1", "reg.io/x/y:tag"]),
+    st.sampled_from(["full", "tt-metal", "seed-broken"]),
+    st.dictionaries(envkeys, words, max_size=2).map(lambda d: tuple(d.items())),
+    st.booleans(),
+    st.none() | st.lists(words, min_size=1, max_size=3).map(tuple),
+    st.none() | st.integers(1, 60),
+    st.none() | st.sampled_from(["card-a", "second"]),
+    st.none() | st.lists(st.sampled_from("0123"), min_size=1, max_size=2).map(tuple),
+)
+tests = st.builds(
+    TestSpec,
+    words,
+    st.integers(1, 50),
+    st.sampled_from([1800.0, 60.0, 0.5]),
+    st.lists(st.just(r"pcc=(?P<pcc>[0-9.]+)"), max_size=1).map(tuple),
+)
+runs = st.builds(
+    RunRequest,
+    emulator | st.builds(BinarySpec, st.just(Path("/b/ttml_tests"))) | tt_metal,
+    tests,
+    st.sampled_from([Path(".lnrepro/runs"), Path("/records")]),
+)
 
 
 def parsed(command: str, argv: list[str]) -> dict[str, Any]:
@@ -84,18 +103,37 @@ def test_the_rerun_line_parses_back_into_the_same_request(req: RunRequest) -> No
 
 
 bisects = st.builds(
-    BisectRequest, st.just(Path("/repo")), st.lists(words, min_size=1, max_size=2).map(tuple), words,
-    st.builds(CommandOracleSpec, st.lists(words, min_size=1, max_size=3).map(tuple),
-              st.sampled_from([1800.0, 30.0]), st.integers(1, 4))
-    | st.builds(RunOracleSpec, tt_metal.map(lambda s: TtMetalSpec(**{**s.__dict__, "checkout": Path("/repo")})), tests),
-    st.builds(Policy, st.sampled_from(list(OnCrash)), st.sampled_from(list(OnHang)),
-              st.none(), st.none()),
-    st.none() | st.sampled_from([0.95, 0.999]), st.none(), st.integers(1, 4),
-    st.lists(st.sampled_from(["ctx-a", "ctx-b"]), max_size=2).map(tuple), st.lists(st.sampled_from("01"), max_size=2).map(tuple),
-    st.lists(words, max_size=2).map(tuple), st.lists(st.just(Path("/p/a.patch")), max_size=1).map(tuple),
-    st.booleans(), st.booleans(), st.booleans(), st.lists(st.sampled_from(["tt-train", "tt_metal/hw"]), max_size=2).map(tuple),
+    BisectRequest,
+    st.just(Path("/repo")),
+    st.lists(words, min_size=1, max_size=2).map(tuple),
+    words,
+    st.builds(
+        CommandOracleSpec,
+        st.lists(words, min_size=1, max_size=3).map(tuple),
+        st.sampled_from([1800.0, 30.0]),
+        st.integers(1, 4),
+    )
+    | st.builds(
+        RunOracleSpec,
+        tt_metal.map(lambda s: TtMetalSpec(**{**s.__dict__, "checkout": Path("/repo")})),
+        tests,
+    ),
+    st.builds(
+        Policy, st.sampled_from(list(OnCrash)), st.sampled_from(list(OnHang)), st.none(), st.none()
+    ),
+    st.none() | st.sampled_from([0.95, 0.999]),
+    st.none(),
+    st.integers(1, 4),
+    st.lists(st.sampled_from(["ctx-a", "ctx-b"]), max_size=2).map(tuple),
+    st.lists(st.sampled_from("01"), max_size=2).map(tuple),
+    st.lists(words, max_size=2).map(tuple),
+    st.lists(st.just(Path("/p/a.patch")), max_size=1).map(tuple),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.lists(st.sampled_from(["tt-train", "tt_metal/hw"]), max_size=2).map(tuple),
     st.none() | st.just(Path("/recs")),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -14,8 +14,27 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-OURS = {"p", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "h3", "ul", "li", "strong",
-        "details", "summary", "br", "em", "a", "blockquote"}  # fmt: skip
+OURS = {
+    "p",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "code",
+    "pre",
+    "h3",
+    "ul",
+    "li",
+    "strong",
+    "details",
+    "summary",
+    "br",
+    "em",
+    "a",
+    "blockquote",
+}
 
 
 def render(md: str) -> str:

@@ -92,8 +92,19 @@ def test_runs_table_never_folds_ids_at_80_columns() -> None:
     from lnrepro.doors.store import Entry
 
     ids = [f"run-20261124-0{i}1500-{i}" for i in range(3)]
-    entries = [Entry(i, "run", Path("/r") / i / "record.json", 1.8e9, "complete", "7 FAIL, 1 PASS " * 4,
-                     "tt-metal/docker", "0123456789abcdef") for i in ids]  # fmt: skip
+    entries = [
+        Entry(
+            i,
+            "run",
+            Path("/r") / i / "record.json",
+            1.8e9,
+            "complete",
+            "7 FAIL, 1 PASS " * 4,
+            "tt-metal/docker",
+            "0123456789abcdef",
+        )
+        for i in ids
+    ]
     buf = io.StringIO()
     render_records(entries, Console(file=buf, width=80, force_terminal=True, color_system=None))
     out = buf.getvalue()

@@ -66,8 +66,15 @@ def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str =
     return rec
 
 
-TOKENS = [*NAMES, "max_diff=1000", "mean_diff=1004.21", "[21–100%]", "rtol=0.01", "atol=0.01",
-          "run-20261127-122708"]  # fmt: skip
+TOKENS = [
+    *NAMES,
+    "max_diff=1000",
+    "mean_diff=1004.21",
+    "[21–100%]",
+    "rtol=0.01",
+    "atol=0.01",
+    "run-20261127-122708",
+]
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
@@ -103,17 +110,28 @@ def test_compare_is_readable_at_80_columns(width: int) -> None:
 
 def test_env_check_keeps_check_ids_and_paths_whole_at_60_columns() -> None:
     """Defect 1: ``hugepages-│mount``, ``/dev/│hugepages-1G``."""
-    report = EnvReport("host", [
-        Result("hugepages-mount", Status.OK, "hugetlbfs pagesize=1G at /dev/hugepages-1G"),
-        Result("hugepages-count", Status.FAIL, "0 x 1 GiB reserved for 1 device(s)",
-               "echo 2 | sudo tee /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"),
-    ])  # fmt: skip
+    report = EnvReport(
+        "host",
+        [
+            Result("hugepages-mount", Status.OK, "hugetlbfs pagesize=1G at /dev/hugepages-1G"),
+            Result(
+                "hugepages-count",
+                Status.FAIL,
+                "0 x 1 GiB reserved for 1 device(s)",
+                "echo 2 | sudo tee /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+            ),
+        ],
+    )
     for width in (60, 80):
         c, buf = terminal(width)
         render_env(report, c)
         out = buf.getvalue()
-        for token in ("hugepages-mount", "hugepages-count", "/dev/hugepages-1G",
-                      "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"):  # fmt: skip
+        for token in (
+            "hugepages-mount",
+            "hugepages-count",
+            "/dev/hugepages-1G",
+            "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+        ):
             assert token in out, (width, token, out)
 
 
@@ -208,8 +226,9 @@ def test_parse_all_of_a_huge_log_is_one_line_per_test_on_a_terminal() -> None:
     """Defect 14, ``--all``: past a thousand tests no table is measured or drawn (a rich table of
     200,000 rows was 78 s and 1.1 GB): one line per test, its name whole."""
     it = Iteration(index=1, started=True, finished=True)
-    it.tests += [TestResult(f"{SUITE}.Case_{i:06d}", TestStatus.PASSED, duration_ms=1.0)
-                 for i in range(1500)]  # fmt: skip
+    it.tests += [
+        TestResult(f"{SUITE}.Case_{i:06d}", TestStatus.PASSED, duration_ms=1.0) for i in range(1500)
+    ]
     run = GtestRun(iterations=[it], saw_gtest_output=True)
     c, buf = terminal(60)
     render_gtest_run(run, c, all_tests=True)

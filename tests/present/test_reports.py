@@ -29,17 +29,34 @@ GIT_FILE_OK = {
     "GIT_CONFIG_VALUE_0": "always",
 }
 SECTIONS = [
-    "Component / Area", "Issue Type (optional)", "Observed", "Expected", "1. Steps (exact commands)",
-    "2. Input data / link or description", "3. Frequency", "1. Software Versions", "2. Hardware Details",
-    "Is this a regression?", "Regression Details", "Logs & Diagnostics", "Priority", "Impact",
-]  # fmt: skip
+    "Component / Area",
+    "Issue Type (optional)",
+    "Observed",
+    "Expected",
+    "1. Steps (exact commands)",
+    "2. Input data / link or description",
+    "3. Frequency",
+    "1. Software Versions",
+    "2. Hardware Details",
+    "Is this a regression?",
+    "Regression Details",
+    "Logs & Diagnostics",
+    "Priority",
+    "Impact",
+]
 
 
 def lnrepro(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run([*LNREPRO, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
-                       env={**os.environ, **GIT_FILE_OK, **(env or {})})  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, **GIT_FILE_OK, **(env or {})},
+    )
     assert "Traceback" not in p.stderr, p.stderr
     return p
 
@@ -194,10 +211,14 @@ def test_junit_marks_crashes_and_hangs_as_errors_with_their_time_and_log() -> No
 
     from lnrepro.present.junit import run_junit
 
-    rec = _record([_t("S.Crashes", TestStatus.CRASHED, reason="aborted: signal SIGABRT"),
-                   _t("S.Hangs", TestStatus.TIMEOUT, reason="killed by lnrepro after the 5 s timeout"),
-                   _t("S.Skipped", TestStatus.SKIPPED),
-                   _t("S.Ansi|<x>&", TestStatus.FAILED, "\x1b[31mred\x1b[0m <&> ]]>")])  # fmt: skip
+    rec = _record(
+        [
+            _t("S.Crashes", TestStatus.CRASHED, reason="aborted: signal SIGABRT"),
+            _t("S.Hangs", TestStatus.TIMEOUT, reason="killed by lnrepro after the 5 s timeout"),
+            _t("S.Skipped", TestStatus.SKIPPED),
+            _t("S.Ansi|<x>&", TestStatus.FAILED, "\x1b[31mred\x1b[0m <&> ]]>"),
+        ]
+    )
     log = "[ RUN      ] S.Crashes\nabort here\n"
     xml = Xunit2.fromstring(run_junit(rec, {"attempt-1.log": log}))
     cases = {c.name: c for s in xml for c in s}
@@ -217,8 +238,11 @@ def test_a_flaky_test_is_one_testcase_with_flaky_failures() -> None:
 
     from lnrepro.present.junit import run_junit
 
-    rec = _record([_t("S.F", TestStatus.FAILED, "boom")], [_t("S.F", TestStatus.PASSED)],
-                  [_t("S.F", TestStatus.FAILED, "boom again")])  # fmt: skip
+    rec = _record(
+        [_t("S.F", TestStatus.FAILED, "boom")],
+        [_t("S.F", TestStatus.PASSED)],
+        [_t("S.F", TestStatus.FAILED, "boom again")],
+    )
     xml = Xunit2.fromstring(run_junit(rec))
     (case,) = [c for s in xml for c in s]
     assert case.name == "F" and case.result == []  # no failure: Surefire's flaky pass
@@ -361,8 +385,21 @@ def test_markdown_of_a_lookalike_container_run(
     need_toolchain()
     tree = lookalike_builds["bad"]
     env = device_env(tmp_path, tree)
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "docker", "--image", toolchain_image,
-                "--filter", "*Deterministic_2048Features:*NIGHTLY*", "--json", cwd=tmp_path, env=env, timeout=900)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--filter",
+        "*Deterministic_2048Features:*NIGHTLY*",
+        "--json",
+        cwd=tmp_path,
+        env=env,
+        timeout=900,
+    )
     assert p.stdout, p.stderr
     doc = json.loads(p.stdout)
     md = Md(lnrepro("report", doc["id"], cwd=tmp_path).stdout)
@@ -387,6 +424,10 @@ def test_markdown_of_a_lookalike_container_run(
 
 def test_report_excerpt_in_the_docs_is_what_the_script_writes() -> None:
     root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, str(root / "scripts" / "report_excerpt.py"), "--check"],
-                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, str(root / "scripts" / "report_excerpt.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr

@@ -36,21 +36,30 @@ def console(width: int | None) -> tuple[Console, io.StringIO]:
 
 
 # ------------------------------------------------------------------ 5, 12: env-check
-MOUNT = ("sudo mkdir -p /dev/hugepages-1G && "
-         "sudo mount -t hugetlbfs -o pagesize=1G nodev /dev/hugepages-1G")  # fmt: skip
+MOUNT = (
+    "sudo mkdir -p /dev/hugepages-1G && "
+    "sudo mount -t hugetlbfs -o pagesize=1G nodev /dev/hugepages-1G"
+)
 
 
 def env_report(container: bool = False) -> EnvReport:
     host = [
         Result("docker", Status.OK, "docker 27.1 reachable"),
-        Result("hugepages-mount", Status.FAIL, "no hugetlbfs mounted at /dev/hugepages-1G",
-               "mount hugetlbfs with 1 GiB pages at /dev/hugepages-1G; in a container: "
-               "-v /dev/hugepages-1G:/dev/hugepages-1G (lnrepro does)", MOUNT),
-    ]  # fmt: skip
+        Result(
+            "hugepages-mount",
+            Status.FAIL,
+            "no hugetlbfs mounted at /dev/hugepages-1G",
+            "mount hugetlbfs with 1 GiB pages at /dev/hugepages-1G; in a container: "
+            "-v /dev/hugepages-1G:/dev/hugepages-1G (lnrepro does)",
+            MOUNT,
+        ),
+    ]
     r = EnvReport("host", host)
     if container:
-        r.container = [Result("docker", Status.SKIP, "judged on the host"),
-                       Result("hugepages-mount", Status.OK, "hugetlbfs pagesize=1G at /dev/hugepages-1G")]  # fmt: skip
+        r.container = [
+            Result("docker", Status.SKIP, "judged on the host"),
+            Result("hugepages-mount", Status.OK, "hugetlbfs pagesize=1G at /dev/hugepages-1G"),
+        ]
         r.container_command = "docker run --rm img sh -c '<probe>'"
     return r
 
@@ -138,9 +147,11 @@ def test_run_n_prints_a_line_per_attempt_and_only_the_changes() -> None:
     assert len(counts) == 20 and counts[0] == "attempt 1/20: 2 failed, 2 passed in 1.5 s"
     tests = [ln for ln in lines if ln not in counts]
     assert [ln.split()[:3] for ln in tests] == [
-        ["attempt", "1/20:", "FAILED"], ["attempt", "1/20:", "FAILED"],  # the first attempt's failures
-        ["attempt", "7/20:", "FAILED"], ["attempt", "8/20:", "PASSED"],  # a flaky test flips, then back
-    ], tests  # fmt: skip
+        ["attempt", "1/20:", "FAILED"],
+        ["attempt", "1/20:", "FAILED"],  # the first attempt's failures
+        ["attempt", "7/20:", "FAILED"],
+        ["attempt", "8/20:", "PASSED"],  # a flaky test flips, then back
+    ], tests
     assert NAMES[3] in tests[2] and "(was PASSED)" in tests[2] and "(was FAILED)" in tests[3]
 
 
@@ -154,8 +165,11 @@ def test_working_writes_progress_lines_to_a_log() -> None:
         for d in range(1, 4):
             w.update(f"tolerance: {NAMES[2]} draw {d}/3", NAMES[2])
         w.update(f"tolerance: {NAMES[3]} draw 1/3", NAMES[3])
-    assert buf.getvalue().splitlines() == ["tolerance: sampling", f"tolerance: {NAMES[2]} draw 1/3",
-                                           f"tolerance: {NAMES[3]} draw 1/3"]  # fmt: skip
+    assert buf.getvalue().splitlines() == [
+        "tolerance: sampling",
+        f"tolerance: {NAMES[2]} draw 1/3",
+        f"tolerance: {NAMES[3]} draw 1/3",
+    ]
 
 
 # ------------------------------------------------------------------ 7: one wording
@@ -173,8 +187,19 @@ def entries() -> list[Entry]:
     out = []
     for i, (defect, seed) in enumerate((("shipped", 1), ("none", 7))):
         rec = a_record(defect, seed=seed, record_dir=f"/r{i}")
-        out.append(Entry(f"run-2026112{i}-1200", "run", Path("/r/record.json"), 1.8e9 + i, "complete",
-                         "7 FAIL, 1 PASS", "emulator", None, record=rec))  # fmt: skip
+        out.append(
+            Entry(
+                f"run-2026112{i}-1200",
+                "run",
+                Path("/r/record.json"),
+                1.8e9 + i,
+                "complete",
+                "7 FAIL, 1 PASS",
+                "emulator",
+                None,
+                record=rec,
+            )
+        )
     return out
 
 
@@ -222,9 +247,15 @@ def test_at_60_columns_every_status_is_on_its_names_line() -> None:
 
 # ------------------------------------------------------------------ 19: explain
 def fits() -> list[ModelFit]:
-    tests = [TestFit(NAMES[0], "FAIL", "FAIL", {"dx.max_diff": (1000.0, 1000.0, 3e-6),
-                                                  "dx.mean_diff": (1004.21, 1004.2, 3e-6)}),
-             TestFit(NAMES[2], "PASS", "PASS", {})]  # fmt: skip
+    tests = [
+        TestFit(
+            NAMES[0],
+            "FAIL",
+            "FAIL",
+            {"dx.max_diff": (1000.0, 1000.0, 3e-6), "dx.mean_diff": (1004.21, 1004.2, 3e-6)},
+        ),
+        TestFit(NAMES[2], "PASS", "PASS", {}),
+    ]
     return [ModelFit("double-subtract", "2025-12", "wormhole_b0", tests)]
 
 
@@ -258,8 +289,11 @@ def test_run_list_prints_whole_names_one_per_line() -> None:
     from lnrepro.present.console import render_test_list
     from lnrepro.present.text import listed_tests
 
-    assert listed_tests(LISTING) == [(NAMES[2], ""), (NAMES[0], ""),
-                                     ("Typed/0.Works/1", "# GetParam() = 4")]  # fmt: skip
+    assert listed_tests(LISTING) == [
+        (NAMES[2], ""),
+        (NAMES[0], ""),
+        ("Typed/0.Works/1", "# GetParam() = 4"),
+    ]
     c, buf = piped()
     render_test_list(LISTING, c)
     assert buf.getvalue().splitlines() == [NAMES[2], NAMES[0], "Typed/0.Works/1\t# GetParam() = 4"]

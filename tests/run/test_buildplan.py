@@ -65,16 +65,28 @@ def test_the_default_toolchain_and_configure_only_come_from_build_metal_sh() -> 
     ("train", "compilers", "want"),
     [
         # ed20e1c1ee / 35761b817b: "defaulting to Clang-17", find_and_set_clang17()
-        ("include(cmake/compilers.cmake)\nfind_and_set_clang17()\nproject(x)", "macro(FIND_AND_SET_CLANG17)", TrainCompiler.CLANG17),
-        ("include(cmake/compilers.cmake)\nFIND_AND_SET_CLANG20()\nproject(x)", "macro(FIND_AND_SET_CLANG20)", TrainCompiler.CLANG20),
+        (
+            "include(cmake/compilers.cmake)\nfind_and_set_clang17()\nproject(x)",
+            "macro(FIND_AND_SET_CLANG17)",
+            TrainCompiler.CLANG17,
+        ),
+        (
+            "include(cmake/compilers.cmake)\nFIND_AND_SET_CLANG20()\nproject(x)",
+            "macro(FIND_AND_SET_CLANG20)",
+            TrainCompiler.CLANG20,
+        ),
         # 043f229f89 (after #36568): no compilers.cmake, project() first
         ("project(x)\nadd_subdirectory(tests)", None, TrainCompiler.NONE),
         # a call left behind without the file still picks nothing
         ("find_and_set_clang17()\nproject(x)", None, TrainCompiler.NONE),
         # #37166: TT_TRAIN_INHERIT_COMPILER
-        ("include(cmake/compilers.cmake)\nproject(x)", "function(INHERIT_COMPILER_FROM_TT_METAL)", TrainCompiler.INHERIT),
+        (
+            "include(cmake/compilers.cmake)\nproject(x)",
+            "function(INHERIT_COMPILER_FROM_TT_METAL)",
+            TrainCompiler.INHERIT,
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_a_standalone_tt_train_picks(
     train: str, compilers: str | None, want: TrainCompiler
 ) -> None:
@@ -139,8 +151,13 @@ def test_in_tree_plan_configures_once_then_builds_only_the_target() -> None:
     # the commit's toolchain changed (clang-17 -> clang-20): the cache goes (objects stay)
     switched = plan_in_tree(f, CacheFacts(CLANG17, None, True, True, "local"))
     assert switched.commands[0] == (
-        "cmake", "-E", "rm", "-rf", "build_Debug/CMakeCache.txt", "build_Debug/CMakeFiles",
-    )  # fmt: skip
+        "cmake",
+        "-E",
+        "rm",
+        "-rf",
+        "build_Debug/CMakeCache.txt",
+        "build_Debug/CMakeFiles",
+    )
     assert switched.reconfigure and switched.stamps == ((1, "build_Debug"),)
     assert "clang-17" in switched.notes[0] and "clang-20" in switched.notes[0]
     # configured on this host, built now in a container (or by hand): its compiler paths are

@@ -28,10 +28,21 @@ def docker_run(
 ) -> tuple[int, dict[str, Any], str]:
     tmp.mkdir(parents=True, exist_ok=True)
     p = run_gently(
-        [*LNREPRO, "run", "--tt-metal", str(tree), *(["--image", image] if image else []),
-         "--record-dir", str(tmp / "runs"), "--json", *extra],
-        cwd=tmp, env={**os.environ, **(env or {})}, timeout=900,
-    )  # fmt: skip
+        [
+            *LNREPRO,
+            "run",
+            "--tt-metal",
+            str(tree),
+            *(["--image", image] if image else []),
+            "--record-dir",
+            str(tmp / "runs"),
+            "--json",
+            *extra,
+        ],
+        cwd=tmp,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+    )
     assert "Traceback" not in p.stderr, p.stderr
     assert not left(p.owner), "a container was left behind"
     records = sorted((tmp / "runs").glob("run-*/record.json"))
@@ -77,8 +88,14 @@ def test_runs_as_the_invoking_user_and_outputs_are_theirs(
 ) -> None:
     tree = worktree(lookalike, tmp_path / "tree", lookalike.culprit_parent, lookalike.bugrepro)
     subprocess.run(["chown", "-R", "4321:4321", str(tree)], check=True)
-    code, doc, _ = docker_run(tree, tmp_path, toolchain_image, "--filter", "*OneTile",
-                              env={"SUDO_UID": "4321", "SUDO_GID": "4321"})  # fmt: skip
+    code, doc, _ = docker_run(
+        tree,
+        tmp_path,
+        toolchain_image,
+        "--filter",
+        "*OneTile",
+        env={"SUDO_UID": "4321", "SUDO_GID": "4321"},
+    )
     assert code == 0, doc.get("build")
     for built in (tree / "build_Debug", tree / "build_Debug/tt-train/tests/ttml_tests"):
         st = built.stat()
@@ -95,8 +112,16 @@ def test_hang_crash_build_failure_and_missing_tests(
 ) -> None:
     tree = lookalike_builds["good"]
     flt = ("--filter", "*OneTile")
-    code, doc, _ = docker_run(tree, tmp_path / "h", toolchain_image, *flt, "--timeout", "5",
-                              "--env", "TT_LOOKALIKE_FLAKE=hang=1,seed=1")  # fmt: skip
+    code, doc, _ = docker_run(
+        tree,
+        tmp_path / "h",
+        toolchain_image,
+        *flt,
+        "--timeout",
+        "5",
+        "--env",
+        "TT_LOOKALIKE_FLAKE=hang=1,seed=1",
+    )
     assert code == 1 and doc["verdict"] == "HANG" and doc["attempts"][0]["seconds"] < 30
     code, doc, _ = docker_run(
         tree, tmp_path / "c", toolchain_image, *flt, "--env", "TT_LOOKALIKE_FLAKE=crash=1,seed=1"
@@ -117,8 +142,22 @@ def test_local_runner_gives_the_same_verdicts(
 ) -> None:
     tree = lookalike_builds["bad"]
     _, in_container, _ = docker_run(tree, tmp_path / "d", toolchain_image)
-    p = subprocess.run([*LNREPRO, "run", "--tt-metal", str(tree), "--runner", "local", "--record-dir",
-                        str(tmp_path / "l"), "--json"], capture_output=True, text=True, timeout=900)  # fmt: skip
+    p = subprocess.run(
+        [
+            *LNREPRO,
+            "run",
+            "--tt-metal",
+            str(tree),
+            "--runner",
+            "local",
+            "--record-dir",
+            str(tmp_path / "l"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     here = json.loads(p.stdout)
     assert {t["name"]: t["verdict"] for t in here["tests"]} == {
         t["name"]: t["verdict"] for t in in_container["tests"]
@@ -128,13 +167,25 @@ def test_local_runner_gives_the_same_verdicts(
 def test_dry_run_has_seed_001s_working_mount_set(
     lookalike: GroundTruth, fake_card_host: None, tmp_path: Path
 ) -> None:
-    p = subprocess.run([*LNREPRO, "run", "--tt-metal", lookalike.path, "--dry-run", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, "run", "--tt-metal", lookalike.path, "--dry-run", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     line = json.loads(p.stdout)["build"][0]
-    for part in ("--device /dev/tenstorrent/0:/dev/tenstorrent/0", "-v /dev:/dev", "-v /sys:/sys",
-                 "-v /dev/hugepages-1G:/dev/hugepages-1G", f"-v {lookalike.path}:{lookalike.path}",
-                 f"-w {lookalike.path}", "-e TT_METAL_HOME=", "-u "):  # fmt: skip
+    for part in (
+        "--device /dev/tenstorrent/0:/dev/tenstorrent/0",
+        "-v /dev:/dev",
+        "-v /sys:/sys",
+        "-v /dev/hugepages-1G:/dev/hugepages-1G",
+        f"-v {lookalike.path}:{lookalike.path}",
+        f"-w {lookalike.path}",
+        "-e TT_METAL_HOME=",
+        "-u ",
+    ):
         assert part in line, (part, line)
     assert "--privileged" not in line
     assert "--entrypoint ''" in line  # the dev image's sshd entrypoint needs root: not run
@@ -143,8 +194,22 @@ def test_dry_run_has_seed_001s_working_mount_set(
         "./build_metal.sh --debug --build-tt-train --enable-ccache --configure-only"
     )
     # tt-metal's own scripts' set: no /dev, no /sys
-    p = subprocess.run([*LNREPRO, "run", "--tt-metal", lookalike.path, "--dry-run", "--json",
-                        "--mount-set", "tt-metal"], capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [
+            *LNREPRO,
+            "run",
+            "--tt-metal",
+            lookalike.path,
+            "--dry-run",
+            "--json",
+            "--mount-set",
+            "tt-metal",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     line = json.loads(p.stdout)["build"][0]
     assert "-v /dev:/dev" not in line and "-v /sys:/sys" not in line
     for part in (
@@ -164,14 +229,28 @@ def test_lnrepro_builds_its_image_from_the_dockerfile_on_a_base(
     assert code == 0, doc.get("build")
     fp = doc["fingerprint"]
     assert fp["image"].startswith("lnrepro-build:") and fp["base_image"] == toolchain_image
-    built = subprocess.run(["docker", "image", "inspect", fp["image"], "--format",
-                            '{{index .Config.Labels "io.lnrepro.image"}}'],
-                           capture_output=True, text=True)  # fmt: skip
+    built = subprocess.run(
+        [
+            "docker",
+            "image",
+            "inspect",
+            fp["image"],
+            "--format",
+            '{{index .Config.Labels "io.lnrepro.image"}}',
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert built.stdout.strip() == "build"
     # without the base on this machine: one line, and what to do
     (tmp_path / "lnrepro.toml").write_text('base_image = "lnrepro-absent-base:0"\n')
-    p = subprocess.run([*LNREPRO, "run", "--tt-metal", str(tree), "--record-dir", str(tmp_path / "x")],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=300)  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, "run", "--tt-metal", str(tree), "--record-dir", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert p.returncode == 5 and "Traceback" not in p.stderr
     last = p.stderr.strip().splitlines()[-1]
     assert (

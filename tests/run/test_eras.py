@@ -19,10 +19,27 @@ from tests.lookalike import GroundTruth
 
 def dry_run(tree: Path, tmp: Path, *extra: str) -> dict[str, Any]:
     p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "run", "--tt-metal", str(tree), "--runner", "local",
-         "--dry-run", "--json", "--record-dir", str(tmp / "runs"), *extra],
-        capture_output=True, text=True, cwd=tmp, env=os.environ, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "run",
+            "--tt-metal",
+            str(tree),
+            "--runner",
+            "local",
+            "--dry-run",
+            "--json",
+            "--record-dir",
+            str(tmp / "runs"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env=os.environ,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     doc: dict[str, Any] = json.loads(p.stdout)
     return doc
@@ -35,7 +52,11 @@ def test_the_dry_run_at_each_era_plans_what_its_row_says(
     # the first main commit of the era: the one that switched on its last flag
     sha = lookalike.eras[era.lookalike[-1]]
     tree = worktree(lookalike, tmp_path / "wt", sha)
-    flags_on = [f for f in lookalike.eras if lookalike.first_parent.index(lookalike.eras[f]) <= lookalike.first_parent.index(sha)]  # fmt: skip
+    flags_on = [
+        f
+        for f in lookalike.eras
+        if lookalike.first_parent.index(lookalike.eras[f]) <= lookalike.first_parent.index(sha)
+    ]
     assert set(era.lookalike) <= set(flags_on)
 
     plan = dry_run(tree, tmp_path)
@@ -72,8 +93,12 @@ def test_main_says_which_tests_are_missing_before_anything_is_built(
     )
     assert "git fetch origin" in note and "--pick 16165972af" in note
     assert not (tree / "build_Debug").exists()
-    p = subprocess.run([sys.executable, "-m", "lnrepro", "env-check", "--tt-metal", str(tree), "--json"],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "lnrepro", "env-check", "--tt-metal", str(tree), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     checks = {c["id"]: c for c in json.loads(p.stdout)["checks"]}
     assert checks["tests"]["status"] == "warn" and "BugRepro" in checks["tests"]["detail"]
     assert "git fetch origin" in checks["tests"]["fix"]
@@ -82,6 +107,9 @@ def test_main_says_which_tests_are_missing_before_anything_is_built(
 
 
 def test_the_docs_table_is_written_from_the_rows() -> None:
-    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "compat_table.py"), "--check"],
-                       capture_output=True, text=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "compat_table.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stdout

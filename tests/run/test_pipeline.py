@@ -49,8 +49,15 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
         and "start LayerNormBackwardOpTest.MetalLayerNormBw_OneTile" in ev.log
     )
     files = sorted(p.name for p in rec.record_dir.iterdir())
-    assert files == ["attempt-1.json", "attempt-1.log", "attempt-2.json", "attempt-2.log", "attempt-3.json",
-                     "attempt-3.log", "record.json"]  # fmt: skip
+    assert files == [
+        "attempt-1.json",
+        "attempt-1.log",
+        "attempt-2.json",
+        "attempt-2.log",
+        "attempt-3.json",
+        "attempt-3.log",
+        "record.json",
+    ]
     doc = json.loads((rec.record_dir / "record.json").read_text())
     assert (
         doc["schema"] == "lnrepro.run/4"
@@ -210,8 +217,10 @@ def test_status_enum_is_stable() -> None:
 def test_a_non_finite_metric_is_recorded_in_strict_json(tmp_path: Path) -> None:
     """``max_diff=inf`` used to end the run with an internal error and lose its record."""
     prog = tmp_path / "gt"
-    prog.write_text("#!/bin/sh\necho '[ RUN      ] S.T'\necho 'dx FAILED: max_diff=inf, mean_diff=nan'\n"
-                    "echo 'x.cpp:1: Failure'\necho 'Value of: dx_close'\necho '[  FAILED  ] S.T (1 ms)'\nexit 1\n")  # fmt: skip
+    prog.write_text(
+        "#!/bin/sh\necho '[ RUN      ] S.T'\necho 'dx FAILED: max_diff=inf, mean_diff=nan'\n"
+        "echo 'x.cpp:1: Failure'\necho 'Value of: dx_close'\necho '[  FAILED  ] S.T (1 ms)'\nexit 1\n"
+    )
     prog.chmod(0o755)
     rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*"), tmp_path / "runs"))
     assert rec.verdict is Verdict.FAIL and rec.tests[0].worst["dx"]["max_diff"] == float("inf")
@@ -230,10 +239,10 @@ def test_a_watcher_log_is_a_hang_only_when_something_is_stuck_or_the_attempt_tim
     prog.write_text(
         "#!/bin/sh\n"
         'for a in "$@"; do case "$a" in --gtest_output=json:*) out="${a#--gtest_output=json:}";; esac; done\n'
-        "printf 'At 0.100s starting\\nAt 0.100s attach device 0\\n' > \"$(dirname \"$out\")/attempt-1.watcher.log\"\n"
+        'printf \'At 0.100s starting\\nAt 0.100s attach device 0\\n\' > "$(dirname "$out")/attempt-1.watcher.log"\n'
         "echo '[ RUN      ] S.T'\n"
         + ("exec sleep 30\n" if hang else "echo '[  FAILED  ] S.T (1 ms)'\nexit 1\n")
-    )  # fmt: skip
+    )
     prog.chmod(0o755)
     rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*", timeout_s=2), tmp_path / "runs"))
     [a] = rec.attempts

@@ -41,8 +41,18 @@ def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> subprocess.Completed
 
 def run_json(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[int, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro("run", "--tt-metal", str(tree), "--image", image, "--record-dir", str(tmp / "runs"),
-                "--json", *extra, cwd=tmp)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--image",
+        image,
+        "--record-dir",
+        str(tmp / "runs"),
+        "--json",
+        *extra,
+        cwd=tmp,
+    )
     assert p.stdout.strip(), p.stderr[-3000:]
     assert not errors(p.stdout), errors(p.stdout)
     doc: dict[str, Any] = json.loads(p.stdout)
@@ -56,17 +66,21 @@ def record(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_pytest_runs_in_the_container_with_pcc_metrics_and_compare_with_gtest_runs(
-    lookalike: GroundTruth, lookalike_builds: dict[str, Path], toolchain_image: str,
-    fake_card_host: None, tmp_path: Path,
-) -> None:  # fmt: skip
+    lookalike: GroundTruth,
+    lookalike_builds: dict[str, Path],
+    toolchain_image: str,
+    fake_card_host: None,
+    tmp_path: Path,
+) -> None:
     """`--pytest`: pytest's own JUnit XML read, tt-metal's PCC message parsed into the metric
     pcc; the record is the gtest record's schema, so `compare` and `report` take both."""
     # the builds: "good" is before the PCC regression, "main" after it
     kernel = "ttnn/cpp/ttnn/operations/normalization/layernorm/device/kernels/compute/layernorm.cpp"
     assert "rows_per_stat = 1;" in (lookalike_builds["good"] / kernel).read_text()
     assert "rows_per_stat = 32;" in (lookalike_builds["main"] / kernel).read_text()
-    code, good = run_json(lookalike_builds["good"], tmp_path / "g", toolchain_image,
-                          "--pytest", PCC_TEST, "-n", "2")  # fmt: skip
+    code, good = run_json(
+        lookalike_builds["good"], tmp_path / "g", toolchain_image, "--pytest", PCC_TEST, "-n", "2"
+    )
     assert code == 0 and good["verdict"] == "PASS", good
     code, bad = run_json(
         lookalike_builds["main"], tmp_path / "b", toolchain_image, "--pytest", PCC_TEST
@@ -88,8 +102,13 @@ def test_pytest_runs_in_the_container_with_pcc_metrics_and_compare_with_gtest_ru
     assert len(pcc_good) == 2 and min(pcc_good) > 0.99999  # printed by the passing test
 
     # the same record schema as a gtest run: compare takes a pytest run and a gtest run
-    code, gtest = run_json(lookalike_builds["good"], tmp_path / "t", toolchain_image,
-                           "--filter", "*Deterministic_2048Features")  # fmt: skip
+    code, gtest = run_json(
+        lookalike_builds["good"],
+        tmp_path / "t",
+        toolchain_image,
+        "--filter",
+        "*Deterministic_2048Features",
+    )
     assert gtest["schema"] == good["schema"] == bad["schema"]
     p = lnrepro("compare", good["record_dir"], bad["record_dir"], "--json", cwd=tmp_path)
     assert not errors(p.stdout), errors(p.stdout)
@@ -108,8 +127,17 @@ def test_a_hung_op_is_diagnosed_killed_and_explained(
 ) -> None:
     """Seed 003 without a card: the test times out, the container is removed, and the watcher
     log says that compute waits in cb_wait_front on 64 cores while the reader is done."""
-    code, doc = run_json(lookalike_builds["main"], tmp_path / "h", toolchain_image,
-                         "--pytest", HANG_TEST, "--watcher", "1", "--timeout", "4")  # fmt: skip
+    code, doc = run_json(
+        lookalike_builds["main"],
+        tmp_path / "h",
+        toolchain_image,
+        "--pytest",
+        HANG_TEST,
+        "--watcher",
+        "1",
+        "--timeout",
+        "4",
+    )
     assert doc["verdict"] == "HANG" and code != 0
     rec = record(doc)
     hang = rec["attempts"][0]["hang"]
@@ -146,9 +174,25 @@ def bisect(
     t: GroundTruth, tmp: Path, image: str, good: str, bad: str, *extra: str
 ) -> dict[str, Any]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro("bisect", "--repo", t.path, "--good", good, "--bad", bad, "--runner", "docker",
-                "--image", image, "--record-dir", str(tmp / "runs"), "--json", *extra,
-                cwd=tmp, timeout=1500)  # fmt: skip
+    p = lnrepro(
+        "bisect",
+        "--repo",
+        t.path,
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--runner",
+        "docker",
+        "--image",
+        image,
+        "--record-dir",
+        str(tmp / "runs"),
+        "--json",
+        *extra,
+        cwd=tmp,
+        timeout=1500,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert not errors(p.stdout), errors(p.stdout)
     doc: dict[str, Any] = json.loads(p.stdout)
@@ -160,8 +204,19 @@ def test_bisect_by_pcc_finds_the_regression(
 ) -> None:
     fp = small.first_parent
     at = fp.index(small.pcc_culprit or "")
-    doc = bisect(small, tmp_path, toolchain_image, fp[at - 6], fp[at + 3], "--pytest", PCC_TEST,
-                 "--metric", "pcc", "--threshold", "0.9999")  # fmt: skip
+    doc = bisect(
+        small,
+        tmp_path,
+        toolchain_image,
+        fp[at - 6],
+        fp[at + 3],
+        "--pytest",
+        PCC_TEST,
+        "--metric",
+        "pcc",
+        "--threshold",
+        "0.9999",
+    )
     assert doc["result"]["first_bad"] == small.pcc_culprit
     reasons = [s["reason"] for s in doc["steps"]]
     assert any(r.startswith("pcc=0.999") and "< 0.9999" in r for r in reasons), reasons
@@ -178,17 +233,25 @@ def flaky_seed(repo: str, good: str, bad: str, rate: float) -> int:
         key = f"{seed}:{sha}:{n}".encode()
         return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2**64
 
-    between = subprocess.run(["git", "-C", repo, "rev-list", f"{good}..{bad}"], capture_output=True,
-                             text=True, check=True).stdout.split()  # fmt: skip
+    between = subprocess.run(
+        ["git", "-C", repo, "rev-list", f"{good}..{bad}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     shas = [*between, good]
 
     def no_streak(seed: int, sha: str) -> bool:  # from run 2 (the bad endpoint takes 2 or 3 first)
         hangs = [draw(seed, sha, n) < rate for n in range(2, 40)]
         return not any(all(hangs[i : i + 3]) for i in range(len(hangs) - 2))
 
-    return next(s for s in range(100_000)
-                if draw(s, bad, 0) < rate <= draw(s, bad, 1) and draw(s, bad, 2) >= rate
-                and all(no_streak(s, c) for c in shas))  # fmt: skip
+    return next(
+        s
+        for s in range(100_000)
+        if draw(s, bad, 0) < rate <= draw(s, bad, 1)
+        and draw(s, bad, 2) >= rate
+        and all(no_streak(s, c) for c in shas)
+    )
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["hang-in", "seen-twice"])
@@ -204,8 +267,24 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
     rate = 0.25
     flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(small.path, good, bad, rate)}"
     named_args = ("--hang-in", "layernorm_fused_rm.cpp") if named else ()
-    doc = bisect(small, tmp_path, toolchain_image, good, bad, "--pytest", HANG_TEST, "--on-hang",
-                 "bad", "--watcher", "1", "--timeout", "3", "--env", flake, *named_args)  # fmt: skip
+    doc = bisect(
+        small,
+        tmp_path,
+        toolchain_image,
+        good,
+        bad,
+        "--pytest",
+        HANG_TEST,
+        "--on-hang",
+        "bad",
+        "--watcher",
+        "1",
+        "--timeout",
+        "3",
+        "--env",
+        flake,
+        *named_args,
+    )
     r = doc["result"]
     assert r["first_bad"] == small.hang_culprit and r["first_bad"] not in fp
     assert r["signature"]["hang_key"] == "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
@@ -213,8 +292,12 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
     assert first["sha"] == bad and first["verdict"] == "HANG"
     assert ("elsewhere" if named else "seen once") in first["reason"], first["reason"]
     # the flaky hang at the bad endpoint was set aside, not learned
-    assert all("writer_binary" not in (s["reason"] or "") or "elsewhere" in s["reason"]
-               or "seen once" in s["reason"] for s in doc["steps"])  # fmt: skip
+    assert all(
+        "writer_binary" not in (s["reason"] or "")
+        or "elsewhere" in s["reason"]
+        or "seen once" in s["reason"]
+        for s in doc["steps"]
+    )
 
 
 def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
@@ -226,11 +309,34 @@ def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
     (--no-triage: tt-triage, run on each hang, would place it; test_triage.py shows that.)"""
     fp = small.first_parent
     at = fp.index(small.hang_merge or "")
-    p = lnrepro("bisect", "--repo", small.path, "--good", fp[at - 4], "--bad", fp[at + 3],
-                "--runner", "docker", "--image", toolchain_image, "--pytest", HANG_TEST,
-                "--on-hang", "bad", "--watcher", "1", "--timeout", "3", "--no-triage",
-                "--env", "TT_METAL_LOGS_PATH=/tmp/elsewhere", "--record-dir", str(tmp_path / "runs"),
-                cwd=tmp_path, timeout=900)  # fmt: skip
+    p = lnrepro(
+        "bisect",
+        "--repo",
+        small.path,
+        "--good",
+        fp[at - 4],
+        "--bad",
+        fp[at + 3],
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--pytest",
+        HANG_TEST,
+        "--on-hang",
+        "bad",
+        "--watcher",
+        "1",
+        "--timeout",
+        "3",
+        "--no-triage",
+        "--env",
+        "TT_METAL_LOGS_PATH=/tmp/elsewhere",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert p.returncode != 0 and len(p.stderr.strip().splitlines()[-1:]) == 1
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("lnrepro: error: the bad endpoint") and "does not place" in last, last

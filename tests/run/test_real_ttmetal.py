@@ -36,8 +36,9 @@ GIT_FILE_OK = {  # the look-alike's submodules come from local paths
 DETERMINISTIC = "*Deterministic_2048Features"
 
 
-def lnrepro(*args: str, env: dict[str, str], cwd: Path, user: str | None = None,
-            timeout: float = 900) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def lnrepro(
+    *args: str, env: dict[str, str], cwd: Path, user: str | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
     argv = [*LNREPRO, *args]
     if user is not None:  # as that user, with exactly this environment
         argv = [
@@ -50,8 +51,9 @@ def lnrepro(*args: str, env: dict[str, str], cwd: Path, user: str | None = None,
             *(f"{k}={v}" for k, v in env.items()),
             *argv,
         ]
-    p = subprocess.run(argv, capture_output=True, text=True, cwd=cwd,
-                       env={**os.environ, **env}, timeout=timeout)  # fmt: skip
+    p = subprocess.run(
+        argv, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=timeout
+    )
     assert "Traceback" not in p.stderr, p.stderr[-3000:]
     return p
 
@@ -80,9 +82,12 @@ def llk_history(tmp_path: Path) -> GroundTruth:
 
 @pytest.mark.docker
 def test_bisect_in_the_container_as_a_user_over_the_compiler_switch_to_an_llk_bump(
-    llk_history: GroundTruth, toolchain_image: str, fake_card_host: None, test_user: str,
+    llk_history: GroundTruth,
+    toolchain_image: str,
+    fake_card_host: None,
+    test_user: str,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     """The image's entrypoint needs root (as tt-metal's dev image's does) and the bisect runs as a
     user who is not: every container still starts. The worktree's git metadata is mounted, so
     tt-metal's configure-time `git describe` works at every step. The range crosses the
@@ -97,9 +102,28 @@ def test_bisect_in_the_container_as_a_user_over_the_compiler_switch_to_an_llk_bu
     home = tmp_path / "home"
     home.mkdir()
     owned_by(test_user, Path(t.path), home)
-    p = lnrepro("bisect", "--repo", t.path, "--good", good, "--bad", bad, "--pick", t.bugrepro,
-                "--runner", "docker", "--image", toolchain_image, "--filter", DETERMINISTIC,
-                "--json", env=user_env(home), cwd=home, user=test_user, timeout=1500)  # fmt: skip
+    p = lnrepro(
+        "bisect",
+        "--repo",
+        t.path,
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--pick",
+        t.bugrepro,
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--filter",
+        DETERMINISTIC,
+        "--json",
+        env=user_env(home),
+        cwd=home,
+        user=test_user,
+        timeout=1500,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     rec = json.loads(p.stdout)
     assert rec["result"]["first_bad"] == t.culprit
@@ -132,8 +156,21 @@ def test_run_in_the_container_as_a_user_with_the_dev_images_entrypoint(
     home = tmp_path / "home"
     home.mkdir()
     owned_by(test_user, tree, home, Path(t.path))
-    p = lnrepro("run", "--tt-metal", str(tree), "--image", toolchain_image, "--filter", DETERMINISTIC,
-                "--record-dir", str(home / "runs"), "--json", env=user_env(home), cwd=home, user=test_user)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--image",
+        toolchain_image,
+        "--filter",
+        DETERMINISTIC,
+        "--record-dir",
+        str(home / "runs"),
+        "--json",
+        env=user_env(home),
+        cwd=home,
+        user=test_user,
+    )
     assert p.stdout, (p.returncode, p.stderr[-2000:])  # a failure says why, not "Expecting value"
     doc = json.loads(p.stdout)
     assert p.returncode == 1 and doc["verdict"] == "FAIL", (doc.get("build"), p.stderr[-2000:])
@@ -146,14 +183,30 @@ def test_main_without_the_bugrepro_tests_is_never_a_bare_pass(
     lookalike_builds: dict[str, Path], tmp_path: Path
 ) -> None:
     tree = lookalike_builds["main"]
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--record-dir", str(tmp_path / "r"),
-                env=device_env(tmp_path, tree), cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--record-dir",
+        str(tmp_path / "r"),
+        env=device_env(tmp_path, tree),
+        cwd=tmp_path,
+    )
     assert p.returncode == 5
-    assert "verdict: INCOMPLETE (PASS on the tests that ran; missing: LayerNormBackwardOpTest.BugRepro_*)" in " ".join(p.stdout.split())  # fmt: skip
+    assert (
+        "verdict: INCOMPLETE (PASS on the tests that ran; missing: LayerNormBackwardOpTest.BugRepro_*)"
+        in " ".join(p.stdout.split())
+    )
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("lnrepro: INCOMPLETE (PASS on the tests that ran")
-    for part in ("ivoitovych/layernorm-bw-nightly-test-failure-bug-report-3", "git fetch origin",
-                 "16165972af", "--pick 16165972af"):  # fmt: skip
+    for part in (
+        "ivoitovych/layernorm-bw-nightly-test-failure-bug-report-3",
+        "git fetch origin",
+        "16165972af",
+        "--pick 16165972af",
+    ):
         assert part in last, part
     (record,) = (tmp_path / "r").glob("run-*/record.json")
     doc = json.loads(record.read_text())
@@ -171,8 +224,22 @@ def test_standalone_profile_builds_this_commits_tt_metal_with_its_toolchain(
     tree = worktree(lookalike, tmp_path / "wt", lookalike.culprit, lookalike.bugrepro)
     assert not (tree / "tt-train/cmake/compilers.cmake").exists() and not (tree / "build").exists()
     env = device_env(tmp_path, tree)
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--profile", "standalone",
-                "--filter", DETERMINISTIC, "--record-dir", str(tmp_path / "r"), "--json", env=env, cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--profile",
+        "standalone",
+        "--filter",
+        DETERMINISTIC,
+        "--record-dir",
+        str(tmp_path / "r"),
+        "--json",
+        env=env,
+        cwd=tmp_path,
+    )
     doc = json.loads(p.stdout)
     assert p.returncode == 1 and doc["verdict"] == "FAIL", doc["build"]
     steps = doc["build"]["steps"]
@@ -216,12 +283,29 @@ def test_an_llk_only_bump_is_a_different_input_though_the_binary_is_the_same(
                 check=True,
                 capture_output=True,
             )
-            subprocess.run(["git", "-C", str(tree), "-c", "protocol.file.allow=always", "submodule", "update",
-                            "--init", "--force", "-q"], check=True)  # fmt: skip
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(tree),
+                    "-c",
+                    "protocol.file.allow=always",
+                    "submodule",
+                    "update",
+                    "--init",
+                    "--force",
+                    "-q",
+                ],
+                check=True,
+            )
             out = backend.build(tmp_path, Events())
             assert out is not None and out.ok and out.inputs is not None, out
-            code = subprocess.run([str(tree / backend.profile.binary), f"--gtest_filter={DETERMINISTIC}"],
-                                  capture_output=True, env=os.environ, cwd=tree).returncode  # fmt: skip
+            code = subprocess.run(
+                [str(tree / backend.profile.binary), f"--gtest_filter={DETERMINISTIC}"],
+                capture_output=True,
+                env=os.environ,
+                cwd=tree,
+            ).returncode
             seen.append((out.inputs.key, out.inputs.parts, code))
     finally:
         os.environ.clear()
@@ -243,8 +327,24 @@ def test_a_local_bisect_names_the_llk_bump(llk_history: GroundTruth, tmp_path: P
     env = {**device_env(tmp_path, Path(t.path)), **GIT_FILE_OK}
     env.pop("TT_METAL_HOME")
     env.pop("TT_METAL_RUNTIME_ROOT")
-    p = lnrepro("bisect", "--repo", t.path, "--good", good, "--bad", bad, "--pick", t.bugrepro,
-                "--runner", "local", "--filter", DETERMINISTIC, "--json", env=env, cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "bisect",
+        "--repo",
+        t.path,
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--pick",
+        t.bugrepro,
+        "--runner",
+        "local",
+        "--filter",
+        DETERMINISTIC,
+        "--json",
+        env=env,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert json.loads(p.stdout)["result"]["first_bad"] == t.culprit
 
@@ -254,8 +354,20 @@ def test_umds_hugepage_warning_before_failing_tests_is_a_failure_not_the_environ
 ) -> None:
     tree = lookalike_builds["bad"]
     env = {**device_env(tmp_path, tree), "TT_LOOKALIKE_HUGEPAGES": "1"}
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--filter", DETERMINISTIC,
-                "--record-dir", str(tmp_path / "r"), "--json", env=env, cwd=tmp_path)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--filter",
+        DETERMINISTIC,
+        "--record-dir",
+        str(tmp_path / "r"),
+        "--json",
+        env=env,
+        cwd=tmp_path,
+    )
     doc: dict[str, Any] = json.loads(p.stdout)
     assert p.returncode == 1 and doc["verdict"] == "FAIL"
     (attempt,) = doc["attempts"]

@@ -38,8 +38,9 @@ def small_image(tmp_path_factory: pytest.TempPathFactory, engine_image: str) -> 
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def checkout(tmp_path: Path) -> Path:
@@ -64,8 +65,14 @@ def runner(image: str, host: str) -> RemoteDockerRunner:
 def run(r: RemoteDockerRunner, repo: Path, record: Path, *argv: str) -> str:
     record.mkdir(parents=True, exist_ok=True)
     out: list[bytes] = []
-    res = r.run(list(argv), out.append, cwd=repo, env={"REC": str(record)},
-                mounts=(repo, record), timeout=120)  # fmt: skip
+    res = r.run(
+        list(argv),
+        out.append,
+        cwd=repo,
+        env={"REC": str(record)},
+        mounts=(repo, record),
+        timeout=120,
+    )
     text = b"".join(out).decode()
     assert res.exit_code == 0, text
     return text
@@ -85,8 +92,9 @@ def test_only_what_changed_is_shipped_and_the_record_comes_back(
     r = runner(small_image, card_host.tcp)
     head = git(repo, "rev-parse", "HEAD").strip()
 
-    first = run(r, repo, tmp_path / "rec1", "sh", "-c",
-                'cat a.txt sub/b.txt version.txt > "$REC/out.txt"')  # fmt: skip
+    first = run(
+        r, repo, tmp_path / "rec1", "sh", "-c", 'cat a.txt sub/b.txt version.txt > "$REC/out.txt"'
+    )
     assert f"sending image {small_image}" in first  # the engine had no image: it was sent
     assert "shipping 4 changed file(s)" in first
     # written there, in the record's volume; here now
@@ -120,19 +128,27 @@ def test_an_ssh_context_reaches_the_card_host(
     user's ssh configuration is stood in for by ``ssh -F`` with a key and known hosts made here,
     so the real home is never touched; the host key is checked strictly."""
     real_ssh = shutil.which("ssh")
-    need(real_ssh is not None and shutil.which("ssh-keyscan") is not None,
-         "openssh-client is not installed")  # fmt: skip
+    need(
+        real_ssh is not None and shutil.which("ssh-keyscan") is not None,
+        "openssh-client is not installed",
+    )
     key = tmp_path / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     with running(engine_image, authorized_key=(tmp_path / "id_ed25519.pub").read_text()) as eng:
-        scan = subprocess.run(["ssh-keyscan", "-p", str(eng.ssh_port), "127.0.0.1"],
-                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        scan = subprocess.run(
+            ["ssh-keyscan", "-p", str(eng.ssh_port), "127.0.0.1"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert scan.stdout.strip(), scan.stderr
         (tmp_path / "known_hosts").write_text(scan.stdout)
         config = tmp_path / "ssh_config"
-        config.write_text(f"Host 127.0.0.1\n  IdentityFile {key}\n  IdentitiesOnly yes\n"
-                          f"  UserKnownHostsFile {tmp_path / 'known_hosts'}\n"
-                          "  StrictHostKeyChecking yes\n  BatchMode yes\n")  # fmt: skip
+        config.write_text(
+            f"Host 127.0.0.1\n  IdentityFile {key}\n  IdentitiesOnly yes\n"
+            f"  UserKnownHostsFile {tmp_path / 'known_hosts'}\n"
+            "  StrictHostKeyChecking yes\n  BatchMode yes\n"
+        )
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         (bin_dir / "ssh").write_text(f'#!/bin/sh\nexec {real_ssh} -F {config} "$@"\n')
@@ -157,8 +173,11 @@ def test_a_context_for_this_machines_engine_binds_paths_another_engine_is_shippe
     cfg = tmp_path / "docker-config"
     monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
     for name, host in (("here", "unix:///run/docker.sock"), ("there", card_host.tcp)):
-        subprocess.run(["docker", "context", "create", name, "--docker", f"host={host}"],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["docker", "context", "create", name, "--docker", f"host={host}"],
+            check=True,
+            capture_output=True,
+        )
     container._same_engine.clear()
     assert container.is_local_engine(container.context_host("here")) is True
     assert container.is_local_engine(container.context_host("there")) is False

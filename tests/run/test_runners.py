@@ -48,5 +48,6 @@ def test_a_ccache_directory_that_cannot_be_made_is_a_one_line_error(
     with pytest.raises(
         EnvironmentProblem, match=r"cannot make the ccache directory .*a-file/ccache"
     ):
-        DockerRunner("img").run(["true"], lambda _: None, cwd=tmp_path, env={}, mounts=(tmp_path,),
-                                timeout=10)  # fmt: skip
+        DockerRunner("img").run(
+            ["true"], lambda _: None, cwd=tmp_path, env={}, mounts=(tmp_path,), timeout=10
+        )

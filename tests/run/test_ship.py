@@ -14,8 +14,9 @@ from lnrepro.run import ship
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def repo_with_history(tmp_path: Path) -> Path:
@@ -46,8 +47,13 @@ def test_manifest_covers_tracked_staged_and_untracked_files(tmp_path: Path) -> N
     r = repo_with_history(tmp_path)
     clean, subst = ship.local_manifest(r)
     # build_metal.sh is a source, not a build directory; the symlink and the mode are kept
-    assert set(clean) == {".gitattributes", "build_metal.sh", "cmake/version.cmake", "link",
-                          "src.cpp"}  # fmt: skip
+    assert set(clean) == {
+        ".gitattributes",
+        "build_metal.sh",
+        "cmake/version.cmake",
+        "link",
+        "src.cpp",
+    }
     assert clean["build_metal.sh"].startswith("100755:") and clean["link"].startswith("120000:")
     # git archive's rewriting, for this commit
     assert subst["cmake/version.cmake"] == b'set(v "v0.60.0")\n'

@@ -72,10 +72,19 @@ def test_the_cbmodel_binary_honours_tt_metals_dispatch_timeout(tmp_path: Path) -
     TT_THROW: abort). Without the timeout the binary hangs (test_cbmodel.py)."""
     cfg = tmp_path / "cb.json"
     cfg.write_text(json.dumps({"reader_pages_per_block": 31}))
-    env = {"PATH": os.environ.get("PATH", ""), "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
-           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo triage-ran; exit 3"}  # fmt: skip
-    p = subprocess.run([*CB, f"--cb_config={cfg}", "--gtest_filter=*SingleCore"], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
+        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo triage-ran; exit 3",
+    }
+    p = subprocess.run(
+        [*CB, f"--cb_config={cfg}", "--gtest_filter=*SingleCore"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     out = p.stdout
     assert p.returncode == -signal.SIGABRT, (p.returncode, out[-2000:])
     lines = out.splitlines()
@@ -95,8 +104,19 @@ def test_the_cbmodel_binary_honours_tt_metals_dispatch_timeout(tmp_path: Path) -
 # ------------------------------------------------------------------ end to end, in the container
 def hung_run(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[Any, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro("run", "--tt-metal", str(tree), "--image", image, "--record-dir",
-                str(tmp / "runs"), "--pytest", HANG_TEST, *extra, cwd=tmp)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--image",
+        image,
+        "--record-dir",
+        str(tmp / "runs"),
+        "--pytest",
+        HANG_TEST,
+        *extra,
+        cwd=tmp,
+    )
     runs = sorted((tmp / "runs").iterdir())
     assert runs, p.stderr[-3000:]
     rec: dict[str, Any] = json.loads((runs[-1] / "record.json").read_text())
@@ -106,9 +126,12 @@ def hung_run(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[Any, dict[
 @pytest.mark.docker
 @pytest.mark.parametrize("how", ["lnrepro-timeout", "dispatch-timeout"])
 def test_a_hung_lookalike_run_is_a_hang_with_triages_diagnosis(
-    how: str, lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None,
+    how: str,
+    lookalike_builds: dict[str, Path],
+    toolchain_image: str,
+    fake_card_host: None,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     from tests.leftovers import running_in
 
     tree = lookalike_builds["main"]
@@ -178,10 +201,32 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     good, bad = fp[at - 4], fp[at + 3]
     rate = 0.25
     flake = f"TT_LOOKALIKE_FLAKE=hang={rate},seed={flaky_seed(small.path, good, bad, rate)}"
-    p = lnrepro("bisect", "--repo", small.path, "--good", good, "--bad", bad, "--runner",
-                "docker", "--image", toolchain_image, "--record-dir", str(tmp_path / "runs"),
-                "--json", "--pytest", HANG_TEST, "--on-hang", "bad", "--timeout", "4", "--env",
-                flake, cwd=tmp_path, timeout=1500)  # fmt: skip
+    p = lnrepro(
+        "bisect",
+        "--repo",
+        small.path,
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        "--pytest",
+        HANG_TEST,
+        "--on-hang",
+        "bad",
+        "--timeout",
+        "4",
+        "--env",
+        flake,
+        cwd=tmp_path,
+        timeout=1500,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     r = doc["result"]
@@ -193,8 +238,12 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
     assert first["sha"] == bad and first["verdict"] == "HANG"
     assert "seen once" in first["reason"], first["reason"]
     # the flaky hangs at device open were set aside by their own place, never learned
-    assert all("binary" not in (s["reason"] or "") or "seen once" in s["reason"]
-               or "elsewhere" in s["reason"] for s in doc["steps"])  # fmt: skip
+    assert all(
+        "binary" not in (s["reason"] or "")
+        or "seen once" in s["reason"]
+        or "elsewhere" in s["reason"]
+        for s in doc["steps"]
+    )
 
 
 def same_primary(a: Any, b: Any) -> None:
@@ -204,8 +253,12 @@ def same_primary(a: Any, b: Any) -> None:
     g, h = a.primary, b.primary
     assert g is not None and h is not None
     assert (g.pattern, g.risc, g.role, g.kernel_name, g.wait) == (
-        h.pattern, h.risc, h.role, h.kernel_name, h.wait
-    )  # fmt: skip
+        h.pattern,
+        h.risc,
+        h.role,
+        h.kernel_name,
+        h.wait,
+    )
     assert g.kernel is not None and h.kernel is not None
     long, short = sorted((g.kernel.removeprefix("./"), h.kernel.removeprefix("./")), key=len)[::-1]
     assert long.endswith(short)
@@ -214,16 +267,19 @@ def same_primary(a: Any, b: Any) -> None:
 
 @pytest.mark.docker
 def test_a_hung_lookalike_run_gives_one_diagnosis_from_the_watcher_and_from_triage(
-    lookalike_builds: dict[str, Path], toolchain_image: str, fake_card_host: None,
+    lookalike_builds: dict[str, Path],
+    toolchain_image: str,
+    fake_card_host: None,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     """The look-alike's hung ttnn test run once with the watcher on: the attempt keeps the
     watcher's log and tt-triage's output of the same hang, and both read to the same cause,
     compute's unpacker (TRISC0), with the writer downstream of it a consequence."""
     from lnrepro.hangs import read_file
 
-    p, rec = hung_run(lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6",
-                      "--watcher", "1")  # fmt: skip
+    p, rec = hung_run(
+        lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6", "--watcher", "1"
+    )
     assert rec["verdict"] == "HANG", (p.stdout[-2000:], p.stderr[-2000:])
     [a] = rec["attempts"]
     where = Path(rec["record_dir"])
@@ -259,10 +315,20 @@ def hang_with_command(tree: Path, command: str, **more: str) -> str:
     running ``command`` there: the output. ``more``: further environment (the watcher)."""
     cfg = tree / "cb.json"
     cfg.write_text(json.dumps({"reader_pages_per_block": 31, "grid": [2, 2]}))
-    env = {"PATH": os.environ.get("PATH", ""), "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.2",
-           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": command, **more}  # fmt: skip
-    p = subprocess.run([*CB, f"--cb_config={cfg}", "--gtest_filter=*Rm"], cwd=tree, env=env,
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.2",
+        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": command,
+        **more,
+    }
+    p = subprocess.run(
+        [*CB, f"--cb_config={cfg}", "--gtest_filter=*Rm"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == -signal.SIGABRT, p.stdout[-3000:] + p.stderr[-2000:]
     return p.stdout
 
@@ -282,18 +348,44 @@ def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scri
     at = lines.index("dump_callstacks.py:")
     assert lines[at - 1] == "" and lines[at + 1].startswith("┏━")
     header = [c.strip() for c in lines[at + 2].strip("┃").split("┃")]
-    assert header == ["Dev", "Loc", "RiscV", "Kernel ID", "Kernel Name", "Subdevice", "Go Message",
-                      "Preload", "Waypoint", "PC", "Kernel Callstack"]  # fmt: skip
+    assert header == [
+        "Dev",
+        "Loc",
+        "RiscV",
+        "Kernel ID",
+        "Kernel Name",
+        "Subdevice",
+        "Go Message",
+        "Preload",
+        "Waypoint",
+        "PC",
+        "Kernel Callstack",
+    ]
     assert lines[at + 3].startswith("┡━")
-    rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines[at + 4 :]
-            if ln.startswith("│")]  # fmt: skip
+    rows = [
+        [c.strip() for c in ln.strip("│").split("│")]
+        for ln in lines[at + 4 :]
+        if ln.startswith("│")
+    ]
     first = rows[0][:9]
-    assert first == ["0", "1-1 (0,0)", "brisc", "4", "writer_layernorm_fused_rm", "0", "GO",
-                     "False", "CWFW"], rows[0]  # fmt: skip
+    assert first == [
+        "0",
+        "1-1 (0,0)",
+        "brisc",
+        "4",
+        "writer_layernorm_fused_rm",
+        "0",
+        "GO",
+        "False",
+        "CWFW",
+    ], rows[0]
     assert rows[0][10] == ""  # the callstack cell's first line is empty
     writer = "ttnn/cpp/ttnn/operations/normalization/layernorm_fused_rm/device/kernels/dataflow/writer_layernorm_fused_rm.cpp"
-    call_line = next(n for n, ln in enumerate((tree / writer).read_text().splitlines(), 1)
-                     if "cb_wait_front(" in ln)  # fmt: skip
+    call_line = next(
+        n
+        for n, ln in enumerate((tree / writer).read_text().splitlines(), 1)
+        if "cb_wait_front(" in ln
+    )
     assert rows[1][10].startswith("#0 0x0000") and rows[1][10].endswith(
         "in cb_wait_front () at ./tt_metal/hw/inc/dataflow_api.h 412:12"
     )
@@ -307,8 +399,23 @@ def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scri
     assert "main () at ./tt_metal/hw/firmware/src/tt-1xx/ncrisc.cc" in text
     cbs = text[text.index("dump_circular_buffers.py:") :].splitlines()
     head = [c.strip() for c in cbs[2].strip("┃").split("┃")]
-    assert head == ["Dev", "Loc", "RISC", "CB", "Kind", "State", "fifo_addr", "fifo_size",
-                    "page_size", "pages", "rd_ptr", "wr_ptr", "recv", "acked", "occ"]  # fmt: skip
+    assert head == [
+        "Dev",
+        "Loc",
+        "RISC",
+        "CB",
+        "Kind",
+        "State",
+        "fifo_addr",
+        "fifo_size",
+        "page_size",
+        "pages",
+        "rd_ptr",
+        "wr_ptr",
+        "recv",
+        "acked",
+        "occ",
+    ]
     cb_rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in cbs if ln.startswith("│")]
     cb0 = next(r for r in cb_rows if r[2] == "trisc0" and r[3] == "0")
     assert cb0[5] == "partial" and int(cb0[12]) - int(cb0[13]) == int(cb0[14]) == 28
@@ -329,10 +436,22 @@ def test_the_one_script_era_at_an_older_commit(history: GroundTruth, tmp_path: P
     at = next(i for i, ln in enumerate(lines) if "Kernel ID:Name" in ln and "Proc" in ln)
     assert lines[at - 1].startswith("╭") and lines[at + 1].startswith("├")
     header = [c.strip() for c in lines[at].strip("│").split("│")]
-    assert header == ["Loc", "Proc", "RD PTR", "Base", "Offset", "Kernel ID:Name", "PC",
-                      "Kernel Callstack", "Kernel Path"]  # fmt: skip
-    rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines[at + 2 :]
-            if ln.startswith("│")]  # fmt: skip
+    assert header == [
+        "Loc",
+        "Proc",
+        "RD PTR",
+        "Base",
+        "Offset",
+        "Kernel ID:Name",
+        "PC",
+        "Kernel Callstack",
+        "Kernel Path",
+    ]
+    rows = [
+        [c.strip() for c in ln.strip("│").split("│")]
+        for ln in lines[at + 2 :]
+        if ln.startswith("│")
+    ]
     brisc = next(i for i, r in enumerate(rows) if r[:2] == ["0,0", "BRISC"])
     assert rows[brisc][5] == "4:writer_layernorm_fused_rm"
     assert "in cb_wait_front () at " in rows[brisc + 1][7] and rows[brisc + 1][0] == ""
@@ -409,11 +528,16 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
     tree = fake_checkout(tmp_path / "tt-metal")
     rec = tmp_path / "rec"
     rec.mkdir()
-    hung = [sys.executable, "-c", "import os, time, pathlib; "
-            "pathlib.Path('hung.pid').write_text(str(os.getpid())); print('hangs', flush=True); "
-            "time.sleep(60)"]  # fmt: skip
-    spec = TtMetalSpec(tree, runner="local", env=(("LNREPRO_PROBE", "same-env"),),
-                       python=sys.executable)  # fmt: skip
+    hung = [
+        sys.executable,
+        "-c",
+        "import os, time, pathlib; "
+        "pathlib.Path('hung.pid').write_text(str(os.getpid())); print('hangs', flush=True); "
+        "time.sleep(60)",
+    ]
+    spec = TtMetalSpec(
+        tree, runner="local", env=(("LNREPRO_PROBE", "same-env"),), python=sys.executable
+    )
     out: list[bytes] = []
     res = TtMetalBackend(spec, PROFILES["in-tree"], env=spec.env).execute(
         hung, rec, 1, out.append, 1.5
@@ -456,15 +580,37 @@ def test_a_gtest_binary_stopped_by_tt_metals_timeout_is_a_hang_not_a_crash(tmp_p
     cfg = tmp_path / "cb.json"
     cfg.write_text(json.dumps({"reader_pages_per_block": 31}))
     binary = tmp_path / "cbmodel_tests"
-    binary.write_text(f'#!/bin/sh\nexec {sys.executable} -m lnrepro.emulator.cbmodel '
-                      f'--cb_config={cfg} "$@"\n')  # fmt: skip
+    binary.write_text(
+        f'#!/bin/sh\nexec {sys.executable} -m lnrepro.emulator.cbmodel --cb_config={cfg} "$@"\n'
+    )
     binary.chmod(0o755)
-    env = {**os.environ, "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
-           "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo dump_callstacks.py:; echo pass"}  # fmt: skip
-    p = subprocess.run([*LNREPRO, "run", "--backend", "local", "--binary", str(binary),
-                        "--filter", "*SingleCore", "--timeout", "60", "--json",
-                        "--record-dir", str(tmp_path / "runs")], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    env = {
+        **os.environ,
+        "TT_METAL_OPERATION_TIMEOUT_SECONDS": "0.3",
+        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE": "echo dump_callstacks.py:; echo pass",
+    }
+    p = subprocess.run(
+        [
+            *LNREPRO,
+            "run",
+            "--backend",
+            "local",
+            "--binary",
+            str(binary),
+            "--filter",
+            "*SingleCore",
+            "--timeout",
+            "60",
+            "--json",
+            "--record-dir",
+            str(tmp_path / "runs"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
     # as it runs, the test is shown ended by a timeout, never as a crash
     # (the line's layout is the console's: "TIMEOUT  Name" or "TIMEOUT Suite.Name")

@@ -23,14 +23,31 @@ LNREPRO = [sys.executable, "-m", "lnrepro"]
 def lnrepro(
     *args: str, cwd: Path, env: dict[str, str], timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*LNREPRO, *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, **env}, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [*LNREPRO, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        timeout=timeout,
+    )
 
 
 def run_json(tree: Path, tmp: Path, env: dict[str, str], *extra: str) -> tuple[int, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--record-dir", str(tmp / "runs"),
-                "--json", *extra, cwd=tmp, env=env)  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--record-dir",
+        str(tmp / "runs"),
+        "--json",
+        *extra,
+        cwd=tmp,
+        env=env,
+    )
     assert "Traceback" not in p.stderr, p.stderr
     records = sorted((tmp / "runs").glob("run-*/record.json"))
     doc = json.loads(p.stdout) if p.stdout.strip() else json.loads(records[-1].read_text())
@@ -96,8 +113,17 @@ def test_broken_environment_is_env_error_not_a_kernel_failure(
 def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Path) -> None:
     sha = next(s for s in lookalike.unbuildable if s in lookalike.first_parent)
     tree = worktree(lookalike, tmp_path / "broken", sha)
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--record-dir", str(tmp_path / "runs"),
-                cwd=tmp_path, env=device_env(tmp_path, tree))  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+        env=device_env(tmp_path, tree),
+    )
     err = p.stderr.strip().splitlines()
     assert p.returncode == 5 and "Traceback" not in p.stderr
     assert (
@@ -108,8 +134,18 @@ def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Pa
     doc = json.loads(record.read_text())
     assert doc["verdict"] == "BUILD_FAILED" and doc["state"] == "complete" and doc["attempts"] == []
     assert any("check_cluster" in line for line in doc["build"]["tail"])
-    p = lnrepro("run", "--tt-metal", str(tree), "--runner", "local", "--record-dir", str(tmp_path / "runs"),
-                "--bisect-exit-code", cwd=tmp_path, env=device_env(tmp_path, tree))  # fmt: skip
+    p = lnrepro(
+        "run",
+        "--tt-metal",
+        str(tree),
+        "--runner",
+        "local",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--bisect-exit-code",
+        cwd=tmp_path,
+        env=device_env(tmp_path, tree),
+    )
     assert p.returncode == 125 and p.stderr.strip().splitlines()[-1].startswith("lnrepro: skip:")
 
 
@@ -134,8 +170,15 @@ def test_hang_and_crash(lookalike_builds: dict[str, Path], tmp_path: Path) -> No
 
 def test_standalone_profile(lookalike_builds: dict[str, Path], tmp_path: Path) -> None:
     tree = lookalike_builds["good"]
-    code, doc = run_json(tree, tmp_path, device_env(tmp_path, tree), "--profile", "standalone",
-                         "--filter", "*Deterministic_2048Features")  # fmt: skip
+    code, doc = run_json(
+        tree,
+        tmp_path,
+        device_env(tmp_path, tree),
+        "--profile",
+        "standalone",
+        "--filter",
+        "*Deterministic_2048Features",
+    )
     assert code == 0, doc.get("build")
     assert doc["build"]["profile"] == "standalone"
     assert doc["attempts"][0]["argv"][0] == str(tree / "tt-train/build/tests/ttml_tests")

@@ -23,18 +23,35 @@ def test_the_margin_line_is_read() -> None:
 
 
 def _shrink(tree: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
-    code = main(["shrink", "--test", "BugRepro_Deterministic_2048Features", "--tt-metal", str(tree),
-                 "--runner", "local", "--source-for", "lookalike", "--start-runs", "1",
-                 "--record-dir", str(tmp / "runs"), "--json"])  # fmt: skip
+    code = main(
+        [
+            "shrink",
+            "--test",
+            "BugRepro_Deterministic_2048Features",
+            "--tt-metal",
+            str(tree),
+            "--runner",
+            "local",
+            "--source-for",
+            "lookalike",
+            "--start-runs",
+            "1",
+            "--record-dir",
+            str(tmp / "runs"),
+            "--json",
+        ]
+    )
     return code, json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.compiler
 @pytest.mark.timeout(1800)
 def test_a_lookalike_checkout_shrinks_through_its_probe(
-    lookalike: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    lookalike: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     need_toolchain()
     from tests.lookalike.build import device_env
 
@@ -51,8 +68,13 @@ def test_a_lookalike_checkout_shrinks_through_its_probe(
     # the rerun line runs the built probe on exactly that case
     argv = doc["rerun"]
     env = dict(a.split("=", 1) for a in argv[1:3])
-    ran = subprocess.run(argv[3:], env={**device_env(tmp_path / "env2", bad), **env, "PATH": "/usr/bin:/bin"},
-                         capture_output=True, text=True, cwd=bad)  # fmt: skip
+    ran = subprocess.run(
+        argv[3:],
+        env={**device_env(tmp_path / "env2", bad), **env, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        cwd=bad,
+    )
     assert ran.returncode == 1 and "dx FAILED: max_diff=1000" in ran.stdout, ran.stdout[-2000:]
 
     good = worktree(lookalike, tmp_path / "good", lookalike.culprit_parent)
@@ -62,5 +84,7 @@ def test_a_lookalike_checkout_shrinks_through_its_probe(
     code, doc = _shrink(good, tmp_path, capsys)
     assert code == 0 and not doc["found"], doc["note"]
     for tree in (bad, good):
-        subprocess.run(["git", "-C", str(lookalike.path), "worktree", "remove", "--force", str(tree)],
-                       check=False)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(lookalike.path), "worktree", "remove", "--force", str(tree)],
+            check=False,
+        )

@@ -31,8 +31,23 @@ def test_json_is_the_schemas_and_the_exit_code_says_found(
 
 
 def test_the_fixed_kernel_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["shrink", "--test", SMALL, "--kernel-era", "fixed", "--start-runs", "1",
-                 "--budget", "40", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "shrink",
+                "--test",
+                SMALL,
+                "--kernel-era",
+                "fixed",
+                "--start-runs",
+                "1",
+                "--budget",
+                "40",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert errors(json.dumps(doc)) == []
     assert not doc["found"] and doc["case"] is None and doc["rerun"] is None
@@ -83,8 +98,22 @@ def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
 ) -> None:
     runs = str(tmp_path / "runs")
     filt = "*BugRepro_Deterministic_2048Features:*MetalLayerNormBw_OneTile"
-    assert main(["run", "--defect", "double-subtract", "--filter", filt, "-n", "2",
-                 "--record-dir", runs]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "--defect",
+                "double-subtract",
+                "--filter",
+                filt,
+                "-n",
+                "2",
+                "--record-dir",
+                runs,
+            ]
+        )
+        == 1
+    )
     capsys.readouterr()
     assert main(["shrink", "--run", "last", "--record-dir", runs, "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
@@ -93,8 +122,21 @@ def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
     assert req["backend"]["defect"] == "double-subtract" and req["known_start"] == [2, 0]
     assert doc["start"]["runs"] == 2 and doc["repeats"] == 2  # as many in a row as the run
     # the run's passing test, asked for: shrink starts from a pass
-    assert main(["shrink", "--run", "last", "--test", "MetalLayerNormBw_OneTile",
-                 "--record-dir", runs, "--json"]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "shrink",
+                "--run",
+                "last",
+                "--test",
+                "MetalLayerNormBw_OneTile",
+                "--record-dir",
+                runs,
+                "--json",
+            ]
+        )
+        == 1
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["start"]["passes"] == 2 and doc["found"] and doc["case"]["features"] <= 20
     assert main(["shrink", "--run", "last", "--defect", "none", "--record-dir", runs]) == 2

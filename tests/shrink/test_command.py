@@ -35,8 +35,16 @@ def test_a_command_shrinks_a_case_it_reads_from_the_environment(
 ) -> None:
     script = tmp_path / "probe.py"
     script.write_text(SCRIPT)
-    args = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
-            f"{sys.executable} {script}", "--json", "--record-dir", str(tmp_path / "runs")]  # fmt: skip
+    args = [
+        "shrink",
+        "--test",
+        "BugRepro_Deterministic_128Tiles",
+        "--command",
+        f"{sys.executable} {script}",
+        "--json",
+        "--record-dir",
+        str(tmp_path / "runs"),
+    ]
     assert main(args) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["evaluator"] == "command"
@@ -54,8 +62,15 @@ def test_a_command_killed_by_a_signal_stops_the_search(
 ) -> None:
     script = tmp_path / "die.py"
     script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    args = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
-            f"{sys.executable} {script}", "--record-dir", str(tmp_path / "runs")]  # fmt: skip
+    args = [
+        "shrink",
+        "--test",
+        "BugRepro_Deterministic_128Tiles",
+        "--command",
+        f"{sys.executable} {script}",
+        "--record-dir",
+        str(tmp_path / "runs"),
+    ]
     assert main(args) == 5
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
     assert "128 or more, or a signal" in capsys.readouterr().err
@@ -69,8 +84,14 @@ def test_a_stopped_shrink_resumes_without_running_what_it_judged(
     count = tmp_path / "count"
     script = tmp_path / "probe.py"
     script.write_text(f"open({str(count)!r}, 'a').write('.')\n" + SCRIPT)
-    base = ["shrink", "--test", "BugRepro_Deterministic_128Tiles", "--command",
-            f"{sys.executable} {script}", "--json"]  # fmt: skip
+    base = [
+        "shrink",
+        "--test",
+        "BugRepro_Deterministic_128Tiles",
+        "--command",
+        f"{sys.executable} {script}",
+        "--json",
+    ]
     assert main([*base, "--record-dir", str(tmp_path / "whole")]) == 1
     whole = json.loads(capsys.readouterr().out)
     total = len(count.read_text())

@@ -110,8 +110,11 @@ def test_a_case_the_correct_model_fails_is_not_a_reproducer() -> None:
 
 def test_flaky_candidates_do_not_count() -> None:
     # random data fails only on even draws: never deterministic; nothing else fails
-    s = Search(START, Scripted(lambda c, d: c.data.kind is DataKind.RANDOM and d % 2 == 0,
-                               deterministic=False), Control())  # type: ignore[arg-type]  # fmt: skip
+    s = Search(
+        START,
+        Scripted(lambda c, d: c.data.kind is DataKind.RANDOM and d % 2 == 0, deterministic=False),
+        Control(),
+    )  # type: ignore[arg-type]
     assert s.run() is None
     assert any(j.status is Status.FLAKY for j in s.cache.values())
     assert s.repeats >= 2
@@ -148,8 +151,10 @@ def test_feature_ladders(features: int, keep: int, expected: list[int]) -> None:
 def test_neighbours_one_step_smaller() -> None:
     steps = space.neighbours(Shape(2, 1, 1, 78), keep=14)
     assert [(s.axis, s.value) for s in steps] == [
-        (Axis.FEATURES, 64), (Axis.FEATURES, 46), (Axis.BATCH, 1),
-    ]  # fmt: skip
+        (Axis.FEATURES, 64),
+        (Axis.FEATURES, 46),
+        (Axis.BATCH, 1),
+    ]
     assert space.neighbours(Shape(1, 1, 1, 32), keep=0) == []
 
 

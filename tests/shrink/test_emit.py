@@ -20,10 +20,15 @@ FEW = Case(Shape(1, 2, 1, 4928), DataSpec(DataKind.FEW_VALUED, "two-valued"), TO
 
 def test_the_tt_metal_flavour_uses_tt_trains_api() -> None:
     text = source(CONSTANT, Flavour.TT_METAL)
-    for needle in ("LayerNormBackwardOperation::invoke(", "core::from_xtensor(x_4d, device)",
-                   "xt::allclose(metal_dx, dx_ref, 0.01F, 0.01F)", "ctx().open_device()",
-                   'std::cout << "dx FAILED: max_diff="', "TEST_F(LayerNormBackwardShrunkTest, "
-                   "Shrunk_1x1x1x32_Constant)", "x(i) = 0.5F; dy(i) = 1.0F;"):  # fmt: skip
+    for needle in (
+        "LayerNormBackwardOperation::invoke(",
+        "core::from_xtensor(x_4d, device)",
+        "xt::allclose(metal_dx, dx_ref, 0.01F, 0.01F)",
+        "ctx().open_device()",
+        'std::cout << "dx FAILED: max_diff="',
+        "TEST_F(LayerNormBackwardShrunkTest, Shrunk_1x1x1x32_Constant)",
+        "x(i) = 0.5F; dy(i) = 1.0F;",
+    ):
         assert needle in text, needle
 
 
@@ -52,13 +57,18 @@ def test_the_emitted_test_fails_at_the_culprit_and_passes_at_the_fix(
         res = build(tree, "--debug", "--build-tt-train", "--enable-ccache")
         assert res.ok, res.output[-3000:]
         binary = tree / "build_Debug/tt-train/tests/ttml_tests"
-        got, out = run_tests(binary, f"--gtest_filter={full_name(CONSTANT)}",
-                             env=device_env(tmp_path / f"{name}-env", tree))  # fmt: skip
+        got, out = run_tests(
+            binary,
+            f"--gtest_filter={full_name(CONSTANT)}",
+            env=device_env(tmp_path / f"{name}-env", tree),
+        )
         assert got == code, (name, out[-2000:])
         if code:
             assert "dx FAILED: max_diff=1000" in out
-        subprocess.run(["git", "-C", str(lookalike.path), "worktree", "remove", "--force",
-                        str(tree)], check=False)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(lookalike.path), "worktree", "remove", "--force", str(tree)],
+            check=False,
+        )
 
 
 @pytest.mark.compiler
@@ -78,25 +88,65 @@ def test_a_lookalike_bisect_that_picks_the_emitted_test_names_the_culprit(tmp_pa
     repo = Path(truth.path)
     side = tmp_path / "side"
     git = ["git", "-c", "user.name=shrink", "-c", "user.email=shrink@example.invalid"]
-    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", "--detach", str(side),
-                    truth.culprit_parent], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            *git,
+            "-C",
+            str(repo),
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            str(side),
+            truth.culprit_parent,
+        ],
+        check=True,
+    )
     path = "tt-train/tests/ops/layernorm_bw_shrunk_test.cpp"
     (side / path).write_text(source(CONSTANT, Flavour.LOOKALIKE))
     subprocess.run([*git, "-C", str(side), "add", path], check=True)
     subprocess.run([*git, "-C", str(side), "commit", "-q", "-m", "Add the shrunk test"], check=True)
-    pick = subprocess.run(["git", "-C", str(side), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()  # fmt: skip
+    pick = subprocess.run(
+        ["git", "-C", str(side), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(side)], check=True)
 
-    env = {**os.environ, **device_env(tmp_path / "env", repo), "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}  # fmt: skip
+    env = {
+        **os.environ,
+        **device_env(tmp_path / "env", repo),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.file.allow",
+        "GIT_CONFIG_VALUE_0": "always",
+    }
     env.pop("TT_METAL_HOME")
     fp = truth.first_parent
     good = fp[fp.index(truth.culprit_merge) - 8]  # a short range keeps the builds few
-    p = run_gently([sys.executable, "-m", "lnrepro", "bisect", "--repo", str(repo), "--good", good,
-                    "--bad", truth.culprit_merge, "--pick", pick, "--runner", "local",
-                    "--filter", full_name(CONSTANT), "--record-dir", str(tmp_path / "runs"),
-                    "--json"], env=env, timeout=1500, cwd=repo)  # fmt: skip
+    p = run_gently(
+        [
+            sys.executable,
+            "-m",
+            "lnrepro",
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            good,
+            "--bad",
+            truth.culprit_merge,
+            "--pick",
+            pick,
+            "--runner",
+            "local",
+            "--filter",
+            full_name(CONSTANT),
+            "--record-dir",
+            str(tmp_path / "runs"),
+            "--json",
+        ],
+        env=env,
+        timeout=1500,
+        cwd=repo,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     assert doc["result"]["first_bad"] == truth.culprit

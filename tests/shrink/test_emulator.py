@@ -72,8 +72,9 @@ def test_the_fixed_kernel_finds_nothing() -> None:
 
 
 def test_a_block_path_bug_reports_its_boundary_and_why() -> None:
-    rec = api.shrink(ShrinkRequest(
-        "BugRepro_Deterministic_256Tiles", EmulatorSpec(defect="drop-xhat-blocks")))  # fmt: skip
+    rec = api.shrink(
+        ShrinkRequest("BugRepro_Deterministic_256Tiles", EmulatorSpec(defect="drop-xhat-blocks"))
+    )
     assert rec.result is not None
     assert rec.result.case.data.kind is not DataKind.CONSTANT  # x̂ = 0 hides this defect
     [feat] = [n for n in rec.smaller if n.axis is Axis.FEATURES]

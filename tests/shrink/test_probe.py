@@ -11,9 +11,11 @@ from lnrepro.model.shrink import CASE_ENV, DataKind, DataSpec, data_menu
 
 
 def test_a_case_in_the_environment_is_the_probe_test() -> None:
-    text = ('{"batch":1,"seq":2,"heads":1,"features":40,"data":{"kind":"few-valued",'
-            '"variant":"two-valued"},"tolerance":{"dx":{"rtol":0,"atol":0.5},'
-            '"dgamma":{"rtol":0,"atol":0.25},"dbeta":{"rtol":0,"atol":0.25}}}')  # fmt: skip
+    text = (
+        '{"batch":1,"seq":2,"heads":1,"features":40,"data":{"kind":"few-valued",'
+        '"variant":"two-valued"},"tolerance":{"dx":{"rtol":0,"atol":0.5},'
+        '"dgamma":{"rtol":0,"atol":0.25},"dbeta":{"rtol":0,"atol":0.25}}}'
+    )
     [case] = probe_cases({CASE_ENV: text}, io.StringIO())
     assert case.full_name == "LayerNormBackwardOpTest.LnreproProbe"
     assert (case.rows, case.features, case.iterations) == (2, 40, 1)

@@ -45,8 +45,14 @@ def seed_log(path: Path) -> Path:
 
 
 def explain(*args: str, cwd: Path) -> dict[str, Any]:
-    p = subprocess.run([*LNREPRO, "explain", *args, "--json"], capture_output=True, text=True, cwd=cwd,
-                       env=dict(os.environ), timeout=600)  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, "explain", *args, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ),
+        timeout=600,
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     return json.loads(p.stdout)  # type: ignore[no-any-return]
 
@@ -93,8 +99,22 @@ def test_residuals_show_where_a_model_falls_short(seed_fit: dict[str, Any]) -> N
 
 
 def test_explain_a_saved_run_names_the_model_that_made_it(tmp_path: Path) -> None:
-    run = subprocess.run([*LNREPRO, "run", "--kernel-era", "2025-11", "--defect", "overwrite-dy-gamma-sum",
-                          "--filter", "*Deterministic*", "--json"], capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    run = subprocess.run(
+        [
+            *LNREPRO,
+            "run",
+            "--kernel-era",
+            "2025-11",
+            "--defect",
+            "overwrite-dy-gamma-sum",
+            "--filter",
+            "*Deterministic*",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert run.returncode == 1, run.stderr
     fit = explain("last", cwd=tmp_path)
     best = fit["models"][0]
@@ -129,8 +149,11 @@ def test_a_tie_says_what_the_tests_cannot_tell_apart() -> None:
     from lnrepro.studies.explain import best_tie, tie_note
 
     shipped, ds = "double-subtract + drop-xhat-blocks (shipped)", "double-subtract"
-    fits = [fit(shipped, "2025-12", "wormhole_b0", 0.0), fit(ds, "2025-11", "blackhole", 0.0),
-            fit("none (fixed kernel)", "fixed", "wormhole_b0", 0.5)]  # fmt: skip
+    fits = [
+        fit(shipped, "2025-12", "wormhole_b0", 0.0),
+        fit(ds, "2025-11", "blackhole", 0.0),
+        fit("none (fixed kernel)", "fixed", "wormhole_b0", 0.5),
+    ]
     assert len(best_tie(fits)) == 2
     note = tie_note(fits)
     assert note is not None and note.startswith("2 models tie for best")

@@ -81,9 +81,25 @@ def test_seed_004_reference_variants_differ_as_the_seed_reports() -> None:
 
 
 def test_the_seeds_tests_own_tolerances_judged(tmp_path: Path) -> None:
-    p = subprocess.run([*LNREPRO, "tolerance", "--test", "*NIGHTLY*", "--test", "*TightTolerance_8192*",
-                        "--test", "*Deterministic_8462*", "--trials", "6", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+    p = subprocess.run(
+        [
+            *LNREPRO,
+            "tolerance",
+            "--test",
+            "*NIGHTLY*",
+            "--test",
+            "*TightTolerance_8192*",
+            "--test",
+            "*Deterministic_8462*",
+            "--trials",
+            "6",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     suite = "LayerNormBackwardOpTest."  # whole names: what --filter takes
     rows = {r["test"].removeprefix(suite): r for r in json.loads(p.stdout)["tests"]}
@@ -102,9 +118,24 @@ def test_the_seeds_tests_own_tolerances_judged(tmp_path: Path) -> None:
 
 def test_shape_study_writes_an_svg_and_json(tmp_path: Path) -> None:
     svg = tmp_path / "dx.svg"
-    p = subprocess.run([*LNREPRO, "tolerance", "--shape", "1,8,1,4096", "--trials", "8", "--plot", str(svg),
-                        "--reference-variants", "--json"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+    p = subprocess.run(
+        [
+            *LNREPRO,
+            "tolerance",
+            "--shape",
+            "1,8,1,4096",
+            "--trials",
+            "8",
+            "--plot",
+            str(svg),
+            "--reference-variants",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     dx0 = next(b for b in doc["bands"] if b["tensor"] == "dx" and b["rtol"] == 0)
@@ -121,12 +152,21 @@ def test_shape_study_writes_an_svg_and_json(tmp_path: Path) -> None:
     assert all(m in texts for m in ("correct", "shipped", "double-subtract", "drop-xhat-blocks"))
     assert "NIGHTLY atol 0.5" in texts and "atol needed to pass" in texts
     png = tmp_path / "dx.png"
-    p = subprocess.run([*LNREPRO, "tolerance", "--shape", "1,8,1,4096", "--trials", "4", "--plot", str(png)],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+    p = subprocess.run(
+        [*LNREPRO, "tolerance", "--shape", "1,8,1,4096", "--trials", "4", "--plot", str(png)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad_ext = subprocess.run([*LNREPRO, "tolerance", "--shape", "1,8,1,64", "--plot", str(tmp_path / "x.pdf")],
-                             capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    bad_ext = subprocess.run(
+        [*LNREPRO, "tolerance", "--shape", "1,8,1,64", "--plot", str(tmp_path / "x.pdf")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert bad_ext.returncode == 2 and ".svg or .png" in bad_ext.stderr
     bad = subprocess.run(
         [*LNREPRO, "tolerance", "--shape", "1,2,3"], capture_output=True, text=True, cwd=tmp_path

@@ -34,8 +34,15 @@ def lnrepro() -> str:
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a person's terminal: no size or colour overrides from the test run."""
-    drop = {"COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE",
-            "PYTEST_CURRENT_TEST"}  # fmt: skip
+    drop = {
+        "COLUMNS",
+        "LINES",
+        "FORCE_COLOR",
+        "NO_COLOR",
+        "TTY_COMPATIBLE",
+        "TTY_INTERACTIVE",
+        "PYTEST_CURRENT_TEST",
+    }
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["TERM"] = "xterm-256color"
     return {**env, **(extra or {})}
@@ -75,23 +82,42 @@ class _Screen(pyte.Screen):
         return out
 
 
-def on_screen(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 120,
-              env: dict[str, str] | None = None) -> tuple[int, list[str]]:  # fmt: skip
+def on_screen(
+    argv: Sequence[str],
+    width: int,
+    *,
+    cwd: Path,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> tuple[int, list[str]]:
     """Run ``argv`` with stdin, stdout and stderr on a ``width``-column terminal; its exit code
     and the screen's lines (rows wrapped by the terminal joined)."""
     code, screen = terminal(argv, width, cwd=cwd, timeout=timeout, env=env)
     return code, screen.logical_lines()
 
 
-def terminal(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 120,
-             env: dict[str, str] | None = None) -> tuple[int, _Screen]:  # fmt: skip
+def terminal(
+    argv: Sequence[str],
+    width: int,
+    *,
+    cwd: Path,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> tuple[int, _Screen]:
     """:func:`on_screen`, with the pyte screen itself (its characters' colours and weights)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, width, 0, 0))
     screen = _Screen(width, ROWS)
     stream = pyte.ByteStream(screen)
-    proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
-                            env=child_env(env), start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env=child_env(env),
+        start_new_session=True,
+    )
     os.close(slave)
     deadline = time.monotonic() + timeout
     try:
@@ -119,12 +145,20 @@ def terminal(argv: Sequence[str], width: int, *, cwd: Path, timeout: float = 120
     return code, screen
 
 
-def piped(argv: Sequence[str], *, cwd: Path, timeout: float = 120,
-          env: dict[str, str] | None = None) -> tuple[int, list[str]]:  # fmt: skip
+def piped(
+    argv: Sequence[str], *, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> tuple[int, list[str]]:
     """Run ``argv`` with its standard output piped (``| tee log``, a CI log); its exit code and
     the lines it wrote there."""
-    p = subprocess.run(list(argv), cwd=cwd, env=child_env(env), capture_output=True, text=True,
-                       timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+    p = subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     return p.returncode, p.stdout.splitlines()
 
 

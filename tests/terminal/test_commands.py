@@ -29,8 +29,9 @@ def num(v: float) -> str:
 
 def as_json(cwd: Path, *args: str) -> Any:
     """The command's own JSON (``--json``)."""
-    p = subprocess.run([lnrepro(), *args, "--json"], cwd=cwd, capture_output=True, text=True,
-                       timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [lnrepro(), *args, "--json"], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
     assert p.stdout, p.stderr
     return json.loads(p.stdout)
 
@@ -58,8 +59,18 @@ def make_history(where: Path) -> Path:
         with (repo / "CHANGES").open("a") as f:
             f.write(f"change {i}\n")
         subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-        subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m",
-                        f"[tt-train] LayerNorm backward: change {i} (#3000{i})"], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "commit",
+                "-q",
+                "-m",
+                f"[tt-train] LayerNorm backward: change {i} (#3000{i})",
+            ],
+            check=True,
+        )
     return repo
 
 
@@ -69,9 +80,25 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     runs = root / "runs"
     ids = []
     for defect in ("shipped", "none"):
-        p = subprocess.run([lnrepro(), "run", "--defect", defect, "--filter", FILTER, "--seed", "1",
-                            "--record-dir", str(runs), "--json"], cwd=root, capture_output=True,
-                           text=True, timeout=300)  # fmt: skip
+        p = subprocess.run(
+            [
+                lnrepro(),
+                "run",
+                "--defect",
+                defect,
+                "--filter",
+                FILTER,
+                "--seed",
+                "1",
+                "--record-dir",
+                str(runs),
+                "--json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         ids.append(json.loads(p.stdout)["id"])
     return World(root, runs, ids[0], ids[1], runs / ids[0] / "attempt-1.log")
 
@@ -110,8 +137,9 @@ def run_tokens(doc: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_run(tmp_path: Path, width: int | None) -> None:
     runs = tmp_path / "runs"
-    code, lines = show(["run", "--filter", FILTER, "--seed", "1", "--record-dir", str(runs)],
-                       width, tmp_path)  # fmt: skip
+    code, lines = show(
+        ["run", "--filter", FILTER, "--seed", "1", "--record-dir", str(runs)], width, tmp_path
+    )
     assert code == 1
     doc = as_json(tmp_path, "show", "last", "--record-dir", str(runs))
     check(lines, run_tokens(doc), doc["rerun"])
@@ -132,8 +160,11 @@ def test_runs(world: World, width: int | None) -> None:
     code, lines = show(argv, width, world.root)
     doc = world.json(*argv)
     assert code == 0
-    check(lines, [r["id"] for r in doc["records"]]
-          + [w.strip(",") for r in doc["records"] for w in r["headline"].split()])  # fmt: skip
+    check(
+        lines,
+        [r["id"] for r in doc["records"]]
+        + [w.strip(",") for r in doc["records"] for w in r["headline"].split()],
+    )
     if width is None:  # a header line, then one record per line, its id first
         assert [ln.split("\t")[0] for ln in lines] == ["id"] + [r["id"] for r in doc["records"]]
     assert whole("defect shipped", "\n".join(lines)) and whole("seed 1", "\n".join(lines))
@@ -254,8 +285,17 @@ def bisect_tokens(doc: dict[str, Any]) -> list[str]:
 def test_bisect_and_its_log(tmp_path: Path, width: int | None) -> None:
     need(shutil.which("git") is not None, "git is not installed")
     repo = make_history(tmp_path)
-    argv = ["bisect", "--repo", str(repo), "--good", "main~7", "--bad", "main",
-            "--command", "grep -q none kernel-defect"]  # fmt: skip
+    argv = [
+        "bisect",
+        "--repo",
+        str(repo),
+        "--good",
+        "main~7",
+        "--bad",
+        "main",
+        "--command",
+        "grep -q none kernel-defect",
+    ]
     code, lines = show(argv, width, tmp_path)
     assert code == 0
     doc = as_json(tmp_path, "bisect", "--log", "--repo", str(repo))

@@ -140,17 +140,37 @@ def _idle(risc: str, pc: int, wp: str = "W") -> Risc:
 
 
 def idle_core(device: int, x: int, y: int) -> Core:
-    return Core(device, (x, y), (_idle("brisc", 0x4A10, "GW"), _idle("ncrisc", 0x5B20),
-                                 _idle("trisc0", 0x6C30), _idle("trisc1", 0x6D40), _idle("trisc2", 0x6E50)))  # fmt: skip
+    return Core(
+        device,
+        (x, y),
+        (
+            _idle("brisc", 0x4A10, "GW"),
+            _idle("ncrisc", 0x5B20),
+            _idle("trisc0", 0x6C30),
+            _idle("trisc1", 0x6D40),
+            _idle("trisc2", 0x6E50),
+        ),
+    )
 
 
 def _starved_core(x: int) -> Core:
-    writer = Risc("brisc", 12, "writer_ln_bw", "GO", "CWFW", 0xA1B4,
-                  ((0xA1B4, "cb_wait_front", DATAFLOW, 418, 5),
-                   (None, "kernel_main", f"{OPS}/dataflow/writer_layernorm_bw.cpp", 57, 13)))  # fmt: skip
+    writer = Risc(
+        "brisc",
+        12,
+        "writer_ln_bw",
+        "GO",
+        "CWFW",
+        0xA1B4,
+        (
+            (0xA1B4, "cb_wait_front", DATAFLOW, 418, 5),
+            (None, "kernel_main", f"{OPS}/dataflow/writer_layernorm_bw.cpp", 57, 13),
+        ),
+    )
     reader = Risc("ncrisc", 11, "reader_ln_bw", "GO", "W", 0x5B20, _fw("ncrisc", 0x5B20))
-    comp = [Risc(t, 13, "layernorm_bw_kernel", "GO", "W", 0x6C30 + i, _fw(t, 0x6C30 + i))
-            for i, t in enumerate(("trisc0", "trisc1", "trisc2"))]  # fmt: skip
+    comp = [
+        Risc(t, 13, "layernorm_bw_kernel", "GO", "W", 0x6C30 + i, _fw(t, 0x6C30 + i))
+        for i, t in enumerate(("trisc0", "trisc1", "trisc2"))
+    ]
     return Core(0, (x, 0), (writer, reader, *comp))
 
 
@@ -167,55 +187,170 @@ STARVED = Scenario(
     ),
 )
 
-_CYCLE_CORE = Core(0, (0, 0), (
-    Risc("brisc", 22, "writer_ln_bw", "GO", "CWFW", 0xA1B4,
-         ((0xA1B4, "cb_wait_front", DATAFLOW, 418, 5), (None, "kernel_main", f"{OPS}/dataflow/writer_layernorm_bw.cpp", 57, 13))),
-    Risc("ncrisc", 21, "reader_ln_bw", "GO", "CRBW", 0xFFC0_1A2C,
-         ((0xFFC0_1A2C, "cb_reserve_back", DATAFLOW, 375, 9), (None, "kernel_main", f"{OPS}/dataflow/reader_layernorm_bw.cpp", 88, 17))),
-    Risc("trisc0", 23, "layernorm_bw_kernel", "GO", "UPAD", 0x7A80,
-         ((0x7A80, "llk_wait_tiles", LLK_IO, 45, 5), (None, "cb_wait_front", "./tt_metal/include/compute_kernel_api/cb_api.h", 29, 5),
-          (None, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 140, 21))),
-    Risc("trisc1", 23, "layernorm_bw_kernel", "GO", "MWDD", 0x7B90, ((0x7B90, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 141, 3),)),
-    Risc("trisc2", 23, "layernorm_bw_kernel", "GO", "K", 0x7CA0, ((0x7CA0, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 142, 3),)),
-))  # fmt: skip
+_CYCLE_CORE = Core(
+    0,
+    (0, 0),
+    (
+        Risc(
+            "brisc",
+            22,
+            "writer_ln_bw",
+            "GO",
+            "CWFW",
+            0xA1B4,
+            (
+                (0xA1B4, "cb_wait_front", DATAFLOW, 418, 5),
+                (None, "kernel_main", f"{OPS}/dataflow/writer_layernorm_bw.cpp", 57, 13),
+            ),
+        ),
+        Risc(
+            "ncrisc",
+            21,
+            "reader_ln_bw",
+            "GO",
+            "CRBW",
+            0xFFC0_1A2C,
+            (
+                (0xFFC0_1A2C, "cb_reserve_back", DATAFLOW, 375, 9),
+                (None, "kernel_main", f"{OPS}/dataflow/reader_layernorm_bw.cpp", 88, 17),
+            ),
+        ),
+        Risc(
+            "trisc0",
+            23,
+            "layernorm_bw_kernel",
+            "GO",
+            "UPAD",
+            0x7A80,
+            (
+                (0x7A80, "llk_wait_tiles", LLK_IO, 45, 5),
+                (None, "cb_wait_front", "./tt_metal/include/compute_kernel_api/cb_api.h", 29, 5),
+                (None, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 140, 21),
+            ),
+        ),
+        Risc(
+            "trisc1",
+            23,
+            "layernorm_bw_kernel",
+            "GO",
+            "MWDD",
+            0x7B90,
+            ((0x7B90, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 141, 3),),
+        ),
+        Risc(
+            "trisc2",
+            23,
+            "layernorm_bw_kernel",
+            "GO",
+            "K",
+            0x7CA0,
+            ((0x7CA0, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 142, 3),),
+        ),
+    ),
+)
 CYCLE = Scenario(
     "cycle",
     (_CYCLE_CORE, idle_core(0, 1, 0)),
-    cbs=(Cb(_CYCLE_CORE, "trisc0", 0, "full", 2, 130, 128), Cb(_CYCLE_CORE, "brisc", 16, "empty", 2, 64, 64),
-         Cb(_CYCLE_CORE, "trisc2", 16, "empty", 2, 64, 64)),
-)  # fmt: skip
+    cbs=(
+        Cb(_CYCLE_CORE, "trisc0", 0, "full", 2, 130, 128),
+        Cb(_CYCLE_CORE, "brisc", 16, "empty", 2, 64, 64),
+        Cb(_CYCLE_CORE, "trisc2", 16, "empty", 2, 64, 64),
+    ),
+)
 
 _ADD = "./tt_metal/programming_examples/add_tiles_stall/kernels"
-_ASSERT_CORE = Core(0, (0, 0), (
-    Risc("brisc", 32, "writer_one_tile", "GO", "CWFW", 0xA1B4,
-         ((0xA1B4, "cb_wait_front", DATAFLOW, 418, 5), (None, "kernel_main", f"{_ADD}/dataflow/writer_one_tile.cpp", 22, 9))),
-    Risc("ncrisc", 31, "reader_two_tiles", "GO", "W", 0x5B20, _fw("ncrisc", 0x5B20)),
-    Risc("trisc0", 33, "add_tiles_stall", "GO", "W", 0x6C30, _fw("trisc0", 0x6C30)),
-    Risc("trisc1", 33, "add_tiles_stall", "GO", "W", 0x6D40, _fw("trisc1", 0x6D40)),
-    Risc("trisc2", 33, "add_tiles_stall", "GO", "K", 0x7D08, ((0x7D08, "kernel_main", f"{_ADD}/compute/add_tiles_stall.cpp", 31, 5),)),
-))  # fmt: skip
+_ASSERT_CORE = Core(
+    0,
+    (0, 0),
+    (
+        Risc(
+            "brisc",
+            32,
+            "writer_one_tile",
+            "GO",
+            "CWFW",
+            0xA1B4,
+            (
+                (0xA1B4, "cb_wait_front", DATAFLOW, 418, 5),
+                (None, "kernel_main", f"{_ADD}/dataflow/writer_one_tile.cpp", 22, 9),
+            ),
+        ),
+        Risc("ncrisc", 31, "reader_two_tiles", "GO", "W", 0x5B20, _fw("ncrisc", 0x5B20)),
+        Risc("trisc0", 33, "add_tiles_stall", "GO", "W", 0x6C30, _fw("trisc0", 0x6C30)),
+        Risc("trisc1", 33, "add_tiles_stall", "GO", "W", 0x6D40, _fw("trisc1", 0x6D40)),
+        Risc(
+            "trisc2",
+            33,
+            "add_tiles_stall",
+            "GO",
+            "K",
+            0x7D08,
+            ((0x7D08, "kernel_main", f"{_ADD}/compute/add_tiles_stall.cpp", 31, 5),),
+        ),
+    ),
+)
 ASSERTED = Scenario(
     "assert",
     (_ASSERT_CORE, idle_core(0, 1, 0)),
-    cbs=(Cb(_ASSERT_CORE, "brisc", 16, "empty", 1, 0, 0), Cb(_ASSERT_CORE, "trisc2", 16, "empty", 1, 0, 0)),
-    asserts=(Assert(_ASSERT_CORE, "trisc2", "add_tiles_stall", 'LLK_ASSERT(false, "stall after commit")',
-                    ((0x7D04, "kernel_main", f"{_ADD}/compute/add_tiles_stall.cpp", 31, 5),)),),
-)  # fmt: skip
+    cbs=(
+        Cb(_ASSERT_CORE, "brisc", 16, "empty", 1, 0, 0),
+        Cb(_ASSERT_CORE, "trisc2", 16, "empty", 1, 0, 0),
+    ),
+    asserts=(
+        Assert(
+            _ASSERT_CORE,
+            "trisc2",
+            "add_tiles_stall",
+            'LLK_ASSERT(false, "stall after commit")',
+            ((0x7D04, "kernel_main", f"{_ADD}/compute/add_tiles_stall.cpp", 31, 5),),
+        ),
+    ),
+)
 
 
 def _noc_core(device: int, x: int) -> Core:
-    return Core(device, (x, 0), (
-        Risc("brisc", 41, "sender_sem", "GO", "NSW", 0xB2C8,
-             ((0xB2C8, "noc_semaphore_wait", DATAFLOW, 1093, 12), (None, "kernel_main", "./ttnn/cpp/ttnn/operations/ccl/kernels/sender_sem.cpp", 64, 5))),
-        _idle("ncrisc", 0x5B20), _idle("trisc0", 0x6C30), _idle("trisc1", 0x6D40), _idle("trisc2", 0x6E50),
-    ))  # fmt: skip
+    return Core(
+        device,
+        (x, 0),
+        (
+            Risc(
+                "brisc",
+                41,
+                "sender_sem",
+                "GO",
+                "NSW",
+                0xB2C8,
+                (
+                    (0xB2C8, "noc_semaphore_wait", DATAFLOW, 1093, 12),
+                    (
+                        None,
+                        "kernel_main",
+                        "./ttnn/cpp/ttnn/operations/ccl/kernels/sender_sem.cpp",
+                        64,
+                        5,
+                    ),
+                ),
+            ),
+            _idle("ncrisc", 0x5B20),
+            _idle("trisc0", 0x6C30),
+            _idle("trisc1", 0x6D40),
+            _idle("trisc2", 0x6E50),
+        ),
+    )
 
 
 NOC = Scenario(
     "noc",
     (idle_core(0, 0, 0), _noc_core(1, 1), _noc_core(1, 2)),
-    noc_fails=(NocFail(_noc_core(1, 1), "brisc", 0, (("NIU_MST_RD_RESP_RECEIVED", "noc_reads_num_issued", 120, 118),)),),
-)  # fmt: skip
+    noc_fails=(
+        NocFail(
+            _noc_core(1, 1),
+            "brisc",
+            0,
+            (("NIU_MST_RD_RESP_RECEIVED", "noc_reads_num_issued", 120, 118),),
+        ),
+    ),
+)
 
 # The root cause and a downstream waiter on the same cores: compute's unpacker (TRISC0) waits in
 # llk_wait_tiles under cb_wait_front on CB 0, which holds 28 pages (partial), while the reader is
@@ -225,39 +360,129 @@ _FW_OPS = "./ttnn/cpp/ttnn/operations/normalization/ln_fw/device/kernels"
 
 
 def _root_core(x: int) -> Core:
-    return Core(0, (x, 1), (
-        Risc("brisc", 52, "writer_ln_fw", "GO", "CWFW", 0xA1B4,
-             ((0xA1B4, "cb_wait_front", DATAFLOW, 418, 5), (None, "kernel_main", f"{_FW_OPS}/dataflow/writer_ln_fw.cpp", 31, 9))),
-        Risc("ncrisc", 51, "reader_ln_fw", "GO", "W", 0x5B20, _fw("ncrisc", 0x5B20)),
-        Risc("trisc0", 53, "ln_fw_compute", "GO", "K", 0x7A80,
-             ((0x7A80, "llk_wait_tiles", LLK_IO, 45, 5), (None, "cb_wait_front", "./tt_metal/include/compute_kernel_api/cb_api.h", 29, 5),
-              (None, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 77, 9))),
-        Risc("trisc1", 53, "ln_fw_compute", "GO", "K", 0x7B90, ((0x7B90, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 78, 3),)),
-        Risc("trisc2", 53, "ln_fw_compute", "GO", "K", 0x7CA0, ((0x7CA0, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 79, 3),)),
-    ))  # fmt: skip
+    return Core(
+        0,
+        (x, 1),
+        (
+            Risc(
+                "brisc",
+                52,
+                "writer_ln_fw",
+                "GO",
+                "CWFW",
+                0xA1B4,
+                (
+                    (0xA1B4, "cb_wait_front", DATAFLOW, 418, 5),
+                    (None, "kernel_main", f"{_FW_OPS}/dataflow/writer_ln_fw.cpp", 31, 9),
+                ),
+            ),
+            Risc("ncrisc", 51, "reader_ln_fw", "GO", "W", 0x5B20, _fw("ncrisc", 0x5B20)),
+            Risc(
+                "trisc0",
+                53,
+                "ln_fw_compute",
+                "GO",
+                "K",
+                0x7A80,
+                (
+                    (0x7A80, "llk_wait_tiles", LLK_IO, 45, 5),
+                    (
+                        None,
+                        "cb_wait_front",
+                        "./tt_metal/include/compute_kernel_api/cb_api.h",
+                        29,
+                        5,
+                    ),
+                    (None, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 77, 9),
+                ),
+            ),
+            Risc(
+                "trisc1",
+                53,
+                "ln_fw_compute",
+                "GO",
+                "K",
+                0x7B90,
+                ((0x7B90, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 78, 3),),
+            ),
+            Risc(
+                "trisc2",
+                53,
+                "ln_fw_compute",
+                "GO",
+                "K",
+                0x7CA0,
+                ((0x7CA0, "kernel_main", f"{_FW_OPS}/compute/ln_fw_compute.cpp", 79, 3),),
+            ),
+        ),
+    )
 
 
 ROOT = Scenario(
     "root",
     (_root_core(0), _root_core(1), idle_core(0, 2, 1)),
-    cbs=tuple(cb for c in (_root_core(0), _root_core(1))
-              for cb in (Cb(c, "brisc", 16, "empty", 0, 96, 96), Cb(c, "trisc0", 0, "partial", 0, 124, 96),
-                         Cb(c, "trisc0", 16, "empty", 0, 96, 96), Cb(c, "trisc2", 16, "empty", 64, 96, 96))),
-)  # fmt: skip
+    cbs=tuple(
+        cb
+        for c in (_root_core(0), _root_core(1))
+        for cb in (
+            Cb(c, "brisc", 16, "empty", 0, 96, 96),
+            Cb(c, "trisc0", 0, "partial", 0, 124, 96),
+            Cb(c, "trisc0", 16, "empty", 0, 96, 96),
+            Cb(c, "trisc2", 16, "empty", 64, 96, 96),
+        )
+    ),
+)
 
 SCENARIOS = (STARVED, CYCLE, ASSERTED, NOC, ROOT)
 
 EXPECT: dict[str, Expect] = {
-    "starved": Expect("CONSUMER_STARVED", "BRISC", 0, 2, "writer_ln_bw", "writer_layernorm_bw.cpp", "CWFW",
-                      idle=("NCRISC", "TRISC0", "TRISC1", "TRISC2", "BRISC"), cb="CB 16 on BRISC: empty"),
-    "cycle": Expect("PRODUCER_BLOCKED", "NCRISC", 0, 1, "reader_ln_bw", "reader_layernorm_bw.cpp", "CRBW",
-                    idle=("BRISC",), cb="CB 0 on TRISC0: full"),
-    "assert": Expect("KERNEL_ASSERT", "TRISC2", 0, 1, "add_tiles_stall", "add_tiles_stall.cpp", "kernel_main",
-                     idle=("NCRISC",)),
-    "noc": Expect("NOC_WAIT", "BRISC", 1, 2, "sender_sem", "sender_sem.cpp", "NSW", idle=("BRISC", "NCRISC")),
-    "root": Expect("CONSUMER_STARVED", "TRISC0", 0, 2, "ln_fw_compute", "ln_fw_compute.cpp", "CWFW",
-                   idle=("NCRISC",), cb="CB 0 on TRISC0: partial"),
-}  # fmt: skip
+    "starved": Expect(
+        "CONSUMER_STARVED",
+        "BRISC",
+        0,
+        2,
+        "writer_ln_bw",
+        "writer_layernorm_bw.cpp",
+        "CWFW",
+        idle=("NCRISC", "TRISC0", "TRISC1", "TRISC2", "BRISC"),
+        cb="CB 16 on BRISC: empty",
+    ),
+    "cycle": Expect(
+        "PRODUCER_BLOCKED",
+        "NCRISC",
+        0,
+        1,
+        "reader_ln_bw",
+        "reader_layernorm_bw.cpp",
+        "CRBW",
+        idle=("BRISC",),
+        cb="CB 0 on TRISC0: full",
+    ),
+    "assert": Expect(
+        "KERNEL_ASSERT",
+        "TRISC2",
+        0,
+        1,
+        "add_tiles_stall",
+        "add_tiles_stall.cpp",
+        "kernel_main",
+        idle=("NCRISC",),
+    ),
+    "noc": Expect(
+        "NOC_WAIT", "BRISC", 1, 2, "sender_sem", "sender_sem.cpp", "NSW", idle=("BRISC", "NCRISC")
+    ),
+    "root": Expect(
+        "CONSUMER_STARVED",
+        "TRISC0",
+        0,
+        2,
+        "ln_fw_compute",
+        "ln_fw_compute.cpp",
+        "CWFW",
+        idle=("NCRISC",),
+        cb="CB 0 on TRISC0: partial",
+    ),
+}
 
 
 # ------------------------------------------------------------------------------ printing
@@ -281,10 +506,16 @@ def callstack_lines(frames: tuple[Frame, ...], absolute: bool = False) -> list[s
 def _rounded() -> object:
     from tabulate import DataRow, Line, TableFormat
 
-    return TableFormat(lineabove=Line("╭", "─", "┬", "╮"), linebelowheader=Line("├", "─", "┼", "┤"),
-                       linebetweenrows=None, linebelow=Line("╰", "─", "┴", "╯"),
-                       headerrow=DataRow("│", "│", "│"), datarow=DataRow("│", "│", "│"),
-                       padding=1, with_header_hide=None)  # fmt: skip
+    return TableFormat(
+        lineabove=Line("╭", "─", "┬", "╮"),
+        linebelowheader=Line("├", "─", "┼", "┤"),
+        linebetweenrows=None,
+        linebelow=Line("╰", "─", "┴", "╯"),
+        headerrow=DataRow("│", "│", "│"),
+        datarow=DataRow("│", "│", "│"),
+        padding=1,
+        with_header_hide=None,
+    )
 
 
 def _tab(table: list[list[str]]) -> str:
@@ -401,10 +632,36 @@ def first_framework(s: Scenario) -> str:
 
 
 # the serialized rows of each script, as the framework's serialize_result builds them
-CALLSTACK_HEADER = ["Dev", "Loc", "RiscV", "Kernel ID", "Kernel Name", "Subdevice", "Go Message", "Preload",
-                    "Waypoint", "PC", "Kernel Callstack"]  # fmt: skip
-CB_HEADER = ["Dev", "Loc", "RISC", "CB", "Kind", "State", "fifo_addr", "fifo_size", "page_size", "pages",
-             "rd_ptr", "wr_ptr", "recv", "acked", "occ"]  # fmt: skip
+CALLSTACK_HEADER = [
+    "Dev",
+    "Loc",
+    "RiscV",
+    "Kernel ID",
+    "Kernel Name",
+    "Subdevice",
+    "Go Message",
+    "Preload",
+    "Waypoint",
+    "PC",
+    "Kernel Callstack",
+]
+CB_HEADER = [
+    "Dev",
+    "Loc",
+    "RISC",
+    "CB",
+    "Kind",
+    "State",
+    "fifo_addr",
+    "fifo_size",
+    "page_size",
+    "pages",
+    "rd_ptr",
+    "wr_ptr",
+    "recv",
+    "acked",
+    "occ",
+]
 ASSERT_HEADER = [
     "Dev",
     "Loc",
@@ -423,20 +680,59 @@ def callstack_rows(s: Scenario, all_cores: bool = False) -> list[list[str]]:
             if r.go == "DONE" and not all_cores:
                 continue
             cell = "\n".join(["", *callstack_lines(r.frames)])
-            rows.append([str(c.device), c.loc(), r.name, str(r.kernel_id), r.kernel or "N/A", "0", r.go, "False",
-                         r.waypoint, hex(r.pc), cell])  # fmt: skip
+            rows.append(
+                [
+                    str(c.device),
+                    c.loc(),
+                    r.name,
+                    str(r.kernel_id),
+                    r.kernel or "N/A",
+                    "0",
+                    r.go,
+                    "False",
+                    r.waypoint,
+                    hex(r.pc),
+                    cell,
+                ]
+            )
     return rows
 
 
 def cb_rows(s: Scenario) -> list[list[str]]:
-    return [[str(b.core.device), b.core.loc(), b.risc, str(b.cb), "local", b.state, hex(0x19000 + 0x800 * b.cb), str(2048 * b.pages),
-             "2048", str(b.pages), hex(0x19000), hex(0x19800), str(b.recv), str(b.acked), str(b.recv - b.acked)]
-            for b in s.cbs]  # fmt: skip
+    return [
+        [
+            str(b.core.device),
+            b.core.loc(),
+            b.risc,
+            str(b.cb),
+            "local",
+            b.state,
+            hex(0x19000 + 0x800 * b.cb),
+            str(2048 * b.pages),
+            "2048",
+            str(b.pages),
+            hex(0x19000),
+            hex(0x19800),
+            str(b.recv),
+            str(b.acked),
+            str(b.recv - b.acked),
+        ]
+        for b in s.cbs
+    ]
 
 
 def assert_rows(s: Scenario) -> list[list[str]]:
-    return [[str(a.core.device), a.core.loc(), a.risc, a.kernel, "\n".join(["", a.code, "", *callstack_lines(a.frames)]), ""]
-            for a in s.asserts]  # fmt: skip
+    return [
+        [
+            str(a.core.device),
+            a.core.loc(),
+            a.risc,
+            a.kernel,
+            "\n".join(["", a.code, "", *callstack_lines(a.frames)]),
+            "",
+        ]
+        for a in s.asserts
+    ]
 
 
 def ops_rows(s: Scenario) -> list[list[str]]:
@@ -528,8 +824,15 @@ def rich_framework(s: Scenario, width: int = 10000) -> str:
     return buf.getvalue()
 
 
-AGGREGATED_HEADER = ["Kernel Id", "Kernel Name", "Op Id", "Kernel Callstack", "# of Cores", "RISC Names",
-                     "Locations (device:core)"]  # fmt: skip
+AGGREGATED_HEADER = [
+    "Kernel Id",
+    "Kernel Name",
+    "Op Id",
+    "Kernel Callstack",
+    "# of Cores",
+    "RISC Names",
+    "Locations (device:core)",
+]
 
 
 def aggregated(s: Scenario, width: int = 10000) -> str:
@@ -548,8 +851,15 @@ def aggregated(s: Scenario, width: int = 10000) -> str:
     for h in AGGREGATED_HEADER:
         table.add_column(h, justify="left")
     for r, locs, riscs in sorted(buckets.values(), key=lambda b: -len(b[1])):
-        table.add_row(str(r.kernel_id), r.kernel or "N/A", "42", "\n".join(["", *callstack_lines(r.frames)]),
-                      str(len(locs)), ", ".join(sorted(riscs)), "\n".join(sorted(locs)))  # fmt: skip
+        table.add_row(
+            str(r.kernel_id),
+            r.kernel or "N/A",
+            "42",
+            "\n".join(["", *callstack_lines(r.frames)]),
+            str(len(locs)),
+            ", ".join(sorted(riscs)),
+            "\n".join(sorted(locs)),
+        )
     buf = io.StringIO()
     console = Console(file=buf, width=width, highlight=False, color_system=None)
     console.print()
@@ -591,8 +901,10 @@ def summary(s: Scenario) -> str:
 def mixed(s: Scenario) -> str:
     """tt-metal's dispatch timeout running triage inside a test's console: log lines, the
     command, then only some scripts (--run=...) of the rich framework."""
-    head = ("                 Always | WARNING  | Timeout detected\n"
-            "                 Always | INFO     | Executing command: ./tools/tt-triage.py --disable-progress --skip-version-check\n")  # fmt: skip
+    head = (
+        "                 Always | WARNING  | Timeout detected\n"
+        "                 Always | INFO     | Executing command: ./tools/tt-triage.py --disable-progress --skip-version-check\n"
+    )
     body = rich_framework(s, width=10000)
     tail = "TIMEOUT: device timeout, potential hang detected, the device is unrecoverable\n"
     return head + body + tail
@@ -637,17 +949,50 @@ NOISY = {
 def _noisy(s: Scenario, one: Expect, tab: Expect, e: Expect, said: Expect) -> list[Case]:
     rich = rich_framework(s)
     return [
-        Case(f"{s.name}/one-script+numbers", numbered(one_script(s)), "tt-triage", "one-script", one),
-        Case(f"{s.name}/one-script+dropped", dropped(one_script(s)), "tt-triage", "one-script", one),
-        Case(f"{s.name}/tabulate+bar-numbers", numbered(tabulate_framework(s), 7, "{n:>4} | "), "tt-triage",
-             "framework/tabulate", tab),
+        Case(
+            f"{s.name}/one-script+numbers", numbered(one_script(s)), "tt-triage", "one-script", one
+        ),
+        Case(
+            f"{s.name}/one-script+dropped", dropped(one_script(s)), "tt-triage", "one-script", one
+        ),
+        Case(
+            f"{s.name}/tabulate+bar-numbers",
+            numbered(tabulate_framework(s), 7, "{n:>4} | "),
+            "tt-triage",
+            "framework/tabulate",
+            tab,
+        ),
         Case(f"{s.name}/rich+numbers", numbered(rich), "tt-triage", "framework/rich", e),
         Case(f"{s.name}/rich+dropped", dropped(rich), "tt-triage", "framework/rich", e),
-        Case(f"{s.name}/rich-in-table+dropped", dropped(from_line(rich, "┏")), "tt-triage", "framework/rich", e),
-        Case(f"{s.name}/rich+numbers+dropped", numbered(dropped(rich), 300), "tt-triage", "framework/rich", e),
-        Case(f"{s.name}/summary+numbers", numbered(summary(s), 12, "{n}: "), "summary", "summary", said),
-        Case(f"{s.name}/summary+dropped", dropped(from_line(summary(s), "Device")), "summary", "summary", said),
-    ]  # fmt: skip
+        Case(
+            f"{s.name}/rich-in-table+dropped",
+            dropped(from_line(rich, "┏")),
+            "tt-triage",
+            "framework/rich",
+            e,
+        ),
+        Case(
+            f"{s.name}/rich+numbers+dropped",
+            numbered(dropped(rich), 300),
+            "tt-triage",
+            "framework/rich",
+            e,
+        ),
+        Case(
+            f"{s.name}/summary+numbers",
+            numbered(summary(s), 12, "{n}: "),
+            "summary",
+            "summary",
+            said,
+        ),
+        Case(
+            f"{s.name}/summary+dropped",
+            dropped(from_line(summary(s), "Device")),
+            "summary",
+            "summary",
+            said,
+        ),
+    ]
 
 
 # ------------------------------------------------------------------------------ the corpus
@@ -667,20 +1012,66 @@ def cases() -> list[Case]:
         cut126 = replace(one, file=None, cannot_tell=("cut",))
         out += [
             Case(f"{s.name}/one-script", one_script(s), "tt-triage", "one-script", one),
-            Case(f"{s.name}/one-script-ansi", one_script(s, ansi=True), "tt-triage", "one-script", one),
-            Case(f"{s.name}/one-script-cut126", cut(one_script(s), 126), "tt-triage", "one-script", cut126),
-            Case(f"{s.name}/first-framework", first_framework(s), "tt-triage", "framework/tabulate", one),
-            Case(f"{s.name}/tabulate", tabulate_framework(s), "tt-triage", "framework/tabulate", replace(e, cb=None) if not s.cbs else e),
+            Case(
+                f"{s.name}/one-script-ansi",
+                one_script(s, ansi=True),
+                "tt-triage",
+                "one-script",
+                one,
+            ),
+            Case(
+                f"{s.name}/one-script-cut126",
+                cut(one_script(s), 126),
+                "tt-triage",
+                "one-script",
+                cut126,
+            ),
+            Case(
+                f"{s.name}/first-framework",
+                first_framework(s),
+                "tt-triage",
+                "framework/tabulate",
+                one,
+            ),
+            Case(
+                f"{s.name}/tabulate",
+                tabulate_framework(s),
+                "tt-triage",
+                "framework/tabulate",
+                replace(e, cb=None) if not s.cbs else e,
+            ),
             Case(f"{s.name}/rich", rich_framework(s), "tt-triage", "framework/rich", e),
             Case(f"{s.name}/rich-500", rich_framework(s, 500), "tt-triage", "framework/rich", e),
-            Case(f"{s.name}/rich-terminal-150", rich_framework(s, 150), "tt-triage", "framework/rich", replace(e, loose=True)),
-            Case(f"{s.name}/rich-cut130", cut(rich_framework(s), 130), "tt-triage", "framework/rich",
-                 _cut130(s, replace(e, file=None, cb=None, cannot_tell=("cut",)))),
+            Case(
+                f"{s.name}/rich-terminal-150",
+                rich_framework(s, 150),
+                "tt-triage",
+                "framework/rich",
+                replace(e, loose=True),
+            ),
+            Case(
+                f"{s.name}/rich-cut130",
+                cut(rich_framework(s), 130),
+                "tt-triage",
+                "framework/rich",
+                _cut130(s, replace(e, file=None, cb=None, cannot_tell=("cut",))),
+            ),
             Case(f"{s.name}/mixed", mixed(s), "tt-triage", "framework/rich", e),
-            Case(f"{s.name}/aggregated", aggregated(s), "tt-triage", "framework/rich", _aggregated_expect(s, e)),
-            Case(f"{s.name}/summary", summary(s), "summary", "summary",
-                 replace(e, cb=None, idle=_said_idle(summary(s)))),
-        ]  # fmt: skip
+            Case(
+                f"{s.name}/aggregated",
+                aggregated(s),
+                "tt-triage",
+                "framework/rich",
+                _aggregated_expect(s, e),
+            ),
+            Case(
+                f"{s.name}/summary",
+                summary(s),
+                "summary",
+                "summary",
+                replace(e, cb=None, idle=_said_idle(summary(s))),
+            ),
+        ]
         tab = replace(e, cb=None) if not s.cbs else e
         out += _noisy(s, one, tab, e, replace(e, cb=None, idle=_said_idle(summary(s))))
     return out

@@ -69,8 +69,18 @@ def test_nothing_is_invented(case: C.Case) -> None:
 
 def test_every_era_and_style_is_in_the_corpus() -> None:
     styles = {c.name.split("/")[1] for c in CASES}
-    assert {"one-script", "one-script-cut126", "first-framework", "tabulate", "rich", "rich-terminal-150",
-            "rich-cut130", "mixed", "summary", "aggregated"} <= styles  # fmt: skip
+    assert {
+        "one-script",
+        "one-script-cut126",
+        "first-framework",
+        "tabulate",
+        "rich",
+        "rich-terminal-150",
+        "rich-cut130",
+        "mixed",
+        "summary",
+        "aggregated",
+    } <= styles
     assert {c.era for c in CASES} == {
         "one-script",
         "framework/tabulate",
@@ -137,8 +147,10 @@ def test_the_root_cause_leads_and_the_downstream_waiter_is_its_consequence(case:
         has_table = "dump_circular_buffers.py" in case.text and "cut" not in case.name
         assert not has_table, case.name
         if "dump_circular_buffers" not in case.text:  # said, not guessed
-            assert any("some pages or none" in u and "dump_circular_buffers" in u
-                       for u in d.unknowns) or d.pattern.value == "UNKNOWN", d.unknowns  # fmt: skip
+            assert (
+                any("some pages or none" in u and "dump_circular_buffers" in u for u in d.unknowns)
+                or d.pattern.value == "UNKNOWN"
+            ), d.unknowns
 
 
 SPOILED = [c for c in CASES if c.name.split("/")[1] in C.NOISY]

@@ -15,8 +15,16 @@ from tests.consumers.schemas import errors
 from tests.triage import corpus as C
 from tests.watcher import pastes as P
 
-PICK = ["starved/one-script", "cycle/one-script-cut126", "assert/tabulate", "noc/first-framework",
-        "starved/rich-cut130", "cycle/rich-terminal-150", "assert/mixed", "noc/summary"]  # fmt: skip
+PICK = [
+    "starved/one-script",
+    "cycle/one-script-cut126",
+    "assert/tabulate",
+    "noc/first-framework",
+    "starved/rich-cut130",
+    "cycle/rich-terminal-150",
+    "assert/mixed",
+    "noc/summary",
+]
 TRIAGE = {c.name: c for c in C.cases()}
 WATCHER = {p.name: p for p in P.pastes()}
 W_PICK = [
@@ -71,8 +79,10 @@ def test_a_hung_tests_console_with_triage_in_it_shows_the_hang(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """tt-metal's dispatch timeout ran triage inside a gtest's output: the hang is explained."""
-    log = ("[==========] Running 1 test from 1 test suite.\n[ RUN      ] LayerNormBw.Hangs\n"
-           + C.mixed(C.CYCLE))  # fmt: skip
+    log = (
+        "[==========] Running 1 test from 1 test suite.\n[ RUN      ] LayerNormBw.Hangs\n"
+        + C.mixed(C.CYCLE)
+    )
     f = tmp_path / "console.log"
     f.write_text(log)
     code, out = _explain(capsys, f)

@@ -85,7 +85,9 @@ def test_summaries_in_other_words() -> None:
         "Device 0, core (3,4) [trisc0, trisc1, trisc2]: idle\n"
     )
     assert [(r.place.noc0, r.risc, r.kernel_name, r.waypoint) for r in out.rows[:2]] == [
-        ((1, 1), "NCRISC", "reader_x", "NSW"), ((2, 1), "NCRISC", "reader_x", "NSW")]  # fmt: skip
+        ((1, 1), "NCRISC", "reader_x", "NSW"),
+        ((2, 1), "NCRISC", "reader_x", "NSW"),
+    ]
     assert (
         out.rows[0].frames[0].function == "noc_semaphore_wait"
         and out.rows[0].frames[0].line == 1093
@@ -157,8 +159,10 @@ def test_the_one_script_v_table_names_kernels_and_says_where_is_unknown() -> Non
     """90b63baa50e2 with -v: ``Loc | BRISC | … | Kernel ID:Name``, no callstack, no waypoint."""
     from tabulate import tabulate
 
-    table = [["Loc", "BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2", "Kernel ID:Name"],
-             ["0,0", "12:writer_ln_bw", "0:", "0:", "0:", "0:"]]  # fmt: skip
+    table = [
+        ["Loc", "BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2", "Kernel ID:Name"],
+        ["0,0", "12:writer_ln_bw", "0:", "0:", "0:", "0:"],
+    ]
     text = (
         "= Checking device 0\n"
         + str(tabulate(table, headers="firstrow", tablefmt=C._rounded()))
@@ -223,8 +227,25 @@ def test_a_summary_grouped_under_its_device_with_inline_frames() -> None:
 
 
 def test_dispatch_kernels_wait_by_design_and_are_set_aside() -> None:
-    prefetch = C.Core(0, (0, 8), (C.Risc("brisc", 5, "cq_prefetch", "GO", "NSW", 0x9000, ((0x9000, "noc_semaphore_wait", C.DATAFLOW, 1093, 12),)),
-                                  C._idle("ncrisc", 0x5B20), C._idle("trisc0", 0x6C30), C._idle("trisc1", 0x6D40), C._idle("trisc2", 0x6E50)))  # fmt: skip
+    prefetch = C.Core(
+        0,
+        (0, 8),
+        (
+            C.Risc(
+                "brisc",
+                5,
+                "cq_prefetch",
+                "GO",
+                "NSW",
+                0x9000,
+                ((0x9000, "noc_semaphore_wait", C.DATAFLOW, 1093, 12),),
+            ),
+            C._idle("ncrisc", 0x5B20),
+            C._idle("trisc0", 0x6C30),
+            C._idle("trisc1", 0x6D40),
+            C._idle("trisc2", 0x6E50),
+        ),
+    )
     s = C.Scenario("with-dispatch", (*C.STARVED.cores, prefetch))
     r = read_paste(C.rich_framework(s))
     assert r is not None and r.diagnosis.pattern is HangPattern.CONSUMER_STARVED
@@ -255,15 +276,23 @@ def test_a_brisc_given_a_go_still_at_its_go_wait_never_started_as_the_watcher_sa
     from lnrepro.watcher.diagnose import diagnose
     from lnrepro.watcher.log import parse
 
-    core = C.Core(0, (0, 0), (
-        C.Risc("brisc", 61, "writer_ns", "GO", "GW", 0x4A10, C._fw("brisc", 0x4A10)),
-        *(C.Risc(r, 60, "reader_ns", "GO", "W", 0x5B20, C._fw(r, 0x5B20)) for r in ("ncrisc",)),
-    ))  # fmt: skip
+    core = C.Core(
+        0,
+        (0, 0),
+        (
+            C.Risc("brisc", 61, "writer_ns", "GO", "GW", 0x4A10, C._fw("brisc", 0x4A10)),
+            *(C.Risc(r, 60, "reader_ns", "GO", "W", 0x5B20, C._fw(r, 0x5B20)) for r in ("ncrisc",)),
+        ),
+    )
     d = read_triage(C.rich_framework(C.Scenario("never", (core, C.idle_core(0, 1, 0)))))
     assert d is not None and d.pattern is HangPattern.NEVER_STARTED, d and d.lines()
     g = d.primary
     assert g is not None and (g.risc, g.waypoint, g.name) == ("BRISC", "GW", "writer_ns")
     assert "never started" in g.sentence
-    w = diagnose(parse("Device 0 worker core(x= 0,y= 0) virtual(x= 1,y= 2):   GW,   W,   W,   W,"
-                       "   W  rmsg:D0G|BNT h_id:  1 smsg:GGGG k_ids: 61| 60|  0|  0|  0\n"))  # fmt: skip
+    w = diagnose(
+        parse(
+            "Device 0 worker core(x= 0,y= 0) virtual(x= 1,y= 2):   GW,   W,   W,   W,"
+            "   W  rmsg:D0G|BNT h_id:  1 smsg:GGGG k_ids: 61| 60|  0|  0|  0\n"
+        )
+    )
     assert (w.pattern, w.groups[0].risc) == (d.pattern, g.risc)

@@ -15,21 +15,34 @@ def test_the_starved_unpacker_is_the_cause_and_the_writer_its_consequence() -> N
     """The look-alike's hung LayerNorm: the reader done, TRISC0 waiting for pages, TRISC1/2
     running, the writer waiting for pages downstream. Given in the writer-first order triage
     prints them, the unpacker is still the cause."""
-    procs = [_w("BRISC", P.CONSUMER_STARVED, "writer"), Proc("NCRISC", rules.DONE, None, "reader"),
-             _w("TRISC0", P.CONSUMER_STARVED, "compute"), Proc("TRISC1", rules.RUNNING, None, "compute"),
-             Proc("TRISC2", rules.RUNNING, None, "compute")]  # fmt: skip
+    procs = [
+        _w("BRISC", P.CONSUMER_STARVED, "writer"),
+        Proc("NCRISC", rules.DONE, None, "reader"),
+        _w("TRISC0", P.CONSUMER_STARVED, "compute"),
+        Proc("TRISC1", rules.RUNNING, None, "compute"),
+        Proc("TRISC2", rules.RUNNING, None, "compute"),
+    ]
     v = rules.explain(procs)
     assert v is not None and (v.pattern, procs[v.culprit].risc, v.why) == (
-        P.CONSUMER_STARVED, "TRISC0", "starved")  # fmt: skip
+        P.CONSUMER_STARVED,
+        "TRISC0",
+        "starved",
+    )
     assert [procs[i].risc for i in v.consequences] == ["BRISC"]
 
 
 def test_each_waiting_for_the_other_names_the_blocked_producer() -> None:
-    procs = [_w("BRISC", P.CONSUMER_STARVED, "writer"), _w("NCRISC", P.PRODUCER_BLOCKED, "reader"),
-             _w("TRISC0", P.CONSUMER_STARVED, "compute")]  # fmt: skip
+    procs = [
+        _w("BRISC", P.CONSUMER_STARVED, "writer"),
+        _w("NCRISC", P.PRODUCER_BLOCKED, "reader"),
+        _w("TRISC0", P.CONSUMER_STARVED, "compute"),
+    ]
     v = rules.explain(procs)
     assert v is not None and (v.pattern, procs[v.culprit].risc, v.why) == (
-        P.PRODUCER_BLOCKED, "NCRISC", "cycle")  # fmt: skip
+        P.PRODUCER_BLOCKED,
+        "NCRISC",
+        "cycle",
+    )
     assert {procs[i].risc for i in v.consequences} == {"BRISC", "TRISC0"}
 
 

@@ -41,13 +41,19 @@ def core_line(
         return f"Device 0, Core (x={x + 1},y={y + 1}):    {','.join(wps)}  rmsg:{rmsg} smsg:{smsg} k_ids:{'|'.join(map(str, kids))}"
     padded = ",".join(f"{w:>4}" for w in wps)
     if era == "2024-phys":
-        return (f"Device 0 worker core(x={x:2d},y={y:2d}) phys(x={x + 1:2d},y={y + 2:2d}): {padded}  "
-                f"rmsg:{rmsg} smsg:{smsg} k_ids:{'|'.join(map(str, kids))}")  # fmt: skip
+        return (
+            f"Device 0 worker core(x={x:2d},y={y:2d}) phys(x={x + 1:2d},y={y + 2:2d}): {padded}  "
+            f"rmsg:{rmsg} smsg:{smsg} k_ids:{'|'.join(map(str, kids))}"
+        )
     if era == "2025-virtual":
-        return (f"Device 0 worker core(x={x:2d},y={y:2d}) virtual(x={x + 1:2d},y={y + 2:2d}): {padded}  "
-                f"rmsg:{rmsg} h_id:18 smsg:{smsg} k_ids:{'|'.join(map(str, kids))}")  # fmt: skip
-    return (f"Device 0 worker core(x={x:2d},y={y:2d}) virtual(x={x + 1:2d},y={y + 2:2d}): {padded}  "
-            f"rmsg:{rmsg} h_id:{18:3d} smsg:{smsg} k_ids:{'|'.join(f'{k:3d}' for k in kids)}")  # fmt: skip
+        return (
+            f"Device 0 worker core(x={x:2d},y={y:2d}) virtual(x={x + 1:2d},y={y + 2:2d}): {padded}  "
+            f"rmsg:{rmsg} h_id:18 smsg:{smsg} k_ids:{'|'.join(map(str, kids))}"
+        )
+    return (
+        f"Device 0 worker core(x={x:2d},y={y:2d}) virtual(x={x + 1:2d},y={y + 2:2d}): {padded}  "
+        f"rmsg:{rmsg} h_id:{18:3d} smsg:{smsg} k_ids:{'|'.join(f'{k:3d}' for k in kids)}"
+    )
 
 
 def kernel_map(era: str) -> list[str]:
@@ -68,8 +74,14 @@ def full_log(era: str, dumps: int = 2) -> str:
     out: list[str] = []
     newest = era in ("2025-virtual", "newest")
     if newest:
-        out += ["At 0.112s starting", "Legend:", "\tComma separated list specifies waypoint for BRISC, NCRISC, TRISC0, TRISC1, TRISC2",
-                "", "At 1.004s attach device 0", ""]  # fmt: skip
+        out += [
+            "At 0.112s starting",
+            "Legend:",
+            "\tComma separated list specifies waypoint for BRISC, NCRISC, TRISC0, TRISC1, TRISC2",
+            "",
+            "At 1.004s attach device 0",
+            "",
+        ]
     for n in range(1, dumps + 1):
         if newest:
             out.append("-----")
@@ -88,8 +100,15 @@ def full_log(era: str, dumps: int = 2) -> str:
 def excerpt(era: str) -> str:
     """Two hung cores with '...' between and after them, no Dump header, then the kernel map
     apart, after a line of the reporter's own."""
-    lines = [core_line(era, 0, 0, STARVED), "...", core_line(era, 1, 0, STARVED), "...", "",
-             "and the kernel ids map to:", *kernel_map(era)]  # fmt: skip
+    lines = [
+        core_line(era, 0, 0, STARVED),
+        "...",
+        core_line(era, 1, 0, STARVED),
+        "...",
+        "",
+        "and the kernel ids map to:",
+        *kernel_map(era),
+    ]
     return "\n".join(lines) + "\n"
 
 

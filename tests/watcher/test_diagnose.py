@@ -98,8 +98,10 @@ def test_other_wait_for_an_unknown_waypoint() -> None:
 def test_different_states_make_different_groups_largest_pattern_first() -> None:
     d = diag([S.NOC] + [S.STARVED] * 3 + [S.BLOCKED] * 2)
     assert [g.pattern for g in d.groups] == [
-        HangPattern.CONSUMER_STARVED, HangPattern.PRODUCER_BLOCKED, HangPattern.NOC_WAIT,
-    ]  # fmt: skip
+        HangPattern.CONSUMER_STARVED,
+        HangPattern.PRODUCER_BLOCKED,
+        HangPattern.NOC_WAIT,
+    ]
     assert counts(d)[HangPattern.CONSUMER_STARVED] == 3
 
 
@@ -175,10 +177,13 @@ def test_no_dump_at_all() -> None:
 def test_every_era_diagnoses(name: str) -> None:
     d = diagnose(parse(S.ALL_ERAS[name]))
     expected = {
-        "2023": HangPattern.CONSUMER_STARVED, "2024-03": HangPattern.NOC_WAIT,
-        "2024-phys": HangPattern.UNKNOWN, "2025-virtual": HangPattern.PRODUCER_BLOCKED,
-        "newest": HangPattern.CONSUMER_STARVED, "no-waypoints": HangPattern.UNKNOWN,
-    }  # fmt: skip
+        "2023": HangPattern.CONSUMER_STARVED,
+        "2024-03": HangPattern.NOC_WAIT,
+        "2024-phys": HangPattern.UNKNOWN,
+        "2025-virtual": HangPattern.PRODUCER_BLOCKED,
+        "newest": HangPattern.CONSUMER_STARVED,
+        "no-waypoints": HangPattern.UNKNOWN,
+    }
     assert d.pattern is expected[name], d.lines()
 
 
@@ -234,8 +239,15 @@ def test_from_json_refuses_another_schema() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([S.STARVED, S.BLOCKED, S.CYCLE, S.NOC, S.NEVER, S.RUNNING, S.IDLE]), min_size=0, max_size=12),
-       st.integers(1, 3), st.integers(0, 3000))  # fmt: skip
+@given(
+    st.lists(
+        st.sampled_from([S.STARVED, S.BLOCKED, S.CYCLE, S.NOC, S.NEVER, S.RUNNING, S.IDLE]),
+        min_size=0,
+        max_size=12,
+    ),
+    st.integers(1, 3),
+    st.integers(0, 3000),
+)
 def test_any_mix_or_cut_never_raises(
     cores: list[tuple[str, str, str, str]], dumps: int, cut: int
 ) -> None:
@@ -248,8 +260,14 @@ def test_noc_command_buffer_waits_are_noc_waits_and_ntw_is_not() -> None:
     from lnrepro.model.hang import is_noc_wait
 
     assert [is_noc_wait(w) for w in ("RP2W", "NWPW", "NSMW", "NTW", "CWFW", "W", None)] == [
-        True, True, True, False, False, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
     g = diag([("   NTW, RP2W,   W,   W,   W", "D0G|BNT", "GDDD", S.IDS)]).groups[0]
     assert g.pattern is HangPattern.NOC_WAIT and (g.risc, g.waypoint) == ("NCRISC", "RP2W")
 

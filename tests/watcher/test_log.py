@@ -70,9 +70,12 @@ def test_the_newest_line_reads_every_field() -> None:
     assert (core.device, core.x, core.y, core.virtual) == (0, 0, 0, (1, 2))
     assert core.h_id == 9 and core.k_ids == (8, 7, 9, 9, 9)
     assert [(r.risc, r.waypoint, r.run, r.enabled) for r in core.riscs] == [
-        ("BRISC", "CWFW", "G", True), ("NCRISC", "W", "D", True), ("TRISC0", "CWFW", "G", True),
-        ("TRISC1", "K", "G", True), ("TRISC2", "K", "G", True),
-    ]  # fmt: skip
+        ("BRISC", "CWFW", "G", True),
+        ("NCRISC", "W", "D", True),
+        ("TRISC0", "CWFW", "G", True),
+        ("TRISC1", "K", "G", True),
+        ("TRISC2", "K", "G", True),
+    ]
     d = log.dumps[0]
     assert d.complete and d.seconds == 3.0 and d.completed_at == pytest.approx(3.004)
     assert d.kernels == {0: "blank", 7: S.READER, 8: S.WRITER, 9: S.COMPUTE}
@@ -117,7 +120,7 @@ def test_pasted_noise_is_read_and_unknown_lines_are_kept() -> None:
         "  20  Device 0 worker core(x= 3,y= 3) virtual(x= 4,y= 5): ...,   W,CWFW,   K,   K  rmsg:D0G|BNT h_id:  2 smsg:DGGG k_ids:  8|  7|  9|  9|  9\n"
         "  21  k_id[  9]: " + S.COMPUTE + "\n"
         "this line is a reporter's comment\n"
-    )  # fmt: skip
+    )
     log = parse(pasted)
     cores = log.dumps[0].cores
     assert [(c.x, c.y) for c in cores] == [(2, 3), (3, 3)]
@@ -129,15 +132,18 @@ def test_pasted_noise_is_read_and_unknown_lines_are_kept() -> None:
 def test_asserts_noc_errors_pauses_and_stack_lines_are_events() -> None:
     text = S.HEADER + (
         "-----\nDump #1 at 2.000s\n"
-        + S.newest_line(0, 0, " AST7,   W,   W,   W,   W", "D0G|BNT", "DDDD", S.IDS) + "\n"
+        + S.newest_line(0, 0, " AST7,   W,   W,   W,   W", "D0G|BNT", "DDDD", S.IDS)
+        + "\n"
         "Device 0 worker core(x= 0,y= 0) virtual(x= 1,y= 2): brisc tripped an assert on line 31. "
         "Current kernel: " + S.WRITER + ".\n"
         "Device 0 worker core(x= 1,y= 0) virtual(x= 2,y= 2): ncrisc using noc1 tried to access DRAM "
         "core w/ physical coords (x=0,y=11) DRAM[addr=0x00001000,len=102400]\n"
         "Stack usage summary:\n"
-        "\tbrisc highest stack usage: 12 bytes free, on core (x=1,y=1), running kernel " + S.WRITER + " (OVERFLOW)\n"
+        "\tbrisc highest stack usage: 12 bytes free, on core (x=1,y=1), running kernel "
+        + S.WRITER
+        + " (OVERFLOW)\n"
         "Paused cores: (x=3,y=1):trisc0, \n"
-    )  # fmt: skip
+    )
     log = parse(text)
     kinds = [e.kind for e in log.events]
     assert kinds == [

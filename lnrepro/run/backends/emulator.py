@@ -29,8 +29,14 @@ class EmulatorBackend(LocalProcess):
 
     def program(self, attempt: int) -> list[str]:
         s = self.spec
-        argv = [sys.executable, "-m", "lnrepro.emulator", f"--emu_kernel={s.kernel_era}",
-                f"--emu_arch={s.arch}", f"--emu_data={s.data}"]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "lnrepro.emulator",
+            f"--emu_kernel={s.kernel_era}",
+            f"--emu_arch={s.arch}",
+            f"--emu_data={s.data}",
+        ]
         if s.defect is not None:
             argv.append(f"--emu_defect={s.defect}")
         if s.block_size is not None:

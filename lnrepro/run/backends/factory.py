@@ -58,6 +58,7 @@ def _tt_metal(spec: TtMetalSpec, config_dir: Path) -> Backend:
         )
         runner = RemoteDockerRunner(docker) if remote else docker
     if not spec.checkout.is_dir():
-        raise UsageError(f"--tt-metal {spec.checkout} is not a directory",
-                         "pass the root of a tt-metal clone")  # fmt: skip
+        raise UsageError(
+            f"--tt-metal {spec.checkout} is not a directory", "pass the root of a tt-metal clone"
+        )
     return TtMetalBackend(spec, profile, runner, tuple(env.items()))

@@ -87,11 +87,14 @@ class TtMetalBackend:
 
     def describe(self) -> dict[str, JSON]:
         d: dict[str, JSON] = {
-            "backend": self.name, "checkout": str(self.checkout), "profile": self.profile.to_json(),
-            **self.runner.describe(), "env": dict(self.env),
+            "backend": self.name,
+            "checkout": str(self.checkout),
+            "profile": self.profile.to_json(),
+            **self.runner.describe(),
+            "env": dict(self.env),
             "reset_cmd": list(self.spec.reset_cmd) if self.spec.reset_cmd else None,
             "watcher_s": self.spec.watcher_s,
-        }  # fmt: skip
+        }
         if self.profile.planned is not None:  # what this commit's files said, and the plan
             d["tree"] = read_tree(self.checkout).to_json()
             d["build_plan"] = self.plan().to_json()
@@ -100,8 +103,12 @@ class TtMetalBackend:
     # ------------------------------------------------------------------ environment
     def test_env(self, record_dir: Path) -> dict[str, str]:
         home = str(self.checkout)
-        env = {"TT_METAL_HOME": home, "TT_METAL_RUNTIME_ROOT": home, "PYTHONPATH": home,
-               "TT_METAL_LOGS_PATH": str(record_dir)}  # fmt: skip
+        env = {
+            "TT_METAL_HOME": home,
+            "TT_METAL_RUNTIME_ROOT": home,
+            "PYTHONPATH": home,
+            "TT_METAL_LOGS_PATH": str(record_dir),
+        }
         if os.environ.get("ARCH_NAME"):
             env["ARCH_NAME"] = os.environ["ARCH_NAME"]
         env["TT_METAL_CACHE"] = str(record_dir / "kernel-cache")  # fresh per run: never stale
@@ -125,18 +132,34 @@ class TtMetalBackend:
         extra = (self.spec.prebuilt,) if self.spec.prebuilt is not None else ()
         return (*gitops.git_dirs(self.checkout), *extra)
 
-    def _run(self, argv: list[str], on_output: Callable[[bytes], None], record_dir: Path,
-             timeout: float | None, extra_env: dict[str, str] | None = None,
-             on_hang: OnHang | None = None) -> proc.ProcResult:  # fmt: skip
+    def _run(
+        self,
+        argv: list[str],
+        on_output: Callable[[bytes], None],
+        record_dir: Path,
+        timeout: float | None,
+        extra_env: dict[str, str] | None = None,
+        on_hang: OnHang | None = None,
+    ) -> proc.ProcResult:
         return self.runner.run(
-            argv, on_output, cwd=self.checkout, env={**self.test_env(record_dir), **(extra_env or {})},
-            mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts(), timeout=timeout,
+            argv,
+            on_output,
+            cwd=self.checkout,
+            env={**self.test_env(record_dir), **(extra_env or {})},
+            mounts=self._mounts(record_dir),
+            ro_mounts=self._ro_mounts(),
+            timeout=timeout,
             on_hang=on_hang,
-        )  # fmt: skip
+        )
 
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
-        return self.runner.shell_line(argv, cwd=self.checkout, env=self.test_env(record_dir),
-                                      mounts=self._mounts(record_dir), ro_mounts=self._ro_mounts())  # fmt: skip
+        return self.runner.shell_line(
+            argv,
+            cwd=self.checkout,
+            env=self.test_env(record_dir),
+            mounts=self._mounts(record_dir),
+            ro_mounts=self._ro_mounts(),
+        )
 
     # ------------------------------------------------------------------ build
     def plan(self) -> buildplan.BuildPlan:
@@ -153,8 +176,10 @@ class TtMetalBackend:
     def _cache(self, build_dir: str) -> CacheFacts:
         """A build directory's CMake cache and stamp, where the builds run (the build tree of
         a remote engine is there, not here)."""
-        return CacheFacts.parse(self.runner.read_text(self.checkout, f"{build_dir}/CMakeCache.txt"),
-                                self.runner.read_text(self.checkout, f"{build_dir}/{co.STAMP}"))  # fmt: skip
+        return CacheFacts.parse(
+            self.runner.read_text(self.checkout, f"{build_dir}/CMakeCache.txt"),
+            self.runner.read_text(self.checkout, f"{build_dir}/{co.STAMP}"),
+        )
 
     @property
     def where(self) -> str:
@@ -197,13 +222,17 @@ class TtMetalBackend:
                 put(f"$ {shlex.join(cmd)}\n".encode())
                 res = self._run(list(cmd), sink, record_dir, self.build_timeout_s)
                 if res.exit_code != 0:
-                    failed = {"command": tuple(cmd), "exit_code": res.exit_code,
-                              "timed_out": res.timed_out}  # fmt: skip
+                    failed = {
+                        "command": tuple(cmd),
+                        "exit_code": res.exit_code,
+                        "timed_out": res.timed_out,
+                    }
                     break
                 for _, build_dir in (st for st in plan.stamps if st[0] == i):
                     if self.runner.exists(self.checkout, build_dir):  # else: configured again
-                        self.runner.write_text(self.checkout, f"{build_dir}/{co.STAMP}",
-                                               self.where + "\n")  # fmt: skip
+                        self.runner.write_text(
+                            self.checkout, f"{build_dir}/{co.STAMP}", self.where + "\n"
+                        )
         reason = None
         if not failed and not self.runner.exists(self.checkout, self.profile.binary):
             reason = f"the build did not produce {self.profile.binary}"
@@ -216,12 +245,19 @@ class TtMetalBackend:
                 " the build has no version; check that git works where the build runs"
             )
         result = BuildResult(
-            ok, self.profile.name, log_path.name, time.monotonic() - start,
+            ok,
+            self.profile.name,
+            log_path.name,
+            time.monotonic() - start,
             tuple(lines[-TAIL_LINES:]) if not ok else (),
-            failed.get("command"), failed.get("exit_code"), bool(failed.get("timed_out")),  # type: ignore[arg-type]
-            reason, self.inputs() if ok else None, steps=tuple(done),
+            failed.get("command"),  # type: ignore[arg-type]
+            failed.get("exit_code"),  # type: ignore[arg-type]
+            bool(failed.get("timed_out")),
+            reason,
+            self.inputs() if ok else None,
+            steps=tuple(done),
             warnings=tuple(warnings),
-        )  # fmt: skip
+        )
         events.build_finished(ok, result.seconds)
         return result
 
@@ -238,13 +274,26 @@ class TtMetalBackend:
             reason = f"the prebuilt build tree {tree} has no {_in_build_tree(self.profile.binary)}"
         log_path = record_dir / "build.log"
         try:
-            log_path.write_text(f"lnrepro: testing the prebuilt build tree {tree}\n"
-                                + (f"lnrepro: {reason}\n" if reason else ""))  # fmt: skip
+            log_path.write_text(
+                f"lnrepro: testing the prebuilt build tree {tree}\n"
+                + (f"lnrepro: {reason}\n" if reason else "")
+            )
         except OSError as exc:
             raise write_error(log_path, exc) from None
         ok = reason is None
-        result = BuildResult(ok, "prebuilt", log_path.name, time.monotonic() - start, (), None, None,
-                             False, reason, self.inputs() if ok else None, prebuilt=str(tree))  # fmt: skip
+        result = BuildResult(
+            ok,
+            "prebuilt",
+            log_path.name,
+            time.monotonic() - start,
+            (),
+            None,
+            None,
+            False,
+            reason,
+            self.inputs() if ok else None,
+            prebuilt=str(tree),
+        )
         events.build_finished(ok, result.seconds)
         return result
 
@@ -282,8 +331,15 @@ class TtMetalBackend:
         local = inp.contents_digest(changed, self.checkout)
         sources = hashlib.sha256(f"{tracked}:{modules}:{local}".encode()).hexdigest()
         key = hashlib.sha256(f"{outputs}:{sources}".encode()).hexdigest()[:24]
-        return Inputs(key, {"outputs_sha256": outputs, "sources_sha256": sources,
-                            "output_files": str(count), "uncommitted_files": str(len(changed))})  # fmt: skip
+        return Inputs(
+            key,
+            {
+                "outputs_sha256": outputs,
+                "sources_sha256": sources,
+                "output_files": str(count),
+                "uncommitted_files": str(len(changed)),
+            },
+        )
 
     # ------------------------------------------------------------------ tests
     def program(self, attempt: int) -> list[str]:
@@ -352,13 +408,16 @@ class TtMetalBackend:
         def done(code: int | None, timed_out: bool) -> None:
             with contextlib.suppress(OSError):
                 out.write_bytes(b"".join(chunks))
-            how = (f"ran past its {self.triage_timeout_s:g} s limit" if timed_out
-                   else f"exited {code}")  # fmt: skip
+            how = (
+                f"ran past its {self.triage_timeout_s:g} s limit" if timed_out else f"exited {code}"
+            )
             on_output(f"lnrepro: tt-triage {how}; its output is in {out.name}\n".encode())
 
         def begin() -> None:
-            on_output(f"\nlnrepro: the attempt timed out; running tt-triage against the hung "
-                      f"device before the kill: {shlex.join(argv)}\n".encode())  # fmt: skip
+            on_output(
+                f"\nlnrepro: the attempt timed out; running tt-triage against the hung "
+                f"device before the kill: {shlex.join(argv)}\n".encode()
+            )
 
         return OnHang(tuple(argv), self.triage_timeout_s, chunks.append, begin, done)
 
