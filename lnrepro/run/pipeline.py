@@ -181,13 +181,22 @@ def _as_device_timeout(run: GtestRun) -> None:
         it.tests[:] = [as_device_timeout(t) for t in it.tests]
 
 
+def _is_file(path: Path) -> bool:
+    """Whether the attempt wrote its report. One lnrepro may not even look at (a folder on the
+    way lost its search permission) counts as none: the console output stands, never a crash."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path | None) -> GtestRun:
     """A pytest attempt read from its JUnit XML; without one (a hang, a crash), each requested
     node id ended as the process did."""
     from lnrepro.pytests.argv import exit_meaning
     from lnrepro.pytests.junit import read_junit
 
-    if report.is_file() and not res.timed_out:
+    if _is_file(report) and not res.timed_out:
         try:
             return read_junit(report, requested=tests.pytest, root=root).as_run(res.exit_code)
         except MalformedReport as exc:
@@ -278,7 +287,7 @@ def run_attempt(
         )
     if scanner.found:
         run.warnings.append(f"the output carries a driver-layer message: {scanner.found!r}")
-    if not tests.pytest and report.is_file() and not res.timed_out:
+    if not tests.pytest and _is_file(report) and not res.timed_out:
         try:
             run = merge(run, read_report(report))
         except MalformedReport as exc:  # this attempt's problem: its console output stands

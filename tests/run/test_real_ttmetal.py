@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +78,21 @@ def user_env(home: Path) -> dict[str, str]:
 
 # ------------------------------------------------------------------ in the container, as a user
 @pytest.fixture
-def llk_history(tmp_path: Path) -> GroundTruth:
+def user_tmp() -> Iterator[Path]:
+    """A folder the test user can reach, outside pytest's basetemp: any pytest that starts
+    meanwhile (an xdist worker's first tmp_path, a look-alike's own pytest) makes
+    /tmp/pytest-of-root 0700 again, which took the user's way to its files away mid-run (a
+    CI-style flake: "Permission denied" on the attempt's report)."""
+    d = Path(tempfile.mkdtemp(prefix="lnrepro-user-", dir="/tmp"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def llk_history(user_tmp: Path) -> GroundTruth:
     """A history whose culprit only bumps the LLK submodule, after the clang-20 switch."""
-    return generate(tmp_path / "tt-metal", Spec(commits=60, tus=1, culprit_kind="llk"))
+    return generate(user_tmp / "tt-metal", Spec(commits=60, tus=1, culprit_kind="llk"))
 
 
 @pytest.mark.docker
@@ -86,7 +101,7 @@ def test_bisect_in_the_container_as_a_user_over_the_compiler_switch_to_an_llk_bu
     toolchain_image: str,
     fake_card_host: None,
     test_user: str,
-    tmp_path: Path,
+    user_tmp: Path,
 ) -> None:
     """The image's entrypoint needs root (as tt-metal's dev image's does) and the bisect runs as a
     user who is not: every container still starts. The worktree's git metadata is mounted, so
@@ -99,7 +114,7 @@ def test_bisect_in_the_container_as_a_user_over_the_compiler_switch_to_an_llk_bu
     assert fp.index(good) > max(fp.index(u) for u in t.unbuildable if u in fp)
     assert t.culprit in fp and fp.index(good) < fp.index(t.culprit)
     bad = fp[fp.index(t.culprit) + 3]
-    home = tmp_path / "home"
+    home = user_tmp / "home"
     home.mkdir()
     owned_by(test_user, Path(t.path), home)
     p = lnrepro(
@@ -146,14 +161,14 @@ def test_bisect_in_the_container_as_a_user_over_the_compiler_switch_to_an_llk_bu
 
 @pytest.mark.docker
 def test_run_in_the_container_as_a_user_with_the_dev_images_entrypoint(
-    toolchain_image: str, fake_card_host: None, test_user: str, tmp_path: Path
+    toolchain_image: str, fake_card_host: None, test_user: str, user_tmp: Path
 ) -> None:
     """`lnrepro run` as a user who is not root, in an image whose entrypoint needs root: it
     builds and reproduces the bug (before: "the build failed (mkdir: cannot create directory
     '/run/sshd': Permission denied)")."""
-    t = generate(tmp_path / "tt-metal", Spec(commits=40, tus=1))
-    tree = worktree(t, tmp_path / "wt", t.culprit, t.bugrepro)
-    home = tmp_path / "home"
+    t = generate(user_tmp / "tt-metal", Spec(commits=40, tus=1))
+    tree = worktree(t, user_tmp / "wt", t.culprit, t.bugrepro)
+    home = user_tmp / "home"
     home.mkdir()
     owned_by(test_user, tree, home, Path(t.path))
     p = lnrepro(
