@@ -15,12 +15,23 @@ import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
+from typing import Annotated, Final, Literal
+
+import msgspec
 
 from lnrepro.model.events import Events
-from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
+from lnrepro.model.jsonio import (
+    JSON,
+    NON_FINITE,
+    NonFinite,
+    Reader,
+    convert,
+    dumps,
+    encode_number,
+)
 from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
 
-SCHEMA = "lnrepro.shrink/1"
+SCHEMA: Final = "lnrepro.shrink/1"
 CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
 ARGS_ENV = "LNREPRO_CASE_ARGS"  # the same case as numbers, for a C++ probe (Case.args_value)
 PROBE_TEST = "LayerNormBackwardOpTest.LnreproProbe"
@@ -75,27 +86,11 @@ class DataSpec:
         return self.kind is not DataKind.RANDOM
 
     def to_json(self) -> dict[str, JSON]:
-        out: dict[str, JSON] = {"kind": self.kind.value, "variant": self.variant}
-        if self.kind is DataKind.CONSTANT:
-            out.update(dy=self.dy, gamma=self.gamma, x=self.x)
-        if self.kind is DataKind.RANDOM:
-            out["seed"] = self.seed
-        return out
+        return _builtins(_data_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> DataSpec:
-        kind = r.enum("kind", DataKind)
-        variant = r.str("variant")
-        if variant not in VARIANTS[kind]:
-            r.fail(f"is {variant!r}, not one of {', '.join(VARIANTS[kind])}", "variant")
-        return cls(
-            kind,
-            variant,
-            r.float("dy", 1.0),
-            r.float("gamma", 1.0),
-            r.float("x", 0.5),
-            r.int("seed", 0),
-        )
+        return _data(convert(r, DataDoc), r)
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -117,6 +112,17 @@ def data_menu(seed: int = 0) -> tuple[DataSpec, ...]:
         DataSpec(DataKind.RANDOM, "uniform", seed=seed),
         DataSpec(DataKind.RANDOM, "mean-shifted", seed=seed),
     )
+
+
+class Variant(str, Enum):
+    """Every data variant, of every kind (:data:`VARIANTS` says which kind has which)."""
+
+    BUGREPRO = "bugrepro"
+    DIFFERENT_VALUES = "different-values"
+    TWO_VALUED = "two-valued"
+    RAMP = "ramp"
+    UNIFORM = "uniform"
+    MEAN_SHIFTED = "mean-shifted"
 
 
 class Axis(str, Enum):
@@ -180,16 +186,7 @@ class Case:
         return f"{self.shape.label}, {self.data.label}"
 
     def to_json(self) -> dict[str, JSON]:
-        s = self.shape
-        return {
-            "batch": s.batch,
-            "seq": s.seq,
-            "heads": s.heads,
-            "features": s.features,
-            "data": self.data.to_json(),
-            "tolerance": {t: {"rtol": v.rtol, "atol": v.atol} for t, v in self.tolerance},
-            "origin": self.origin,
-        }
+        return _builtins(_case_doc(self))
 
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
@@ -218,16 +215,7 @@ class Case:
 
     @classmethod
     def from_json(cls, r: Reader) -> Case:
-        shape = Shape(r.int("batch"), r.int("seq"), r.int("heads"), r.int("features"))
-        for axis in Axis:
-            if not 1 <= shape.get(axis) <= 1 << 24:
-                r.fail("should be from 1 to 16777216", axis.value)
-        tol = r.obj("tolerance")
-        pairs = []
-        for t in TENSORS:
-            one = tol.obj(t)
-            pairs.append((t, Tolerance(one.float("rtol"), one.float("atol"))))
-        return cls(shape, DataSpec.from_json(r.obj("data")), tuple(pairs), r.str("origin", ""))
+        return _case(convert(r, CaseDoc), r)
 
     @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
@@ -255,23 +243,11 @@ class Judged:
     detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "case": self.case.to_json(),
-            "status": self.status.value,
-            "margin": encode_number(self.margin) if self.margin is not None else None,
-            "runs": self.runs,
-            "detail": self.detail,
-        }
+        return _builtins(_judged_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> Judged:
-        return cls(
-            Case.from_json(r.obj("case")),
-            r.enum("status", Status),
-            r.opt_float("margin"),
-            r.int("runs"),
-            r.str("detail", ""),
-        )
+        return _judged(convert(r, JudgedDoc), r)
 
 
 @dataclass(frozen=True)
@@ -286,16 +262,7 @@ class Neighbour:
     rerun: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
-        j = self.judged
-        return {
-            "axis": self.axis.value,
-            "step": self.step,
-            "case": j.case.to_json() if j else None,
-            "status": j.status.value if j else None,
-            "margin": encode_number(j.margin) if j and j.margin is not None else None,
-            "why": self.why,
-            "rerun": list(self.rerun) if j else None,
-        }
+        return _builtins(_neighbour_doc(self))
 
 
 class ShrinkEvents(Events):
@@ -366,47 +333,14 @@ class ShrinkRequest:
         return args
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "test": self.test,
-            "backend": self.backend.to_json(),
-            "command": list(self.command) if self.command is not None else None,
-            "confidence": self.confidence,
-            "start_runs": self.start_runs,
-            "budget": self.budget,
-            "seed": self.seed,
-            "source": str(self.source) if self.source else None,
-            "timeout_s": self.timeout_s,
-            "source_flavour": self.source_flavour,
-            "record_dir": str(self.record_dir),
-            "run": self.run,
-            "known_start": list(self.known_start) if self.known_start else None,
-        }
+        return _builtins(_request_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
-        known = r.ints("known_start") if r.has("known_start") else None
-        if known is not None and len(known) != 2:
-            r.fail("should be two integers (runs, passes)", "known_start")
-        command = r.strs("command") if r.has("command") else None
-        source = r.opt_str("source")
-        return cls(
-            r.str("test"),
-            backend_from_json(r.obj("backend")),
-            command,
-            r.float("confidence"),
-            r.int("start_runs"),
-            r.int("budget"),
-            r.int("seed"),
-            Path(source) if source else None,
-            r.float("timeout_s"),
-            r.str("source_flavour", "tt-metal"),
-            Path(r.str("record_dir")),
-            r.opt_str("run"),
-            (known[0], known[1]) if known else None,
-        )
+        return _request(convert(r, RequestDoc), r)
 
 
-STATE_SCHEMA = "lnrepro.shrink-state/1"
+STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
 STATE_FILE = "shrink-state.json"
 
 
@@ -421,24 +355,24 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "schema": STATE_SCHEMA,
-            "request": self.request.to_json(),
-            "start": list(self.start) if self.start else None,
-            "evaluations": self.evaluations,
-            "judged": [j.to_json() for j in self.judged],
-        }
+        return _builtins(
+            StateDoc(
+                schema=STATE_SCHEMA,
+                request=_request_doc(self.request),
+                start=self.start,
+                evaluations=self.evaluations,
+                judged=[_judged_doc(j) for j in self.judged],
+            )
+        )
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
-        if r.str("schema") != STATE_SCHEMA:
-            r.fail(f"is not {STATE_SCHEMA}", "schema")
-        start = r.ints("start") if r.has("start") else None
+        d = convert(r, StateDoc)
         return cls(
-            ShrinkRequest.from_json(r.obj("request")),
-            (start[0], start[1]) if start and len(start) == 2 else None,
-            r.int("evaluations", 0),
-            [Judged.from_json(e) for e in r.list("judged")],
+            request=_request(d.request, r.get("request")),
+            start=d.start,
+            evaluations=d.evaluations,
+            judged=[_judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],
         )
 
 
@@ -454,13 +388,7 @@ class StartMeasure:
     admissible: bool  # the correct kernel's model passes it
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "case": self.case.to_json(),
-            "runs": self.runs,
-            "passes": self.passes,
-            "pass_rate_interval": list(self.interval),
-            "admissible": self.admissible,
-        }
+        return _builtins(_start_doc(self))
 
 
 @dataclass
@@ -487,30 +415,34 @@ class ShrinkRecord:
         return self.result is not None
 
     def to_json(self) -> dict[str, JSON]:
+        return _builtins(self.doc())
+
+    def doc(self) -> ShrinkDoc:
+        """The record as ``lnrepro.shrink/1`` has it (the result's case flattened in)."""
         r = self.result
-        return {
-            "schema": SCHEMA,
-            "request": self.request.to_json(),
-            "evaluator": self.evaluator,
-            "start": self.start.to_json(),
-            "confidence": self.request.confidence,
-            "repeats": self.repeats,
-            "found": self.found,
-            "case": r.case.to_json() if r else None,
-            "margin": encode_number(r.margin) if r and r.margin is not None else None,
-            "detail": r.detail if r else None,
-            "rerun": list(self.rerun) if r else None,
-            "smaller": [n.to_json() for n in self.smaller],
-            "lower_bounds": [a.value for a in self.lower_bounds],
-            "evaluations": self.evaluations,
-            "control_checks": self.control_checks,
-            "candidates": self.candidates,
-            "inadmissible": [j.to_json() for j in self.inadmissible[:20]],
-            "budget_exhausted": self.budget_exhausted,
-            "seconds": round(self.seconds, 3),
-            "source": str(self.source) if self.source else None,
-            "note": self.note,
-        }
+        return ShrinkDoc(
+            schema=SCHEMA,
+            request=_request_doc(self.request),
+            evaluator=Evaluator(self.evaluator),
+            start=_start_doc(self.start),
+            confidence=self.request.confidence,
+            repeats=self.repeats,
+            found=self.found,
+            case=_case_doc(r.case) if r else None,
+            margin=_number(r.margin) if r else None,
+            detail=r.detail if r else None,
+            rerun=list(self.rerun) if r else None,
+            smaller=[_neighbour_doc(n) for n in self.smaller],
+            lower_bounds=list(self.lower_bounds),
+            evaluations=self.evaluations,
+            control_checks=self.control_checks,
+            candidates=self.candidates,
+            inadmissible=[_judged_doc(j) for j in self.inadmissible[:20]],
+            budget_exhausted=self.budget_exhausted,
+            seconds=round(self.seconds, 3),
+            source=str(self.source) if self.source else None,
+            note=self.note,
+        )
 
 
 def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
@@ -524,3 +456,291 @@ def case_text(case: Case) -> str:
     """The case as one line a person reads."""
     tol = "; ".join(f"{t} rtol={v.rtol:g} atol={v.atol:g}" for t, v in case.tolerance)
     return f"{case.label} ({tol})"
+
+
+# ---------------------------------------------------------------------------------- JSON
+# The documents' one definition: msgspec Structs, keyword-only, closed sets as enums. Reading
+# validates against them (:func:`~lnrepro.model.jsonio.convert`), writing goes through them, and
+# scripts/schemas.py derives docs/schemas/shrink*.json from them. The types above keep their
+# in-memory shape (a Case's Shape, the tolerances in TENSORS order); the functions below map.
+# A new field: add it to its Doc (with a default, so older documents still read) and to the
+# mapping functions, then run scripts/schemas.py.
+
+Number = float | NonFinite  # a measured value: JSON's number, or "NaN"/"Infinity"/"-Infinity"
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Extent = Annotated[int, msgspec.Meta(ge=1, le=1 << 24)]
+Pair = tuple[Count, Count]
+
+
+class SourceFlavour(str, Enum):
+    """Whose helpers the emitted test uses."""
+
+    TT_METAL = "tt-metal"
+    LOOKALIKE = "lookalike"
+
+
+class Evaluator(str, Enum):
+    """What ran the candidates."""
+
+    EMULATOR = "emulator"
+    COMMAND = "command"
+    CHECKOUT = "checkout"
+
+
+class _Doc(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
+    pass
+
+
+class DataDoc(_Doc, kw_only=True, frozen=True):
+    kind: DataKind
+    variant: Variant
+    dy: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
+    gamma: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
+    x: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
+    seed: Count | msgspec.UnsetType = msgspec.UNSET  # random data only
+
+
+class ToleranceDoc(_Doc, kw_only=True, frozen=True):
+    rtol: Number
+    atol: Number
+
+
+class TolerancesDoc(_Doc, kw_only=True, frozen=True):
+    dx: ToleranceDoc
+    dgamma: ToleranceDoc
+    dbeta: ToleranceDoc
+
+
+class CaseDoc(_Doc, kw_only=True, frozen=True):
+    batch: Extent
+    seq: Extent
+    heads: Extent
+    features: Extent
+    data: DataDoc
+    tolerance: TolerancesDoc
+    origin: str = ""
+
+
+class JudgedDoc(_Doc, kw_only=True, frozen=True):
+    case: CaseDoc
+    status: Status
+    margin: Number | None
+    runs: Count
+    detail: str = ""
+
+
+class NeighbourDoc(_Doc, kw_only=True, frozen=True):
+    axis: Axis
+    step: str
+    case: CaseDoc | None  # None: the axis is at its lower bound
+    status: Status | None
+    margin: Number | None
+    why: str
+    rerun: list[str] | None
+
+
+class StartDoc(_Doc, kw_only=True, frozen=True):
+    case: CaseDoc
+    runs: Positive
+    passes: Count
+    pass_rate_interval: tuple[float, float]
+    admissible: bool
+
+
+BACKEND_SCHEMA = {
+    "oneOf": [{"$ref": "requests.json#/$defs/emulator"}, {"$ref": "requests.json#/$defs/tt_metal"}]
+}
+
+
+class RequestDoc(_Doc, kw_only=True, frozen=True):
+    test: str
+    backend: Annotated[dict[str, JSON], msgspec.Meta(extra_json_schema=BACKEND_SCHEMA)]
+    command: list[str] | None
+    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)]
+    start_runs: Positive
+    budget: Positive
+    seed: Count
+    source: str | None
+    timeout_s: float
+    source_flavour: SourceFlavour = SourceFlavour.TT_METAL
+    record_dir: str
+    run: str | None
+    known_start: Pair | None
+
+
+class StateDoc(_Doc, kw_only=True, frozen=True):
+    schema: Literal["lnrepro.shrink-state/1"]
+    request: RequestDoc
+    start: Pair | None
+    evaluations: Count = 0
+    judged: list[JudgedDoc]
+
+
+class ShrinkDoc(_Doc, kw_only=True, frozen=True):
+    schema: Literal["lnrepro.shrink/1"]
+    request: RequestDoc
+    evaluator: Evaluator
+    start: StartDoc
+    confidence: float
+    repeats: Positive
+    found: bool
+    case: CaseDoc | None
+    margin: Number | None
+    detail: str | None
+    rerun: list[str] | None
+    smaller: list[NeighbourDoc]
+    lower_bounds: list[Axis]
+    evaluations: Count
+    control_checks: Count
+    candidates: Count
+    inadmissible: Annotated[list[JudgedDoc], msgspec.Meta(max_length=20)]
+    budget_exhausted: bool
+    seconds: float
+    source: str | None
+    note: str
+
+
+def _builtins(doc: _Doc) -> dict[str, JSON]:
+    out: dict[str, JSON] = msgspec.to_builtins(doc)
+    return out
+
+
+def _number(v: float | None) -> Number | None:
+    return None if v is None else encode_number(v)
+
+
+def _float(v: Number) -> float:
+    return v if isinstance(v, float) else NON_FINITE[v]
+
+
+def _data_doc(d: DataSpec) -> DataDoc:
+    constant, random = d.kind is DataKind.CONSTANT, d.kind is DataKind.RANDOM
+    return DataDoc(
+        kind=d.kind,
+        variant=Variant(d.variant),
+        dy=encode_number(d.dy) if constant else msgspec.UNSET,
+        gamma=encode_number(d.gamma) if constant else msgspec.UNSET,
+        x=encode_number(d.x) if constant else msgspec.UNSET,
+        seed=d.seed if random else msgspec.UNSET,
+    )
+
+
+def _data(d: DataDoc, r: Reader) -> DataSpec:
+    if d.variant.value not in VARIANTS[d.kind]:
+        r.fail(f"is {d.variant.value!r}, not one of {', '.join(VARIANTS[d.kind])}", "variant")
+    return DataSpec(
+        kind=d.kind,
+        variant=d.variant.value,
+        dy=1.0 if d.dy is msgspec.UNSET else _float(d.dy),
+        gamma=1.0 if d.gamma is msgspec.UNSET else _float(d.gamma),
+        x=0.5 if d.x is msgspec.UNSET else _float(d.x),
+        seed=0 if d.seed is msgspec.UNSET else d.seed,
+    )
+
+
+def _case_doc(c: Case) -> CaseDoc:
+    tol = {
+        t: ToleranceDoc(rtol=encode_number(v.rtol), atol=encode_number(v.atol))
+        for t, v in c.tolerance
+    }
+    return CaseDoc(
+        batch=c.shape.batch,
+        seq=c.shape.seq,
+        heads=c.shape.heads,
+        features=c.shape.features,
+        data=_data_doc(c.data),
+        tolerance=TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"]),
+        origin=c.origin,
+    )
+
+
+def _case(d: CaseDoc, r: Reader) -> Case:
+    tol = {"dx": d.tolerance.dx, "dgamma": d.tolerance.dgamma, "dbeta": d.tolerance.dbeta}
+    return Case(
+        shape=Shape(batch=d.batch, seq=d.seq, heads=d.heads, features=d.features),
+        data=_data(d.data, r.get("data")),
+        tolerance=tuple(
+            (t, Tolerance(rtol=_float(tol[t].rtol), atol=_float(tol[t].atol))) for t in TENSORS
+        ),
+        origin=d.origin,
+    )
+
+
+def _judged_doc(j: Judged) -> JudgedDoc:
+    return JudgedDoc(
+        case=_case_doc(j.case),
+        status=j.status,
+        margin=_number(j.margin),
+        runs=j.runs,
+        detail=j.detail,
+    )
+
+
+def _judged(d: JudgedDoc, r: Reader) -> Judged:
+    return Judged(
+        case=_case(d.case, r.get("case")),
+        status=d.status,
+        margin=None if d.margin is None else _float(d.margin),
+        runs=d.runs,
+        detail=d.detail,
+    )
+
+
+def _neighbour_doc(n: Neighbour) -> NeighbourDoc:
+    j = n.judged
+    return NeighbourDoc(
+        axis=n.axis,
+        step=n.step,
+        case=_case_doc(j.case) if j else None,
+        status=j.status if j else None,
+        margin=_number(j.margin) if j else None,
+        why=n.why,
+        rerun=list(n.rerun) if j else None,
+    )
+
+
+def _start_doc(s: StartMeasure) -> StartDoc:
+    return StartDoc(
+        case=_case_doc(s.case),
+        runs=s.runs,
+        passes=s.passes,
+        pass_rate_interval=s.interval,
+        admissible=s.admissible,
+    )
+
+
+def _request_doc(q: ShrinkRequest) -> RequestDoc:
+    return RequestDoc(
+        test=q.test,
+        backend=q.backend.to_json(),
+        command=list(q.command) if q.command is not None else None,
+        confidence=q.confidence,
+        start_runs=q.start_runs,
+        budget=q.budget,
+        seed=q.seed,
+        source=str(q.source) if q.source else None,
+        timeout_s=q.timeout_s,
+        source_flavour=SourceFlavour(q.source_flavour),
+        record_dir=str(q.record_dir),
+        run=q.run,
+        known_start=q.known_start if q.known_start else None,
+    )
+
+
+def _request(d: RequestDoc, r: Reader) -> ShrinkRequest:
+    return ShrinkRequest(
+        test=d.test,
+        backend=backend_from_json(r.obj("backend")),
+        command=tuple(d.command) if d.command is not None else None,
+        confidence=d.confidence,
+        start_runs=d.start_runs,
+        budget=d.budget,
+        seed=d.seed,
+        source=Path(d.source) if d.source else None,
+        timeout_s=d.timeout_s,
+        source_flavour=d.source_flavour.value,
+        record_dir=Path(d.record_dir),
+        run=d.run,
+        known_start=d.known_start,
+    )
