@@ -3,8 +3,9 @@
     .venv/bin/python scripts/schemas.py          # rewrite them
     .venv/bin/python scripts/schemas.py --check  # exit 1, naming the files, when one differs
 
-Derived so far: ``lnrepro.shrink/1`` and ``lnrepro.shrink-state/1`` (lnrepro/model/shrink.py's
-msgspec Structs). The other files under docs/schemas/ are still written by hand (issue 39).
+Derived so far: ``lnrepro.shrink/1`` and ``lnrepro.shrink-state/1`` (the msgspec Structs of
+lnrepro/model/shrink_doc.py). The other files under docs/schemas/ are still written by hand
+(issue 39).
 tests/test_schemas_generated.py runs the check.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from lnrepro.model import shrink
+from lnrepro.model import shrink_doc as shrink
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"

@@ -15,21 +15,17 @@ import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Final, Literal
-
-import msgspec
+from typing import TYPE_CHECKING, Final
 
 from lnrepro.model.events import Events
-from lnrepro.model.jsonio import (
-    JSON,
-    NON_FINITE,
-    NonFinite,
-    Reader,
-    convert,
-    dumps,
-    encode_number,
-)
-from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
+from lnrepro.model.jsonio import JSON, Reader, convert, dumps
+from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec
+
+if TYPE_CHECKING:
+    from lnrepro.model.shrink_doc import ShrinkDoc
+
+# The JSON of every type here is defined once, in lnrepro.model.shrink_doc (msgspec Structs);
+# to_json/from_json import it late (it imports this module, and msgspec stays out of --help).
 
 SCHEMA: Final = "lnrepro.shrink/1"
 CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
@@ -86,11 +82,15 @@ class DataSpec:
         return self.kind is not DataKind.RANDOM
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_data_doc(self))
+        from lnrepro.model.shrink_doc import builtins, data_doc
+
+        return builtins(data_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> DataSpec:
-        return _data(convert(r, DataDoc), r)
+        from lnrepro.model.shrink_doc import DataDoc, data
+
+        return data(convert(r, DataDoc), r)
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -186,7 +186,9 @@ class Case:
         return f"{self.shape.label}, {self.data.label}"
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_case_doc(self))
+        from lnrepro.model.shrink_doc import builtins, case_doc
+
+        return builtins(case_doc(self))
 
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
@@ -215,7 +217,9 @@ class Case:
 
     @classmethod
     def from_json(cls, r: Reader) -> Case:
-        return _case(convert(r, CaseDoc), r)
+        from lnrepro.model.shrink_doc import CaseDoc, case
+
+        return case(convert(r, CaseDoc), r)
 
     @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
@@ -243,11 +247,15 @@ class Judged:
     detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_judged_doc(self))
+        from lnrepro.model.shrink_doc import builtins, judged_doc
+
+        return builtins(judged_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> Judged:
-        return _judged(convert(r, JudgedDoc), r)
+        from lnrepro.model.shrink_doc import JudgedDoc, judged
+
+        return judged(convert(r, JudgedDoc), r)
 
 
 @dataclass(frozen=True)
@@ -262,7 +270,9 @@ class Neighbour:
     rerun: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_neighbour_doc(self))
+        from lnrepro.model.shrink_doc import builtins, neighbour_doc
+
+        return builtins(neighbour_doc(self))
 
 
 class ShrinkEvents(Events):
@@ -333,11 +343,15 @@ class ShrinkRequest:
         return args
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_request_doc(self))
+        from lnrepro.model.shrink_doc import builtins, request_doc
+
+        return builtins(request_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
-        return _request(convert(r, RequestDoc), r)
+        from lnrepro.model.shrink_doc import RequestDoc, request
+
+        return request(convert(r, RequestDoc), r)
 
 
 STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
@@ -355,25 +369,15 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(
-            StateDoc(
-                schema=STATE_SCHEMA,
-                request=_request_doc(self.request),
-                start=self.start,
-                evaluations=self.evaluations,
-                judged=[_judged_doc(j) for j in self.judged],
-            )
-        )
+        from lnrepro.model.shrink_doc import builtins, state_doc
+
+        return builtins(state_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
-        d = convert(r, StateDoc)
-        return cls(
-            request=_request(d.request, r.get("request")),
-            start=d.start,
-            evaluations=d.evaluations,
-            judged=[_judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],
-        )
+        from lnrepro.model.shrink_doc import StateDoc, state
+
+        return state(convert(r, StateDoc), r)
 
 
 # ---------------------------------------------------------------------------------- record
@@ -388,7 +392,9 @@ class StartMeasure:
     admissible: bool  # the correct kernel's model passes it
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(_start_doc(self))
+        from lnrepro.model.shrink_doc import builtins, start_doc
+
+        return builtins(start_doc(self))
 
 
 @dataclass
@@ -415,34 +421,15 @@ class ShrinkRecord:
         return self.result is not None
 
     def to_json(self) -> dict[str, JSON]:
-        return _builtins(self.doc())
+        from lnrepro.model.shrink_doc import builtins
+
+        return builtins(self.doc())
 
     def doc(self) -> ShrinkDoc:
         """The record as ``lnrepro.shrink/1`` has it (the result's case flattened in)."""
-        r = self.result
-        return ShrinkDoc(
-            schema=SCHEMA,
-            request=_request_doc(self.request),
-            evaluator=Evaluator(self.evaluator),
-            start=_start_doc(self.start),
-            confidence=self.request.confidence,
-            repeats=self.repeats,
-            found=self.found,
-            case=_case_doc(r.case) if r else None,
-            margin=_number(r.margin) if r else None,
-            detail=r.detail if r else None,
-            rerun=list(self.rerun) if r else None,
-            smaller=[_neighbour_doc(n) for n in self.smaller],
-            lower_bounds=list(self.lower_bounds),
-            evaluations=self.evaluations,
-            control_checks=self.control_checks,
-            candidates=self.candidates,
-            inadmissible=[_judged_doc(j) for j in self.inadmissible[:20]],
-            budget_exhausted=self.budget_exhausted,
-            seconds=round(self.seconds, 3),
-            source=str(self.source) if self.source else None,
-            note=self.note,
-        )
+        from lnrepro.model.shrink_doc import record_doc
+
+        return record_doc(self)
 
 
 def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
@@ -456,291 +443,3 @@ def case_text(case: Case) -> str:
     """The case as one line a person reads."""
     tol = "; ".join(f"{t} rtol={v.rtol:g} atol={v.atol:g}" for t, v in case.tolerance)
     return f"{case.label} ({tol})"
-
-
-# ---------------------------------------------------------------------------------- JSON
-# The documents' one definition: msgspec Structs, keyword-only, closed sets as enums. Reading
-# validates against them (:func:`~lnrepro.model.jsonio.convert`), writing goes through them, and
-# scripts/schemas.py derives docs/schemas/shrink*.json from them. The types above keep their
-# in-memory shape (a Case's Shape, the tolerances in TENSORS order); the functions below map.
-# A new field: add it to its Doc (with a default, so older documents still read) and to the
-# mapping functions, then run scripts/schemas.py.
-
-Number = float | NonFinite  # a measured value: JSON's number, or "NaN"/"Infinity"/"-Infinity"
-Count = Annotated[int, msgspec.Meta(ge=0)]
-Positive = Annotated[int, msgspec.Meta(ge=1)]
-Extent = Annotated[int, msgspec.Meta(ge=1, le=1 << 24)]
-Pair = tuple[Count, Count]
-
-
-class SourceFlavour(str, Enum):
-    """Whose helpers the emitted test uses."""
-
-    TT_METAL = "tt-metal"
-    LOOKALIKE = "lookalike"
-
-
-class Evaluator(str, Enum):
-    """What ran the candidates."""
-
-    EMULATOR = "emulator"
-    COMMAND = "command"
-    CHECKOUT = "checkout"
-
-
-class _Doc(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
-    pass
-
-
-class DataDoc(_Doc, kw_only=True, frozen=True):
-    kind: DataKind
-    variant: Variant
-    dy: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
-    gamma: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
-    x: Number | msgspec.UnsetType = msgspec.UNSET  # constant data only
-    seed: Count | msgspec.UnsetType = msgspec.UNSET  # random data only
-
-
-class ToleranceDoc(_Doc, kw_only=True, frozen=True):
-    rtol: Number
-    atol: Number
-
-
-class TolerancesDoc(_Doc, kw_only=True, frozen=True):
-    dx: ToleranceDoc
-    dgamma: ToleranceDoc
-    dbeta: ToleranceDoc
-
-
-class CaseDoc(_Doc, kw_only=True, frozen=True):
-    batch: Extent
-    seq: Extent
-    heads: Extent
-    features: Extent
-    data: DataDoc
-    tolerance: TolerancesDoc
-    origin: str = ""
-
-
-class JudgedDoc(_Doc, kw_only=True, frozen=True):
-    case: CaseDoc
-    status: Status
-    margin: Number | None
-    runs: Count
-    detail: str = ""
-
-
-class NeighbourDoc(_Doc, kw_only=True, frozen=True):
-    axis: Axis
-    step: str
-    case: CaseDoc | None  # None: the axis is at its lower bound
-    status: Status | None
-    margin: Number | None
-    why: str
-    rerun: list[str] | None
-
-
-class StartDoc(_Doc, kw_only=True, frozen=True):
-    case: CaseDoc
-    runs: Positive
-    passes: Count
-    pass_rate_interval: tuple[float, float]
-    admissible: bool
-
-
-BACKEND_SCHEMA = {
-    "oneOf": [{"$ref": "requests.json#/$defs/emulator"}, {"$ref": "requests.json#/$defs/tt_metal"}]
-}
-
-
-class RequestDoc(_Doc, kw_only=True, frozen=True):
-    test: str
-    backend: Annotated[dict[str, JSON], msgspec.Meta(extra_json_schema=BACKEND_SCHEMA)]
-    command: list[str] | None
-    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)]
-    start_runs: Positive
-    budget: Positive
-    seed: Count
-    source: str | None
-    timeout_s: float
-    source_flavour: SourceFlavour = SourceFlavour.TT_METAL
-    record_dir: str
-    run: str | None
-    known_start: Pair | None
-
-
-class StateDoc(_Doc, kw_only=True, frozen=True):
-    schema: Literal["lnrepro.shrink-state/1"]
-    request: RequestDoc
-    start: Pair | None
-    evaluations: Count = 0
-    judged: list[JudgedDoc]
-
-
-class ShrinkDoc(_Doc, kw_only=True, frozen=True):
-    schema: Literal["lnrepro.shrink/1"]
-    request: RequestDoc
-    evaluator: Evaluator
-    start: StartDoc
-    confidence: float
-    repeats: Positive
-    found: bool
-    case: CaseDoc | None
-    margin: Number | None
-    detail: str | None
-    rerun: list[str] | None
-    smaller: list[NeighbourDoc]
-    lower_bounds: list[Axis]
-    evaluations: Count
-    control_checks: Count
-    candidates: Count
-    inadmissible: Annotated[list[JudgedDoc], msgspec.Meta(max_length=20)]
-    budget_exhausted: bool
-    seconds: float
-    source: str | None
-    note: str
-
-
-def _builtins(doc: _Doc) -> dict[str, JSON]:
-    out: dict[str, JSON] = msgspec.to_builtins(doc)
-    return out
-
-
-def _number(v: float | None) -> Number | None:
-    return None if v is None else encode_number(v)
-
-
-def _float(v: Number) -> float:
-    return v if isinstance(v, float) else NON_FINITE[v]
-
-
-def _data_doc(d: DataSpec) -> DataDoc:
-    constant, random = d.kind is DataKind.CONSTANT, d.kind is DataKind.RANDOM
-    return DataDoc(
-        kind=d.kind,
-        variant=Variant(d.variant),
-        dy=encode_number(d.dy) if constant else msgspec.UNSET,
-        gamma=encode_number(d.gamma) if constant else msgspec.UNSET,
-        x=encode_number(d.x) if constant else msgspec.UNSET,
-        seed=d.seed if random else msgspec.UNSET,
-    )
-
-
-def _data(d: DataDoc, r: Reader) -> DataSpec:
-    if d.variant.value not in VARIANTS[d.kind]:
-        r.fail(f"is {d.variant.value!r}, not one of {', '.join(VARIANTS[d.kind])}", "variant")
-    return DataSpec(
-        kind=d.kind,
-        variant=d.variant.value,
-        dy=1.0 if d.dy is msgspec.UNSET else _float(d.dy),
-        gamma=1.0 if d.gamma is msgspec.UNSET else _float(d.gamma),
-        x=0.5 if d.x is msgspec.UNSET else _float(d.x),
-        seed=0 if d.seed is msgspec.UNSET else d.seed,
-    )
-
-
-def _case_doc(c: Case) -> CaseDoc:
-    tol = {
-        t: ToleranceDoc(rtol=encode_number(v.rtol), atol=encode_number(v.atol))
-        for t, v in c.tolerance
-    }
-    return CaseDoc(
-        batch=c.shape.batch,
-        seq=c.shape.seq,
-        heads=c.shape.heads,
-        features=c.shape.features,
-        data=_data_doc(c.data),
-        tolerance=TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"]),
-        origin=c.origin,
-    )
-
-
-def _case(d: CaseDoc, r: Reader) -> Case:
-    tol = {"dx": d.tolerance.dx, "dgamma": d.tolerance.dgamma, "dbeta": d.tolerance.dbeta}
-    return Case(
-        shape=Shape(batch=d.batch, seq=d.seq, heads=d.heads, features=d.features),
-        data=_data(d.data, r.get("data")),
-        tolerance=tuple(
-            (t, Tolerance(rtol=_float(tol[t].rtol), atol=_float(tol[t].atol))) for t in TENSORS
-        ),
-        origin=d.origin,
-    )
-
-
-def _judged_doc(j: Judged) -> JudgedDoc:
-    return JudgedDoc(
-        case=_case_doc(j.case),
-        status=j.status,
-        margin=_number(j.margin),
-        runs=j.runs,
-        detail=j.detail,
-    )
-
-
-def _judged(d: JudgedDoc, r: Reader) -> Judged:
-    return Judged(
-        case=_case(d.case, r.get("case")),
-        status=d.status,
-        margin=None if d.margin is None else _float(d.margin),
-        runs=d.runs,
-        detail=d.detail,
-    )
-
-
-def _neighbour_doc(n: Neighbour) -> NeighbourDoc:
-    j = n.judged
-    return NeighbourDoc(
-        axis=n.axis,
-        step=n.step,
-        case=_case_doc(j.case) if j else None,
-        status=j.status if j else None,
-        margin=_number(j.margin) if j else None,
-        why=n.why,
-        rerun=list(n.rerun) if j else None,
-    )
-
-
-def _start_doc(s: StartMeasure) -> StartDoc:
-    return StartDoc(
-        case=_case_doc(s.case),
-        runs=s.runs,
-        passes=s.passes,
-        pass_rate_interval=s.interval,
-        admissible=s.admissible,
-    )
-
-
-def _request_doc(q: ShrinkRequest) -> RequestDoc:
-    return RequestDoc(
-        test=q.test,
-        backend=q.backend.to_json(),
-        command=list(q.command) if q.command is not None else None,
-        confidence=q.confidence,
-        start_runs=q.start_runs,
-        budget=q.budget,
-        seed=q.seed,
-        source=str(q.source) if q.source else None,
-        timeout_s=q.timeout_s,
-        source_flavour=SourceFlavour(q.source_flavour),
-        record_dir=str(q.record_dir),
-        run=q.run,
-        known_start=q.known_start if q.known_start else None,
-    )
-
-
-def _request(d: RequestDoc, r: Reader) -> ShrinkRequest:
-    return ShrinkRequest(
-        test=d.test,
-        backend=backend_from_json(r.obj("backend")),
-        command=tuple(d.command) if d.command is not None else None,
-        confidence=d.confidence,
-        start_runs=d.start_runs,
-        budget=d.budget,
-        seed=d.seed,
-        source=Path(d.source) if d.source else None,
-        timeout_s=d.timeout_s,
-        source_flavour=d.source_flavour.value,
-        record_dir=Path(d.record_dir),
-        run=d.run,
-        known_start=d.known_start,
-    )

@@ -1,5 +1,5 @@
 """lnrepro.shrink/1 and lnrepro.shrink-state/1, defined once (msgspec Structs in
-lnrepro/model/shrink.py): they read back what they write, read what older lnrepro wrote, byte for
+lnrepro/model/shrink_doc.py): they read back what they write, read what older lnrepro wrote, byte for
 byte, refuse what does not fit with a one-line MalformedRecord, and validate against the schemas
 derived from them."""
 
@@ -29,7 +29,6 @@ from lnrepro.model.shrink import (
     Judged,
     Neighbour,
     Shape,
-    ShrinkDoc,
     ShrinkRecord,
     ShrinkRequest,
     ShrinkState,
@@ -37,6 +36,7 @@ from lnrepro.model.shrink import (
     Status,
     Tolerance,
 )
+from lnrepro.model.shrink_doc import ShrinkDoc
 from tests.consumers.schemas import errors
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "shrink-state-1.json"
