@@ -9,10 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from lnrepro.bisect import loop
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.oracle import Oracle
 from lnrepro.bisect.workspace import Prep, Prepared
+from lnrepro.errors import EndpointsDoNotSeparate
 from lnrepro.model.bisect import (
     AttemptObs,
     BisectRecord,
@@ -239,3 +242,24 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
     assert outcome is RunOutcome.NOISE and "elsewhere" in why and ELSEWHERE in why
     assert first_c5.mark is not Mark.BAD
     assert oracle.tried.count("c5") >= 2  # its hang elsewhere was noise: run again
+
+
+def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
+    req = BisectRequest(Path("/scripted"), ("c0",), "c7", CommandOracleSpec(("test",)))
+    ws = ScriptedWorkspace()
+    b = loop.build(BisectRecord(req), [ScriptedOracle(exits(lambda c: False))], ws,
+                   loop.Range(linear(8), "c7", ["c0"], [], "c7"))  # fmt: skip
+    with pytest.raises(EndpointsDoNotSeparate) as exc:
+        b.run(Steps())
+    assert exc.value.record is b.record and b.record.state is BisectState.COMPLETE
+    assert [s.action.sha for s in b.record.steps] == ["c7"]  # the bad endpoint passed: stop
+
+
+def test_two_jobs_in_process_share_the_search() -> None:
+    req = BisectRequest(Path("/scripted"), ("c0",), "c31", CommandOracleSpec(("test",)), jobs=2)
+    oracle = ScriptedOracle(exits(lambda c: index(c) >= 20))
+    b = loop.build(BisectRecord(req), [oracle, oracle], ScriptedWorkspace(),
+                   loop.Range(linear(32), "c31", ["c0"], [], "c31"))  # fmt: skip
+    r = b.run(Steps())
+    assert r.first_bad == "c20"
+    assert {s.action.job for s in b.record.steps} == {0, 1}
