@@ -1,8 +1,9 @@
 """One bisect over a real repository: the loop that asks the strategy, runs the oracle, records.
 
 * Isolation: every commit is checked out in a worktree of lnrepro's own
-  (:func:`~lnrepro.bisect.state.worktree_path`); the user's checkout, branch, index, stash and
-  uncommitted work are never touched.
+  (:class:`~lnrepro.bisect.workspace.GitWorkspace`); the user's checkout, branch, index, stash
+  and uncommitted work are never touched. The workspace is injected beside the oracles, so a
+  test drives this loop in process with scripted ones.
 * Test injection: ``--pick`` commits are cherry-picked (uncommitted) and ``--patch`` files applied
   on top of each tested commit; a commit where they do not apply is skipped with the reason.
 * Every step is saved at once (:mod:`~lnrepro.bisect.state`); :meth:`Bisect.replay` rebuilds the
@@ -14,18 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import time
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lnrepro.bisect import prebuilt, state
+from lnrepro.bisect import prebuilt
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
 from lnrepro.bisect.evidence import classify, learn
 from lnrepro.bisect.oracle import Oracle
 from lnrepro.bisect.strategy import GitSearch, Strategy, mark_of
+from lnrepro.bisect.workspace import GitWorkspace, Prep, Workspace
 from lnrepro.doors import gitops, proc
 from lnrepro.errors import EndpointsDoNotSeparate, EngineLost, LnreproError, Terminated
 from lnrepro.model.bisect import (
@@ -47,13 +48,6 @@ from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.requests import BisectRequest, OnHang, RunOracleSpec
 
 
-@dataclass(frozen=True)
-class Prep:
-    seconds: float
-    checkout_s: float
-    note: str | None
-
-
 @dataclass
 class Bisect:
     record: BisectRecord
@@ -61,6 +55,7 @@ class Bisect:
     graph: Graph
     strategy: Strategy
     buggy: str  # the endpoint whose runs teach the bug's signature
+    workspace: Workspace  # where a commit's tree is made ready and the record kept
     inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
     artifacts: dict[str, Path] = field(default_factory=dict)  # --prebuilt: commit -> build tree
 
@@ -73,23 +68,15 @@ class Bisect:
         return self.request.repo
 
     def save(self) -> None:
-        state.save(self.record, self.repo)
+        self.workspace.save(self.record)
 
     # ------------------------------------------------------------------ one action
     def _execute(self, action: Action, events: Events | None) -> tuple[Evidence, Prep]:
         """Check out, apply the picks, run the oracle: in the action's own worktree (any thread)."""
-        worktree = gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, action.job))
-        start = time.monotonic()
-        note = gitops.checkout_clean(worktree, action.sha)
-        checkout_s = time.monotonic() - start
-        problem = None
-        for pick in self.request.picks:
-            problem = problem or gitops.apply_pick(worktree, pick)
-        for patch in self.request.patches:
-            problem = problem or gitops.apply_patch(worktree, patch)
-        prep = Prep(time.monotonic() - start, checkout_s, note)
-        if problem:
-            return Evidence(cannot_test=problem), prep
+        ready = self.workspace.prepare(action.job, action.sha)
+        prep = ready.prep
+        if ready.problem:
+            return Evidence(cannot_test=ready.problem), prep
         # a re-test re-runs: a confirmation, and any commit against itself
         known = (
             None
@@ -98,7 +85,7 @@ class Bisect:
         )
         runs = self.strategy.runs_per_action()
         tree = self.artifacts.get(action.sha)
-        return self.oracles[action.job].evaluate(worktree, events, runs, known, tree), prep
+        return self.oracles[action.job].evaluate(ready.tree, events, runs, known, tree), prep
 
     def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
         policy = self.request.policy
@@ -247,7 +234,7 @@ class Bisect:
             self.save()
 
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
-        info = gitops.commit_info(self.repo, a.sha)
+        info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
         events.step_started(a.kind.value, info, cands, left)
         return info
@@ -260,8 +247,7 @@ class Bisect:
         on Ctrl-C or SIGTERM likewise, before the signal propagates.
         """
         jobs = self.request.jobs
-        for job in range(jobs):  # made here, one at a time: git locks the repository to add one
-            gitops.ensure_worktree(self.repo, state.worktree_path(self.repo, job))
+        self.workspace.open(jobs)  # here, one at a time: git locks the repository to add one
         oracle = self.request.oracle
         if isinstance(oracle, RunOracleSpec) and oracle.backend.runner == "docker":
             from lnrepro.doors import container
@@ -340,8 +326,7 @@ class Bisect:
         r = self.strategy.answer(kind)
         kinds = [s.action.kind for s in self.record.steps]
 
-        def info(sha: str) -> CommitInfo:
-            return gitops.commit_info(self.repo, sha)
+        info = self.workspace.describe
 
         fb = r.first_bad
         parents = self.graph.parents.get(fb, ()) if fb else ()
@@ -393,13 +378,18 @@ class Range:
     buggy: str
 
 
+def ends(req: BisectRequest) -> tuple[str, list[str]]:
+    """The search's "bad" and "good" commits: with --find-fix the fixed (new) state plays "bad",
+    the older buggy commit plays "good"."""
+    return (req.good[0], [req.bad]) if req.find_fix else (req.bad, list(req.good))
+
+
 def commit_range(req: BisectRequest) -> Range:
     """The commit graph of a (validated, resolved) request; read from git, nothing written."""
     from lnrepro.errors import UsageError
 
-    repo, bad, goods = req.repo, req.bad, list(req.good)
-    # --find-fix: the fixed (new) state plays "bad", the older buggy commits play "good"
-    tip, bottoms = (goods[0], [bad]) if req.find_fix else (bad, goods)
+    repo, bad = req.repo, req.bad
+    tip, bottoms = ends(req)
     bases: list[str] = []
     for b in list(bottoms):
         if gitops.is_ancestor(repo, b, tip):
@@ -420,10 +410,18 @@ def commit_range(req: BisectRequest) -> Range:
     return Range(graph, tip, [*bottoms, *bases], bases, bad if req.find_fix else tip)
 
 
-def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
-    """The bisect for a record: its commit graph and its search (fresh, or for :meth:`replay`)."""
+def build(
+    record: BisectRecord,
+    oracles: list[Oracle],
+    workspace: Workspace | None = None,
+    rng: Range | None = None,
+) -> Bisect:
+    """The bisect for a record: its commit graph and its search (fresh, or for :meth:`replay`).
+    By default the repository's own: its range read from git, its worktrees; a test passes a
+    scripted ``workspace`` and a made-up ``rng``."""
     req = record.request
-    rng = commit_range(req)
+    rng = rng or commit_range(req)
+    workspace = workspace or GitWorkspace(req.repo, req.picks, req.patches)
     artifacts = prebuilt.find(req.repo, req.prebuilt, rng.graph.order) if req.prebuilt else {}
     prefer = frozenset(artifacts)
     strategy: Strategy
@@ -451,4 +449,4 @@ def build(record: BisectRecord, oracles: list[Oracle]) -> Bisect:
     else:
         strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
                              merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
-    return Bisect(record, oracles, rng.graph, strategy, rng.buggy, artifacts=artifacts)
+    return Bisect(record, oracles, rng.graph, strategy, rng.buggy, workspace, artifacts=artifacts)
