@@ -132,8 +132,13 @@ class Bisect:
         open say, must not become the signature): until then the hangs are noise and the
         endpoint runs again."""
         policy = self.request.policy
-        seen = Counter(a.hang for s in self.record.steps if s.action.sha == self.buggy
-                       for a in s.evidence.attempts if a.hang)  # fmt: skip
+        seen = Counter(
+            a.hang
+            for s in self.record.steps
+            if s.action.sha == self.buggy
+            for a in s.evidence.attempts
+            if a.hang
+        )
         for a in ev.attempts:
             sig = learn(a, policy)
             if sig is None:
@@ -179,8 +184,19 @@ class Bisect:
                 (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
             )
         )
-        self.record.steps.append(Step(action, info.subject, ev, tuple(outs), mark, reason,
-                                      prep.seconds, prep.checkout_s, prep.note))  # fmt: skip
+        self.record.steps.append(
+            Step(
+                action,
+                info.subject,
+                ev,
+                tuple(outs),
+                mark,
+                reason,
+                prep.seconds,
+                prep.checkout_s,
+                prep.note,
+            )
+        )
         self.save()
         events.step_finished(action.kind.value, info, mark.value, reason, ev.seconds)
         return mark
@@ -214,8 +230,12 @@ class Bisect:
         except EndpointsDoNotSeparate:
             raise
         except (KeyboardInterrupt, Terminated) as exc:
-            self._stopped(BisectState.INTERRUPTED, "interrupted" if isinstance(exc, KeyboardInterrupt)
-                          else f"interrupted ({signal.Signals(exc.signum).name})")  # fmt: skip
+            self._stopped(
+                BisectState.INTERRUPTED,
+                "interrupted"
+                if isinstance(exc, KeyboardInterrupt)
+                else f"interrupted ({signal.Signals(exc.signum).name})",
+            )
             raise
         except LnreproError as exc:
             self._stopped(BisectState.ABORTED, exc.one_line())
@@ -303,8 +323,11 @@ class Bisect:
         self.record.result = self._result()
         self.record.state = BisectState.COMPLETE
         self.save()
-        skipped = [s.reason for s in self.record.steps
-                   if s.action.kind is ActionKind.ENDPOINT and s.mark is Mark.SKIP]  # fmt: skip
+        skipped = [
+            s.reason
+            for s in self.record.steps
+            if s.action.kind is ActionKind.ENDPOINT and s.mark is Mark.SKIP
+        ]
         why = f" (last run: {skipped[-1]})" if skipped else ""
         raise self._with_record(
             EndpointsDoNotSeparate(
@@ -400,8 +423,10 @@ def commit_range(req: BisectRequest) -> Range:
     if req.paths:  # path-limited, as git: the search's top is the newest commit touching PATHS
         top = gitops.git(repo, "rev-list", "-1", tip, "--", *req.paths).strip()
         if not top or any(gitops.is_ancestor(repo, top, b) for b in [*bottoms, *bases]):
-            raise UsageError(f"no commit between the endpoints touches {' '.join(req.paths)}",
-                             "widen the paths, or drop them")  # fmt: skip
+            raise UsageError(
+                f"no commit between the endpoints touches {' '.join(req.paths)}",
+                "widen the paths, or drop them",
+            )
         tip = top
     lines = gitops.rev_list_parents(
         repo, tip, [*bottoms, *bases], first_parent=req.first_parent, paths=req.paths
@@ -443,10 +468,23 @@ def build(
         e = req.endpoint_runs
         measured = [req.bad] if req.find_fix else list(req.good)
         ran = e is not None and (e.bad_runs if req.find_fix else e.good_runs) > 0
-        strategy = BayesSearch(rng.graph, rng.tip, rng.bottoms, req.confidence, rates,
-                               merge_bases=rng.merge_bases, prefer=prefer,
-                               measured=frozenset(measured if ran and len(measured) == 1 else ()))  # fmt: skip
+        strategy = BayesSearch(
+            rng.graph,
+            rng.tip,
+            rng.bottoms,
+            req.confidence,
+            rates,
+            merge_bases=rng.merge_bases,
+            prefer=prefer,
+            measured=frozenset(measured if ran and len(measured) == 1 else ()),
+        )
     else:
-        strategy = GitSearch(rng.graph, rng.tip, rng.bottoms, confirm=req.confirm,
-                             merge_bases=rng.merge_bases, prefer=prefer)  # fmt: skip
+        strategy = GitSearch(
+            rng.graph,
+            rng.tip,
+            rng.bottoms,
+            confirm=req.confirm,
+            merge_bases=rng.merge_bases,
+            prefer=prefer,
+        )
     return Bisect(record, oracles, rng.graph, strategy, rng.buggy, workspace, artifacts=artifacts)

@@ -79,13 +79,17 @@ class CommandOracle:
             total += res.seconds
             tail = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()[-5:]
             if res.exit_code == SKIP_CODE and not res.timed_out:
-                return Evidence(tuple(attempts),
-                                cannot_test=f"the command exited {SKIP_CODE}: it cannot test this commit",
-                                seconds=total, output_tail=tuple(tail))  # fmt: skip
+                return Evidence(
+                    tuple(attempts),
+                    cannot_test=f"the command exited {SKIP_CODE}: it cannot test this commit",
+                    seconds=total,
+                    output_tail=tuple(tail),
+                )
             attempts.append(AttemptObs(res.exit_code, gtest=False, timed_out=res.timed_out))
         n = len(attempts)
-        return Evidence(tuple(attempts), seconds=total, run_s=total / n if n else None,
-                        output_tail=tuple(tail))  # fmt: skip
+        return Evidence(
+            tuple(attempts), seconds=total, run_s=total / n if n else None, output_tail=tuple(tail)
+        )
 
 
 @dataclass(frozen=True)
@@ -109,8 +113,11 @@ class RunOracle:
                 return ev
             # an artifact that cannot be used decides nothing: build the commit like any other
             built = self._evaluate(worktree, events, runs, known, None)
-            return replace(built, seconds=built.seconds + ev.seconds,
-                           prebuilt_failed=f"{prebuilt}: {ev.cannot_test}")  # fmt: skip
+            return replace(
+                built,
+                seconds=built.seconds + ev.seconds,
+                prebuilt_failed=f"{prebuilt}: {ev.cannot_test}",
+            )
         return self._evaluate(worktree, events, runs, known, None)
 
     def _evaluate(
@@ -139,11 +146,14 @@ class RunOracle:
         key = rec.build.inputs.key if rec.build and rec.build.inputs else None
         build_s = rec.build.seconds if rec.build else None
         base = Evidence(
-            seconds=time.monotonic() - start, build_s=build_s, inputs=key,
-            verdict=rec.verdict.value, record=str(rec.record_dir),
+            seconds=time.monotonic() - start,
+            build_s=build_s,
+            inputs=key,
+            verdict=rec.verdict.value,
+            record=str(rec.record_dir),
             prebuilt=str(prebuilt) if prebuilt is not None else None,
             tests={t.name: StepTest(t.verdict.value, t.passed, t.runs, t.worst) for t in rec.tests},
-        )  # fmt: skip
+        )
         if key and key in seen and not rec.attempts:
             return replace(base, same_as=seen[key])
         if rec.verdict in (Verdict.BUILD_FAILED, Verdict.NOT_RUN) or rec.incomplete:
@@ -192,8 +202,10 @@ def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
 
         found = host_devices()[0]
         if 0 < len(found) < jobs:
-            raise UsageError(f"--jobs {jobs} needs {jobs} devices; this host has {len(found)}",
-                             f"use --jobs {len(found)}, or add hosts with --docker-context")  # fmt: skip
+            raise UsageError(
+                f"--jobs {jobs} needs {jobs} devices; this host has {len(found)}",
+                f"use --jobs {len(found)}, or add hosts with --docker-context",
+            )
         devices = found[:jobs] if found else ()
     return [
         replace(

@@ -35,8 +35,12 @@ HAS_FIX = f"grep -q 'zero_dst_reg(dest, kMeanDyGamma);' {KERNEL}"  # exit 0 = th
 def bisect(
     repo: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600
 ) -> Ran:
-    return run_gently([*LNREPRO, "bisect", "--repo", str(repo), *args],
-                      env={**os.environ, **GIT_FILE_OK, **(env or {})}, timeout=timeout, cwd=repo)  # fmt: skip
+    return run_gently(
+        [*LNREPRO, "bisect", "--repo", str(repo), *args],
+        env={**os.environ, **GIT_FILE_OK, **(env or {})},
+        timeout=timeout,
+        cwd=repo,
+    )
 
 
 def git(repo: str | Path, *args: str) -> str:
@@ -66,8 +70,12 @@ def test_finds_the_culprit_on_a_merged_branch_and_leaves_the_checkout_alone(
     (repo / "notes.txt").write_text("untracked\n")
     git(repo, "checkout", "-q", "-b", "my-branch")
     git(repo, "stash", "list")
-    before = (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"),
-              git(repo, "rev-parse", "--abbrev-ref", "HEAD"), git(repo, "stash", "list"))  # fmt: skip
+    before = (
+        git(repo, "status", "--porcelain"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "rev-parse", "--abbrev-ref", "HEAD"),
+        git(repo, "stash", "list"),
+    )
     p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX, "--json")
     assert p.returncode == 0, p.stderr
     r = result(p)
@@ -75,8 +83,12 @@ def test_finds_the_culprit_on_a_merged_branch_and_leaves_the_checkout_alone(
     assert r["last_good"] == history.culprit_parent and r["confirmed"] is True
     assert r["commit"]["subject"].startswith("[tt-train] LayerNorm backward")
     assert r["endpoint_checks"] == 2 and r["steps"] <= 9  # git-like: ~log2 of the candidates
-    after = (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"),
-             git(repo, "rev-parse", "--abbrev-ref", "HEAD"), git(repo, "stash", "list"))  # fmt: skip
+    after = (
+        git(repo, "status", "--porcelain"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "rev-parse", "--abbrev-ref", "HEAD"),
+        git(repo, "stash", "list"),
+    )
     assert after == before
     assert (repo / "README.md").read_text() == "my uncommitted work\n"
     assert (repo / "notes.txt").read_text() == "untracked\n"
@@ -88,12 +100,24 @@ def test_unbuildable_commits_are_skipped_and_tests_picked_onto_old_commits(
     history: GroundTruth,
 ) -> None:
     repo = history.path
-    check = (f"sh -c \"grep -q 'retries=' tt_metal/impl/device.cpp && exit 125; "
-             f"grep -q BugRepro_ {TEST_FILE} || exit 125; {HAS_FIX}\"")  # fmt: skip
+    check = (
+        f"sh -c \"grep -q 'retries=' tt_metal/impl/device.cpp && exit 125; "
+        f'grep -q BugRepro_ {TEST_FILE} || exit 125; {HAS_FIX}"'
+    )
     p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", check, "--json")
     assert p.returncode == 1 and "endpoint" in p.stderr  # no BugRepro tests: nothing can be tested
-    p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", check,
-               "--pick", history.bugrepro, "--json")  # fmt: skip
+    p = bisect(
+        repo,
+        "--good",
+        history.good,
+        "--bad",
+        history.bad,
+        "--command",
+        check,
+        "--pick",
+        history.bugrepro,
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     assert result(p)["first_bad"] == history.culprit
 
@@ -121,9 +145,23 @@ def test_kill_9_then_resume_repeats_no_step(history: GroundTruth, after: int) ->
     slow = f'sh -c "sleep 0.4; {HAS_FIX}"'
     repo = Path(history.path)
     state = repo / ".git" / "lnrepro" / "bisect.json"
-    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), "--good", history.good, "--bad", history.bad,
-                             "--command", slow], env={**os.environ, **GIT_FILE_OK},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            *LNREPRO,
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            history.good,
+            "--bad",
+            history.bad,
+            "--command",
+            slow,
+        ],
+        env={**os.environ, **GIT_FILE_OK},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if state.exists() and len(json.loads(state.read_text())["steps"]) >= after:
@@ -147,12 +185,31 @@ def test_kill_9_then_resume_repeats_no_step(history: GroundTruth, after: int) ->
 
 
 def test_first_parent_names_the_merge_and_paths_limit_the_search(history: GroundTruth) -> None:
-    p = bisect(history.path, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX,
-               "--first-parent", "--json")  # fmt: skip
+    p = bisect(
+        history.path,
+        "--good",
+        history.good,
+        "--bad",
+        history.bad,
+        "--command",
+        HAS_FIX,
+        "--first-parent",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     assert result(p)["first_bad"] == history.culprit_merge  # merges as units, as git does
-    p = bisect(history.path, "--good", history.good, "--bad", history.bad, "--command", HAS_FIX,
-               "--json", "--", "tt-train/")  # fmt: skip
+    p = bisect(
+        history.path,
+        "--good",
+        history.good,
+        "--bad",
+        history.bad,
+        "--command",
+        HAS_FIX,
+        "--json",
+        "--",
+        "tt-train/",
+    )
     r = result(p)
     assert p.returncode == 0 and r["first_bad"] == history.culprit
     assert r["steps"] <= 3  # only the few commits that touch tt-train/ are candidates
@@ -174,9 +231,23 @@ def test_lfs_pointers_are_pulled_or_said_to_stay(tmp_path: Path) -> None:
 
 def test_one_bisect_per_repository(history: GroundTruth) -> None:
     slow = f'sh -c "sleep 2; {HAS_FIX}"'
-    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", history.path, "--good", history.good, "--bad",
-                             history.bad, "--command", slow], env={**os.environ, **GIT_FILE_OK},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            *LNREPRO,
+            "bisect",
+            "--repo",
+            history.path,
+            "--good",
+            history.good,
+            "--bad",
+            history.bad,
+            "--command",
+            slow,
+        ],
+        env={**os.environ, **GIT_FILE_OK},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         lock = Path(history.path) / ".git" / "lnrepro" / "bisect.lock"
         deadline = time.monotonic() + 30
@@ -292,9 +363,24 @@ def test_build_and_test_oracle_on_the_real_lookalike(
     env.pop("TT_METAL_HOME")
     fp = lookalike.first_parent
     good = fp[fp.index(lookalike.culprit_merge) - 8]  # a short range keeps the builds few
-    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
-               "--runner", "local", "--filter", "*Deterministic_2048Features", "--record-dir",
-               str(tmp_path / "runs"), "--json", env=env, timeout=900)  # fmt: skip
+    p = bisect(
+        lookalike.path,
+        "--good",
+        good,
+        "--bad",
+        lookalike.culprit_merge,
+        "--pick",
+        lookalike.bugrepro,
+        "--runner",
+        "local",
+        "--filter",
+        "*Deterministic_2048Features",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        env=env,
+        timeout=900,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     r = result(p)
     assert r["first_bad"] == lookalike.culprit
@@ -321,9 +407,25 @@ def test_build_and_test_oracle_in_the_container(
     fp = lookalike.first_parent
     stretch = [fp.index(u) for u in lookalike.unbuildable if u in fp]
     good = fp[min(stretch) - 2]  # before the stretch that does not build; the culprit is after it
-    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
-               "--runner", "docker", "--image", toolchain_image, "--filter", "*Deterministic_2048Features",
-               "--record-dir", str(tmp_path / "runs"), "--json", timeout=1500)  # fmt: skip
+    p = bisect(
+        lookalike.path,
+        "--good",
+        good,
+        "--bad",
+        lookalike.culprit_merge,
+        "--pick",
+        lookalike.bugrepro,
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--filter",
+        "*Deterministic_2048Features",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        timeout=1500,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     r = result(p)
     assert r["first_bad"] == lookalike.culprit
@@ -349,11 +451,26 @@ def test_unrelated_failures_do_not_mislead_the_search(
     env.pop("TT_METAL_HOME")
     fp = lookalike.first_parent
     good = fp[fp.index(lookalike.culprit_merge) - 6]
-    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
-               "--runner", "local", "--filter", "*Deterministic_2048Features", "--env",
-               f"TT_LOOKALIKE_FLAKE=p=0.3,sig=other,seed=3,state={tmp_path / 'flake-state'}",
-               "--record-dir", str(tmp_path / "runs"), "--json",
-               env=env, timeout=900)  # fmt: skip
+    p = bisect(
+        lookalike.path,
+        "--good",
+        good,
+        "--bad",
+        lookalike.culprit_merge,
+        "--pick",
+        lookalike.bugrepro,
+        "--runner",
+        "local",
+        "--filter",
+        "*Deterministic_2048Features",
+        "--env",
+        f"TT_LOOKALIKE_FLAKE=p=0.3,sig=other,seed=3,state={tmp_path / 'flake-state'}",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        env=env,
+        timeout=900,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     r = result(p)
     assert r["first_bad"] == lookalike.culprit and r["confirmed"] is not False
@@ -376,19 +493,49 @@ def test_flaky_bisect_with_two_jobs_on_two_docker_contexts(
     cfg = tmp_path / "docker-config"
     hosts = {"lnrepro-a": "unix:///var/run/docker.sock", "lnrepro-b": "unix:///run/docker.sock"}
     for name, host in hosts.items():
-        subprocess.run(["docker", "context", "create", name, "--docker", f"host={host}"], check=True,
-                       env={**os.environ, "DOCKER_CONFIG": str(cfg)}, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["docker", "context", "create", name, "--docker", f"host={host}"],
+            check=True,
+            env={**os.environ, "DOCKER_CONFIG": str(cfg)},
+            capture_output=True,
+        )
     fp = lookalike.first_parent
     good = fp[fp.index(lookalike.culprit_merge) - 4]
     flake = (
         "TT_LOOKALIKE_FLAKE=p=0.05,q=0.8,crash=0.08,hang=0.04,infra=0.25"  # no noise at all: <1%
     )
-    p = bisect(lookalike.path, "--good", good, "--bad", lookalike.culprit_merge, "--pick", lookalike.bugrepro,
-               "--runner", "docker", "--image", toolchain_image, "--filter", "*Deterministic_2048Features",
-               "--env", flake, "--timeout", "10", "--confidence", "0.999", "--jobs", "2",
-               "--docker-context", "lnrepro-a", "--docker-context", "lnrepro-b",
-               "--record-dir", str(tmp_path / "runs"), "--json",
-               env={"DOCKER_CONFIG": str(cfg)}, timeout=1800)  # fmt: skip
+    p = bisect(
+        lookalike.path,
+        "--good",
+        good,
+        "--bad",
+        lookalike.culprit_merge,
+        "--pick",
+        lookalike.bugrepro,
+        "--runner",
+        "docker",
+        "--image",
+        toolchain_image,
+        "--filter",
+        "*Deterministic_2048Features",
+        "--env",
+        flake,
+        "--timeout",
+        "10",
+        "--confidence",
+        "0.999",
+        "--jobs",
+        "2",
+        "--docker-context",
+        "lnrepro-a",
+        "--docker-context",
+        "lnrepro-b",
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--json",
+        env={"DOCKER_CONFIG": str(cfg)},
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     r = result(p)
     assert r["search"] == "bayesian" and r["first_bad"] == lookalike.culprit
@@ -419,10 +566,24 @@ def test_sigterm_stops_every_job_and_resume_finishes_the_noisy_search(
     )
     repo = Path(history.path)
     state = repo / ".git" / "lnrepro" / "bisect.json"
-    args = ["--good", history.good, "--bad", history.bad, "--command", f"{sys.executable} {script}",
-            "--confidence", "0.99", "--jobs", "2"]  # fmt: skip
-    proc = subprocess.Popen([*LNREPRO, "bisect", "--repo", str(repo), *args], env={**os.environ, **GIT_FILE_OK},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    args = [
+        "--good",
+        history.good,
+        "--bad",
+        history.bad,
+        "--command",
+        f"{sys.executable} {script}",
+        "--confidence",
+        "0.99",
+        "--jobs",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        [*LNREPRO, "bisect", "--repo", str(repo), *args],
+        env={**os.environ, **GIT_FILE_OK},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if state.exists() and len(json.loads(state.read_text())["steps"]) >= 5:

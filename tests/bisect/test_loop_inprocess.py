@@ -136,8 +136,18 @@ def test_a_deterministic_culprit_on_a_linear_history() -> None:
 def merged() -> Graph:
     """c0-c1-c2-c3--m4-c5-c6 with a side branch b1-b2-b3 from c1 merged at m4."""
     order = ("c0", "c1", "c2", "b1", "b2", "c3", "b3", "m4", "c5", "c6")
-    parents = {"c0": (), "c1": ("c0",), "c2": ("c1",), "b1": ("c1",), "b2": ("b1",),
-               "c3": ("c2",), "b3": ("b2",), "m4": ("c3", "b3"), "c5": ("m4",), "c6": ("c5",)}  # fmt: skip
+    parents = {
+        "c0": (),
+        "c1": ("c0",),
+        "c2": ("c1",),
+        "b1": ("c1",),
+        "b2": ("b1",),
+        "c3": ("c2",),
+        "b3": ("b2",),
+        "m4": ("c3", "b3"),
+        "c5": ("m4",),
+        "c6": ("c5",),
+    }
     return Graph(order, parents)
 
 
@@ -230,11 +240,20 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
             return hung_at(ELSEWHERE)
         return hung_at(BUG) if index(sha) >= 6 else AttemptObs(0, (TestObs(REPRO, "PASSED"),))
 
-    req = BisectRequest(Path("/scripted"), ("c0",), "c11", CommandOracleSpec(("test",)),
-                        policy=Policy(on_hang=OnHang.BAD))  # fmt: skip
+    req = BisectRequest(
+        Path("/scripted"),
+        ("c0",),
+        "c11",
+        CommandOracleSpec(("test",)),
+        policy=Policy(on_hang=OnHang.BAD),
+    )
     oracle = ScriptedOracle(script)
-    b = loop.build(BisectRecord(req), [oracle], ScriptedWorkspace(),
-                   loop.Range(linear(12), "c11", ["c0"], [], "c11"))  # fmt: skip
+    b = loop.build(
+        BisectRecord(req),
+        [oracle],
+        ScriptedWorkspace(),
+        loop.Range(linear(12), "c11", ["c0"], [], "c11"),
+    )
     r = b.run(Steps())
     assert r.first_bad == "c6"
     assert r.signature is not None and r.signature.hang and r.signature.hang_key == BUG
@@ -251,8 +270,12 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
 def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
     req = BisectRequest(Path("/scripted"), ("c0",), "c7", CommandOracleSpec(("test",)))
     ws = ScriptedWorkspace()
-    b = loop.build(BisectRecord(req), [ScriptedOracle(exits(lambda c: False))], ws,
-                   loop.Range(linear(8), "c7", ["c0"], [], "c7"))  # fmt: skip
+    b = loop.build(
+        BisectRecord(req),
+        [ScriptedOracle(exits(lambda c: False))],
+        ws,
+        loop.Range(linear(8), "c7", ["c0"], [], "c7"),
+    )
     with pytest.raises(EndpointsDoNotSeparate) as exc:
         b.run(Steps())
     assert exc.value.record is b.record and b.record.state is BisectState.COMPLETE
@@ -262,8 +285,12 @@ def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
 def test_two_jobs_in_process_share_the_search() -> None:
     req = BisectRequest(Path("/scripted"), ("c0",), "c31", CommandOracleSpec(("test",)), jobs=2)
     oracle = ScriptedOracle(exits(lambda c: index(c) >= 20))
-    b = loop.build(BisectRecord(req), [oracle, oracle], ScriptedWorkspace(),
-                   loop.Range(linear(32), "c31", ["c0"], [], "c31"))  # fmt: skip
+    b = loop.build(
+        BisectRecord(req),
+        [oracle, oracle],
+        ScriptedWorkspace(),
+        loop.Range(linear(32), "c31", ["c0"], [], "c31"),
+    )
     r = b.run(Steps())
     assert r.first_bad == "c20"
     assert {s.action.job for s in b.record.steps} == {0, 1}
