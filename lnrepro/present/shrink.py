@@ -77,7 +77,7 @@ class RichShrinkEvents(ShrinkEvents):
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
         b = (
-            f"best {best.case.shape.label} {best.case.data.kind.value} {_margin(best.margin)}"
+            f"best {best.case.shape_label} {best.case.data.kind.value} {_margin(best.margin)}"
             if best
             else "no failing case yet"
         )
@@ -160,7 +160,7 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
             if n.judged is not None:
                 out.append(
                     f"| {markdown(n.axis.value)} ({markdown(n.step)}) | "
-                    f"{markdown(n.judged.case.shape.label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |"
+                    f"{markdown(n.judged.case.shape_label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |"
                 )
         out.append("")
     if rec.lower_bounds:

@@ -20,6 +20,7 @@ from lnrepro.model.shrink import (
 )
 from lnrepro.shrink.checkout import CheckoutProbe
 from lnrepro.shrink.core import Control, Evaluator, Search
+from lnrepro.shrink.pytest_probe import PytestProbe
 from lnrepro.shrink.validate import start_case
 
 
@@ -31,6 +32,21 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         from lnrepro.shrink.command import CommandEvaluator
 
         return CommandEvaluator(req.command, req.timeout_s), ModelControl(req.model), ""
+    if req.pytest and isinstance(req.backend, TtMetalSpec):
+        from lnrepro.doors.fsio import new_record_dir
+        from lnrepro.run.backends.factory import make_backend
+        from lnrepro.shrink import pytest_probe
+        from lnrepro.shrink.emit import Flavour
+
+        backend = make_backend(req.backend)
+        record_dir = new_record_dir(req.record_dir, "shrink")
+        events.phase(f"patching lnrepro's pytest probe onto {req.backend.checkout}")
+        path = pytest_probe.patch_and_build(
+            backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
+        )
+        pev = pytest_probe.PytestProbe(backend, record_dir, req.timeout_s)
+        aside = f"the probe is left at {path} for the rerun lines"
+        return pev, pytest_probe.LayerNormControl(), aside
     if isinstance(req.backend, TtMetalSpec):
         from lnrepro.doors.fsio import new_record_dir
         from lnrepro.run.backends.factory import make_backend
@@ -101,7 +117,7 @@ def shrink(
     if not evaluator.deterministic:  # a checkout or a command: each run costs; keep what is learned
         state = resumed or ShrinkState(req)
         state.request = req
-        if state_path is None and isinstance(evaluator, CheckoutProbe):
+        if state_path is None and isinstance(evaluator, (CheckoutProbe, PytestProbe)):
             state_path = evaluator.record_dir / STATE_FILE  # beside the probe's build and runs
         events = persist = Persist(events, state, state_path)
     search = Search(

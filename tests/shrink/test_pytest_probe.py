@@ -1,0 +1,122 @@
+"""Shrink of a ttnn op's pytest: the start read from the test file, the tiled rows, the control,
+and the look-alike's ttnn side shrunk through the pytest probe (host, no Docker, no compiler:
+the look-alike's ttnn reads its kernels' numbers from source, so the build is ``true``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lnrepro.cli import main
+from lnrepro.model.shrink import Axis, Case, DataKind, DataSpec, OpKind, Shape
+from lnrepro.shrink import pytest_probe, space
+from lnrepro.shrink.emit import Flavour
+from tests.conftest import worktree
+from tests.lookalike import PCC_TEST
+
+TREE = Path(__file__).resolve().parents[1] / "lookalike" / "tree"
+
+
+def _case(h: int, w: int, kind: DataKind, variant: str) -> Case:
+    return Case(
+        Shape(1, h, 1, w), DataSpec(kind, variant), (), "t", op=OpKind.TTNN_LAYER_NORM, pcc=0.9999
+    )
+
+
+def test_the_start_is_read_from_the_test_file() -> None:
+    case = pytest_probe.start_case(TREE, PCC_TEST)
+    assert (case.shape.seq, case.shape.features, case.pcc) == (64, 1024, 0.9999)
+    assert case.op is OpKind.TTNN_LAYER_NORM and case.data.kind is DataKind.RANDOM
+    assert case.shape_label == "64x1024"
+    # the case's JSON round-trips with its op and threshold; a gtest case's JSON has no op
+    assert Case.from_env_value(case.env_value()) == case
+    assert "op" not in json.loads(_gtest_case().env_value())
+
+
+def _gtest_case() -> Case:
+    return Case(Shape(1, 1, 1, 32), DataSpec(DataKind.CONSTANT, "bugrepro"), ())
+
+
+def test_a_ttnn_op_s_rows_go_by_whole_tiles() -> None:
+    s = Shape(1, 96, 1, 64)
+    assert space.ladder(Axis.SEQ, s, 0, tiled_rows=True) == [32, 64]
+    assert space.ladder(Axis.SEQ, s, 0) == list(range(1, 96))
+    steps = {(n.axis, n.value) for n in space.neighbours(s, 0, tiled_rows=True)}
+    assert steps == {(Axis.FEATURES, 32), (Axis.SEQ, 64)}
+    assert space.lower_bound(Shape(1, 32, 1, 32), Axis.SEQ, tiled_rows=True)
+
+
+def test_the_control_passes_what_a_correct_layer_norm_passes() -> None:
+    for kind, variant in [
+        (DataKind.FEW_VALUED, "two-valued"),
+        (DataKind.STRUCTURED, "ramp"),
+        (DataKind.RANDOM, "uniform"),
+        (DataKind.CONSTANT, "bugrepro"),
+    ]:
+        assert pytest_probe.correct_pcc(_case(64, 1024, kind, variant)) >= 0.9999, kind
+
+
+def test_the_probe_source_parses_in_both_flavours() -> None:
+    for flavour in Flavour:
+        text = pytest_probe.probe_source(flavour)
+        compile(text, pytest_probe.PATH, "exec")
+        assert "assert_with_pcc(expected, output, threshold)" in text
+    assert "torch.nn.functional.layer_norm" in pytest_probe.probe_source(Flavour.TT_METAL)
+
+
+def shrink_pytest(tree: Path, tmp: Path, *extra: str) -> tuple[int, Any]:
+    """``lnrepro shrink --pytest`` on the look-alike at ``tree``, on this host; the JSON."""
+    (tmp / "lnrepro.toml").write_text(
+        '[profiles.py]\nbuild = [["true"]]\nbinary = "conftest.py"\n', encoding="utf-8"
+    )
+    out = tmp / "out.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(
+            [
+                "shrink",
+                "--pytest",
+                PCC_TEST,
+                "--tt-metal",
+                str(tree),
+                "--runner",
+                "local",
+                "--profile",
+                "py",
+                "--python",
+                sys.executable,
+                "--source-for",
+                "lookalike",
+                "--start-runs",
+                "1",
+                "--record-dir",
+                str(tmp / "runs"),
+                "--json",
+                *extra,
+            ]
+        )
+    out.write_text(buf.getvalue())
+    return code, json.loads(buf.getvalue())
+
+
+@pytest.mark.timeout(600)
+def test_the_lookalike_s_pcc_regression_shrinks_to_one_tile(
+    lookalike: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = worktree(lookalike, tmp_path / "bad", lookalike.pcc_culprit)
+    monkeypatch.chdir(tmp_path)
+    code, doc = shrink_pytest(bad, tmp_path)
+    assert code == 1, doc
+    assert doc["evaluator"] == "checkout-pytest" and (bad / pytest_probe.PATH).is_file()
+    case = doc["case"]
+    assert case["op"] == "ttnn.layer_norm" and case["pcc"] == 0.9999
+    assert (case["seq"], case["features"], case["data"]["kind"]) == (32, 32, "few-valued")
+    assert doc["margin"] >= 100  # 1 - PCC at least 100x 1 - 0.9999
+    assert set(doc["lower_bounds"]) == {"features", "seq", "batch", "heads"}
