@@ -11,6 +11,7 @@ from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import (
     STATE_FILE,
     Judged,
+    OpKind,
     ShrinkEvents,
     ShrinkRecord,
     ShrinkRequest,
@@ -162,7 +163,12 @@ def shrink(
     if result is not None and req.source is not None:
         from lnrepro.shrink.emit import write_source
 
-        rec.source = write_source(req.source, result.case, req)
+        if result.case.op is OpKind.TTNN_LAYER_NORM:
+            from lnrepro.shrink import emit_pytest
+
+            rec.source = emit_pytest.write_source(req.source, result.case, req)
+        else:
+            rec.source = write_source(req.source, result.case, req)
     return rec
 
 

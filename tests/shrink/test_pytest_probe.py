@@ -13,8 +13,9 @@ import pytest
 
 from lnrepro.cli import main
 from lnrepro.model.shrink import Axis, Case, DataKind, DataSpec, OpKind, Shape
-from lnrepro.shrink import pytest_probe, space
+from lnrepro.shrink import emit_pytest, pytest_probe, space
 from lnrepro.shrink.emit import Flavour
+from lnrepro.shrink.ttnn_data import lnrepro_case_input
 from tests.conftest import worktree
 from tests.lookalike import PCC_TEST
 
@@ -68,6 +69,38 @@ def test_the_probe_source_parses_in_both_flavours() -> None:
     assert "torch.nn.functional.layer_norm" in pytest_probe.probe_source(Flavour.TT_METAL)
 
 
+def test_the_emitted_input_is_the_probe_s() -> None:
+    import numpy as np
+
+    for kind, variant in [
+        (DataKind.CONSTANT, "bugrepro"),
+        (DataKind.FEW_VALUED, "two-valued"),
+        (DataKind.STRUCTURED, "ramp"),
+        (DataKind.RANDOM, "uniform"),
+    ]:
+        case = _case(64, 96, kind, variant)
+        got = eval(emit_pytest.input_expr(case), {"np": np, "h": 64, "w": 96})
+        want = lnrepro_case_input(json.loads(case.env_value()))
+        assert got.dtype == np.float32 and np.array_equal(got, want), kind
+
+
+def test_the_emitted_tt_metal_test_is_in_test_layer_norm_py_s_style() -> None:
+    case = _case(32, 64, DataKind.FEW_VALUED, "two-valued")
+    text = emit_pytest.source(case, Flavour.TT_METAL)
+    compile(text, "shrunk.py", "exec")
+    for line in (
+        "from tests.ttnn.utils_for_testing import assert_with_pcc",
+        '@pytest.mark.parametrize("h", [32])',
+        '@pytest.mark.parametrize("w", [64])',
+        "def test_layer_norm_shrunk_few_valued(device, h, w):",
+        "    torch_output_tensor = torch.nn.functional.layer_norm(torch_input_tensor, "
+        "normalized_shape=[w])",
+        "    output_tensor = ttnn.layer_norm(input_tensor)",
+        "    assert_with_pcc(torch_output_tensor, output_tensor, 0.9999)",
+    ):
+        assert line in text.splitlines(), line
+
+
 def shrink_pytest(tree: Path, tmp: Path, *extra: str) -> tuple[int, Any]:
     """``lnrepro shrink --pytest`` on the look-alike at ``tree``, on this host; the JSON."""
     (tmp / "lnrepro.toml").write_text(
@@ -112,7 +145,7 @@ def test_the_lookalike_s_pcc_regression_shrinks_to_one_tile(
 ) -> None:
     bad = worktree(lookalike, tmp_path / "bad", lookalike.pcc_culprit)
     monkeypatch.chdir(tmp_path)
-    code, doc = shrink_pytest(bad, tmp_path)
+    code, doc = shrink_pytest(bad, tmp_path, "--source", str(tmp_path / "test_shrunk.py"))
     assert code == 1, doc
     assert doc["evaluator"] == "checkout-pytest" and (bad / pytest_probe.PATH).is_file()
     case = doc["case"]
@@ -120,3 +153,17 @@ def test_the_lookalike_s_pcc_regression_shrinks_to_one_tile(
     assert (case["seq"], case["features"], case["data"]["kind"]) == (32, 32, "few-valued")
     assert doc["margin"] >= 100  # 1 - PCC at least 100x 1 - 0.9999
     assert set(doc["lower_bounds"]) == {"features", "seq", "batch", "heads"}
+
+    # the emitted test fails at the culprit and passes at its parent, in the look-alike's tree
+    from tests.lookalike.test_ttnn_side import pytest_in
+
+    emitted = Path(doc["source"])
+    fp = lookalike.first_parent
+    good = worktree(lookalike, tmp_path / "good", fp[fp.index(lookalike.pcc_culprit) - 1])
+    node = "tests/ttnn/unit_tests/operations/test_shrunk.py"
+    for tree in (bad, good):
+        (tree / node).write_text(emitted.read_text(encoding="utf-8"), encoding="utf-8")
+    failed = pytest_in(bad, node)
+    assert failed.returncode == 1 and "AssertionError: " in failed.stdout, failed.stdout[-2000:]
+    passed = pytest_in(good, node)
+    assert passed.returncode == 0, passed.stdout[-2000:]
