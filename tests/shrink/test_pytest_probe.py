@@ -167,3 +167,10 @@ def test_the_lookalike_s_pcc_regression_shrinks_to_one_tile(
     assert failed.returncode == 1 and "AssertionError: " in failed.stdout, failed.stdout[-2000:]
     passed = pytest_in(good, node)
     assert passed.returncode == 0, passed.stdout[-2000:]
+
+
+def test_the_console_names_a_pytest_start_by_its_test() -> None:
+    from lnrepro.present.shrink import _start_name
+
+    assert _start_name(PCC_TEST) == "test_layer_norm[64-1024]"
+    assert _start_name("LayerNormBackwardOpTest.NIGHTLY_X") == "NIGHTLY_X"
