@@ -19,6 +19,10 @@ from lnrepro.shrink.ttnn_data import lnrepro_case_input
 from tests.conftest import worktree
 from tests.lookalike import PCC_TEST
 
+FUSED_TEST = (
+    "tests/ttnn/unit_tests/operations/test_layernorm_fused_rm.py::test_layernorm_fused_rm[8x8]"
+)
+
 TREE = Path(__file__).resolve().parents[1] / "lookalike" / "tree"
 
 
@@ -174,3 +178,31 @@ def test_the_console_names_a_pytest_start_by_its_test() -> None:
 
     assert _start_name(PCC_TEST) == "test_layer_norm[64-1024]"
     assert _start_name("LayerNormBackwardOpTest.NIGHTLY_X") == "NIGHTLY_X"
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        ([], "--pytest needs a tt-metal checkout"),
+        (["--tt-metal", str(TREE), "--test", "NIGHTLY_*"], "--pytest starts on its own"),
+        (
+            ["--tt-metal", str(TREE), "--pytest-id", FUSED_TEST],
+            "does not call ttnn.layer_norm",
+        ),
+        (
+            ["--tt-metal", str(TREE), "--pytest-id", PCC_TEST.replace("[64-1024]", "")],
+            "cannot read h and w",
+        ),
+    ],
+)
+def test_a_pytest_start_that_cannot_be_shrunk_is_one_line_with_the_fix(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = PCC_TEST
+    if "--pytest-id" in argv:
+        node = argv.pop(argv.index("--pytest-id") + 1)
+        argv.remove("--pytest-id")
+    local = ["--runner", "local"] if "--tt-metal" in argv else []
+    code = main(["shrink", "--pytest", node, *local, *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) <= 2 and says in err[0], err
