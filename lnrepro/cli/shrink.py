@@ -63,9 +63,9 @@ from lnrepro.model.shrink import (
     "pytest_id",
     metavar="NODEID",
     group="Start",
-    help="Start from a ttnn op's pytest test (with --tt-metal; ttnn.layer_norm's tests), e.g. "
-    "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]: a probe "
-    "test file is patched on and each case is one pytest run.",
+    help="Start from a ttnn op's pytest test (with --tt-metal; ttnn.layer_norm's tests, e.g. "
+    "test_layer_norm.py::test_layer_norm[64-1024] under tests/ttnn/unit_tests/operations): a "
+    "probe test file is patched on and each case is one pytest run.",
 )
 @backend_options
 @option(

@@ -206,6 +206,7 @@ class PytestProbe:
     backend: Backend
     record_dir: Path
     timeout_s: float
+    checkout: Path | None = None  # the rerun line runs there (env -C)
     name: str = "checkout-pytest"
     deterministic: bool = False
     runs: int = 0
@@ -244,7 +245,11 @@ class PytestProbe:
     def rerun(self, case: Case) -> list[str]:
         from lnrepro.pytests.argv import pytest_argv
 
-        return env_prefixed(case, pytest_argv([NODE], "probe.xml", python="python", extra=("-s",)))
+        argv = pytest_argv([NODE], "probe.xml", python=self.backend.python(1), extra=("-s",))
+        line = env_prefixed(case, argv)
+        if self.checkout is not None:  # python -m puts the checkout on sys.path, as tt-metal's
+            line[1:1] = ["-C", str(self.checkout)]  # PYTHONPATH=$TT_METAL_HOME does
+        return line
 
     def why(self, smaller: Case, result: Case) -> str | None:
         return None

@@ -45,7 +45,7 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         path = pytest_probe.patch_and_build(
             backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
         )
-        pev = pytest_probe.PytestProbe(backend, record_dir, req.timeout_s)
+        pev = pytest_probe.PytestProbe(backend, record_dir, req.timeout_s, req.backend.checkout)
         aside = f"the probe is left at {path} for the rerun lines"
         return pev, pytest_probe.LayerNormControl(), aside
     if isinstance(req.backend, TtMetalSpec):

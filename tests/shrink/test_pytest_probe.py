@@ -157,6 +157,11 @@ def test_the_lookalike_s_pcc_regression_shrinks_to_one_tile(
     assert (case["seq"], case["features"], case["data"]["kind"]) == (32, 32, "few-valued")
     assert doc["margin"] >= 100  # 1 - PCC at least 100x 1 - 0.9999
     assert set(doc["lower_bounds"]) == {"features", "seq", "batch", "heads"}
+    # the rerun line runs the probe on exactly that case, from any directory
+    import subprocess
+
+    ran = subprocess.run(doc["rerun"], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1 and "lnrepro-probe: margin=" in ran.stdout, ran.stdout[-2000:]
 
     # the emitted test fails at the culprit and passes at its parent, in the look-alike's tree
     from tests.lookalike.test_ttnn_side import pytest_in
