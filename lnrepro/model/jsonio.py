@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 from lnrepro.errors import InputError, MalformedRecord
 
@@ -31,9 +31,11 @@ NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 JSON = Any  # a value json.loads returns; typed access goes through Reader
 E = TypeVar("E")
+T = TypeVar("T")
+NonFinite = Literal["NaN", "Infinity", "-Infinity"]  # a non-finite number, as JSON carries it
 
 
-def encode_number(v: float) -> float | str:
+def encode_number(v: float) -> float | NonFinite:
     """A float as JSON carries it: itself when finite, else ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
     if math.isfinite(v):
         return v
@@ -289,6 +291,25 @@ class Reader:
         if r.value is None:
             return {}
         return dict(self.obj(key)._dict())
+
+
+def convert(r: Reader, kind: type[T]) -> T:
+    """The value ``r`` holds as ``kind`` (a msgspec Struct): every field checked against its
+    type and constraints, or MalformedRecord naming the document and the place in it."""
+    import msgspec  # not at the top: ``lnrepro --help`` loads no record library
+
+    try:
+        return msgspec.convert(r.value, kind)
+    except msgspec.ValidationError as exc:
+        what, _, at = str(exc).partition(" - at `$")
+        if what.startswith("Expected "):
+            what = "should be " + what.removeprefix("Expected ")
+        elif what.startswith("Invalid enum value "):
+            what = f"is {what.removeprefix('Invalid enum value ')}, which is not an allowed value"
+        else:
+            what = what[:1].lower() + what[1:]
+        place = at.rstrip("`").lstrip(".")
+        r.fail(what, place or None)
 
 
 class _Required:

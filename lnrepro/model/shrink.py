@@ -15,12 +15,19 @@ import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from lnrepro.model.events import Events
-from lnrepro.model.jsonio import JSON, Reader, dumps, encode_number
-from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec, backend_from_json
+from lnrepro.model.jsonio import JSON, Reader, convert, dumps
+from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec
 
-SCHEMA = "lnrepro.shrink/1"
+if TYPE_CHECKING:
+    from lnrepro.model.shrink_doc import ShrinkDoc
+
+# The JSON of every type here is defined once, in lnrepro.model.shrink_doc (msgspec Structs);
+# to_json/from_json import it late (it imports this module, and msgspec stays out of --help).
+
+SCHEMA: Final = "lnrepro.shrink/1"
 CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
 ARGS_ENV = "LNREPRO_CASE_ARGS"  # the same case as numbers, for a C++ probe (Case.args_value)
 PROBE_TEST = "LayerNormBackwardOpTest.LnreproProbe"
@@ -89,27 +96,15 @@ class DataSpec:
         return self.kind is not DataKind.RANDOM
 
     def to_json(self) -> dict[str, JSON]:
-        out: dict[str, JSON] = {"kind": self.kind.value, "variant": self.variant}
-        if self.kind is DataKind.CONSTANT:
-            out.update(dy=self.dy, gamma=self.gamma, x=self.x)
-        if self.kind is DataKind.RANDOM:
-            out["seed"] = self.seed
-        return out
+        from lnrepro.model.shrink_doc import builtins, data_doc
+
+        return builtins(data_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> DataSpec:
-        kind = r.enum("kind", DataKind)
-        variant = r.str("variant")
-        if variant not in VARIANTS[kind]:
-            r.fail(f"is {variant!r}, not one of {', '.join(VARIANTS[kind])}", "variant")
-        return cls(
-            kind,
-            variant,
-            r.float("dy", 1.0),
-            r.float("gamma", 1.0),
-            r.float("x", 0.5),
-            r.int("seed", 0),
-        )
+        from lnrepro.model.shrink_doc import DataDoc, data
+
+        return data(convert(r, DataDoc), r)
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -131,6 +126,17 @@ def data_menu(seed: int = 0) -> tuple[DataSpec, ...]:
         DataSpec(DataKind.RANDOM, "uniform", seed=seed),
         DataSpec(DataKind.RANDOM, "mean-shifted", seed=seed),
     )
+
+
+class Variant(str, Enum):
+    """Every data variant, of every kind (:data:`VARIANTS` says which kind has which)."""
+
+    BUGREPRO = "bugrepro"
+    DIFFERENT_VALUES = "different-values"
+    TWO_VALUED = "two-valued"
+    RAMP = "ramp"
+    UNIFORM = "uniform"
+    MEAN_SHIFTED = "mean-shifted"
 
 
 class Axis(str, Enum):
@@ -201,19 +207,9 @@ class Case:
         return f"{self.shape_label}, {self.data.label}"
 
     def to_json(self) -> dict[str, JSON]:
-        s = self.shape
-        out: dict[str, JSON] = {
-            "batch": s.batch,
-            "seq": s.seq,
-            "heads": s.heads,
-            "features": s.features,
-            "data": self.data.to_json(),
-            "tolerance": {t: {"rtol": v.rtol, "atol": v.atol} for t, v in self.tolerance},
-            "origin": self.origin,
-        }
-        if self.op is not OpKind.LAYERNORM_BW:  # the gtest's JSON stays as it was
-            out.update(op=self.op.value, pcc=self.pcc)
-        return out
+        from lnrepro.model.shrink_doc import builtins, case_doc
+
+        return builtins(case_doc(self))
 
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
@@ -242,22 +238,9 @@ class Case:
 
     @classmethod
     def from_json(cls, r: Reader) -> Case:
-        shape = Shape(r.int("batch"), r.int("seq"), r.int("heads"), r.int("features"))
-        for axis in Axis:
-            if not 1 <= shape.get(axis) <= 1 << 24:
-                r.fail("should be from 1 to 16777216", axis.value)
-        op = r.enum("op", OpKind, OpKind.LAYERNORM_BW)
-        pairs = []
-        if op is OpKind.LAYERNORM_BW:
-            tol = r.obj("tolerance")
-            for t in TENSORS:
-                one = tol.obj(t)
-                pairs.append((t, Tolerance(one.float("rtol"), one.float("atol"))))
-        pcc = r.float("pcc", 0.0)
-        if op is not OpKind.LAYERNORM_BW and not 0.0 < pcc < 1.0:
-            r.fail("should be a PCC threshold between 0 and 1", "pcc")
-        data = DataSpec.from_json(r.obj("data"))
-        return cls(shape, data, tuple(pairs), r.str("origin", ""), op=op, pcc=pcc)
+        from lnrepro.model.shrink_doc import CaseDoc, case
+
+        return case(convert(r, CaseDoc), r)
 
     @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
@@ -285,23 +268,15 @@ class Judged:
     detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "case": self.case.to_json(),
-            "status": self.status.value,
-            "margin": encode_number(self.margin) if self.margin is not None else None,
-            "runs": self.runs,
-            "detail": self.detail,
-        }
+        from lnrepro.model.shrink_doc import builtins, judged_doc
+
+        return builtins(judged_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> Judged:
-        return cls(
-            Case.from_json(r.obj("case")),
-            r.enum("status", Status),
-            r.opt_float("margin"),
-            r.int("runs"),
-            r.str("detail", ""),
-        )
+        from lnrepro.model.shrink_doc import JudgedDoc, judged
+
+        return judged(convert(r, JudgedDoc), r)
 
 
 @dataclass(frozen=True)
@@ -316,16 +291,9 @@ class Neighbour:
     rerun: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
-        j = self.judged
-        return {
-            "axis": self.axis.value,
-            "step": self.step,
-            "case": j.case.to_json() if j else None,
-            "status": j.status.value if j else None,
-            "margin": encode_number(j.margin) if j and j.margin is not None else None,
-            "why": self.why,
-            "rerun": list(self.rerun) if j else None,
-        }
+        from lnrepro.model.shrink_doc import builtins, neighbour_doc
+
+        return builtins(neighbour_doc(self))
 
 
 class ShrinkEvents(Events):
@@ -399,49 +367,18 @@ class ShrinkRequest:
         return args
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "test": self.test,
-            "backend": self.backend.to_json(),
-            "command": list(self.command) if self.command is not None else None,
-            "confidence": self.confidence,
-            "start_runs": self.start_runs,
-            "budget": self.budget,
-            "seed": self.seed,
-            "source": str(self.source) if self.source else None,
-            "timeout_s": self.timeout_s,
-            "source_flavour": self.source_flavour,
-            "record_dir": str(self.record_dir),
-            "run": self.run,
-            "known_start": list(self.known_start) if self.known_start else None,
-            "pytest": self.pytest,
-        }
+        from lnrepro.model.shrink_doc import builtins, request_doc
+
+        return builtins(request_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
-        known = r.ints("known_start") if r.has("known_start") else None
-        if known is not None and len(known) != 2:
-            r.fail("should be two integers (runs, passes)", "known_start")
-        command = r.strs("command") if r.has("command") else None
-        source = r.opt_str("source")
-        return cls(
-            r.str("test"),
-            backend_from_json(r.obj("backend")),
-            command,
-            r.float("confidence"),
-            r.int("start_runs"),
-            r.int("budget"),
-            r.int("seed"),
-            Path(source) if source else None,
-            r.float("timeout_s"),
-            r.str("source_flavour", "tt-metal"),
-            Path(r.str("record_dir")),
-            r.opt_str("run"),
-            (known[0], known[1]) if known else None,
-            pytest=r.str("pytest", ""),
-        )
+        from lnrepro.model.shrink_doc import RequestDoc, request
+
+        return request(convert(r, RequestDoc), r)
 
 
-STATE_SCHEMA = "lnrepro.shrink-state/1"
+STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
 STATE_FILE = "shrink-state.json"
 
 
@@ -456,25 +393,15 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "schema": STATE_SCHEMA,
-            "request": self.request.to_json(),
-            "start": list(self.start) if self.start else None,
-            "evaluations": self.evaluations,
-            "judged": [j.to_json() for j in self.judged],
-        }
+        from lnrepro.model.shrink_doc import builtins, state_doc
+
+        return builtins(state_doc(self))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
-        if r.str("schema") != STATE_SCHEMA:
-            r.fail(f"is not {STATE_SCHEMA}", "schema")
-        start = r.ints("start") if r.has("start") else None
-        return cls(
-            ShrinkRequest.from_json(r.obj("request")),
-            (start[0], start[1]) if start and len(start) == 2 else None,
-            r.int("evaluations", 0),
-            [Judged.from_json(e) for e in r.list("judged")],
-        )
+        from lnrepro.model.shrink_doc import StateDoc, state
+
+        return state(convert(r, StateDoc), r)
 
 
 # ---------------------------------------------------------------------------------- record
@@ -489,13 +416,9 @@ class StartMeasure:
     admissible: bool  # the correct kernel's model passes it
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "case": self.case.to_json(),
-            "runs": self.runs,
-            "passes": self.passes,
-            "pass_rate_interval": list(self.interval),
-            "admissible": self.admissible,
-        }
+        from lnrepro.model.shrink_doc import builtins, start_doc
+
+        return builtins(start_doc(self))
 
 
 @dataclass
@@ -522,30 +445,15 @@ class ShrinkRecord:
         return self.result is not None
 
     def to_json(self) -> dict[str, JSON]:
-        r = self.result
-        return {
-            "schema": SCHEMA,
-            "request": self.request.to_json(),
-            "evaluator": self.evaluator,
-            "start": self.start.to_json(),
-            "confidence": self.request.confidence,
-            "repeats": self.repeats,
-            "found": self.found,
-            "case": r.case.to_json() if r else None,
-            "margin": encode_number(r.margin) if r and r.margin is not None else None,
-            "detail": r.detail if r else None,
-            "rerun": list(self.rerun) if r else None,
-            "smaller": [n.to_json() for n in self.smaller],
-            "lower_bounds": [a.value for a in self.lower_bounds],
-            "evaluations": self.evaluations,
-            "control_checks": self.control_checks,
-            "candidates": self.candidates,
-            "inadmissible": [j.to_json() for j in self.inadmissible[:20]],
-            "budget_exhausted": self.budget_exhausted,
-            "seconds": round(self.seconds, 3),
-            "source": str(self.source) if self.source else None,
-            "note": self.note,
-        }
+        from lnrepro.model.shrink_doc import builtins
+
+        return builtins(self.doc())
+
+    def doc(self) -> ShrinkDoc:
+        """The record as ``lnrepro.shrink/1`` has it (the result's case flattened in)."""
+        from lnrepro.model.shrink_doc import record_doc
+
+        return record_doc(self)
 
 
 def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:

@@ -1,0 +1,425 @@
+"""Measure the record libraries issue 39 weighs: msgspec, pydantic v2 and today's hand code.
+
+(a) the library's import time (a fresh interpreter each time: it is paid by every command that
+reads or writes a record, never by ``lnrepro --help``), and (b) encode + decode + validate of a
+10,000-step bisect record shaped like ``lnrepro/model/bisect.py``'s (a step: its action, evidence
+with one attempt of two tests, per-test summaries, outcomes, mark). Prints a Markdown table.
+
+    .venv/bin/python scripts/bench_records.py [--steps 10000] [--repeat 5]
+
+pydantic is not a dependency of lnrepro: install it beside to run this (``pip install pydantic``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import msgspec
+
+from lnrepro.model.jsonio import Reader, dumps, loads_text
+
+
+class Mark(str, Enum):
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"
+
+
+class RunOutcome(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    CRASH = "crash"
+
+
+class Status(str, Enum):
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    CRASHED = "CRASHED"
+
+
+def doc(steps: int) -> dict[str, Any]:
+    """The record as JSON builtins (what every implementation must read and write)."""
+
+    def test(i: int, j: int) -> dict[str, Any]:
+        return {
+            "name": f"LayerNormBackwardOpTest.Case{j}",
+            "status": "FAILED" if (i + j) % 3 == 0 else "PASSED",
+            "shapes": ["1x13x1x20", "1x32x1x33"],
+            "metric": 1.5 + i / 7 if j else None,
+        }
+
+    out = []
+    for i in range(steps):
+        out.append(
+            {
+                "sha": f"{i:040x}",
+                "kind": "checkout",
+                "subject": f"commit number {i}: a change to the kernel",
+                "prepare_s": 0.25,
+                "checkout_s": 1.5,
+                "note": None,
+                "seconds": 12.5,
+                "build_s": 30.0,
+                "run_s": 4.25,
+                "cannot_test": None,
+                "verdict": "fail",
+                "tests": {
+                    "LayerNormBackwardOpTest.Case0": {
+                        "verdict": "fail",
+                        "passed": 0,
+                        "runs": 1,
+                        "worst": {"dx": 1.5},
+                    }
+                },
+                "attempts": [
+                    {
+                        "exit_code": 1,
+                        "gtest": True,
+                        "timed_out": False,
+                        "hang": None,
+                        "tests": [test(i, 0), test(i, 1)],
+                    }
+                ],
+                "outcomes": [["fail", "dx max_diff=1000"]],
+                "mark": "bad" if i % 2 else "good",
+                "reason": "the run failed",
+            }
+        )
+    return {"schema": "lnrepro.bisect/5", "good": "a" * 40, "bad": "b" * 40, "steps": out}
+
+
+# ------------------------------------------------------------------------------ msgspec
+class MTest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    name: str
+    status: Status
+    shapes: list[str]
+    metric: float | None
+
+
+class MAttempt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    exit_code: int
+    gtest: bool
+    timed_out: bool
+    hang: str | None
+    tests: list[MTest]
+
+
+class MStepTest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    verdict: str
+    passed: int
+    runs: int
+    worst: dict[str, float]
+
+
+class MStep(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    sha: str
+    kind: str
+    subject: str
+    prepare_s: float
+    checkout_s: float
+    note: str | None
+    seconds: float
+    build_s: float | None
+    run_s: float | None
+    cannot_test: str | None
+    verdict: str | None
+    tests: dict[str, MStepTest]
+    attempts: list[MAttempt]
+    outcomes: list[tuple[RunOutcome, str]]
+    mark: Mark
+    reason: str
+
+
+class MRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    schema: str
+    good: str
+    bad: str
+    steps: list[MStep]
+
+
+def msgspec_trip(text: bytes) -> bytes:
+    rec = msgspec.json.decode(text, type=MRecord)
+    return msgspec.json.encode(rec)
+
+
+# ------------------------------------------------------------------------------ hand code
+@dataclass(frozen=True)
+class HTest:
+    name: str
+    status: Status
+    shapes: tuple[str, ...]
+    metric: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "shapes": list(self.shapes),
+            "metric": self.metric,
+        }
+
+    @classmethod
+    def from_json(cls, r: Reader) -> HTest:
+        return cls(r.str("name"), r.enum("status", Status), r.strs("shapes"), r.opt_float("metric"))
+
+
+@dataclass(frozen=True)
+class HAttempt:
+    exit_code: int
+    gtest: bool
+    timed_out: bool
+    hang: str | None
+    tests: tuple[HTest, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "gtest": self.gtest,
+            "timed_out": self.timed_out,
+            "hang": self.hang,
+            "tests": [t.to_json() for t in self.tests],
+        }
+
+    @classmethod
+    def from_json(cls, r: Reader) -> HAttempt:
+        return cls(
+            r.int("exit_code"),
+            r.bool("gtest"),
+            r.bool("timed_out"),
+            r.opt_str("hang"),
+            tuple(HTest.from_json(t) for t in r.list("tests")),
+        )
+
+
+@dataclass(frozen=True)
+class HStepTest:
+    verdict: str
+    passed: int
+    runs: int
+    worst: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "runs": self.runs,
+            "worst": self.worst,
+        }
+
+    @classmethod
+    def from_json(cls, r: Reader) -> HStepTest:
+        w = r.obj("worst")
+        return cls(
+            r.str("verdict"),
+            r.int("passed"),
+            r.int("runs"),
+            {k: v.as_float() for k, v in w.items()},
+        )
+
+
+@dataclass(frozen=True)
+class HStep:
+    sha: str
+    kind: str
+    subject: str
+    prepare_s: float
+    checkout_s: float
+    note: str | None
+    seconds: float
+    build_s: float | None
+    run_s: float | None
+    cannot_test: str | None
+    verdict: str | None
+    tests: dict[str, HStepTest]
+    attempts: tuple[HAttempt, ...]
+    outcomes: tuple[tuple[RunOutcome, str], ...]
+    mark: Mark
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sha": self.sha,
+            "kind": self.kind,
+            "subject": self.subject,
+            "prepare_s": self.prepare_s,
+            "checkout_s": self.checkout_s,
+            "note": self.note,
+            "seconds": self.seconds,
+            "build_s": self.build_s,
+            "run_s": self.run_s,
+            "cannot_test": self.cannot_test,
+            "verdict": self.verdict,
+            "tests": {k: v.to_json() for k, v in self.tests.items()},
+            "attempts": [a.to_json() for a in self.attempts],
+            "outcomes": [[o.value, why] for o, why in self.outcomes],
+            "mark": self.mark.value,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_json(cls, r: Reader) -> HStep:
+        outs = []
+        for o in r.list("outcomes"):
+            a, b = o.elements()
+            outs.append((RunOutcome(a.as_str()), b.as_str()))
+        return cls(
+            r.str("sha"),
+            r.str("kind"),
+            r.str("subject"),
+            r.float("prepare_s"),
+            r.float("checkout_s"),
+            r.opt_str("note"),
+            r.float("seconds"),
+            r.opt_float("build_s"),
+            r.opt_float("run_s"),
+            r.opt_str("cannot_test"),
+            r.opt_str("verdict"),
+            {k: HStepTest.from_json(v) for k, v in r.obj("tests").items()},
+            tuple(HAttempt.from_json(a) for a in r.list("attempts")),
+            tuple(outs),
+            r.enum("mark", Mark),
+            r.str("reason"),
+        )
+
+
+def hand_trip(text: bytes) -> bytes:
+    r = Reader(loads_text(text.decode(), "bench"), "bench")
+    steps = [HStep.from_json(s) for s in r.list("steps")]
+    out = {
+        "schema": r.str("schema"),
+        "good": r.str("good"),
+        "bad": r.str("bad"),
+        "steps": [s.to_json() for s in steps],
+    }
+    return dumps(out, indent=None).encode()
+
+
+# ------------------------------------------------------------------------------ pydantic
+def pydantic_trip_factory() -> Callable[[bytes], bytes]:
+    from pydantic import BaseModel, ConfigDict
+
+    class Base(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+    class PTest(Base):
+        name: str
+        status: Status
+        shapes: list[str]
+        metric: float | None
+
+    class PAttempt(Base):
+        exit_code: int
+        gtest: bool
+        timed_out: bool
+        hang: str | None
+        tests: list[PTest]
+
+    class PStepTest(Base):
+        verdict: str
+        passed: int
+        runs: int
+        worst: dict[str, float]
+
+    class PStep(Base):
+        sha: str
+        kind: str
+        subject: str
+        prepare_s: float
+        checkout_s: float
+        note: str | None
+        seconds: float
+        build_s: float | None
+        run_s: float | None
+        cannot_test: str | None
+        verdict: str | None
+        tests: dict[str, PStepTest]
+        attempts: list[PAttempt]
+        outcomes: list[tuple[RunOutcome, str]]
+        mark: Mark
+        reason: str
+
+    class PRecord(Base):
+        schema_: str = ""
+        good: str
+        bad: str
+        steps: list[PStep]
+
+    def trip(text: bytes) -> bytes:
+        rec = PRecord.model_validate_json(text)
+        return rec.model_dump_json().encode()
+
+    return trip
+
+
+def import_seconds(module: str, repeat: int) -> list[float]:
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    return [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(repeat)
+    ]
+
+
+def timed(fn: Callable[[bytes], bytes], text: bytes, repeat: int) -> list[float]:
+    fn(text)  # warm up (and check it reads)
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn(text)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    d = doc(a.steps)
+    text = json.dumps(d).encode()
+    p = json.loads(text)
+    p["schema_"] = p.pop("schema")
+    ptext = json.dumps(p).encode()
+    print(
+        f"{platform.processor() or platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, {a.steps} steps ({len(text) / 1e6:.1f} MB of JSON), "
+        f"best and median of {a.repeat}\n"
+    )
+    print("| library | import (ms) | round trip (ms) |")
+    print("| --- | ---: | ---: |")
+    rows: list[tuple[str, str, Callable[[bytes], bytes], bytes]] = [
+        ("hand code (json + Reader)", "lnrepro.model.jsonio", hand_trip, text),
+        (f"msgspec {msgspec.__version__}", "msgspec", msgspec_trip, text),
+    ]
+    try:
+        import pydantic
+
+        rows.append(
+            (f"pydantic {pydantic.VERSION}", "pydantic.main", pydantic_trip_factory(), ptext)
+        )
+    except ImportError:
+        print("(pydantic is not installed: skipped)", file=sys.stderr)
+    for label, module, fn, t in rows:
+        imp = import_seconds(module, a.repeat)
+        run = timed(fn, t, a.repeat)
+        print(
+            f"| {label} | {min(imp) * 1e3:.1f} / {statistics.median(imp) * 1e3:.1f} "
+            f"| {min(run) * 1e3:.0f} / {statistics.median(run) * 1e3:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Write the JSON Schemas of docs/schemas/ that are derived from the record types.
+
+    .venv/bin/python scripts/schemas.py          # rewrite them
+    .venv/bin/python scripts/schemas.py --check  # exit 1, naming the files, when one differs
+
+Derived so far: ``lnrepro.shrink/1`` and ``lnrepro.shrink-state/1`` (the msgspec Structs of
+lnrepro/model/shrink_doc.py). The other files under docs/schemas/ are still written by hand
+(issue 39).
+tests/test_schemas_generated.py runs the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lnrepro.model import shrink_doc as shrink
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "docs" / "schemas"
+
+# file name -> (the document's type, its title)
+DERIVED: dict[str, tuple[type[msgspec.Struct], str]] = {
+    "shrink.json": (
+        shrink.ShrinkDoc,
+        "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "
+        "its smaller neighbours and what the search cost",
+    ),
+    "shrink-state.json": (
+        shrink.StateDoc,
+        "A long shrink's saved state (lnrepro.shrink-state/1): the request and every candidate "
+        "judged so far, for --resume",
+    ),
+}
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one derived file, from its type."""
+    kind, title = DERIVED[name]
+    (top,), defs = msgspec.json.schema_components([kind], ref_template="#/$defs/{name}")
+    root = defs.pop(top["$ref"].rsplit("/", 1)[1])
+    root.pop("title", None)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://lnrepro.invalid/schemas/{name}",
+        "title": title,
+        **root,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def text(name: str) -> str:
+    return json.dumps(schema(name), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="only say which files differ")
+    a = ap.parse_args(argv)
+    stale = []
+    for name in DERIVED:
+        path = SCHEMAS / name
+        want = text(name)
+        have = path.read_text(encoding="utf-8") if path.exists() else None
+        if have == want:
+            continue
+        stale.append(name)
+        if not a.check:
+            path.write_text(want, encoding="utf-8")
+            print(f"wrote docs/schemas/{name}")
+    if a.check and stale:
+        print(
+            f"docs/schemas/ differs from the types: {', '.join(stale)}; "
+            "run `python scripts/schemas.py` and commit the result",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
