@@ -214,3 +214,16 @@ def test_a_pytest_start_that_cannot_be_shrunk_is_one_line_with_the_fix(
     code = main(["shrink", "--pytest", node, *local, *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) <= 2 and says in err[0], err
+
+
+def test_a_ttnn_case_needs_its_threshold_and_a_gtest_case_its_tolerances() -> None:
+    from lnrepro.errors import LnreproError
+
+    ttnn_case = json.loads(_case(32, 32, DataKind.RANDOM, "uniform").env_value())
+    del ttnn_case["pcc"]
+    with pytest.raises(LnreproError, match="pcc"):
+        Case.from_env_value(json.dumps(ttnn_case))
+    gtest_case = json.loads(_gtest_case().env_value())
+    del gtest_case["tolerance"]
+    with pytest.raises(LnreproError, match="tolerance"):
+        Case.from_env_value(json.dumps(gtest_case))
