@@ -58,6 +58,15 @@ from lnrepro.model.shrink import (
     group="Start",
     help="The test to start from (full or short name), e.g. NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.",
 )
+@option(
+    "--pytest",
+    "pytest_id",
+    metavar="NODEID",
+    group="Start",
+    help="Start from a ttnn op's pytest test (with --tt-metal; ttnn.layer_norm's tests, e.g. "
+    "test_layer_norm.py::test_layer_norm[64-1024] under tests/ttnn/unit_tests/operations): a "
+    "probe test file is patched on and each case is one pytest run.",
+)
 @backend_options
 @option(
     "--command",
@@ -108,7 +117,8 @@ from lnrepro.model.shrink import (
     metavar="FILE",
     group="Output",
     help="Write the found case as a gtest file for tt-train (in the style of "
-    "layernorm_bw_fused_op_test.cpp).",
+    "layernorm_bw_fused_op_test.cpp), or with --pytest as a pytest file for the ttnn op (in the "
+    "style of test_layer_norm.py).",
 )
 @option(
     "--source-for",
@@ -126,6 +136,7 @@ def shrink(
     resume_dir: Path | None,
     run_ref: str | None,
     test: str | None,
+    pytest_id: str | None,
     command: str | None,
     timeout_s: float,
     confidence: float,
@@ -155,16 +166,18 @@ def shrink(
     lnrepro shrink --test '*TightTolerance_8462*' --source shrunk_test.cpp --json
     lnrepro shrink --run last       # the last run's first failing test
     lnrepro shrink --test 'NIGHTLY_*' --tt-metal ~/tt-metal --runner local
+    lnrepro shrink --tt-metal ~/tt-metal --runner local \\
+        --pytest 'tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]'
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
     from lnrepro.cli.options import exclusive
 
     exclusive(json=as_json, markdown=markdown)
-    if resume_dir is not None and (test or run_ref or command):
+    if resume_dir is not None and (test or run_ref or command or pytest_id):
         raise UsageError(
             "--resume goes on with the saved request",
-            "drop --test, --run and --command (only --budget may change)",
+            "drop --test, --pytest, --run and --command (only --budget may change)",
         )
     values = pop_backend(kwargs)
     if run_ref is not None:
@@ -195,6 +208,7 @@ def shrink(
         source_flavour,
         record_dir,
         run_ref,
+        pytest=pytest_id or "",
     )
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown

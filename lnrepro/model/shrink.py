@@ -35,6 +35,20 @@ TENSORS = ("dx", "dgamma", "dbeta")
 TILE = 32
 
 
+class OpKind(str, Enum):
+    """What a case tests: tt-train's LayerNorm backward gtest (the default, whose JSON carries no
+    ``op``), or ttnn's ``layer_norm`` through a pytest probe (shape ``h x w`` as ``seq x features``
+    with batch = heads = 1, both on tile multiples; a PCC threshold in place of tolerances)."""
+
+    LAYERNORM_BW = "layernorm-bw"
+    TTNN_LAYER_NORM = "ttnn.layer_norm"
+
+    @property
+    def tiled_rows(self) -> bool:
+        """The rows (``seq``) go by whole tiles too."""
+        return self is OpKind.TTNN_LAYER_NORM
+
+
 class DataKind(str, Enum):
     """Data kinds, loudest first (``tolerance``'s ranking of what exposes a defect): constant
     inputs make x̂ = 0 and rstd = 1/sqrt(eps), so an error in the sums shows ×1000."""
@@ -175,15 +189,22 @@ class Case:
     shape: Shape
     data: DataSpec
     tolerance: tuple[tuple[str, Tolerance], ...]  # (tensor, tolerance), in TENSORS order
-    origin: str = ""  # the test it was shrunk from (full gtest name)
+    origin: str = ""  # the test it was shrunk from (full gtest name, or a pytest node id)
+    op: OpKind = field(default=OpKind.LAYERNORM_BW, kw_only=True)
+    pcc: float = field(default=0.0, kw_only=True)  # a ttnn op's PCC threshold (0: none)
 
     @property
     def tol(self) -> dict[str, Tolerance]:
         return dict(self.tolerance)
 
     @property
+    def shape_label(self) -> str:
+        s = self.shape
+        return f"{s.seq}x{s.features}" if self.op.tiled_rows else s.label
+
+    @property
     def label(self) -> str:
-        return f"{self.shape.label}, {self.data.label}"
+        return f"{self.shape_label}, {self.data.label}"
 
     def to_json(self) -> dict[str, JSON]:
         from lnrepro.model.shrink_doc import builtins, case_doc
@@ -307,6 +328,7 @@ class ShrinkRequest:
     record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
     run: str | None = None  # start from this run record's test, backend and pass rate
     known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
+    pytest: str = field(default="", kw_only=True)  # a ttnn op's pytest node id to start from
 
     @property
     def model(self) -> EmulatorSpec:
@@ -320,6 +342,8 @@ class ShrinkRequest:
             args += ["--run", self.run]
         if self.test:
             args += ["--test", self.test]
+        if self.pytest:
+            args += ["--pytest", self.pytest]
         if self.run is None:
             args += self.backend.argv()
         if self.command is not None:
@@ -442,4 +466,6 @@ def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
 def case_text(case: Case) -> str:
     """The case as one line a person reads."""
     tol = "; ".join(f"{t} rtol={v.rtol:g} atol={v.atol:g}" for t, v in case.tolerance)
+    if case.op is not OpKind.LAYERNORM_BW:
+        tol = f"{case.op.value}, PCC >= {case.pcc:g}"
     return f"{case.label} ({tol})"

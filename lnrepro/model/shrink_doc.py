@@ -30,6 +30,7 @@ from lnrepro.model.shrink import (
     DataSpec,
     Judged,
     Neighbour,
+    OpKind,
     Shape,
     ShrinkRecord,
     ShrinkRequest,
@@ -60,6 +61,7 @@ class Evaluator(str, Enum):
     EMULATOR = "emulator"
     COMMAND = "command"
     CHECKOUT = "checkout"
+    CHECKOUT_PYTEST = "checkout-pytest"  # a ttnn op's pytest probe on a checkout
 
 
 class _Doc(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
@@ -92,8 +94,10 @@ class CaseDoc(_Doc, kw_only=True, frozen=True):
     heads: Extent
     features: Extent
     data: DataDoc
-    tolerance: TolerancesDoc
+    tolerance: TolerancesDoc | msgspec.UnsetType = msgspec.UNSET  # the gtest's (op absent)
     origin: str = ""
+    op: OpKind | msgspec.UnsetType = msgspec.UNSET  # absent: tt-train's LayerNorm backward
+    pcc: Annotated[float, msgspec.Meta(gt=0, lt=1)] | msgspec.UnsetType = msgspec.UNSET
 
 
 class JudgedDoc(_Doc, kw_only=True, frozen=True):
@@ -141,6 +145,7 @@ class RequestDoc(_Doc, kw_only=True, frozen=True):
     record_dir: str
     run: str | None
     known_start: Pair | None
+    pytest: str | msgspec.UnsetType = msgspec.UNSET  # a ttnn op's pytest node id (absent: a gtest)
 
 
 class StateDoc(_Doc, kw_only=True, frozen=True):
@@ -218,21 +223,38 @@ def case_doc(c: Case) -> CaseDoc:
         t: ToleranceDoc(rtol=encode_number(v.rtol), atol=encode_number(v.atol))
         for t, v in c.tolerance
     }
+    gtest = c.op is OpKind.LAYERNORM_BW
     return CaseDoc(
         batch=c.shape.batch,
         seq=c.shape.seq,
         heads=c.shape.heads,
         features=c.shape.features,
         data=data_doc(c.data),
-        tolerance=TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"]),
+        tolerance=(
+            TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"])
+            if gtest
+            else msgspec.UNSET
+        ),
         origin=c.origin,
+        op=msgspec.UNSET if gtest else c.op,
+        pcc=msgspec.UNSET if gtest else c.pcc,
     )
 
 
 def case(d: CaseDoc, r: Reader) -> Case:
+    shape = Shape(batch=d.batch, seq=d.seq, heads=d.heads, features=d.features)
+    if d.op is not msgspec.UNSET and d.op is not OpKind.LAYERNORM_BW:
+        if d.pcc is msgspec.UNSET:
+            r.fail("is required for a ttnn op's case", "pcc")
+        if d.tolerance is not msgspec.UNSET:
+            r.fail("does not apply to a ttnn op's case (its pcc does)", "tolerance")
+        dd = data(d.data, r.get("data"))
+        return Case(shape=shape, data=dd, tolerance=(), origin=d.origin, op=d.op, pcc=d.pcc)
+    if d.tolerance is msgspec.UNSET:
+        r.fail("is required", "tolerance")
     tol = {"dx": d.tolerance.dx, "dgamma": d.tolerance.dgamma, "dbeta": d.tolerance.dbeta}
     return Case(
-        shape=Shape(batch=d.batch, seq=d.seq, heads=d.heads, features=d.features),
+        shape=shape,
         data=data(d.data, r.get("data")),
         tolerance=tuple(
             (t, Tolerance(rtol=number_from(tol[t].rtol), atol=number_from(tol[t].atol)))
@@ -300,6 +322,7 @@ def request_doc(q: ShrinkRequest) -> RequestDoc:
         record_dir=str(q.record_dir),
         run=q.run,
         known_start=q.known_start if q.known_start else None,
+        pytest=q.pytest or msgspec.UNSET,
     )
 
 
@@ -318,6 +341,7 @@ def request(d: RequestDoc, r: Reader) -> ShrinkRequest:
         record_dir=Path(d.record_dir),
         run=d.run,
         known_start=d.known_start,
+        pytest="" if d.pytest is msgspec.UNSET else d.pytest,
     )
 
 

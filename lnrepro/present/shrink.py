@@ -48,7 +48,7 @@ class RichShrinkEvents(ShrinkEvents):
             self.console,
             styled(
                 ("start ", "bold"),
-                f"{start.case.origin.split('.', 1)[-1]}: ",
+                f"{_start_name(start.case.origin)}: ",
                 f"passed {start.passes}/{start.runs}",
                 "" if start.admissible else " (fails on the correct kernel's model too)",
                 f"; a case fails only if it fails {repeats} run(s) in a row",
@@ -77,7 +77,7 @@ class RichShrinkEvents(ShrinkEvents):
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
         b = (
-            f"best {best.case.shape.label} {best.case.data.kind.value} {_margin(best.margin)}"
+            f"best {best.case.shape_label} {best.case.data.kind.value} {_margin(best.margin)}"
             if best
             else "no failing case yet"
         )
@@ -160,7 +160,7 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
             if n.judged is not None:
                 out.append(
                     f"| {markdown(n.axis.value)} ({markdown(n.step)}) | "
-                    f"{markdown(n.judged.case.shape.label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |"
+                    f"{markdown(n.judged.case.shape_label)} | {markdown(n.judged.status.value)} | {markdown(n.why)} |"
                 )
         out.append("")
     if rec.lower_bounds:
@@ -174,3 +174,10 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
         f"Found by `lnrepro shrink` ({rec.evaluator}): {rec.candidates} cases, {rec.evaluations} runs."
     )
     return "\n".join(out) + "\n"
+
+
+def _start_name(origin: str) -> str:
+    """A gtest's name without its suite; a pytest node id's test and parameters."""
+    if "::" in origin:
+        return origin.rsplit("::", 1)[-1]
+    return origin.split(".", 1)[-1]

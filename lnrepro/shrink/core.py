@@ -201,7 +201,12 @@ class Search:
         return self.best is None or order(j) < order(self.best)
 
     def case(self, shape: Shape, data: DataSpec) -> Case:
-        return Case(shape, data, self.start.tolerance, self.start.origin)
+        s = self.start
+        return Case(shape, data, s.tolerance, s.origin, op=s.op, pcc=s.pcc)
+
+    @property
+    def tiled_rows(self) -> bool:
+        return self.start.op.tiled_rows
 
     def fails_at(self, shape: Shape, rank: int) -> Judged | None:
         """The first data variant (loudest first) of kind rank <= ``rank`` failing at ``shape``."""
@@ -249,7 +254,8 @@ class Search:
                 s.features,
             }
         )
-        one_row = [Shape(1, 1, 1, f) for f in feats]
+        rows = min(s.seq, TILE) if self.tiled_rows else 1  # one row, or one tile of rows
+        one_row = [Shape(1, rows, 1, f) for f in feats]
         return list(dict.fromkeys([s, *one_row]))
 
     def loud(self) -> Judged | None:
@@ -290,7 +296,7 @@ class Search:
         """Binary search down ``axis``: the smallest value that still fails (if it is monotone;
         the neighbour check catches what it is not)."""
         rank = cur.case.data.kind.rank
-        values = space.ladder(axis, cur.case.shape, self.keep)
+        values = space.ladder(axis, cur.case.shape, self.keep, self.tiled_rows)
         if not values:
             return cur
         shape = cur.case.shape
@@ -310,7 +316,7 @@ class Search:
     def small(self, cur: Judged) -> Judged:
         self.keep = space.partial(cur.case.shape.features)
         while True:
-            self.events.phase(f"shrinking {cur.case.shape.label}")
+            self.events.phase(f"shrinking {cur.case.shape_label}")
             rank = cur.case.data.kind.rank
             if self.keep and cur.case.shape.features > TILE:  # whole tiles if they fail too
                 shape = cur.case.shape
@@ -320,7 +326,7 @@ class Search:
             for axis in space.AXES:
                 cur = self.descend(cur, axis)
             moved = False
-            for step in space.neighbours(cur.case.shape, self.keep):
+            for step in space.neighbours(cur.case.shape, self.keep, self.tiled_rows):
                 j = self.fails_at(cur.case.shape.with_(step.axis, step.value), rank)
                 if j is not None:
                     cur, moved = j, True
@@ -342,7 +348,7 @@ class Search:
     def boundary(self, result: Judged) -> None:
         """The one-step-smaller neighbours, judged with the result's own data."""
         shape = result.case.shape
-        for step in space.neighbours(shape, self.keep):
+        for step in space.neighbours(shape, self.keep, self.tiled_rows):
             j = self.judge(self.case(shape.with_(step.axis, step.value), result.case.data))
             why = _status_why(j)
             if j.status is Status.PASSES:
@@ -350,7 +356,7 @@ class Search:
             self.smaller.append(
                 Neighbour(step.axis, step.words, j, why, tuple(self.evaluator.rerun(j.case)))
             )
-        self.lower_bounds = [a for a in space.AXES if space.lower_bound(shape, a)]
+        self.lower_bounds = [a for a in space.AXES if space.lower_bound(shape, a, self.tiled_rows)]
 
     def run(self) -> Judged | None:
         try:

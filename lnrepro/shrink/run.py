@@ -11,6 +11,7 @@ from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import (
     STATE_FILE,
     Judged,
+    OpKind,
     ShrinkEvents,
     ShrinkRecord,
     ShrinkRequest,
@@ -20,6 +21,7 @@ from lnrepro.model.shrink import (
 )
 from lnrepro.shrink.checkout import CheckoutProbe
 from lnrepro.shrink.core import Control, Evaluator, Search
+from lnrepro.shrink.pytest_probe import PytestProbe
 from lnrepro.shrink.validate import start_case
 
 
@@ -31,6 +33,21 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         from lnrepro.shrink.command import CommandEvaluator
 
         return CommandEvaluator(req.command, req.timeout_s), ModelControl(req.model), ""
+    if req.pytest and isinstance(req.backend, TtMetalSpec):
+        from lnrepro.doors.fsio import new_record_dir
+        from lnrepro.run.backends.factory import make_backend
+        from lnrepro.shrink import pytest_probe
+        from lnrepro.shrink.emit import Flavour
+
+        backend = make_backend(req.backend)
+        record_dir = new_record_dir(req.record_dir, "shrink")
+        events.phase(f"patching lnrepro's pytest probe onto {req.backend.checkout}")
+        path = pytest_probe.patch_and_build(
+            backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
+        )
+        pev = pytest_probe.PytestProbe(backend, record_dir, req.timeout_s, req.backend.checkout)
+        aside = f"the probe is left at {path} for the rerun lines"
+        return pev, pytest_probe.LayerNormControl(), aside
     if isinstance(req.backend, TtMetalSpec):
         from lnrepro.doors.fsio import new_record_dir
         from lnrepro.run.backends.factory import make_backend
@@ -101,7 +118,7 @@ def shrink(
     if not evaluator.deterministic:  # a checkout or a command: each run costs; keep what is learned
         state = resumed or ShrinkState(req)
         state.request = req
-        if state_path is None and isinstance(evaluator, CheckoutProbe):
+        if state_path is None and isinstance(evaluator, (CheckoutProbe, PytestProbe)):
             state_path = evaluator.record_dir / STATE_FILE  # beside the probe's build and runs
         events = persist = Persist(events, state, state_path)
     search = Search(
@@ -146,7 +163,12 @@ def shrink(
     if result is not None and req.source is not None:
         from lnrepro.shrink.emit import write_source
 
-        rec.source = write_source(req.source, result.case, req)
+        if result.case.op is OpKind.TTNN_LAYER_NORM:
+            from lnrepro.shrink import emit_pytest
+
+            rec.source = emit_pytest.write_source(req.source, result.case, req)
+        else:
+            rec.source = write_source(req.source, result.case, req)
     return rec
 
 

@@ -5,6 +5,8 @@ Features go by whole tiles of 32 (``Wt = ceil(F/32)``, the last tile masked when
 start with a partial last tile of ``r`` features keeps it only while it matters — the ladder is
 ``32·w`` once dropping the partial tile still fails, else ``32·(w-1) + r``. Batch, seq and heads
 only multiply into rows (the kernel tiles ``B·S·H`` rows, not each), so each is an integer >= 1.
+With ``tiled_rows`` (a ttnn op's ``h x w`` in ``TILE_LAYOUT``: ``seq`` is ``h``), the rows go by
+whole tiles as well.
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ def feature_values(features: int, keep: int) -> list[int]:
     return [v for v in vals if v < features]
 
 
-def ladder(axis: Axis, shape: Shape, keep: int) -> list[int]:
+def ladder(axis: Axis, shape: Shape, keep: int, tiled_rows: bool = False) -> list[int]:
     """Smaller values of ``axis`` than ``shape``'s, ascending."""
     v = shape.get(axis)
     if axis is Axis.FEATURES:
         return feature_values(v, keep)
+    if axis is Axis.SEQ and tiled_rows:
+        return feature_values(v, 0)
     return list(range(1, v))
 
 
@@ -62,7 +66,7 @@ def sparse(values: list[int]) -> list[int]:
     return [values[i] for i in sorted(idx)]
 
 
-def neighbours(shape: Shape, keep: int) -> list[Step]:
+def neighbours(shape: Shape, keep: int, tiled_rows: bool = False) -> list[Step]:
     """One step smaller on each axis (none where the axis is at its lower bound): one tile fewer
     (and, with a kept partial tile, that tile dropped); one fewer of batch, seq, heads."""
     out: list[Step] = []
@@ -72,12 +76,16 @@ def neighbours(shape: Shape, keep: int) -> list[Step]:
     if f - TILE >= 1:
         out.append(Step(Axis.FEATURES, f - TILE, "one tile fewer"))
     for axis in AXES[1:]:
+        if axis is Axis.SEQ and tiled_rows:
+            if shape.seq > TILE:
+                out.append(Step(axis, shape.seq - TILE, "one tile fewer"))
+            continue
         if shape.get(axis) > 1:
             out.append(Step(axis, shape.get(axis) - 1, "one fewer"))
     return out
 
 
-def lower_bound(shape: Shape, axis: Axis) -> bool:
-    if axis is Axis.FEATURES:
-        return shape.features <= TILE
+def lower_bound(shape: Shape, axis: Axis, tiled_rows: bool = False) -> bool:
+    if axis is Axis.FEATURES or (axis is Axis.SEQ and tiled_rows):
+        return shape.get(axis) <= TILE
     return shape.get(axis) <= 1

@@ -43,6 +43,8 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     """``req`` checked and made concrete (the full test name, absolute paths), or the one-line
     error that says what to change."""
     req = replace(req, record_dir=check_record_dir(req.record_dir))
+    if req.pytest:
+        return validate_pytest(req)
     if req.run is not None:
         req = from_run(req)
     elif not req.test:
@@ -68,6 +70,36 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
                 "drop --data (--seed seeds its random data)",
             )
         backend = check_emulator(replace(req.backend, seed=None, data="copy"))
+    if req.command is not None:
+        if not req.command:
+            raise UsageError("--command is empty", "give the command that tests a case")
+        finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+    req = validate_search(req)
+    return replace(req, test=resolve_test(req.test), backend=backend)
+
+
+def validate_pytest(req: ShrinkRequest) -> ShrinkRequest:
+    """A shrink of a ttnn op's pytest: a checkout (its probe is a test file patched onto it), the
+    node id checked as ``run --pytest`` checks it, and the search's own options."""
+    from lnrepro.pytests.argv import node_id_problem
+
+    if req.test or req.run is not None or req.command is not None:
+        raise UsageError(
+            "--pytest starts on its own", "drop --test, --run and --command with --pytest"
+        )
+    if not isinstance(req.backend, TtMetalSpec):
+        raise UsageError(
+            "--pytest needs a tt-metal checkout", "pass --tt-metal DIR (the probe is patched on)"
+        )
+    problem = node_id_problem(req.pytest)
+    if problem:
+        raise UsageError(problem, "pass a node id as pytest --collect-only -q prints it")
+    checked = validate_search(replace(req, test="-"))
+    return replace(checked, test="", backend=check_tt_metal(req.backend))
+
+
+def validate_search(req: ShrinkRequest) -> ShrinkRequest:
+    """The search's options (confidence, runs, budget, seed, source) checked."""
     if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
         raise UsageError(
             f"--confidence {req.confidence:g} is not from 0.5 to 0.999999", "e.g. --confidence 0.95"
@@ -89,10 +121,6 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         )
     if not 0 <= req.seed <= MAX_SEED:
         raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
-    if req.command is not None:
-        if not req.command:
-            raise UsageError("--command is empty", "give the command that tests a case")
-        finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
     if req.source_flavour not in ("tt-metal", "lookalike"):
         raise UsageError(
             f"--source-for {req.source_flavour!r} is not tt-metal or lookalike", "choose one"
@@ -106,7 +134,7 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
                 f"--source {source} is a directory",
                 "give the file to write, e.g. --source shrunk_test.cpp",
             )
-    return replace(req, test=resolve_test(req.test), backend=backend, source=source)
+    return replace(req, source=source)
 
 
 def from_run(req: ShrinkRequest) -> ShrinkRequest:
@@ -145,6 +173,11 @@ def start_case(req: ShrinkRequest) -> Case:
     from lnrepro.emulator.catalogue import BY_NAME, tolerances
     from lnrepro.emulator.defects import Era
 
+    if req.pytest:
+        from lnrepro.shrink.pytest_probe import start_case as pytest_start
+
+        assert isinstance(req.backend, TtMetalSpec)
+        return pytest_start(req.backend.checkout, req.pytest, req.seed)
     c = BY_NAME[req.test]
     tol = tuple(
         (t, Tolerance(r, a)) for t, (r, a, _) in tolerances(c, Era(req.model.kernel_era)).items()
