@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import BuildFailed, EnvironmentProblem
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import ARGS_ENV, CASE_ENV, Case, env_prefixed
@@ -57,19 +58,16 @@ class CheckoutProbe:
             self.argv(), self.record_dir, self.runs, out.append, self.timeout_s, env
         )
         text = b"".join(out).decode("utf-8", "replace")
-        if res.timed_out:
-            return Outcome(RunVerdict.SKIP, None, "timed out")
-        margin = read_margin(text)
-        if margin is None:
-            raise EnvironmentProblem(
+        lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]
+        return judge(
+            res,
+            read_margin(text),
+            "; ".join(lines[:3]),
+            missing=(
                 f"the probe {probe.FILTER} did not report in {self.argv()[0]} (exit {res.exit_code})",
                 f"check that {probe.PATH} builds into ttml_tests; its output is in {self.record_dir}",
-            )
-        if res.exit_code not in (0, 1):
-            return Outcome(RunVerdict.SKIP, margin, f"exit {res.exit_code}")
-        verdict = RunVerdict.PASS if res.exit_code == 0 else RunVerdict.FAIL
-        lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]
-        return Outcome(verdict, margin, "; ".join(lines[:3]))
+            ),
+        )
 
     def rerun(self, case: Case) -> list[str]:
         return env_prefixed(case, self.argv(), args=True)
@@ -78,6 +76,21 @@ class CheckoutProbe:
         """What the emulator's model of the factory says (the checkout's own may differ)."""
         text = self.model_why(smaller, result) if self.model_why else None
         return f"{text} (by the emulator's model of the factory)" if text else None
+
+
+def judge(
+    res: ProcResult, margin: float | None, detail: str, *, missing: tuple[str, str]
+) -> Outcome:
+    """A probe's run (gtest or pytest) as a verdict: a timeout or an exit other than 0 and 1
+    skips; ``margin`` is what the probe printed; a probe that printed none is an environment
+    problem (``missing``: its message and fix), never a verdict."""
+    if res.timed_out:
+        return Outcome(RunVerdict.SKIP, None, "timed out")
+    if margin is None:
+        raise EnvironmentProblem(*missing)
+    if res.exit_code not in (0, 1):
+        return Outcome(RunVerdict.SKIP, margin, f"exit {res.exit_code}")
+    return Outcome(RunVerdict.PASS if res.exit_code == 0 else RunVerdict.FAIL, margin, detail)
 
 
 def patch_and_build(

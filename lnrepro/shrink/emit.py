@@ -257,11 +257,16 @@ def source(case: Case, flavour: Flavour, req: ShrinkRequest | None = None) -> st
 
 
 def write_source(path: Path, case: Case, req: ShrinkRequest) -> Path:
-    """The file, written atomically through the one write door; its path."""
+    """The gtest file; its path."""
+    return write_text(path, source(case, Flavour(req.source_flavour), req))
+
+
+def write_text(path: Path, text: str) -> Path:
+    """An emitted test file, written atomically through the one write door; its path."""
     from lnrepro.doors.fsio import atomic_write_text, write_error
 
     try:
-        atomic_write_text(path, source(case, Flavour(req.source_flavour), req))
+        atomic_write_text(path, text)
     except OSError as exc:
         raise write_error(path, exc) from None
     return path

@@ -107,11 +107,7 @@ def source(case: Case, flavour: Flavour, req: ShrinkRequest | None = None) -> st
 
 
 def write_source(path: Path, case: Case, req: ShrinkRequest) -> Path:
-    """The file, written atomically through the one write door; its path."""
-    from lnrepro.doors.fsio import atomic_write_text, write_error
+    """The pytest file; its path."""
+    from lnrepro.shrink.emit import write_text
 
-    try:
-        atomic_write_text(path, source(case, Flavour(req.source_flavour), req))
-    except OSError as exc:
-        raise write_error(path, exc) from None
-    return path
+    return write_text(path, source(case, Flavour(req.source_flavour), req))

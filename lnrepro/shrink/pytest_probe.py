@@ -30,7 +30,8 @@ from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
 from lnrepro.run.backends import Backend
-from lnrepro.shrink.core import Outcome, RunVerdict
+from lnrepro.shrink.checkout import judge
+from lnrepro.shrink.core import Outcome
 from lnrepro.shrink.emit import Flavour
 
 READ_AT = "tenstorrent/tt-metal@091444369a"
@@ -228,19 +229,16 @@ class PytestProbe:
             self.argv(self.runs), self.record_dir, self.runs, out.append, self.timeout_s, env
         )
         text = b"".join(out).decode("utf-8", "replace")
-        if res.timed_out:
-            return Outcome(RunVerdict.SKIP, None, "timed out")
-        margin = read_margin(text)
-        if margin is None:
-            raise EnvironmentProblem(
+        m = re.search(r"pcc=(\S+)", text[text.find(MARGIN_LINE) :])
+        return judge(
+            res,
+            read_margin(text),
+            f"PCC {m.group(1)}" if m else "",
+            missing=(
                 f"the probe {NODE} did not report (pytest exit {res.exit_code})",
                 f"check that the checkout's ttnn imports; its output is in {self.record_dir}",
-            )
-        if res.exit_code not in (0, 1):
-            return Outcome(RunVerdict.SKIP, margin, f"exit {res.exit_code}")
-        verdict = RunVerdict.PASS if res.exit_code == 0 else RunVerdict.FAIL
-        m = re.search(r"pcc=(\S+)", text[text.find(MARGIN_LINE) :])
-        return Outcome(verdict, margin, f"PCC {m.group(1)}" if m else "")
+            ),
+        )
 
     def rerun(self, case: Case) -> list[str]:
         from lnrepro.pytests.argv import pytest_argv
