@@ -23,6 +23,7 @@ import pytest
 from lnrepro.run import triage
 from tests.lookalike import HANG_TEST, GroundTruth
 from tests.run.test_pytest_and_hangs import lnrepro
+from tests.triage.corpus import CALLSTACK_HEADER, CB_HEADER
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
@@ -348,19 +349,7 @@ def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scri
     at = lines.index("dump_callstacks.py:")
     assert lines[at - 1] == "" and lines[at + 1].startswith("┏━")
     header = [c.strip() for c in lines[at + 2].strip("┃").split("┃")]
-    assert header == [
-        "Dev",
-        "Loc",
-        "RiscV",
-        "Kernel ID",
-        "Kernel Name",
-        "Subdevice",
-        "Go Message",
-        "Preload",
-        "Waypoint",
-        "PC",
-        "Kernel Callstack",
-    ]
+    assert header == CALLSTACK_HEADER  # the real columns (tests/triage/corpus.py)
     assert lines[at + 3].startswith("┡━")
     rows = [
         [c.strip() for c in ln.strip("│").split("│")]
@@ -399,23 +388,7 @@ def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scri
     assert "main () at ./tt_metal/hw/firmware/src/tt-1xx/ncrisc.cc" in text
     cbs = text[text.index("dump_circular_buffers.py:") :].splitlines()
     head = [c.strip() for c in cbs[2].strip("┃").split("┃")]
-    assert head == [
-        "Dev",
-        "Loc",
-        "RISC",
-        "CB",
-        "Kind",
-        "State",
-        "fifo_addr",
-        "fifo_size",
-        "page_size",
-        "pages",
-        "rd_ptr",
-        "wr_ptr",
-        "recv",
-        "acked",
-        "occ",
-    ]
+    assert head == CB_HEADER
     cb_rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in cbs if ln.startswith("│")]
     cb0 = next(r for r in cb_rows if r[2] == "trisc0" and r[3] == "0")
     assert cb0[5] == "partial" and int(cb0[12]) - int(cb0[13]) == int(cb0[14]) == 28
