@@ -312,10 +312,11 @@ class Comparison:
     b: RunRecord
     rows: list[CompareRow]
 
-    def to_json(self) -> dict[str, JSON]:
-        from lnrepro.model.compare import compare_json
+    def to_json(self) -> JSON:
+        from lnrepro.model.codec import encode
+        from lnrepro.model.compare import CompareDoc
 
-        return compare_json(self.a, self.b)
+        return encode(CompareDoc(a=self.a.id, b=self.b.id, tests=tuple(self.rows)))
 
 
 def compare(request: CompareRequest) -> Comparison:

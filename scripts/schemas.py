@@ -3,9 +3,9 @@
     .venv/bin/python scripts/schemas.py          # rewrite them
     .venv/bin/python scripts/schemas.py --check  # exit 1, naming the files, when one differs
 
-Derived so far: ``lnrepro.shrink/1`` and ``lnrepro.shrink-state/1`` (the msgspec Structs of
-lnrepro/model/shrink_doc.py). The other files under docs/schemas/ are still written by hand
-(issue 39).
+Each entry of DERIVED names a file, the record type it is derived from (a keyword-only
+dataclass or msgspec Struct; see lnrepro/model/codec.py) and its title. A file not in DERIVED is
+still written by hand (issue 39).
 tests/test_schemas_generated.py runs the check.
 """
 
@@ -17,15 +17,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from lnrepro.model import compare
 from lnrepro.model import shrink_doc as shrink
+from lnrepro.model.codec import document_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
 
 # file name -> (the document's type, its title)
-DERIVED: dict[str, tuple[type[msgspec.Struct], str]] = {
+DERIVED: dict[str, tuple[type[Any], str]] = {
+    "compare.json": (
+        compare.CompareDoc,
+        "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+    ),
     "shrink.json": (
         shrink.ShrinkDoc,
         "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "
@@ -42,16 +46,7 @@ DERIVED: dict[str, tuple[type[msgspec.Struct], str]] = {
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one derived file, from its type."""
     kind, title = DERIVED[name]
-    (top,), defs = msgspec.json.schema_components([kind], ref_template="#/$defs/{name}")
-    root = defs.pop(top["$ref"].rsplit("/", 1)[1])
-    root.pop("title", None)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://lnrepro.invalid/schemas/{name}",
-        "title": title,
-        **root,
-        "$defs": dict(sorted(defs.items())),
-    }
+    return document_schema(kind, title=title, file=name)
 
 
 def text(name: str) -> str:

@@ -4,43 +4,42 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
-from lnrepro.model.record import RunRecord, TestAggregate
+from lnrepro.model.codec import Real
+from lnrepro.model.record import RunRecord, TestAggregate, Verdict
 
-SCHEMA = "lnrepro.compare/2"  # /2: pcc_a, pcc_b
+SCHEMA: Literal["lnrepro.compare/2"] = "lnrepro.compare/2"  # /2: pcc_a, pcc_b
 
 
 def _num(v: float) -> str:
     return f"{v:.6g}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareRow:
+    """One test of two runs side by side (B is the later run)."""
+
     test: str
-    verdict_a: str | None
-    verdict_b: str | None
+    verdict_a: Verdict | None
+    verdict_b: Verdict | None
     pass_rate_a: float | None
     pass_rate_b: float | None
-    max_diff_a: float | None
-    max_diff_b: float | None
+    max_diff_a: Real | None
+    max_diff_b: Real | None
+    pcc_a: Real | None  # the lowest PCC (higher is better)
+    pcc_b: Real | None
     change: str
-    pcc_a: float | None = None  # the lowest PCC (higher is better)
-    pcc_b: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "test": self.test,
-            "verdict_a": self.verdict_a,
-            "verdict_b": self.verdict_b,
-            "pass_rate_a": self.pass_rate_a,
-            "pass_rate_b": self.pass_rate_b,
-            "max_diff_a": self.max_diff_a,
-            "max_diff_b": self.max_diff_b,
-            "pcc_a": self.pcc_a,
-            "pcc_b": self.pcc_b,
-            "change": self.change,
-        }
+
+@dataclass(frozen=True, kw_only=True)
+class CompareDoc:
+    """``lnrepro compare --json``: every test of run ``a`` and run ``b``."""
+
+    schema: Literal["lnrepro.compare/2"] = SCHEMA
+    a: str
+    b: str
+    tests: tuple[CompareRow, ...]
 
 
 def _max_diff(t: TestAggregate | None) -> float | None:
@@ -61,14 +60,14 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
     for n in [*ta, *(n for n in tb if n not in ta)]:
         x, y = ta.get(n), tb.get(n)
         mx, my = _max_diff(x), _max_diff(y)
-        vx = x.verdict.value if x else None
-        vy = y.verdict.value if y else None
+        vx = x.verdict if x else None
+        vy = y.verdict if y else None
         change = (
             "only in B"
             if x is None
             else "only in A"
             if y is None
-            else (f"{vx} → {vy}" if vx != vy else "same verdict")
+            else (f"{x.verdict.value} → {y.verdict.value}" if vx != vy else "same verdict")
         )
         if mx is not None and my is not None and mx != my:
             change += f"; max_diff {_num(mx)} → {_num(my)}"
@@ -77,20 +76,16 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
             change += f"; pcc {_num(px)} → {_num(py)}"
         rows.append(
             CompareRow(
-                n,
-                vx,
-                vy,
-                x.pass_rate if x else None,
-                y.pass_rate if y else None,
-                mx,
-                my,
-                change,
-                px,
-                py,
+                test=n,
+                verdict_a=vx,
+                verdict_b=vy,
+                pass_rate_a=x.pass_rate if x else None,
+                pass_rate_b=y.pass_rate if y else None,
+                max_diff_a=mx,
+                max_diff_b=my,
+                pcc_a=px,
+                pcc_b=py,
+                change=change,
             )
         )
     return rows
-
-
-def compare_json(a: RunRecord, b: RunRecord) -> dict[str, Any]:
-    return {"schema": SCHEMA, "a": a.id, "b": b.id, "tests": [r.to_json() for r in compare(a, b)]}

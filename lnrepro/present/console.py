@@ -660,7 +660,8 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
 
     out: list[Row] = []
     for r in rows:
-        va, vb = r.verdict_a or "", r.verdict_b or ""
+        va = r.verdict_a.value if r.verdict_a else ""
+        vb = r.verdict_b.value if r.verdict_b else ""
         out.append(
             [
                 esc(r.test),

@@ -139,6 +139,10 @@ def issue_type(rec: RunRecord) -> str:
     return "Other"
 
 
+def _verdict(v: Verdict | None) -> str:
+    return v.value if v else ""
+
+
 def _rate(t: TestAggregate) -> str:
     if not t.runs:
         return "not run"
@@ -614,7 +618,7 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
     ]
     for r in compare(a, b):
         out.append(
-            f"| {markdown(r.test)} | {r.verdict_a or ''} | {r.verdict_b or ''} | {pct(r.pass_rate_a)} | "
+            f"| {markdown(r.test)} | {_verdict(r.verdict_a)} | {_verdict(r.verdict_b)} | {pct(r.pass_rate_a)} | "
             f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |"
         )
     return "\n".join(out) + "\n"

@@ -1,0 +1,186 @@
+"""Records defined once: a record is one typed definition, and its JSON and JSON Schema are derived.
+
+A record is a frozen, keyword-only dataclass (or a msgspec Struct) with enums for its closed
+sets. msgspec derives the rest from that one definition:
+
+* :func:`encode` turns a record into plain JSON values (``jsonio.dumps`` then writes non-finite
+  numbers in their one documented encoding, ``"NaN"``/``"Infinity"``/``"-Infinity"``);
+* :func:`decode` reads a parsed document back into the type, checking every field against its
+  type and constraints; a value of the wrong shape is a MalformedRecord naming the document and
+  the place in it (``steps[3].outcomes``), never a ``KeyError``;
+* :func:`schema` gives the JSON Schema (draft 2020-12) that ``scripts/schemas.py`` writes to
+  docs/schemas/, and CI fails when the written schema and the type differ.
+
+Why msgspec (issue 39, measured by ``scripts/bench_records.py``): a 10,000-step bisect-shaped
+record round-trips in 0.19 s (pydantic v2: 0.55 s; the hand-written ``to_json``/``from_json``:
+1.4 s), it reads standard dataclasses as they are, and it is imported only when a record is
+read or written: ``lnrepro --help`` loads none of it.
+
+Two annotations carry what plain types cannot say:
+
+* :data:`Real` is a float that may be non-finite (a max_diff of ``inf``): JSON's number or one
+  of the three strings. A plain ``float`` field accepts numbers only.
+* ``pathlib.Path`` fields are JSON strings.
+
+Old schema versions still read: a record's upgrader rewrites the parsed document of an older
+version into the current shape before :func:`decode` (the upgraders work on the documents,
+so they keep working whatever the types become).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lnrepro.model.jsonio import JSON, NON_FINITE, Reader
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    Real = float
+else:
+
+    class Real(float):
+        """A float that may be non-finite: JSON's number, or "NaN"/"Infinity"/"-Infinity"."""
+
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return float.__repr__(self)
+
+
+NON_FINITE_SCHEMA: dict[str, JSON] = {
+    "description": "A number; non-finite values are the strings NaN, Infinity and -Infinity "
+    "(protobuf's JSON mapping for double).",
+    "anyOf": [{"type": "number"}, {"enum": list(NON_FINITE)}],
+}
+
+
+def _enc_hook(obj: object) -> JSON:
+    if isinstance(obj, Path):
+        return str(obj)
+    raise NotImplementedError(f"lnrepro records cannot hold a {type(obj).__name__}")
+
+
+def _dec_hook(kind: type, obj: object) -> object:
+    if kind is Real:
+        if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+            return Real(obj)
+        if isinstance(obj, str) and obj in NON_FINITE:
+            return Real(NON_FINITE[obj])
+        raise TypeError(f"Expected `number`, got `{_json_kind(obj)}`")
+    if kind is Path:
+        if isinstance(obj, str):
+            return Path(obj)
+        raise TypeError(f"Expected `str`, got `{_json_kind(obj)}`")
+    raise NotImplementedError(kind)
+
+
+def _schema_hook(kind: type) -> dict[str, JSON]:
+    if kind is Real:
+        return dict(NON_FINITE_SCHEMA)
+    if kind is Path:
+        return {"type": "string"}
+    raise NotImplementedError(kind)
+
+
+def _json_kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+def encode(record: object) -> JSON:
+    """``record`` as plain JSON values (dicts, lists, str, numbers; enums as their values)."""
+    import msgspec  # not at the top: ``lnrepro --help`` loads no record library
+
+    return msgspec.to_builtins(record, enc_hook=_enc_hook)
+
+
+def decode(r: Reader, kind: type[T]) -> T:
+    """The value ``r`` holds, as ``kind``: every field checked, or MalformedRecord naming the
+    document and the place in it."""
+    import msgspec
+
+    try:
+        return msgspec.convert(r.value, kind, dec_hook=_dec_hook)
+    except msgspec.ValidationError as exc:
+        what, _, at = str(exc).partition(" - at `$")
+        if what.startswith("Expected "):
+            what = "should be " + what.removeprefix("Expected ").replace("`", "")
+        elif what.startswith("Invalid enum value "):
+            what = f"is {what.removeprefix('Invalid enum value ')}, which is not an allowed value"
+        elif what.startswith("Object missing required field "):
+            what = "is missing " + what.removeprefix("Object missing required field ")
+        else:
+            what = what[:1].lower() + what[1:]
+        place = at.rstrip("`").lstrip(".")
+        r.fail(what, place or None)
+
+
+def schema(kinds: list[type[Any]]) -> tuple[tuple[dict[str, JSON], ...], dict[str, JSON]]:
+    """The JSON Schemas of ``kinds`` and the definitions they share (``#/$defs/NAME``)."""
+    import msgspec
+
+    return msgspec.json.schema_components(
+        kinds, schema_hook=_schema_hook, ref_template="#/$defs/{name}"
+    )
+
+
+def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON]:
+    """The JSON Schema of a whole document of type ``kind``, as lnrepro writes it. Of a
+    dataclass every field is written, so every property is required and no other is allowed
+    (a msgspec Struct says itself which fields it omits)."""
+    import msgspec
+
+    (top,), defs = schema([kind])
+    root = defs.pop(top["$ref"].rsplit("/", 1)[1])
+    root.pop("title", None)
+    if not issubclass(kind, msgspec.Struct):
+        for part in (root, *defs.values()):
+            _as_written(part)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://lnrepro.invalid/schemas/{file}",
+        "title": title,
+        **root,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def _as_written(part: dict[str, JSON]) -> None:
+    if part.get("type") == "object" and "properties" in part:
+        part["required"] = list(part["properties"])
+        part.setdefault("additionalProperties", False)
+
+
+def same(a: object, b: object) -> bool:
+    """``a == b`` as JSON sees them: NaN equals NaN (a round trip keeps a NaN a NaN)."""
+    return _same(encode(a), encode(b))
+
+
+def _same(a: JSON, b: JSON) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if _number(a) and _number(b):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _number(v: JSON) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
