@@ -60,6 +60,8 @@ NON_FINITE_SCHEMA: dict[str, JSON] = {
 def _enc_hook(obj: object) -> JSON:
     if isinstance(obj, Path):
         return str(obj)
+    if isinstance(obj, float):  # a Real read back: msgspec knows float itself, not its subclasses
+        return float(obj)
     raise NotImplementedError(f"lnrepro records cannot hold a {type(obj).__name__}")
 
 
