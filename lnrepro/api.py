@@ -196,7 +196,7 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
 
     req = validate_bisect(request)
     runs = _runs_dir(req)
-    record = BisectRecord(req, rerun=tuple(req.argv()))
+    record = BisectRecord(request=req, rerun=tuple(req.argv()))
     b = loop.build(record, oracles_for(req, runs))
     with state.lock(req.repo):
         state.check_replaceable(req.repo)  # an interrupted bisect is continued or discarded

@@ -36,7 +36,6 @@ from lnrepro.model.bisect import (
     BisectRecord,
     BisectResult,
     BisectState,
-    Candidate,
     CommitInfo,
     Evidence,
     LostJob,
@@ -185,20 +184,20 @@ class Bisect:
             )
         )
         self.record.steps.append(
-            Step(
+            Step.of(
                 action,
-                info.subject,
                 ev,
-                tuple(outs),
-                mark,
-                reason,
-                prep.seconds,
-                prep.checkout_s,
-                prep.note,
+                subject=info.subject,
+                outcomes=tuple(outs),
+                mark=mark,
+                reason=reason,
+                prepare_s=prep.seconds,
+                checkout_s=prep.checkout_s,
+                note=prep.note,
             )
         )
         self.save()
-        events.step_finished(action.kind.value, info, mark.value, reason, ev.seconds)
+        events.step_finished(action.kind, info, mark, reason, ev.seconds)
         return mark
 
     def replay(self, steps: Iterable[Step]) -> None:
@@ -256,7 +255,7 @@ class Bisect:
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
         info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
-        events.step_started(a.kind.value, info, cands, left)
+        events.step_started(a.kind, info, cands, left)
         return info
 
     def _run_jobs(self, events: BisectEvents) -> None:
@@ -300,7 +299,7 @@ class Bisect:
                         # that card host is gone: its step judged nothing, so the commit goes
                         # back to the search; the other jobs go on without this one
                         lost.add(j)
-                        self.record.lost.append(LostJob(j, a.sha, exc.one_line()))
+                        self.record.lost.append(LostJob(job=j, commit=a.sha, why=exc.one_line()))
                         self.save()
                         events.job_lost(j, info, exc.message)
                         if len(lost) == jobs:
@@ -370,7 +369,7 @@ class Bisect:
                 if s.evidence.build_s is not None and not s.evidence.prebuilt
             ),
             candidates=tuple(info(c.sha) for c in r.candidates),
-            posterior=tuple(Candidate(p.sha, p.p, info(p.sha).subject) for p in r.posterior),
+            posterior=tuple(replace(p, subject=info(p.sha).subject) for p in r.posterior),
         )
 
 

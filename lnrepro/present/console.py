@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.model.bisect import BisectRecord, CommitInfo, Step
+from lnrepro.model.bisect import ActionKind, BisectRecord, CommitInfo, Mark, Step
 from lnrepro.model.compare import CompareRow
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.gtest import GtestRun, Metrics, TestResult, TestStatus
@@ -606,13 +606,15 @@ def render_records(entries: list[Entry], console: Console) -> None:
             if isinstance(rec, RunRecord)
             else f"bisect {describe_bisect(rec)}"
             if isinstance(rec, BisectRecord)
-            else " ".join(x for x in (e.kind, e.where, e.commit and f"commit {e.commit[:12]}") if x)
+            else " ".join(
+                x for x in (e.kind.value, e.where, e.commit and f"commit {e.commit[:12]}") if x
+            )
         )
         rows.append(
             [
                 esc(e.id),
                 when,
-                styled((e.state, style)),
+                styled((e.state.value, style)),
                 esc(e.headline or e.problem or "-"),
                 esc(what),
             ]
@@ -919,7 +921,7 @@ def _render_result(rec: BisectRecord, console: Console) -> None:
         _render_posterior(rec, console)
     if r.first_bad and r.commit:
         c = r.commit
-        say(console, styled((f"{r.kind}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
+        say(console, styled((f"{r.kind.value}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
         say(console, esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
         if r.last_good:
             say(console, esc(f"  last good: {r.last_good}"))
@@ -951,7 +953,7 @@ def _render_result(rec: BisectRecord, console: Console) -> None:
 def _render_posterior(rec: BisectRecord, console: Console) -> None:
     r = rec.result
     assert r is not None
-    qb, qg = r.rates or (0.0, 0.0)
+    qb, qg = (r.rates.bad, r.rates.good) if r.rates else (0.0, 0.0)
     rows: list[Row] = [[esc(p.sha[:12]), f"{p.p:.4f}", esc(p.subject)] for p in r.posterior]
     show_table(
         console,
@@ -995,11 +997,13 @@ class RichBisectEvents(BisectEvents):
     def note(self, text: str) -> None:
         self.console.print(esc(text))
 
-    def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
+    def step_started(
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
+    ) -> None:
         say(
             self.console,
             esc(
-                f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
+                f"  {kind.value} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
             ),
             hang=4,
         )
@@ -1014,13 +1018,13 @@ class RichBisectEvents(BisectEvents):
         say(self.console, esc(f"    testing: attempt {index}/{total}"))
 
     def step_finished(
-        self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
+        self, kind: ActionKind, info: CommitInfo, mark: Mark, reason: str, seconds: float
     ) -> None:
         say(
             self.console,
             styled(
                 f"    {info.sha[:12]} -> ",
-                (mark, MARK_STYLE.get(mark, "")),
+                (mark.value, MARK_STYLE.get(mark.value, "")),
                 f" ({reason}, {seconds:.1f} s)",
             ),
             hang=6,

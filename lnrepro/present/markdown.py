@@ -461,7 +461,7 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
     if r.search == "bayesian" and r.rates:
         out += [
             "",
-            f"Posterior (fail rate learned: buggy {r.rates[0]:.2f}, clean {r.rates[1]:.2f}):",
+            f"Posterior (fail rate learned: buggy {r.rates.bad:.2f}, clean {r.rates.good:.2f}):",
             "",
             "| commit | subject | P(first bad) |",
             "|---|---|---|",
@@ -508,7 +508,7 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     if r and r.first_bad:
         c = r.commit
         observed = [
-            f"The {markdown(r.kind)} is {markdown_code(r.first_bad[:12])}: {markdown(c.subject if c else '')}."
+            f"The {markdown(r.kind.value)} is {markdown_code(r.first_bad[:12])}: {markdown(c.subject if c else '')}."
         ]
     else:
         observed = [

@@ -27,6 +27,7 @@ from lnrepro.model.bisect import (
     TestObs,
 )
 from lnrepro.model.events import BisectEvents, Events
+from lnrepro.model.gtest import TestStatus
 from lnrepro.model.requests import BisectRequest, CommandOracleSpec, OnHang, Policy
 from tests.bisect.test_core import linear
 
@@ -49,7 +50,7 @@ class ScriptedWorkspace:
         return Prepared(Path("/scripted") / sha, Prep(0.001, 0.001, None), self.broken.get(sha))
 
     def describe(self, sha: str) -> CommitInfo:
-        return CommitInfo(sha, f"subject of {sha}")
+        return CommitInfo(sha=sha, subject=f"subject of {sha}")
 
     def save(self, record: BisectRecord) -> None:
         self.saves.append(len(record.steps))
@@ -78,7 +79,7 @@ class ScriptedOracle:
         if sha in self.unbuildable:
             return Evidence(cannot_test="the build failed", seconds=0.01, build_s=0.01)
         attempts = tuple(self.script(sha, before + i) for i in range(runs or 1))
-        return Evidence(attempts, seconds=0.01, build_s=0.01, run_s=0.01)
+        return Evidence(attempts=attempts, seconds=0.01, build_s=0.01, run_s=0.01)
 
 
 class Steps(BisectEvents):
@@ -93,7 +94,7 @@ class Steps(BisectEvents):
 
 def exits(bad: Callable[[str], bool]) -> Script:
     """``git bisect run``'s protocol: exit 1 on a bad commit, 0 on a good one."""
-    return lambda sha, n: AttemptObs(1 if bad(sha) else 0, gtest=False)
+    return lambda sha, n: AttemptObs(exit_code=1 if bad(sha) else 0, gtest=False)
 
 
 def bisect(
@@ -111,7 +112,7 @@ def bisect(
     rng = loop.Range(graph, tip, bottoms, [], req.bad)
     oracle, ws, events = ScriptedOracle(script, unbuildable), ws or ScriptedWorkspace(), Steps()
     oracles: list[Oracle] = [oracle]
-    b = loop.build(BisectRecord(req), oracles, ws, rng)
+    b = loop.build(BisectRecord(request=req), oracles, ws, rng)
     result = b.run(events)
     assert b.record.state is BisectState.COMPLETE
     n = len(b.record.steps)
@@ -126,7 +127,7 @@ def index(sha: str) -> int:
 def test_a_deterministic_culprit_on_a_linear_history() -> None:
     r, oracle, events, _ = bisect(linear(16), exits(lambda c: index(c) >= 9), good="c0", bad="c15")
     assert r.first_bad == "c9" and r.last_good == "c8" and r.confirmed is True
-    assert r.commit == CommitInfo("c9", "subject of c9")
+    assert r.commit == CommitInfo(sha="c9", subject="subject of c9")
     # the endpoints, git's midpoints, then the culprit's neighbours re-tested
     assert oracle.tried[:6] == ["c15", "c0", "c7", "c11", "c9", "c8"]
     assert [m for _, _, m in events.marks][:6] == ["bad", "good", "good", "bad", "bad", "good"]
@@ -201,7 +202,7 @@ def test_a_flaky_culprit_with_confidence() -> None:
     def script(sha: str, n: int) -> AttemptObs:
         fails = index(sha) >= 9 and rnd.random() < 0.7
         flaky["c"] += index(sha) >= 9 and not fails
-        return AttemptObs(1 if fails else 0, gtest=False)
+        return AttemptObs(exit_code=1 if fails else 0, gtest=False)
 
     r, oracle, _, _ = bisect(linear(16), script, good="c0", bad="c15", confidence=0.95)
     assert r.search == "bayesian" and r.first_bad == "c9"
@@ -228,7 +229,12 @@ REPRO = "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"
 
 
 def hung_at(key: str) -> AttemptObs:
-    return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True, hang=key)
+    return AttemptObs(
+        exit_code=1,
+        tests=(TestObs(name=REPRO, status=TestStatus.TIMEOUT),),
+        timed_out=True,
+        hang=key,
+    )
 
 
 def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() -> None:
@@ -238,7 +244,11 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
     def script(sha: str, n: int) -> AttemptObs:
         if sha in ("c5", "c11") and n == 0:
             return hung_at(ELSEWHERE)
-        return hung_at(BUG) if index(sha) >= 6 else AttemptObs(0, (TestObs(REPRO, "PASSED"),))
+        return (
+            hung_at(BUG)
+            if index(sha) >= 6
+            else AttemptObs(exit_code=0, tests=(TestObs(name=REPRO, status=TestStatus.PASSED),))
+        )
 
     req = BisectRequest(
         Path("/scripted"),
@@ -249,7 +259,7 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
     )
     oracle = ScriptedOracle(script)
     b = loop.build(
-        BisectRecord(req),
+        BisectRecord(request=req),
         [oracle],
         ScriptedWorkspace(),
         loop.Range(linear(12), "c11", ["c0"], [], "c11"),
@@ -271,7 +281,7 @@ def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
     req = BisectRequest(Path("/scripted"), ("c0",), "c7", CommandOracleSpec(("test",)))
     ws = ScriptedWorkspace()
     b = loop.build(
-        BisectRecord(req),
+        BisectRecord(request=req),
         [ScriptedOracle(exits(lambda c: False))],
         ws,
         loop.Range(linear(8), "c7", ["c0"], [], "c7"),
@@ -286,7 +296,7 @@ def test_two_jobs_in_process_share_the_search() -> None:
     req = BisectRequest(Path("/scripted"), ("c0",), "c31", CommandOracleSpec(("test",)), jobs=2)
     oracle = ScriptedOracle(exits(lambda c: index(c) >= 20))
     b = loop.build(
-        BisectRecord(req),
+        BisectRecord(request=req),
         [oracle, oracle],
         ScriptedWorkspace(),
         loop.Range(linear(32), "c31", ["c0"], [], "c31"),
