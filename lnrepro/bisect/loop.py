@@ -40,6 +40,7 @@ from lnrepro.model.bisect import (
     Evidence,
     LostJob,
     RunOutcome,
+    SearchKind,
     Signature,
     Step,
 )
@@ -352,7 +353,9 @@ class Bisect:
 
         fb = r.first_bad
         parents = self.graph.parents.get(fb, ()) if fb else ()
-        last_good_all = r.last_good_all or (tuple(parents) if r.search == "bayesian" else ())
+        last_good_all = r.last_good_all or (
+            tuple(parents) if r.search is SearchKind.BAYESIAN else ()
+        )
         return replace(
             r,
             commit=info(fb) if fb else None,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.model.bisect import ActionKind, BisectRecord, CommitInfo, Mark, Step
+from lnrepro.model.bisect import ActionKind, BisectRecord, CommitInfo, Mark, SearchKind, Step
 from lnrepro.model.compare import CompareRow
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.gtest import GtestRun, Metrics, TestResult, TestStatus
@@ -917,7 +917,7 @@ def render_bisect(rec: BisectRecord, console: Console) -> None:
 def _render_result(rec: BisectRecord, console: Console) -> None:
     r = rec.result
     assert r is not None
-    if r.search == "bayesian":
+    if r.search is SearchKind.BAYESIAN:
         _render_posterior(rec, console)
     if r.first_bad and r.commit:
         c = r.commit
@@ -925,7 +925,7 @@ def _render_result(rec: BisectRecord, console: Console) -> None:
         say(console, esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
         if r.last_good:
             say(console, esc(f"  last good: {r.last_good}"))
-        if r.search == "bayesian" and r.confidence is not None:
+        if r.search is SearchKind.BAYESIAN and r.confidence is not None:
             say(
                 console,
                 esc(
