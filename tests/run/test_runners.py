@@ -1,4 +1,4 @@
-"""lnrepro.run.runners without a container: what the docker runner would mount and set."""
+"""lnrepro.run.runners.docker without a container: what the docker runner would mount and set."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from lnrepro.errors import EnvironmentProblem
-from lnrepro.run.runners import DockerRunner, default_ccache_dir
+from lnrepro.run.runners.base import Place, TimeLimit
+from lnrepro.run.runners.docker import DockerRunner, default_ccache_dir
 
 
 def test_ccache_is_ccaches_own_directory_when_set(
@@ -18,7 +19,7 @@ def test_ccache_is_ccaches_own_directory_when_set(
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "big-disk" / "ccache"))
     r = DockerRunner("img")
     assert r.ccache_dir == tmp_path / "big-disk" / "ccache"
-    spec = r.spec(cwd=tmp_path, env={}, mounts=(tmp_path,))
+    spec = r.spec(Place(tmp_path, {}, (tmp_path,)))
     assert ("CCACHE_DIR", str(tmp_path / "big-disk" / "ccache")) in spec.environment
     assert f"-v {tmp_path / 'big-disk' / 'ccache'}:{tmp_path / 'big-disk' / 'ccache'}" in (
         spec.shell_line(["true"])
@@ -49,5 +50,5 @@ def test_a_ccache_directory_that_cannot_be_made_is_a_one_line_error(
         EnvironmentProblem, match=r"cannot make the ccache directory .*a-file/ccache"
     ):
         DockerRunner("img").run(
-            ["true"], lambda _: None, cwd=tmp_path, env={}, mounts=(tmp_path,), timeout=10
+            ["true"], lambda _: None, Place(tmp_path, {}, (tmp_path,)), TimeLimit(10)
         )
