@@ -4,21 +4,19 @@ status (``python -m lnrepro.emulator.cbmodel``)."""
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
-from xml.sax.saxutils import escape, quoteattr
+from typing import TextIO
 
 from .config import ENV_CONFIG, SUITE, TEST_FILE, CbConfig, ConfigError, load_config
 from .cores import Outcome, simulate
 from .device import write_device_state
 from .dprint import Dprint, dprint_cores, dprint_out
+from .report import KINDS, Reported, report_text
 from .timeout import dispatch_timeout
 from .watcher import Program, Watcher, kernel_ids, watcher_interval
 
@@ -247,84 +245,28 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
     return 1 if failed else 0
 
 
-def _iso(ts: float) -> str:
-    return (
-        datetime.fromtimestamp(ts).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}"
-    )
-
-
 def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
     """googletest's JSON or XML report (``--gtest_output=json:PATH`` / ``xml:PATH``)."""
     kind, _, where = spec.partition(":")
-    if kind not in ("json", "xml"):
+    if kind not in KINDS:
         raise ConfigError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
     path = Path(where or f"test_detail.{kind}")
     if where.endswith("/") or path.is_dir():
         path = path / f"cbmodel.{kind}"
     path.parent.mkdir(parents=True, exist_ok=True)
-    failed = sum(1 for r in results if r.failures)
-    if kind == "json":
-        counts = {
-            "tests": len(results),
-            "failures": failed,
-            "disabled": 0,
-            "errors": 0,
-            "timestamp": _iso(started) + "Z",
-            "time": f"{total_ms / 1000:.3f}s",
-        }
-        tests = []
-        for r in results:
-            t: dict[str, Any] = {
-                "name": r.case.name,
-                "file": TEST_FILE,
-                "line": r.case.line,
-                "status": "RUN",
-                "result": "COMPLETED",
-                "timestamp": _iso(r.started) + "Z",
-                "time": f"{r.ms / 1000:.3f}s",
-                "classname": SUITE,
-            }
-            if r.failures:
-                t["failures"] = [
-                    {"failure": f"{TEST_FILE}:{ln}\n{m}", "type": ""} for ln, m in r.failures
-                ]
-            tests.append(t)
-        doc = {
-            **counts,
-            "name": "AllTests",
-            "testsuites": [{"name": SUITE, **counts, "testsuite": tests}] if results else [],
-        }
-        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        return
-    xml = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites tests="{len(results)}" failures="{failed}" disabled="0" errors="0" '
-        f'time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}" name="AllTests">',
-    ]
-    if results:
-        xml.append(
-            f'  <testsuite name="{SUITE}" tests="{len(results)}" failures="{failed}" disabled="0" '
-            f'skipped="0" errors="0" time="{total_ms / 1000:.3f}" timestamp="{_iso(started)}">'
+    reported = [
+        Reported(
+            r.case.name,
+            TEST_FILE,
+            r.case.line,
+            r.started,
+            r.ms,
+            [(TEST_FILE, ln, m) for ln, m in r.failures],
         )
-        for r in results:
-            attrs = (
-                f'name="{r.case.name}" file="{TEST_FILE}" line="{r.case.line}" status="run" '
-                f'result="completed" time="{r.ms / 1000:.3f}" timestamp="{_iso(r.started)}" '
-                f'classname="{SUITE}"'
-            )
-            if not r.failures:
-                xml.append(f"    <testcase {attrs} />")
-                continue
-            xml.append(f"    <testcase {attrs}>")
-            for ln, m in r.failures:
-                text = f"{TEST_FILE}:{ln}\n{m}"
-                xml.append(
-                    f'      <failure message={quoteattr(text)} type=""><![CDATA[{escape(text)}]]></failure>'
-                )
-            xml.append("    </testcase>")
-        xml.append("  </testsuite>")
-    xml.append("</testsuites>")
-    path.write_text("\n".join(xml) + "\n", encoding="utf-8")
+        for r in results
+    ]
+    text = report_text(kind, SUITE if results else None, reported, started, total_ms)
+    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
