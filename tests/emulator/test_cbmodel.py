@@ -282,3 +282,25 @@ def test_the_model_is_deterministic_and_names_who_waits() -> None:
     assert (c.reader_done, c.compute_block, c.compute_phase, c.in_avail) == (True, 3, "wait", 28)
     ok = simulate(CbConfig(), CbConfig().cores)
     assert not ok.deadlocked and all(c.written == 128 for c in ok.cores)
+
+
+def test_the_model_is_a_package_of_the_standard_library_only() -> None:
+    """The look-alike ships the package whole as ttnn's ``_cbsim`` (tests/lookalike/generator.py):
+    every module imports only the standard library and its siblings (relatively), so it runs
+    there with no lnrepro installed."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "lnrepro" / "emulator" / "cbmodel"
+    wrong = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            top = {n.split(".")[0] for n in names}
+            wrong += [f"{path.name}: {t}" for t in top - set(sys.stdlib_module_names) - {"tomli"}]
+    assert len(list(root.glob("*.py"))) > 1
+    assert not wrong, wrong
