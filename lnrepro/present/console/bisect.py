@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-# ------------------------------------------------------------------ bisect
 def render_bisect(rec: BisectRecord, console: Console) -> None:
     cols = [
         Col("#"),

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
-# ------------------------------------------------------------------ env-check
 def render_env(report: Any, console: Console) -> None:
     """``lnrepro env-check``: a row per check (with ``--container``, the host's and the
     container's verdicts, each labelled, and both reasons when they differ), then each fix's
