@@ -16,7 +16,7 @@ A new field: give it a default (older documents lack it and still read), then ru
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from dataclasses import dataclass, field, fields, make_dataclass
 from enum import Enum
 from functools import cache
 from pathlib import Path
@@ -42,27 +42,6 @@ RealMetrics = dict[str, dict[str, Real]]  # tensor -> metric -> worst value (may
 
 def _ms(v: float) -> float:
     return round(v, 3)
-
-
-class _Record:
-    """Every record type here: a document without some field (an older schema, or a field
-    added since) reads with the field's default. msgspec leaves a missing field with a plain
-    default out of the instance's ``__dict__`` (the class attribute answers reads), and writes
-    only what ``__dict__`` holds: the default is put there, so the record writes it back."""
-
-    def __post_init__(self) -> None:
-        d = self.__dict__
-        kind = type(self)
-        n = _FIELDS.get(kind)
-        if n is None:
-            n = _FIELDS[kind] = len(fields(kind))  # type: ignore[arg-type]
-        if len(d) < n:
-            for f in fields(kind):  # type: ignore[arg-type]
-                if f.default is not MISSING:
-                    d.setdefault(f.name, f.default)
-
-
-_FIELDS: dict[type, int] = {}
 
 
 class Mark(str, Enum):
@@ -113,7 +92,7 @@ class BisectState(str, Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Action(_Record):
+class Action:
     job: Count = 0  # which worktree/device/engine runs it
     sha: str
     kind: ActionKind
@@ -121,7 +100,7 @@ class Action(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TestObs(_Record):
+class TestObs:
     """One test in one run, as the bisect needs it."""
 
     __test__ = False
@@ -136,7 +115,7 @@ _NOT_FAILED = (TestStatus.PASSED, TestStatus.SKIPPED)
 
 
 @dataclass(frozen=True, kw_only=True)
-class AttemptObs(_Record):
+class AttemptObs:
     """One run: a gtest run (``tests``) or a ``--command`` (``exit_code`` only)."""
 
     exit_code: int
@@ -151,13 +130,12 @@ class AttemptObs(_Record):
     tests: tuple[TestObs, ...] = ()
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         failed = tuple(t.name for t in self.tests if t.status not in _NOT_FAILED)
         object.__setattr__(self, "failed", failed)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Signature(_Record):
+class Signature:
     """How the bug shows: which tests fail, and in which shapes (or by crashing). ``tests`` and
     ``shapes`` are sets, kept sorted (their JSON stays the same from run to run)."""
 
@@ -169,13 +147,12 @@ class Signature(_Record):
     hang_key: str | None = None  # and the watcher log says where (Diagnosis.key)
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         object.__setattr__(self, "tests", tuple(sorted(set(self.tests))))
         object.__setattr__(self, "shapes", tuple(sorted(set(self.shapes))))
 
 
 @dataclass(frozen=True, kw_only=True)
-class CommitInfo(_Record):
+class CommitInfo:
     sha: str
     subject: str = ""
     author: str = ""
@@ -184,7 +161,7 @@ class CommitInfo(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class StepTest(_Record):
+class StepTest:
     """One test over a step's run: its verdict, passes and worst metrics."""
 
     __test__ = False
@@ -196,7 +173,7 @@ class StepTest(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Evidence(_Record):
+class Evidence:
     """What an oracle saw of one commit: every run, or why it could not test it. Times are kept
     to the millisecond."""
 
@@ -215,7 +192,6 @@ class Evidence(_Record):
     attempts: tuple[AttemptObs, ...] = ()
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         object.__setattr__(self, "seconds", _ms(self.seconds))
         if self.build_s is not None:
             object.__setattr__(self, "build_s", _ms(self.build_s))
@@ -224,7 +200,7 @@ class Evidence(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Preparation(_Record):
+class Preparation:
     """The commit made ready in its worktree (checkout, picks, patches)."""
 
     subject: str = ""
@@ -288,7 +264,7 @@ class Step(Evidence, Preparation, Action):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Candidate(_Record):
+class Candidate:
     """One commit of the Bayesian posterior."""
 
     sha: str
@@ -297,7 +273,7 @@ class Candidate(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LearnedRates(_Record):
+class LearnedRates:
     """The fail rates a Bayesian search learned: of the buggy commits, of the clean ones."""
 
     bad: float
@@ -305,7 +281,7 @@ class LearnedRates(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BisectResult(_Record):
+class BisectResult:
     """The answer: a first bad (or fixed) commit with its evidence, candidates, or why not."""
 
     kind: ResultKind = ResultKind.FIRST_BAD
@@ -335,7 +311,7 @@ class BisectResult(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LostJob(_Record):
+class LostJob:
     """A job whose engine stopped answering mid-step: the commit it was testing went back to
     the search, and the job took no more steps in that run (``--resume`` tries it again)."""
 
@@ -345,7 +321,7 @@ class LostJob(_Record):
 
 
 @dataclass(kw_only=True)
-class BisectRecord(_Record):
+class BisectRecord:
     """A bisect's saved state and record: the request, every step, and the answer when in.
     Not frozen: the loop appends its steps and sets its state and answer as it goes."""
 

@@ -95,8 +95,8 @@ def test_an_older_record_reads_as_the_hand_written_reader_read_it(old: str) -> N
 @pytest.mark.parametrize("old", ["v3-done", "v4-done", "v3-interrupted", "v4-interrupted"])
 def test_an_older_state_reads_with_the_defaults_of_what_it_lacks(old: str) -> None:
     """A /3 state has no hang keys, a /4 no lost jobs: they read as their defaults, and the
-    record writes them (msgspec leaves a missing field out of the instance: the record puts
-    it back, or the state saved after the next step would lack it)."""
+    record writes them (msgspec leaves a missing field with a plain default out of the
+    instance; codec.decode puts it there, or the state saved after the next step lacks it)."""
     rec = state.read(DOCS / f"{old}.json")
     out = json.loads(written(rec))
     assert out["schema"] == bisect.SCHEMA and out["lost"] == []
