@@ -13,6 +13,7 @@ import pytest
 
 from lnrepro.bisect import loop
 from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.evidence import Sense
 from lnrepro.bisect.oracle import Oracle
 from lnrepro.bisect.workspace import Prep, Prepared
 from lnrepro.errors import EndpointsDoNotSeparate
@@ -107,8 +108,8 @@ def bisect(
     **options: object,
 ) -> tuple[BisectResult, ScriptedOracle, Steps, ScriptedWorkspace]:
     req = BisectRequest(Path("/scripted"), (good,), bad, CommandOracleSpec(("test",)), **options)  # type: ignore[arg-type]
-    tip, bottoms = loop.ends(req)
-    rng = loop.Range(graph, tip, bottoms, [], req.bad)
+    tip, bottoms = Sense.of(req).ends(req.good, req.bad)
+    rng = loop.Range(graph, tip, bottoms, [])
     oracle, ws, events = ScriptedOracle(script, unbuildable), ws or ScriptedWorkspace(), Steps()
     oracles: list[Oracle] = [oracle]
     b = loop.build(BisectRecord(req), oracles, ws, rng)
@@ -222,6 +223,23 @@ def test_find_fix_flips_good_and_bad() -> None:
     assert all((m == "bad") == (index(sha) >= 10) for _, sha, m in events.marks if m != "skip")
 
 
+def test_find_fix_reports_the_fail_rates_of_the_buggy_and_the_clean_commits() -> None:
+    """The noisy search learns its rates in its own sense (with --find-fix its "bad" commits
+    are the fixed ones, and they "fail" by passing); the result says them in the bug's: the
+    buggy commits fail 70% of their runs, the fixed ones never. (They were reported the
+    search's way round: buggy 0.90, clean 0.27.)"""
+    rnd = random.Random(2)
+
+    def script(sha: str, n: int) -> AttemptObs:
+        fails = index(sha) < 10 and rnd.random() < 0.7  # c0..c9 buggy, fixed from c10
+        return AttemptObs(1 if fails else 0, gtest=False)
+
+    r, _, _, _ = bisect(linear(16), script, good="c15", bad="c0", find_fix=True, confidence=0.95)
+    assert r.first_bad == "c10" and r.kind == "first fixed commit" and r.rates is not None
+    buggy, clean = r.rates
+    assert 0.55 < buggy < 0.85 and clean < 0.15
+
+
 BUG = "CONSUMER_STARVED:layernorm_fused_rm.cpp:TRISC0:CWFW"
 ELSEWHERE = "CONSUMER_STARVED:writer_binary.cpp:BRISC:CWFW"
 REPRO = "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"
@@ -252,7 +270,7 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
         BisectRecord(req),
         [oracle],
         ScriptedWorkspace(),
-        loop.Range(linear(12), "c11", ["c0"], [], "c11"),
+        loop.Range(linear(12), "c11", ["c0"], []),
     )
     r = b.run(Steps())
     assert r.first_bad == "c6"
@@ -274,7 +292,7 @@ def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
         BisectRecord(req),
         [ScriptedOracle(exits(lambda c: False))],
         ws,
-        loop.Range(linear(8), "c7", ["c0"], [], "c7"),
+        loop.Range(linear(8), "c7", ["c0"], []),
     )
     with pytest.raises(EndpointsDoNotSeparate) as exc:
         b.run(Steps())
@@ -289,7 +307,7 @@ def test_two_jobs_in_process_share_the_search() -> None:
         BisectRecord(req),
         [oracle, oracle],
         ScriptedWorkspace(),
-        loop.Range(linear(32), "c31", ["c0"], [], "c31"),
+        loop.Range(linear(32), "c31", ["c0"], []),
     )
     r = b.run(Steps())
     assert r.first_bad == "c20"
