@@ -120,15 +120,11 @@ def exits(bad: Callable[[str], bool]) -> Script:
 def request(
     good: str | Sequence[str], bad: str, repo: Path = Path("/scripted"), **options: Any
 ) -> BisectRequest:
-    """A ``--command`` bisect of ``repo`` (a made-up one by default: only the loop reads it)."""
+    """A bisect of ``repo`` (a made-up one by default: only the loop reads it), by
+    ``--command`` unless ``options`` give another oracle."""
     goods = (good,) if isinstance(good, str) else tuple(good)
-    return BisectRequest(
-        repo=repo,
-        good=goods,
-        bad=bad,
-        oracle=CommandOracleSpec(("test",)),
-        **options,
-    )
+    options.setdefault("oracle", CommandOracleSpec(("test",)))
+    return BisectRequest(repo=repo, good=goods, bad=bad, **options)
 
 
 def made_up(graph: Graph, req: BisectRequest, merge_bases: Sequence[str] = ()) -> loop.Range:

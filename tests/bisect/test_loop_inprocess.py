@@ -419,3 +419,29 @@ def test_a_lost_job_gives_its_commit_back_and_the_other_job_finishes() -> None:
     assert lost == LostJob(1, job1.tried[0], lost.why) and "stopped answering" in lost.why
     assert {s.action.job for s in run.record.steps} == {0}
     assert job1.tried[0] in job0.tried  # given back, tested by the job still there
+
+
+def test_with_the_watcher_on_a_hang_it_does_not_place_teaches_no_signature() -> None:
+    """--on-hang bad with the watcher on: the bad endpoint hangs, but its log never places the
+    hang (no complete dump before the timeout). Three such runs are noise, not the bug's
+    signature; the endpoint is skipped and the error says why and what to change."""
+    from lnrepro.model.requests import RunOracleSpec, TtMetalSpec
+
+    def script(sha: str, n: int) -> AttemptObs:
+        if index(sha) >= 6:
+            return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True)
+        return AttemptObs(0, (TestObs(REPRO, "PASSED"),))
+
+    req = request(
+        "c0",
+        "c11",
+        oracle=RunOracleSpec(TtMetalSpec(Path("/scripted"), watcher_s=1)),
+        policy=Policy(on_hang=OnHang.BAD),
+    )
+    run = start(made_up(linear(12), req), req, ScriptedOracle(script))
+    with pytest.raises(EndpointsDoNotSeparate) as exc:
+        run.bisect.run(run.events)
+    assert run.record.signature is None and run.oracle.tried == ["c11"] * 3
+    assert [s.mark for s in run.record.steps] == [Mark.SKIP] * 3
+    assert exc.value.one_line().startswith("the bad endpoint c11 tested skip (last run: a hang")
+    assert "does not place" in exc.value.one_line() and "--timeout" in exc.value.one_line()
