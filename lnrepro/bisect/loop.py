@@ -206,11 +206,10 @@ class Bisect:
                 if not running:
                     break
                 finished, _ = wait([r[1] for r in running.values()], return_when=FIRST_COMPLETED)
+                teacher = self.meaning.buggy  # its runs teach the signature: recorded first
                 ready = sorted(
                     (j for j, r in running.items() if r[1] in finished),
-                    key=lambda j: (
-                        running[j][0].sha != self.meaning.buggy
-                    ),  # the signature's teacher first
+                    key=lambda j: running[j][0].sha != teacher,
                 )
                 for j in ready:
                     a, fut, info = running.pop(j)
@@ -317,9 +316,8 @@ class Range:
 
     graph: Graph
     tip: str  # the search's "bad" (the fixed commit with --find-fix)
-    bottoms: list[
-        str
-    ]  # the search's "good" commits (--bad first with --find-fix), merge bases last
+    # the search's "good" commits (--bad, first, with --find-fix), merge bases last
+    bottoms: list[str]
     merge_bases: list[str]  # of a --good that is not an ancestor of --bad, to be tested first
 
 
@@ -365,12 +363,12 @@ def build(
     workspace = workspace or GitWorkspace(req.repo, req.picks, req.patches)
     artifacts = prebuilt.find(req.repo, req.prebuilt, rng.graph.order) if req.prebuilt else {}
     prefer = frozenset(artifacts)
+    sense = Sense.of(req)
     strategy: Strategy
     if req.confidence is not None:
         # numpy's, loaded only by a noisy search: 0.13 s of a git search's 0.5 s process here
         from lnrepro.bisect.bayes import BayesSearch, Rates
 
-        sense = Sense.of(req)
         rates = Rates(fixed=sense.rates(req.fail_rates)) if req.fail_rates else Rates()
         # the endpoints' runs measured before: the rates' prior, and the search's "good" end
         # then needs no check of its own
@@ -398,5 +396,5 @@ def build(
             merge_bases=rng.merge_bases,
             prefer=prefer,
         )
-    meaning = Meaning.of(req, Sense.of(req).buggy(rng.tip, rng.bottoms))
+    meaning = Meaning.of(req, sense.buggy(rng.tip, rng.bottoms))
     return Bisect(record, oracles, rng.graph, strategy, meaning, workspace, artifacts=artifacts)
