@@ -106,7 +106,13 @@ def bisect(
     unbuildable: frozenset[str] = frozenset(),
     **options: object,
 ) -> tuple[BisectResult, ScriptedOracle, Steps, ScriptedWorkspace]:
-    req = BisectRequest(Path("/scripted"), (good,), bad, CommandOracleSpec(("test",)), **options)  # type: ignore[arg-type]
+    req = BisectRequest(
+        repo=Path("/scripted"),
+        good=(good,),
+        bad=bad,
+        oracle=CommandOracleSpec(argv=("test",)),
+        **options,
+    )  # type: ignore[arg-type]
     tip, bottoms = loop.ends(req)
     rng = loop.Range(graph, tip, bottoms, [], req.bad)
     oracle, ws, events = ScriptedOracle(script, unbuildable), ws or ScriptedWorkspace(), Steps()
@@ -241,10 +247,10 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
         return hung_at(BUG) if index(sha) >= 6 else AttemptObs(0, (TestObs(REPRO, "PASSED"),))
 
     req = BisectRequest(
-        Path("/scripted"),
-        ("c0",),
-        "c11",
-        CommandOracleSpec(("test",)),
+        repo=Path("/scripted"),
+        good=("c0",),
+        bad="c11",
+        oracle=CommandOracleSpec(argv=("test",)),
         policy=Policy(on_hang=OnHang.BAD),
     )
     oracle = ScriptedOracle(script)
@@ -268,7 +274,9 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
 
 
 def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
-    req = BisectRequest(Path("/scripted"), ("c0",), "c7", CommandOracleSpec(("test",)))
+    req = BisectRequest(
+        repo=Path("/scripted"), good=("c0",), bad="c7", oracle=CommandOracleSpec(argv=("test",))
+    )
     ws = ScriptedWorkspace()
     b = loop.build(
         BisectRecord(req),
@@ -283,7 +291,13 @@ def test_endpoints_that_do_not_separate_stop_with_the_record() -> None:
 
 
 def test_two_jobs_in_process_share_the_search() -> None:
-    req = BisectRequest(Path("/scripted"), ("c0",), "c31", CommandOracleSpec(("test",)), jobs=2)
+    req = BisectRequest(
+        repo=Path("/scripted"),
+        good=("c0",),
+        bad="c31",
+        oracle=CommandOracleSpec(argv=("test",)),
+        jobs=2,
+    )
     oracle = ScriptedOracle(exits(lambda c: index(c) >= 20))
     b = loop.build(
         BisectRecord(req),
