@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare
+from lnrepro.model import compare, requests
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 
@@ -29,6 +29,11 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+    ),
+    "requests.json": (
+        requests.RequestShapes,
+        "The typed requests records keep (lnrepro.model.requests): a run's and a bisect's, "
+        "for the records' schemas to refer to ($defs/RunRequest, $defs/BisectRequest)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

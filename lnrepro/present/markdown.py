@@ -22,6 +22,7 @@ from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
+from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.text import fmt_metrics, fmt_num, why
@@ -521,11 +522,11 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
             + ", ".join(markdown_code(t.split(".", 1)[-1]) for t in sig),
         ]
     git_lines = [f"git bisect start {req.bad} {' '.join(req.good)}"]
-    o = req.oracle.to_json()
-    if o["oracle"] == "command":
-        git_lines.append(f"git bisect run {o['command']}")
+    o = req.oracle
+    if isinstance(o, CommandOracleSpec):
+        git_lines.append(f"git bisect run {o.command}")
     else:
-        flt = shlex.quote(str(o["tests"]["filter"]))
+        flt = shlex.quote(o.tests.gtest_filter)
         git_lines.append(
             f"git bisect run lnrepro run --tt-metal . --filter {flt} --bisect-exit-code"
         )
@@ -539,8 +540,9 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
         fence("\n".join(git_lines), "sh"),
     ]
     inputs = [
-        f"- Oracle: {o['oracle']}"
-        + (f", filter {markdown_code(o['tests']['filter'])}" if o["oracle"] == "run" else "")
+        "- Oracle: command"
+        if isinstance(o, CommandOracleSpec)
+        else f"- Oracle: run, filter {markdown_code(o.tests.gtest_filter)}"
     ]
     if req.picks:
         inputs.append(
@@ -575,10 +577,13 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
 
 
 def _bisect_frequency(rec: BisectRecord) -> list[str]:
+    from lnrepro.bisect.evidence import Sense
+
     r, req = rec.result, rec.request
+    sense = Sense.of(req)  # outcomes are kept in the search's sense: the bug's, here
     per: dict[str, list[str]] = {}
     for s in rec.steps:
-        per.setdefault(s.sha, []).extend(o.value for o, _ in s.outcomes)
+        per.setdefault(s.sha, []).extend(sense.turn(o).value for o, _ in s.outcomes)
     roles = {req.bad: "--bad", **{g: "--good" for g in req.good}}
     if r and r.first_bad:
         roles[r.first_bad] = "first fixed" if req.find_fix else "first bad"
@@ -589,8 +594,6 @@ def _bisect_frequency(rec: BisectRecord) -> list[str]:
         outs = per.get(sha, [])
         fails, passes = outs.count("fail"), outs.count("pass")
         n = fails + passes
-        if req.find_fix:
-            fails, passes = passes, fails  # outcomes are stored in the search's sense
         lo, hi = wilson(fails, n)
         rate = f"{fails}/{n} (95% CI {lo:.0%}–{hi:.0%})" if n else "not run"
         rows.append(f"| {markdown_code(sha[:12])} | {role} | {rate} | {outs.count('noise')} |")

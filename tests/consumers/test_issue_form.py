@@ -115,7 +115,12 @@ def test_issue_type_is_one_of_the_forms_options(
     from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
 
     rec = RunRecord(
-        RunRequest(EmulatorSpec(), TestSpec("*", len(verdicts)), tmp_path), tmp_path / "run-1"
+        RunRequest(
+            backend=EmulatorSpec(),
+            tests=TestSpec(gtest_filter="*", repeat=len(verdicts)),
+            record_dir=tmp_path,
+        ),
+        tmp_path / "run-1",
     )
     for i, v in enumerate(verdicts, 1):
         rec.attempts.append(
