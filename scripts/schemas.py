@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare, requests
+from lnrepro import api
+from lnrepro.model import bisect, compare, requests
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 
@@ -26,6 +27,10 @@ SCHEMAS = ROOT / "docs" / "schemas"
 
 # file name -> (the document's type, its title)
 DERIVED: dict[str, tuple[type[Any], str]] = {
+    "bisect.json": (
+        bisect.BisectRecord,
+        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/5)",
+    ),
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
@@ -34,6 +39,10 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
         requests.RequestShapes,
         "The typed requests records keep (lnrepro.model.requests): a run's and a bisect's, "
         "for the records' schemas to refer to ($defs/RunRequest, $defs/BisectRequest)",
+    ),
+    "plan.json": (
+        api.Plan,
+        "lnrepro run --dry-run --json (lnrepro.plan/1)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

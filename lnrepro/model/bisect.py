@@ -16,11 +16,10 @@ A new field: give it a default (older documents lack it and still read), then ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, make_dataclass
+from dataclasses import dataclass, field, fields
 from enum import Enum
-from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -340,7 +339,7 @@ class BisectRecord:
     result: BisectResult | None = None
 
     def to_json(self) -> JSON:
-        return encode(self)
+        return codec.encode(self)
 
     @property
     def headline(self) -> str:
@@ -357,36 +356,10 @@ class BisectRecord:
 
 
 # ---------------------------------------------------------------------------------- JSON
-def encode(record: BisectRecord) -> JSON:
-    """The record as its JSON document."""
-    doc: dict[str, JSON] = codec.encode(record)
-    doc["request"] = record.request.to_json()  # until the request is derived too
-    return doc
-
-
 def decode(doc: JSON, source: str) -> BisectRecord:
     """The record a parsed document of any bisect schema holds (``source`` names it in errors),
     every field checked; older schemas are upgraded first (:func:`upgrade`)."""
-    d = upgrade(Reader(doc, source))
-    body = codec.decode(Reader({k: v for k, v in d.items() if k != "request"}, source), _body())
-    request = BisectRequest.from_json(Reader(d, source).obj("request"))
-    return BisectRecord(request=request, **{n: getattr(body, n) for n in _body_fields()})
-
-
-def _body_fields() -> list[str]:
-    return [f.name for f in fields(BisectRecord) if f.name != "request"]
-
-
-@cache
-def _body() -> type[Any]:
-    """BisectRecord without its request, read by hand until the request types are derived."""
-    hints = get_type_hints(BisectRecord)
-    spec = [
-        (f.name, hints[f.name], field(default=f.default, default_factory=f.default_factory))
-        for f in fields(BisectRecord)
-        if f.name != "request"
-    ]
-    return make_dataclass("BisectBody", spec, kw_only=True)
+    return codec.decode(Reader(upgrade(Reader(doc, source)), source), BisectRecord)
 
 
 def upgrade(r: Reader) -> dict[str, JSON]:
