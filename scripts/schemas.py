@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare
+from lnrepro.model import compare, hang
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 
@@ -29,6 +29,12 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+    ),
+    "hang.json": (
+        hang.Diagnosis,
+        "A hang's diagnosis from a watcher log, tt-triage output or a user's summary of one: a "
+        "run attempt's hang, explain --json on such a text (lnrepro.hang/2; /1 documents lack "
+        "source, idle, unknowns, key and the per-group name, frames, cbs, go_message)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

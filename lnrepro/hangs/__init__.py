@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from lnrepro.model.hang import Diagnosis, HangSource, Source
+from lnrepro.model.jsonio import JSON
 
 MAX_BYTES = 64 << 20  # past this a file's rest is not read (a watcher log of a long run)
 
@@ -60,7 +60,7 @@ class HangReading:
         """The format and era in a few words, e.g. 'tt-triage, framework/rich'."""
         return f"{self.format.value}, {self.era}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSON:
         return self.diagnosis.to_json()
 
 

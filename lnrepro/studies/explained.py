@@ -29,7 +29,7 @@ class HangText:
     path: Path
     reading: HangReading
 
-    def to_json(self) -> dict[str, JSON]:
+    def to_json(self) -> JSON:
         return self.reading.to_json()
 
 

@@ -46,6 +46,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from lnrepro.model.hang import Coords
 from lnrepro.model.jsonio import Reader
 
 TENSIX_RISCS = ("BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2")
@@ -182,8 +183,9 @@ class CoreLine:
     extra: str = ""  # what followed that no field matched (text_start, a reporter's note)
 
     @property
-    def coords(self) -> str:
-        return "physical" if self.era in (Era.CORE_2023, Era.DEVICE_CORE_2024) else "logical"
+    def coords(self) -> Coords:
+        old = self.era in (Era.CORE_2023, Era.DEVICE_CORE_2024)
+        return Coords.PHYSICAL if old else Coords.LOGICAL
 
     @property
     def has_waypoints(self) -> bool:

@@ -37,7 +37,6 @@ PENDING_SCHEMAS = {
     "env-check.json",
     "explain.json",
     "gtest-run.json",
-    "hang.json",
     "plan.json",
     "requests.json",
     "run.json",
