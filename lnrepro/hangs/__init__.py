@@ -67,7 +67,7 @@ class HangReading:
 def _scores(text: str) -> dict[HangSource, int]:
     from lnrepro.triage.output import triage_evidence
     from lnrepro.triage.summary import summary_evidence
-    from lnrepro.watcher.log import watcher_evidence
+    from lnrepro.watcher.eras import watcher_evidence
 
     return {
         HangSource.WATCHER_LOG: watcher_evidence(text),
@@ -128,7 +128,8 @@ def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
         from lnrepro.watcher.diagnose import diagnose
-        from lnrepro.watcher.log import noise, parse
+        from lnrepro.watcher.eras import noise
+        from lnrepro.watcher.log import parse
 
         log = parse(text)
         diag = diagnose(log)

@@ -107,7 +107,7 @@ def encode(record: object) -> JSON:
     """``record`` as plain JSON values (dicts, lists, str, numbers; enums as their values)."""
     import msgspec  # not at the top: ``lnrepro --help`` loads no record library
 
-    return msgspec.to_builtins(record, enc_hook=_enc_hook)
+    return msgspec.to_builtins(record, enc_hook=_enc_hook, str_keys=True)  # JSON's keys
 
 
 def decode(r: Reader, kind: type[T]) -> T:
@@ -116,7 +116,8 @@ def decode(r: Reader, kind: type[T]) -> T:
     import msgspec
 
     try:
-        return msgspec.convert(r.value, kind, dec_hook=_dec_hook)
+        # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
+        return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
     except msgspec.ValidationError as exc:
         what, _, at = str(exc).partition(" - at `$")
         if what.startswith("Expected "):

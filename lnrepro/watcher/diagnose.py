@@ -40,8 +40,8 @@ from lnrepro.model.hang import (
     waypoint_meaning,
 )
 from lnrepro.watcher.dprint import attach
-from lnrepro.watcher.log import (
-    ERA_WORDS,
+from lnrepro.watcher.eras import ERA_WORDS
+from lnrepro.watcher.records import (
     CoreKind,
     CoreLine,
     Dump,
