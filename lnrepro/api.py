@@ -437,15 +437,8 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
             f"no passed or failed test and no hang diagnosis in {found.source}",
             "pass a log or run that ran the tests (for a hang: a run with --watcher N)",
         )
-    meta: dict[str, JSON] = {
-        "seconds": 0.0,
-        "models": 0,
-        "computed": 0,
-        "tests": [],
-        "skipped_tests": [],
-    }
     if not found.observed:
-        return replace(found, meta=meta)
+        return found  # nothing to score: its meta says no model, no test
     ex.check_modelled(found.observed)  # before anything is shown: a wrong log is one line
     shown = progress or Progress()
     total = ex.n_models(ex.ERAS, ex.ARCHES)

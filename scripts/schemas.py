@@ -20,6 +20,7 @@ from typing import Any
 from lnrepro.model import compare, hang
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
+from lnrepro.studies import explained
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -29,6 +30,11 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+    ),
+    "explain.json": (
+        explained.ExplainDoc,
+        "lnrepro explain --json (lnrepro.explain/2): every model's fit to a run or gtest log, "
+        "best first, its hangs, and the notes the console shows",
     ),
     "hang.json": (
         hang.Diagnosis,

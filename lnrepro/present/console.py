@@ -1046,9 +1046,9 @@ def render_hang(source: str, diagnosis: Any, console: Console) -> None:
         say(console, esc(stripped), indent=len(line) - len(stripped), hang=4)
 
 
-def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
+def render_explain(source: str, fits: list[Any], meta: Any, console: Console) -> None:
     """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
-    n = len(meta["tests"])
+    n = len(meta.tests)
     rows: list[Row] = [
         [
             str(i),
@@ -1062,7 +1062,7 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     ]
     show_table(
         console,
-        f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
+        f"models against {source} ({meta.models} models, {n} tests, {meta.seconds:.1f} s)",
         [
             Col("#"),
             Col("cost"),
@@ -1079,13 +1079,13 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     best = fits[0]
     detail: list[Row] = []
     for t in best.tests:
-        residuals = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
-        for k, (o, m, r) in residuals:  # a row per metric, each naming its test (grep, awk)
+        residuals = [(k, (r.observed, r.model, r.relative)) for k, r in t.residuals.items()]
+        for k, (o, m, r) in residuals or [("", (math.nan, math.nan, 0.0))]:  # a row per metric
             detail.append(
                 [
-                    esc(t.name),
+                    esc(t.test),
                     t.observed,
-                    t.modelled,
+                    t.model,
                     esc(k),
                     fmt_num(o) if k else "",
                     fmt_num(m) if k else "",
@@ -1107,8 +1107,8 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
         detail,
         head=1,
     )
-    if meta.get("skipped_tests"):
-        say(console, esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
+    if meta.skipped_tests:
+        say(console, esc(f"not modelled (skipped): {', '.join(meta.skipped_tests)}"))
 
 
 def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> None:

@@ -35,7 +35,6 @@ PENDING_SCHEMAS = {
     "bisect.json",
     "common.json",
     "env-check.json",
-    "explain.json",
     "gtest-run.json",
     "plan.json",
     "requests.json",
