@@ -476,8 +476,10 @@ class ShapeTolerance:
     study: ShapeStudy
     plot: Path | None
 
-    def to_json(self) -> dict[str, JSON]:
-        return {"shape": self.shape, **self.study.to_json()}
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+
+        return codec.encode(self.study.document(self.shape))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -489,15 +491,12 @@ class TestsTolerance:
     alpha: float
     tests: list[TestVerdict]
 
-    def to_json(self) -> dict[str, JSON]:
-        from lnrepro.studies.tolerance import SCHEMA
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+        from lnrepro.studies.tolerance import TestsDoc
 
-        return {
-            "schema": SCHEMA,
-            "trials": self.trials,
-            "alpha": self.alpha,
-            "tests": [r.to_json() for r in self.tests],
-        }
+        doc = TestsDoc(trials=self.trials, alpha=self.alpha, tests=tuple(self.tests))
+        return codec.encode(doc)
 
 
 def tolerance_model(text: str) -> str:

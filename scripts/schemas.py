@@ -20,13 +20,13 @@ from typing import Any
 from lnrepro.model import compare, hang
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
-from lnrepro.studies import explained
+from lnrepro.studies import explained, tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
 
-# file name -> (the document's type, its title)
-DERIVED: dict[str, tuple[type[Any], str]] = {
+# file name -> (the document's type, or an untagged union of them, and its title)
+DERIVED: dict[str, tuple[Any, str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
@@ -41,6 +41,11 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
         "A hang's diagnosis from a watcher log, tt-triage output or a user's summary of one: a "
         "run attempt's hang, explain --json on such a text (lnrepro.hang/2; /1 documents lack "
         "source, idle, unknowns, key and the per-group name, frames, cbs, go_message)",
+    ),
+    "tolerance.json": (
+        tolerance.ToleranceDoc,  # two documents, told apart by their fields
+        "lnrepro tolerance --json (lnrepro.tolerance/1): the tests' own tolerances, or a shape "
+        "study",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

@@ -29,10 +29,14 @@ so they keep working whatever the types become).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lnrepro.errors import MalformedRecord
 from lnrepro.model.jsonio import JSON, NON_FINITE, Reader
 
 T = TypeVar("T")
@@ -112,9 +116,24 @@ def encode(record: object) -> JSON:
 
 def decode(r: Reader, kind: type[T]) -> T:
     """The value ``r`` holds, as ``kind``: every field checked, or MalformedRecord naming the
-    document and the place in it."""
+    document and the place in it. ``kind`` may be a union of records with no tag, told apart by
+    their fields (``A | B``): the first that reads, or the error of the one whose fields the
+    document names most."""
     import msgspec
 
+    if len(members := _records(kind)) > 1:
+        keys = set(r.value) if isinstance(r.value, dict) else set()
+        best, *rest = sorted(members, key=lambda m: -len(keys & set(_fields(m))))
+        try:
+            return typing.cast(T, decode(r, best))
+        except MalformedRecord as exc:
+            first = exc
+        for m in rest:
+            try:
+                return typing.cast(T, decode(r, m))
+            except MalformedRecord:
+                pass
+        raise first
     try:
         # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
         return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
@@ -132,6 +151,19 @@ def decode(r: Reader, kind: type[T]) -> T:
         r.fail(what, place or None)
 
 
+def _records(kind: object) -> tuple[type[Any], ...]:
+    """The records of an untagged union (``A | B``); () for anything else."""
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType):
+        return ()
+    return tuple(
+        a for a in typing.get_args(kind) if isinstance(a, type) and dataclasses.is_dataclass(a)
+    )
+
+
+def _fields(kind: type[Any]) -> list[str]:
+    return [f.name for f in dataclasses.fields(kind)]
+
+
 def schema(kinds: list[type[Any]]) -> tuple[tuple[dict[str, JSON], ...], dict[str, JSON]]:
     """The JSON Schemas of ``kinds`` and the definitions they share (``#/$defs/NAME``)."""
     import msgspec
@@ -147,12 +179,21 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
     (a msgspec Struct says itself which fields it omits)."""
     import msgspec
 
-    (top,), defs = schema([kind])
-    root = defs.pop(top["$ref"].rsplit("/", 1)[1])
-    root.pop("title", None)
-    if not issubclass(kind, msgspec.Struct):
-        for part in (root, *defs.values()):
+    if members := _records(kind):  # an untagged union of documents: exactly one of them
+        tops, defs = schema(list(members))
+        roots = [defs.pop(t["$ref"].rsplit("/", 1)[1]) for t in tops]
+        for part in (*roots, *defs.values()):
             _as_written(part)
+        for part in roots:
+            part.pop("title", None)
+        root: dict[str, JSON] = {"oneOf": roots}
+    else:
+        (top,), defs = schema([kind])
+        root = defs.pop(top["$ref"].rsplit("/", 1)[1])
+        root.pop("title", None)
+        if not issubclass(kind, msgspec.Struct):
+            for part in (root, *defs.values()):
+                _as_written(part)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://lnrepro.invalid/schemas/{file}",

@@ -1122,7 +1122,7 @@ def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> N
                 esc(" | ".join(sorted(tol))),
                 _prob(r.correct_pass),
                 _prob(r.shipped_fail),
-                esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
+                esc(" / ".join(fmt_num(r.band_atol_rtol0[t]) for t in ("dx", "dgamma", "dbeta"))),
                 _prob(r.band_power),
                 str(r.draws),
             ]

@@ -40,7 +40,6 @@ PENDING_SCHEMAS = {
     "requests.json",
     "run.json",
     "runs.json",
-    "tolerance.json",
 }
 # Documents holding a request's backend as an open JSON object (typed in the hand-written
 # requests.json): a drawn object is not a backend, so only their round trip is checked.
