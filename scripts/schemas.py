@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lnrepro.envcheck import document as envcheck
 from lnrepro.model import compare, hang
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
@@ -30,6 +31,11 @@ DERIVED: dict[str, tuple[Any, str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+    ),
+    "env-check.json": (
+        envcheck.EnvCheckDoc,
+        "lnrepro env-check --json (lnrepro.env-check/2): every check of the host or a sysroot, "
+        "and with --container the container's view beside it",
     ),
     "explain.json": (
         explained.ExplainDoc,

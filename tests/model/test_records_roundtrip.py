@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PENDING_SCHEMAS = {
     "bisect.json",
     "common.json",
-    "env-check.json",
     "gtest-run.json",
     "plan.json",
     "requests.json",
