@@ -191,9 +191,12 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         (top,), defs = schema([kind])
         root = defs.pop(top["$ref"].rsplit("/", 1)[1])
         root.pop("title", None)
-        if not issubclass(kind, msgspec.Struct):
-            for part in (root, *defs.values()):
-                _as_written(part)
+        written = (root, *defs.values())
+        if issubclass(kind, msgspec.Struct):  # it says itself what it leaves out; not the
+            names = _dataclass_names(kind)  # dataclasses inside it, which write every field
+            written = tuple(part for name, part in defs.items() if name in names)
+        for part in written:
+            _as_written(part)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://lnrepro.invalid/schemas/{file}",
@@ -201,6 +204,31 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         **root,
         "$defs": dict(sorted(defs.items())),
     }
+
+
+def _dataclass_names(kind: type[Any]) -> set[str]:
+    """The names of the dataclasses a Struct holds, at any depth (their ``$defs`` names)."""
+    import msgspec.inspect as mi
+
+    names: set[str] = set()
+    seen: set[int] = set()
+
+    def walk(t: object) -> None:
+        if id(t) in seen:
+            return
+        seen.add(id(t))
+        if isinstance(t, mi.DataclassType):
+            names.add(t.cls.__name__)
+        for f in getattr(t, "fields", ()):
+            walk(f.type)
+        for attr in ("item_type", "key_type", "value_type"):
+            if (inner := getattr(t, attr, None)) is not None:
+                walk(inner)
+        for inner in getattr(t, "types", ()) or getattr(t, "item_types", ()):
+            walk(inner)
+
+    walk(mi.type_info(kind))
+    return names
 
 
 def _as_written(part: dict[str, JSON]) -> None:
