@@ -129,13 +129,27 @@ class DprintLine:
         return f"{dev}:{core}:{self.risc or '?'}"
 
 
+class RiscStatus(str, Enum):
+    """What a processor beside the waiting one does (the evidence of a :class:`PeerState`)."""
+
+    DONE = "done"
+    WAITING = "waiting"
+    RUNNING = "running"
+    NEVER_STARTED = "never started"
+    IDLE = "idle"
+    IN_RESET = "in reset"
+    ASSERTED = "stopped at an assert"
+    DISPATCH = "dispatch"
+    UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PeerState:
     """Another processor on the same cores, as evidence (the reader that is done, the writer
     that waits too)."""
 
     risc: str
-    state: str  # done, waiting, running, idle, never started, unknown
+    state: RiscStatus
     waypoint: str | None = None
     kernel: str | None = None
     role: str | None = None
@@ -144,7 +158,7 @@ class PeerState:
         who = f"{self.role} ({self.risc}" if self.role else f"{self.risc} ("
         who += f", {PurePosixPath(self.kernel).name})" if self.kernel else ")"
         where = f" at {self.waypoint}" if self.waypoint else ""
-        return f"{who} {self.state}{where}".replace("( ", "(").replace("(,", "(")
+        return f"{who} {self.state.value}{where}".replace("( ", "(").replace("(,", "(")
 
 
 class HangSource(str, Enum):
@@ -442,6 +456,7 @@ __all__ = [
     "IdleRisc",
     "PeerState",
     "Progress",
+    "RiscStatus",
     "Source",
     "is_noc_wait",
     "waypoint_meaning",

@@ -40,6 +40,7 @@ from lnrepro.model.hang import (
     IdleRisc,
     PeerState,
     Progress,
+    RiscStatus,
     Source,
     is_noc_wait,
     waypoint_meaning,
@@ -362,15 +363,10 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
 
 
 def _peer(s: _State) -> PeerState:
-    state = {
-        "idle": "idle",
-        "reset": "in reset",
-        "done": "done",
-        "asserted": "stopped at an assert",
-    }.get(s.status, s.status)
+    state = {"reset": RiscStatus.IN_RESET, "asserted": RiscStatus.ASSERTED}.get(s.status)
     return PeerState(
         risc=s.row.risc,
-        state=state,
+        state=state or RiscStatus(s.status),
         waypoint=s.waypoint if s.status in ("waiting", "running") else None,
         kernel=s.kernel_file or s.row.kernel_name,
         role=_role(s.row.risc, s.row.kernel_name, s.kernel_file),

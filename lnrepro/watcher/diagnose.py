@@ -36,6 +36,7 @@ from lnrepro.model.hang import (
     HangSource,
     PeerState,
     Progress,
+    RiscStatus,
     Source,
     waypoint_meaning,
 )
@@ -79,7 +80,11 @@ class _Risc:
     def peer(self) -> PeerState:
         wp = self.waypoint if self.status in ("waiting", "running", "never started") else None
         return PeerState(
-            risc=self.risc, state=self.status, waypoint=wp, kernel=self.kernel, role=self.role
+            risc=self.risc,
+            state=RiscStatus(self.status),
+            waypoint=wp,
+            kernel=self.kernel,
+            role=self.role,
         )
 
 
