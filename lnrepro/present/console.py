@@ -1193,14 +1193,14 @@ def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
         render_reference_variants(study.variants, console)
 
 
-def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:
+def render_reference_variants(variants: dict[str, Any], console: Console) -> None:
     rows: list[Row] = [
         [
             esc(name),
-            fmt_num(v["mean"]),
-            fmt_num(v["rstd_rel"]),
-            fmt_num(v["xhat"]),
-            f"{100 * v['bf16_flips']:.4f}%",
+            fmt_num(v.mean),
+            fmt_num(v.rstd_rel),
+            fmt_num(v.xhat),
+            f"{100 * v.bf16_flips:.4f}%",
         ]
         for name, v in variants.items()
     ]

@@ -260,7 +260,17 @@ def stats_variants(x: Any) -> dict[str, tuple[Any, Any]]:
     return out
 
 
-def variant_spread(x: Any) -> dict[str, dict[str, float]]:
+@dataclass(frozen=True, kw_only=True)
+class VariantSpread:
+    """How far one way of computing the reference's statistics lands from Welford's."""
+
+    mean: Real  # max |Δmean|
+    rstd_rel: Real  # max |Δrstd| / rstd
+    xhat: Real  # max |Δx̂|
+    bf16_flips: Real  # the share of x̂'s bf16 roundings that flip
+
+
+def variant_spread(x: Any) -> dict[str, VariantSpread]:
     """Against Welford: max |Δmean|, max |Δrstd|/rstd, and the share of x̂ = (x - mean)·rstd
     elements whose bf16 rounding flips."""
     import ml_dtypes
@@ -274,12 +284,12 @@ def variant_spread(x: Any) -> dict[str, dict[str, float]]:
         if name == "welford":
             continue
         xh = ((x - m[:, None]) * r[:, None]).astype(F32)
-        out[name] = {
-            "mean": float(np.abs(m - base_m).max()),
-            "rstd_rel": float((np.abs(r - base_r) / base_r).max()),
-            "xhat": float(np.abs(xh - xh0).max()),
-            "bf16_flips": float(np.mean(xh.astype(ml_dtypes.bfloat16) != b0)),
-        }
+        out[name] = VariantSpread(
+            mean=float(np.abs(m - base_m).max()),
+            rstd_rel=float((np.abs(r - base_r) / base_r).max()),
+            xhat=float(np.abs(xh - xh0).max()),
+            bf16_flips=float(np.mean(xh.astype(ml_dtypes.bfloat16) != b0)),
+        )
     return out
 
 
@@ -293,7 +303,7 @@ class ShapeStudy:
     alpha: float
     bands: list[Band]
     best: dict[str, tuple[str, float]]
-    variants: dict[str, dict[str, float]] | None
+    variants: dict[str, VariantSpread] | None
 
     def document(self, shape: str) -> ShapeDoc:
         """``lnrepro tolerance --shape --json``: the study without its raw samples."""
@@ -363,7 +373,7 @@ class ShapeDoc:
     quantiles: dict[str, dict[str, dict[str, Quantiles]]]  # model -> data kind -> tensor
     bands: tuple[Band, ...]
     best_kind: dict[str, BestKind]  # per defect model
-    reference_variants: dict[str, dict[str, float]] | None  # variant -> its spread (see there)
+    reference_variants: dict[str, VariantSpread] | None  # by the way it computes the statistics
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -72,12 +72,12 @@ def test_seed_004_reference_variants_differ_as_the_seed_reports() -> None:
         "one-pass E[x²]-E[x]²",
     }
     # storing the statistics in bf16 (as the device's buffers do) moves far more than the algorithm
-    assert bf16["rstd_rel"] > 100 * max(v["rstd_rel"] for v in spread.values())
-    assert bf16["bf16_flips"] > 100 * max(v["bf16_flips"] for v in spread.values())
+    assert bf16.rstd_rel > 100 * max(v.rstd_rel for v in spread.values())
+    assert bf16.bf16_flips > 100 * max(v.bf16_flips for v in spread.values())
     for name, v in spread.items():
-        assert 1e-9 < v["mean"] < 1e-5, (name, v)
-        assert 0 < v["rstd_rel"] < 1e-4 and v["xhat"] < 1e-4
-        assert 1e-7 < v["bf16_flips"] < 1e-3, (name, v)  # a few elements in a million to a thousand
+        assert 1e-9 < v.mean < 1e-5, (name, v)
+        assert 0 < v.rstd_rel < 1e-4 and v.xhat < 1e-4
+        assert 1e-7 < v.bf16_flips < 1e-3, (name, v)  # a few elements in a million to a thousand
 
 
 def test_the_seeds_tests_own_tolerances_judged(tmp_path: Path) -> None:
