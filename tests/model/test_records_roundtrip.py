@@ -34,14 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PENDING_SCHEMAS = {
     "bisect.json",
     "common.json",
-    "env-check.json",
-    "explain.json",
     "gtest-run.json",
-    "hang.json",
     "plan.json",
     "run.json",
     "runs.json",
-    "tolerance.json",
 }
 # Documents holding a request's backend as an open JSON object: a drawn object is not a backend,
 # so only their round trip is checked. (None now: the shrink documents hold a typed backend.)
