@@ -35,7 +35,7 @@ SCHEMA: Literal["lnrepro.bisect/5"] = "lnrepro.bisect/5"
 OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4")
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
-Probability = Annotated[float, msgspec.Meta(ge=0, le=1)]
+Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 RealMetrics = dict[str, dict[str, Real]]  # tensor -> metric -> worst value (may be NaN, inf)
 
 
