@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare
+from lnrepro.model import compare, gtest, listing, record
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
+from lnrepro.model.common import Common
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -30,6 +31,13 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
     ),
+    "run.json": (
+        record.RunDoc,
+        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
+    ),
+    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
+    "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
+    "common.json": (Common, "Pieces every lnrepro document shares"),
     "shrink.json": (
         shrink.ShrinkDoc,
         "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "
@@ -46,7 +54,12 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one derived file, from its type."""
     kind, title = DERIVED[name]
-    return document_schema(kind, title=title, file=name)
+    doc = document_schema(kind, title=title, file=name)
+    if kind is Common:  # its fields are the definitions: common.json#/$defs/failure...
+        fields, defs = doc["properties"], doc["$defs"]
+        assert isinstance(fields, dict) and isinstance(defs, dict)
+        doc = {k: doc[k] for k in ("$schema", "$id", "title")} | {"$defs": fields | defs}
+    return doc
 
 
 def text(name: str) -> str:

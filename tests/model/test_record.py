@@ -23,22 +23,35 @@ def attempt(
 ) -> Attempt:
     results = []
     for name, status in tests:
-        t = TestResult(name, status, duration_ms=5.0)
+        t = TestResult(name=name, status=status, duration_ms=5.0)
         if status is TestStatus.FAILED:
-            t.failures.append(Failure("t.cpp", 9, "dx FAILED: max_diff=inf, mean_diff=nan"))
+            t.failures.append(
+                Failure(file="t.cpp", line=9, message="dx FAILED: max_diff=inf, mean_diff=nan")
+            )
             t.add_metric("dx", "max_diff", float("inf"))
             t.add_metric("dx", "mean_diff", float("nan"))
         if status is TestStatus.CRASHED:
-            t.crash = CrashInfo(139, "SIGSEGV", "segmentation fault (exit 139)")
+            t.crash = CrashInfo(
+                exit_code=139, signal="SIGSEGV", reason="segmentation fault (exit 139)"
+            )
         results.append(t)
-    return Attempt(i, ["prog"], exit_code, False, 1.0, f"attempt-{i}.log", results, env_error=env)
+    return Attempt(
+        index=i,
+        argv=["prog"],
+        exit_code=exit_code,
+        timed_out=False,
+        seconds=1.0,
+        log=f"attempt-{i}.log",
+        tests=results,
+        env_error=env,
+    )
 
 
 def record(*attempts: Attempt, build: BuildResult | None = None) -> RunRecord:
     req = RunRequest(
         EmulatorSpec(seed=3, data="random"), TestSpec("S.*", len(attempts) or 1), Path("/r")
     )
-    return RunRecord(req, Path("/r/run-1"), list(attempts), build=build)
+    return RunRecord(request=req, record_dir=Path("/r/run-1"), attempts=list(attempts), build=build)
 
 
 P, F, C = TestStatus.PASSED, TestStatus.FAILED, TestStatus.CRASHED
@@ -73,7 +86,9 @@ def test_a_driver_warning_does_not_hide_tests_that_ran_and_failed() -> None:
 
 
 def test_outcomes_that_say_nothing_about_the_kernel_explain_themselves() -> None:
-    rec = record(build=BuildResult(False, "in-tree", tail=("x.cpp:1: error: boom",), reason=None))
+    rec = record(
+        build=BuildResult(ok=False, profile="in-tree", tail=("x.cpp:1: error: boom",), reason=None)
+    )
     assert rec.verdict is Verdict.BUILD_FAILED and "x.cpp:1: error: boom" in (rec.why or "")
     empty = record()
     assert empty.verdict is Verdict.NOT_RUN and "S.*" in (empty.why or "")
