@@ -285,6 +285,7 @@ class Seen(str, Enum):
 
 
 NOT_RUNS = (Seen.SKIPPED, Seen.DISABLED)
+_SEEN = {s: Seen(s.value) for s in TestStatus}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -369,7 +370,7 @@ def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
     for a in attempts:
         env = a.environment_failed
         for t in a.results:
-            seen = Seen(t.status.value)
+            seen = _SEEN[t.status]
             if env and seen in (Seen.CRASHED, Seen.TIMEOUT):
                 seen = Seen.ENV_ERROR
             counts = tally.get(t.name)
@@ -476,7 +477,9 @@ class RunRecord:
     @property
     def why(self) -> str | None:
         """For a run that says nothing about the kernel: what happened, in one line."""
-        v = self.verdict
+        return self.why_of(self.verdict)
+
+    def why_of(self, v: Verdict) -> str | None:
         if v is Verdict.BUILD_FAILED and self.build is not None:
             return f"the build failed: {self.build.reason or self.build.first_error or 'see the build log'}"
         if v is Verdict.ENV_ERROR:
@@ -498,7 +501,7 @@ class RunRecord:
             state=self.state,
             stop_reason=self.stop_reason,
             verdict=verdict,
-            why=self.why,
+            why=self.why_of(verdict),
             ok=verdict is Verdict.PASS,
             request=self.request.to_json(),
             rerun=tuple(self.rerun),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnrepro.errors import InputError
-from lnrepro.model import jsonio
+from lnrepro.model import codec, jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
-from lnrepro.model.record import PROCESS_EXIT, Attempt, BuildResult, RunRecord, Verdict
+from lnrepro.model.record import (
+    PROCESS_EXIT,
+    Attempt,
+    AttemptDoc,
+    BuildResult,
+    Inputs,
+    RunRecord,
+    Seen,
+    TestAggregate,
+    Verdict,
+)
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
+
+from .strategies import for_type
 
 
 def attempt(
@@ -140,3 +153,55 @@ def test_a_real_record_damaged_anywhere_is_named_never_a_crash(
         RunRecord.from_json(jsonio.Reader(doc, "/r/run-1/record.json"), Path("/r/run-1")).to_json()
     except InputError as exc:
         assert "/r/run-1/record.json" in exc.one_line() and "fix:" in exc.one_line()
+
+
+# ---------------------------------------------------------------------------------- defined once
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    attempts=st.lists(
+        for_type(AttemptDoc).map(lambda d: dataclasses.replace(d, hang=None)), max_size=3
+    ),
+    build=for_type(BuildResult | None),
+)
+def test_a_record_written_and_read_back_writes_the_same_document(
+    attempts: list[AttemptDoc], build: BuildResult | None
+) -> None:
+    """What a run derives (the process's own entry, environment_failed, the tallies, verdict,
+    why) is derived again on reading: a record read back writes exactly what it read."""
+    rec = RunRecord(
+        request=RunRequest(),
+        record_dir=Path("/r/run-1"),
+        attempts=[Attempt.from_doc(a) for a in attempts],
+        build=build,
+    )
+    text = jsonio.dumps(rec.to_json())
+    back = RunRecord.from_json(jsonio.Reader(json.loads(text), "r.json"), rec.record_dir)
+    assert codec.same(back.document(), rec.document())
+    assert jsonio.dumps(back.to_json()) == text
+
+
+def test_tallies_are_typed_and_never_negative() -> None:
+    rec = record(attempt(1, ("S.a", C), exit_code=134, env="No chips detected"))
+    [t] = rec.tests
+    assert t.statuses == {Seen.ENV_ERROR: 1} and t.verdict is Verdict.ENV_ERROR
+    with pytest.raises(ValueError, match="negative"):
+        TestAggregate(name="S.a", statuses={Seen.PASSED: -1})
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    doc["tests"][0]["statuses"] = {"MAYBE": 1}
+    with pytest.raises(InputError, match=r"r\.json: .*'MAYBE'.*tests\[0\]\.statuses"):
+        RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+
+
+def test_a_builds_inputs_stay_one_flat_object_of_named_hashes() -> None:
+    inputs = Inputs(key="k1", outputs_sha256="o", sources_sha256="s", output_files="3")
+    rec = record(build=BuildResult(ok=True, inputs=inputs))
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    assert doc["build"]["inputs"] == {
+        "key": "k1",
+        "outputs_sha256": "o",
+        "sources_sha256": "s",
+        "output_files": "3",
+        "uncommitted_files": "",
+    }
+    back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+    assert back.build is not None and back.build.inputs == inputs
