@@ -110,7 +110,16 @@ class Verdict(str, Enum):
 # outranks a hang or crash; anything that is not about the kernel outranks them all.
 RUN_ORDER = (Verdict.FAIL, Verdict.FLAKY, Verdict.HANG, Verdict.CRASH, Verdict.PASS)
 # The order records list verdicts in (headlines, tables)
-LISTING_ORDER = ("FAIL", "FLAKY", "CRASH", "HANG", "ENV_ERROR", "PASS", "SKIP", "NOT_RUN")
+LISTING_ORDER = (
+    Verdict.FAIL,
+    Verdict.FLAKY,
+    Verdict.CRASH,
+    Verdict.HANG,
+    Verdict.ENV_ERROR,
+    Verdict.PASS,
+    Verdict.SKIP,
+    Verdict.NOT_RUN,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -459,9 +468,9 @@ class RunRecord:
 
     @property
     def headline(self) -> str:
-        counts = Counter(t.verdict.value for t in self.tests)
-        parts = [f"{counts.pop(v)} {v}" for v in LISTING_ORDER if v in counts]
-        parts += [f"{n} {v}" for v, n in counts.items()]
+        counts = Counter(t.verdict for t in self.tests)
+        parts = [f"{counts.pop(v)} {v.value}" for v in LISTING_ORDER if v in counts]
+        parts += [f"{n} {v.value}" for v, n in counts.items()]
         if self.incomplete:  # never a bare PASS when requested tests were not there
             parts.append(f"{len(self.missing)} requested pattern(s) matched no test")
         return ", ".join(parts) or self.verdict.value
