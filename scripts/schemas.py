@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare, gtest, listing, record
+from lnrepro.model import compare, gtest, listing, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.model.common import Common
@@ -32,7 +32,7 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
     ),
     "run.json": (
-        record.RunDoc,
+        run_doc.RunDoc,
         "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lnrepro.model import codec
 from lnrepro.model.gtest import (
@@ -43,6 +43,9 @@ from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import RunRequest
 from lnrepro.model.stats import wilson
+
+if TYPE_CHECKING:
+    from lnrepro.model.run_doc import AttemptDoc, RunDoc
 
 SCHEMA: Literal["lnrepro.run/4"] = (
     "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
@@ -236,6 +239,8 @@ class Attempt:
         return [*self.tests, pe] if pe is not None else list(self.tests)
 
     def document(self) -> AttemptDoc:
+        from lnrepro.model.run_doc import AttemptDoc
+
         return AttemptDoc(
             index=self.index,
             argv=tuple(self.argv),
@@ -503,6 +508,8 @@ class RunRecord:
 
     def document(self) -> RunDoc:
         """The record as ``lnrepro.run/4`` writes it (record.json, ``run --json``, ``show``)."""
+        from lnrepro.model.run_doc import RunDoc
+
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
         return RunDoc(
@@ -560,58 +567,6 @@ class RunRecord:
         schema = r.str("schema", SCHEMA)
         if schema != SCHEMA:
             r = Reader({**r.value, "schema": SCHEMA}, r._source)  # read as /4
+        from lnrepro.model.run_doc import RunDoc
+
         return cls.from_doc(codec.decode(r, RunDoc), record_dir, schema, r)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AttemptDoc:
-    """An attempt as ``lnrepro.run/4`` writes it: its tests with the process's own entry, and
-    whether the environment ended it (derived). Absent keys take today's defaults (older
-    records)."""
-
-    index: int
-    argv: tuple[str, ...]
-    exit_code: int
-    timed_out: bool = False
-    seconds: float = 0.0
-    log: str = ""
-    saw_output: bool = True
-    env_error: str | None = None
-    environment_failed: bool = False
-    leftover_processes_killed: int = 0
-    escaped_processes_killed: int = 0
-    warnings: tuple[str, ...] = ()
-    outside_failures: tuple[Failure, ...] = ()
-    extra_files: dict[str, str] = field(default_factory=dict)
-    hang: JSON = None  # a hang's diagnosis (lnrepro.hang/2's shape), or null
-    tests: tuple[TestResult, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunDoc:
-    """``lnrepro.run/4``: record.json, ``run --json``, ``show --json``, ``report --format json``.
-    What is derived (verdict, why, ok, rerun, filter, repeat, timeout_s, tests) is written for
-    readers and derived again on reading; absent keys take defaults (older records)."""
-
-    schema: Literal["lnrepro.run/4"] = SCHEMA
-    kind: Literal["run"] = "run"
-    id: str = ""
-    state: RunState = RunState.COMPLETE
-    stop_reason: str | None = None
-    verdict: Verdict = Verdict.NOT_RUN
-    why: str | None = None
-    ok: bool = False
-    request: JSON  # the RunRequest (requests.json's run)
-    rerun: tuple[str, ...] = ()
-    backend: dict[str, JSON] = field(default_factory=dict)  # what the backend resolved to
-    build: BuildResult | None = None
-    fingerprint: dict[str, JSON] = field(default_factory=dict)  # commit, image, host, driver…
-    commands: dict[str, JSON] = field(default_factory=dict)  # build and test, as shell lines
-    notes: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-    filter: str = ""
-    repeat: int = 1
-    timeout_s: float = 0.0
-    record_dir: str = ""
-    tests: tuple[TestAggregate, ...] = ()
-    attempts: tuple[AttemptDoc, ...] = ()

@@ -18,7 +18,6 @@ from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
 from lnrepro.model.record import (
     PROCESS_EXIT,
     Attempt,
-    AttemptDoc,
     BuildResult,
     Inputs,
     RunRecord,
@@ -27,6 +26,7 @@ from lnrepro.model.record import (
     Verdict,
 )
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
+from lnrepro.model.run_doc import AttemptDoc
 
 from .strategies import for_type
 
