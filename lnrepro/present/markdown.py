@@ -575,10 +575,13 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
 
 
 def _bisect_frequency(rec: BisectRecord) -> list[str]:
+    from lnrepro.bisect.evidence import Sense
+
     r, req = rec.result, rec.request
+    sense = Sense.of(req)  # outcomes are kept in the search's sense: the bug's, here
     per: dict[str, list[str]] = {}
     for s in rec.steps:
-        per.setdefault(s.sha, []).extend(o.value for o, _ in s.outcomes)
+        per.setdefault(s.sha, []).extend(sense.turn(o).value for o, _ in s.outcomes)
     roles = {req.bad: "--bad", **{g: "--good" for g in req.good}}
     if r and r.first_bad:
         roles[r.first_bad] = "first fixed" if req.find_fix else "first bad"
@@ -589,8 +592,6 @@ def _bisect_frequency(rec: BisectRecord) -> list[str]:
         outs = per.get(sha, [])
         fails, passes = outs.count("fail"), outs.count("pass")
         n = fails + passes
-        if req.find_fix:
-            fails, passes = passes, fails  # outcomes are stored in the search's sense
         lo, hi = wilson(fails, n)
         rate = f"{fails}/{n} (95% CI {lo:.0%}–{hi:.0%})" if n else "not run"
         rows.append(f"| {markdown_code(sha[:12])} | {role} | {rate} | {outs.count('noise')} |")

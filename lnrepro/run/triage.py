@@ -1,7 +1,7 @@
 """tt-triage around a hung attempt: the command lnrepro runs against the still-hung device, the
 environment that makes tt-metal run it itself, and where its output lies in an attempt's log.
 
-Pure functions; the backend runs the command (:class:`lnrepro.run.runners.OnHang`) and the
+Pure functions; the backend runs the command (:class:`lnrepro.run.runners.base.OnHang`) and the
 pipeline reads the output into the attempt's diagnosis. Facts read from tenstorrent/tt-metal:
 
 * ``tools/tt-triage.py`` is the entry point of the framework in ``tools/triage/``; its options are

@@ -48,7 +48,8 @@ from lnrepro.run import buildplan, triage
 from lnrepro.run import inputs as inp
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
-from lnrepro.run.runners import LocalRunner, OnHang, Runner
+from lnrepro.run.runners.base import OnHang, Place, Runner, TimeLimit
+from lnrepro.run.runners.local import LocalRunner
 
 BUILD_TIMEOUT_S = 4 * 3600.0
 TRIAGE_SUFFIX = "triage.txt"  # attempt-N.triage.txt: tt-triage's output on a hung attempt
@@ -124,14 +125,18 @@ class TtMetalBackend:
         env.update(dict(self.env))
         return env
 
-    def _mounts(self, record_dir: Path) -> tuple[Path, ...]:
-        return (self.checkout, record_dir)
-
-    def _ro_mounts(self) -> tuple[Path, ...]:
+    def _place(self, record_dir: Path, extra_env: dict[str, str] | None = None) -> Place:
+        """The checkout, the record directory written to, the git directories and a prebuilt
+        tree read only."""
         from lnrepro.doors import gitops
 
         extra = (self.spec.prebuilt,) if self.spec.prebuilt is not None else ()
-        return (*gitops.git_dirs(self.checkout), *extra)
+        return Place(
+            self.checkout,
+            {**self.test_env(record_dir), **(extra_env or {})},
+            (self.checkout, record_dir),
+            (*gitops.git_dirs(self.checkout), *extra),
+        )
 
     def _run(
         self,
@@ -142,25 +147,11 @@ class TtMetalBackend:
         extra_env: dict[str, str] | None = None,
         on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
-        return self.runner.run(
-            argv,
-            on_output,
-            cwd=self.checkout,
-            env={**self.test_env(record_dir), **(extra_env or {})},
-            mounts=self._mounts(record_dir),
-            ro_mounts=self._ro_mounts(),
-            timeout=timeout,
-            on_hang=on_hang,
-        )
+        place = self._place(record_dir, extra_env)
+        return self.runner.run(argv, on_output, place, TimeLimit(timeout, on_hang))
 
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
-        return self.runner.shell_line(
-            argv,
-            cwd=self.checkout,
-            env=self.test_env(record_dir),
-            mounts=self._mounts(record_dir),
-            ro_mounts=self._ro_mounts(),
-        )
+        return self.runner.shell_line(argv, self._place(record_dir))
 
     # ------------------------------------------------------------------ build
     def plan(self) -> buildplan.BuildPlan:
