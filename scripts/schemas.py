@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare, gtest, listing, run_doc
+from lnrepro.model import compare, gtest, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.model.common import Common
@@ -38,6 +38,11 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
     "common.json": (Common, "Pieces every lnrepro document shares"),
+    "requests.json": (
+        requests.RequestShapes,
+        "The typed requests records keep (lnrepro.model.requests): a run's and a bisect's, "
+        "for the records' schemas to refer to ($defs/RunRequest, $defs/BisectRequest)",
+    ),
     "shrink.json": (
         shrink.ShrinkDoc,
         "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "

@@ -30,7 +30,12 @@ class Seen(Events):
 def test_run_then_read_the_record_back(tmp_path: Path) -> None:
     seen = Seen()
     flt = "*BugRepro_Deterministic_2048Features:*NIGHTLY*"
-    rec = api.run(RunRequest(EmulatorSpec(), TestSpec(flt, repeat=2), tmp_path), seen)
+    rec = api.run(
+        RunRequest(
+            backend=EmulatorSpec(), tests=TestSpec(gtest_filter=flt, repeat=2), record_dir=tmp_path
+        ),
+        seen,
+    )
     assert rec.verdict is Verdict.FAIL and len(seen.tests) == 4
     by = {t.short: t for t in rec.tests}
     assert by["BugRepro_Deterministic_2048Features"].worst_of("max_diff") == ("dx", 1000.0)
@@ -48,7 +53,11 @@ def test_run_then_read_the_record_back(tmp_path: Path) -> None:
 
 def test_a_wrong_request_is_refused_before_anything_exists(tmp_path: Path) -> None:
     try:
-        api.run(RunRequest(EmulatorSpec(defect="nope"), TestSpec(), tmp_path / "runs"))
+        api.run(
+            RunRequest(
+                backend=EmulatorSpec(defect="nope"), tests=TestSpec(), record_dir=tmp_path / "runs"
+            )
+        )
     except UsageError as exc:
         assert "unknown defect" in exc.message and exc.fix
     else:
@@ -67,7 +76,12 @@ def test_bisect_from_python(tmp_path: Path) -> None:
         sh("add", "v", "n")
         sh("commit", "-q", "-m", f"c{i}")
     rec = api.bisect(
-        BisectRequest(repo, ("main~7",), "main", CommandOracleSpec(("grep", "-q", "good", "v")))
+        BisectRequest(
+            repo=repo,
+            good=("main~7",),
+            bad="main",
+            oracle=CommandOracleSpec(argv=("grep", "-q", "good", "v")),
+        )
     )
     assert (
         rec.result is not None
@@ -107,8 +121,16 @@ SUITE = "LayerNormBackwardOpTest"
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunRecord, RunRecord]:
     """The shipped kernel and the fixed one, one test each, saved under one directory."""
     where = tmp_path_factory.mktemp("records")
-    bad = api.run(RunRequest(EmulatorSpec(), TestSpec(FLT), where))
-    good = api.run(RunRequest(EmulatorSpec(kernel_era="fixed"), TestSpec(FLT), where))
+    bad = api.run(
+        RunRequest(backend=EmulatorSpec(), tests=TestSpec(gtest_filter=FLT), record_dir=where)
+    )
+    good = api.run(
+        RunRequest(
+            backend=EmulatorSpec(kernel_era="fixed"),
+            tests=TestSpec(gtest_filter=FLT),
+            record_dir=where,
+        )
+    )
     return where, bad, good
 
 

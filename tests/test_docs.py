@@ -103,7 +103,11 @@ def test_the_junit_section_describes_what_report_writes(tmp_path: Path) -> None:
     from lnrepro.present.junit import run_junit
 
     rec = api.run(
-        RunRequest(EmulatorSpec(), TestSpec("*Deterministic_2048Features:*OneTile*", 2), tmp_path)
+        RunRequest(
+            backend=EmulatorSpec(),
+            tests=TestSpec(gtest_filter="*Deterministic_2048Features:*OneTile*", repeat=2),
+            record_dir=tmp_path,
+        )
     )
     root = ET.fromstring(run_junit(rec))
     cases = root.findall(".//testcase")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+import msgspec
+
 from lnrepro.bisect.evidence import shape
 from lnrepro.doors import proc
 from lnrepro.errors import UsageError
@@ -133,8 +135,12 @@ class RunOracle:
 
         start = time.monotonic()
         assert isinstance(self.request.backend, TtMetalSpec)
-        spec = replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
-        tests = self.request.tests if runs is None else replace(self.request.tests, repeat=runs)
+        spec = msgspec.structs.replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
+        tests = (
+            self.request.tests
+            if runs is None
+            else msgspec.structs.replace(self.request.tests, repeat=runs)
+        )
         request = replace(self.request, backend=spec, tests=tests)
         seen = dict(known or {})
 
@@ -208,7 +214,7 @@ def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
             )
         devices = found[:jobs] if found else ()
     return [
-        replace(
+        msgspec.structs.replace(
             spec,
             docker_context=contexts[i % len(contexts)] if contexts else spec.docker_context,
             devices=(devices[i],) if devices else spec.devices,
@@ -224,6 +230,6 @@ def oracles_for(req: BisectRequest, record_dir: Path) -> list[Oracle]:
         return [CommandOracle(o)] * req.jobs
     assert isinstance(o, RunOracleSpec)
     return [
-        RunOracle(RunRequest(spec, o.tests, record_dir), req.policy)
+        RunOracle(RunRequest(backend=spec, tests=o.tests, record_dir=record_dir), req.policy)
         for spec in job_specs(req, o.backend)
     ]

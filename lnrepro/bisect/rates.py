@@ -67,7 +67,9 @@ def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> Endpoi
                 "name runs of the endpoints (lnrepro run --tt-metal . at each of them)",
             )
         sources.append(str(run.record_dir))
-    return EndpointRuns(bf, bn, gf, gn, tuple(sources), found)
+    return EndpointRuns(
+        bad_fails=bf, bad_runs=bn, good_fails=gf, good_runs=gn, sources=tuple(sources), found=found
+    )
 
 
 def named(req: BisectRequest) -> EndpointRuns:

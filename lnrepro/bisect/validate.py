@@ -11,6 +11,8 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
+
 from lnrepro.bisect.evidence import Sense
 from lnrepro.bisect.prebuilt import template
 from lnrepro.doors import gitops
@@ -175,10 +177,10 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
             )
         return o
     check_tests(o.tests)
-    spec = check_tt_metal(replace(o.backend, checkout=repo))
+    spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
     if (req.contexts or req.devices) and spec.runner != "docker":
         raise UsageError("--docker-context and --device need --runner docker", "drop them")
-    return replace(o, backend=spec)
+    return msgspec.structs.replace(o, backend=spec)
 
 
 def _policy(req: BisectRequest) -> None:

@@ -72,7 +72,9 @@ def _oracle(
                 )
         t = test_spec(tests)
         return CommandOracleSpec(
-            argv, t.timeout_s if tests.get("timeout_s") is not None else DEFAULT_TIMEOUT_S, t.repeat
+            argv=argv,
+            timeout_s=t.timeout_s if tests.get("timeout_s") is not None else DEFAULT_TIMEOUT_S,
+            repeat=t.repeat,
         )
     if backend.get("backend") not in (None, "tt-metal"):
         raise UsageError(
@@ -89,7 +91,7 @@ def _oracle(
         )
     spec = backend_spec({**backend, "tt_metal": None}, default_checkout=repo)
     assert isinstance(spec, TtMetalSpec)
-    return RunOracleSpec(spec, test_spec(tests))
+    return RunOracleSpec(backend=spec, tests=test_spec(tests))
 
 
 @cli.command(cls=Command, short_help=SUMMARY["bisect"])
@@ -409,12 +411,12 @@ def _request(repo: Path, kw: dict[str, Any]) -> BisectRequest:
             "pass it with --on-hang bad and a non-empty text, e.g. --hang-in layernorm_fused_rm.cpp",
         )
     policy = Policy(
-        OnCrash(kw["on_crash"] or "match"),
-        OnHang(kw["on_hang"] or "skip"),
-        kw["metric"],
-        kw["threshold"],
-        kw["metric"] in HIGHER_IS_BETTER,
-        kw["hang_in"],
+        on_crash=OnCrash(kw["on_crash"] or "match"),
+        on_hang=OnHang(kw["on_hang"] or "skip"),
+        metric=kw["metric"],
+        threshold=kw["threshold"],
+        higher_is_better=kw["metric"] in HIGHER_IS_BETTER,
+        hang_in=kw["hang_in"],
     )
     return BisectRequest(
         repo=repo,

@@ -15,7 +15,7 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -28,6 +28,7 @@ from lnrepro.model.requests import (
     DEFAULT_TIMEOUT_S,
     BackendSpec,
     BinarySpec,
+    DataKind,
     EmulatorSpec,
     TestSpec,
     TtMetalSpec,
@@ -413,14 +414,14 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
     if chosen == "emulator":
         data = values.get("data") or ("random" if values.get("seed") is not None else "copy")
         return EmulatorSpec(
-            values.get("kernel_era") or "2025-12",
-            values.get("arch") or "wormhole_b0",
-            values.get("defect"),
-            values.get("block_size"),
-            values.get("l1_max_tiles"),
-            bool(values.get("fp32_stats")),
-            data,
-            values.get("seed"),
+            kernel_era=values.get("kernel_era") or "2025-12",
+            arch=values.get("arch") or "wormhole_b0",
+            defect=values.get("defect"),
+            block_size=values.get("block_size"),
+            l1_max_tiles=values.get("l1_max_tiles"),
+            fp32_stats=bool(values.get("fp32_stats")),
+            data=cast(DataKind, data),
+            seed=values.get("seed"),
         )
     if chosen == "local":
         if values.get("binary") is None:
@@ -428,7 +429,7 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
                 "--backend local needs --binary PATH",
                 "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests",
             )
-        return BinarySpec(values["binary"])
+        return BinarySpec(binary=values["binary"])
     checkout = values.get("tt_metal") or default_checkout or tt_metal_home()
     if checkout is None:
         raise UsageError("no tt-metal checkout given", "pass --tt-metal DIR or set TT_METAL_HOME")
@@ -441,18 +442,18 @@ def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None
         env[key] = value
     reset = values.get("reset_cmd")
     return TtMetalSpec(
-        Path(checkout),
-        values.get("runner") or "docker",
-        values.get("profile"),
-        values.get("image"),
-        values.get("mount_set") or "full",
-        tuple(env.items()),
-        bool(values.get("require_device")),
-        split_command(reset, "--reset-cmd") if reset is not None else None,
-        values.get("watcher"),
-        values.get("docker_context"),
-        tuple(values["device_nodes"]) if values.get("device_nodes") else None,
-        values.get("python"),
+        checkout=Path(checkout),
+        runner=values.get("runner") or "docker",
+        profile=values.get("profile"),
+        image=values.get("image"),
+        mount_set=values.get("mount_set") or "full",
+        env=env,
+        require_device=bool(values.get("require_device")),
+        reset_cmd=split_command(reset, "--reset-cmd") if reset is not None else None,
+        watcher_s=values.get("watcher"),
+        docker_context=values.get("docker_context"),
+        devices=tuple(values["device_nodes"]) if values.get("device_nodes") else None,
+        python=values.get("python"),
         triage=not values.get("no_triage"),
         dispatch_timeout_s=values.get("dispatch_timeout"),
     )
@@ -521,11 +522,13 @@ def test_spec(values: dict[str, Any]) -> TestSpec:
             "--filter picks gtests, --pytest names pytest tests: give one",
         )
     return TestSpec(
-        DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"],
-        1 if values.get("repeat") is None else values["repeat"],
-        DEFAULT_TIMEOUT_S if values.get("timeout_s") is None else values["timeout_s"],
-        tuple(values.get("metric_patterns") or ()),
-        pytest,
+        gtest_filter=(
+            DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"]
+        ),
+        repeat=1 if values.get("repeat") is None else values["repeat"],
+        timeout_s=DEFAULT_TIMEOUT_S if values.get("timeout_s") is None else values["timeout_s"],
+        metric_patterns=tuple(values.get("metric_patterns") or ()),
+        pytest=pytest,
     )
 
 

@@ -76,7 +76,7 @@ def _partial_record(record_dir: Path) -> Callable[[], str | None]:
 
 
 def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Path) -> RunRequest:
-    return RunRequest(backend_spec(backend), test_spec(tests), record_dir)
+    return RunRequest(backend=backend_spec(backend), tests=test_spec(tests), record_dir=record_dir)
 
 
 @cli.command(cls=Command, short_help=SUMMARY["run"])

@@ -191,9 +191,10 @@ def shrink(
     backend = backend_spec(values)
     seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
     if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
-        from dataclasses import replace
+        import msgspec
 
-        backend = replace(backend, data="copy", seed=None)  # --seed seeds shrink's random data
+        # --seed seeds shrink's random data
+        backend = msgspec.structs.replace(backend, data="copy", seed=None)
     request = ShrinkRequest(
         test or "",
         backend,

@@ -121,8 +121,9 @@ def decode(r: Reader, kind: type[T]) -> T:
         what, _, at = str(exc).partition(" - at `$")
         if what.startswith("Expected "):
             what = "should be " + what.removeprefix("Expected ").replace("`", "")
-        elif what.startswith("Invalid enum value "):
-            what = f"is {what.removeprefix('Invalid enum value ')}, which is not an allowed value"
+        elif what.startswith(("Invalid enum value ", "Invalid value ")):  # a union's tag: value
+            bad = what.removeprefix("Invalid enum value ").removeprefix("Invalid value ")
+            what = f"is {bad}, which is not an allowed value"
         elif what.startswith("Object missing required field "):
             what = "is missing " + what.removeprefix("Object missing required field ")
         else:

@@ -299,7 +299,7 @@ def convert(r: Reader, kind: type[T]) -> T:
     import msgspec  # not at the top: ``lnrepro --help`` loads no record library
 
     try:
-        return msgspec.convert(r.value, kind)
+        return msgspec.convert(r.value, kind, dec_hook=_path)
     except msgspec.ValidationError as exc:
         what, _, at = str(exc).partition(" - at `$")
         if what.startswith("Expected "):
@@ -310,6 +310,15 @@ def convert(r: Reader, kind: type[T]) -> T:
             what = what[:1].lower() + what[1:]
         place = at.rstrip("`").lstrip(".")
         r.fail(what, place or None)
+
+
+def _path(kind: type, obj: object) -> object:
+    """A ``Path`` field (a request's checkout) is a JSON string."""
+    if kind is Path:
+        if isinstance(obj, builtins.str):
+            return Path(obj)
+        raise TypeError(f"Expected `str`, got `{type(obj).__name__}`")
+    raise NotImplementedError(kind)
 
 
 class _Required:

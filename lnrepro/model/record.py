@@ -519,7 +519,7 @@ class RunRecord:
             verdict=verdict,
             why=self.why_of(verdict),
             ok=verdict is Verdict.PASS,
-            request=self.request.to_json(),
+            request=self.request,
             rerun=tuple(self.rerun),
             backend=self.backend,
             build=self.build,
@@ -543,10 +543,10 @@ class RunRecord:
         cls, d: RunDoc, record_dir: Path, schema: str = SCHEMA, r: Reader | None = None
     ) -> RunRecord:
         """The record a document holds (what it derived, its verdict and tallies, is derived
-        again from its attempts; ``r``: where it was read, to name a bad request's place)."""
+        again from its attempts; ``r``: where it was read, to name a bad hang's place)."""
         at = r.list("attempts", default=[]) if r else [None] * len(d.attempts)
         return cls(
-            request=RunRequest.from_json(r.obj("request") if r else Reader(d.request, "request")),
+            request=d.request,
             record_dir=record_dir,
             attempts=[Attempt.from_doc(a, ra) for a, ra in zip(d.attempts, at, strict=True)],
             state=d.state,

@@ -8,10 +8,15 @@ request come, each in exactly one place:
   :mod:`lnrepro.bisect.validate`): no record, lock, worktree or state for a request that is wrong;
 * the command line that repeats it (:meth:`RunRequest.argv`, :meth:`BisectRequest.argv`), for
   records and reports;
-* its JSON (``to_json``/``from_json``), saved with records and a bisect's state.
+* its JSON, both ways, and its JSON Schema (docs/schemas/requests.json), derived from these
+  definitions by :mod:`lnrepro.model.codec` (issue 39). The backends and the oracles are msgspec
+  Structs because they are tagged unions (the ``backend`` and ``oracle`` keys name the kind,
+  as they always have); the rest are keyword-only dataclasses. Older documents still read: a
+  field a version did not have takes its default.
 
 Defaults are the values a command line without the option gives; ``None`` means "not given" and
-the documented default applies where the request is carried out.
+the documented default applies where the request is carried out. Closed sets are ``Literal``
+types (their values stay plain strings, as on the command line); msgspec checks them on read.
 """
 
 from __future__ import annotations
@@ -20,18 +25,31 @@ import shlex
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+import msgspec
 
 from lnrepro.model.jsonio import Reader
 
 DEFAULT_FILTER = "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*"
 DEFAULT_TIMEOUT_S = 1800.0  # tt-metal's own bisect script allows 30 minutes
 DEFAULT_RECORD_DIR = Path(".lnrepro/runs")
-KERNEL_ERAS = ("2025-11", "2025-12", "fixed")
-ARCHES = ("wormhole_b0", "blackhole")
-DATA_KINDS = ("copy", "reference", "random")
-RUNNERS = ("docker", "local")
-MOUNT_SETS = ("full", "tt-metal", "seed-broken")
+
+KernelEra = Literal["2025-11", "2025-12", "fixed"]
+Arch = Literal["wormhole_b0", "blackhole"]
+DataKind = Literal["copy", "reference", "random"]
+RunnerName = Literal["docker", "local"]
+MountSetName = Literal["full", "tt-metal", "seed-broken"]
+KERNEL_ERAS: tuple[str, ...] = get_args(KernelEra)
+ARCHES: tuple[str, ...] = get_args(Arch)
+DATA_KINDS: tuple[str, ...] = get_args(DataKind)
+RUNNERS: tuple[str, ...] = get_args(RunnerName)
+MOUNT_SETS: tuple[str, ...] = get_args(MountSetName)
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Seconds = Annotated[float, msgspec.Meta(gt=0)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 class BackendKind(str, Enum):
@@ -40,18 +58,21 @@ class BackendKind(str, Enum):
     TT_METAL = "tt-metal"
 
 
-@dataclass(frozen=True)
-class EmulatorSpec:
+class _Backend(msgspec.Struct, frozen=True, kw_only=True, tag_field="backend"):
+    """A backend's JSON object starts with ``"backend": KIND``."""
+
+
+class EmulatorSpec(_Backend, frozen=True, kw_only=True, tag="emulator"):
     """The built-in numpy emulator of the kernel (no card, no checkout)."""
 
-    kernel_era: str = "2025-12"
-    arch: str = "wormhole_b0"
+    kernel_era: KernelEra = "2025-12"
+    arch: Arch = "wormhole_b0"
     defect: str | None = None  # None: the era's defects
     block_size: int | None = None
     l1_max_tiles: int | None = None
     fp32_stats: bool = False
-    data: str = "copy"
-    seed: int | None = None  # --data random: attempt k uses seed + k - 1
+    data: DataKind = "copy"
+    seed: Count | None = None  # --data random: attempt k uses seed + k - 1
 
     kind = BackendKind.EMULATOR
 
@@ -71,35 +92,8 @@ class EmulatorSpec:
             args += ["--seed", str(self.seed)]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.kind.value,
-            "kernel_era": self.kernel_era,
-            "arch": self.arch,
-            "defect": self.defect,
-            "block_size": self.block_size,
-            "l1_max_tiles": self.l1_max_tiles,
-            "fp32_stats": self.fp32_stats,
-            "data": self.data,
-            "seed": self.seed,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> EmulatorSpec:
-        return cls(
-            r.str("kernel_era", "2025-12"),
-            r.str("arch", "wormhole_b0"),
-            r.opt_str("defect"),
-            r.opt_int("block_size"),
-            r.opt_int("l1_max_tiles"),
-            r.bool("fp32_stats", False),
-            r.str("data", "copy"),
-            r.opt_int("seed"),
-        )
-
-
-@dataclass(frozen=True)
-class BinarySpec:
+class BinarySpec(_Backend, frozen=True, kw_only=True, tag="local"):
     """A gtest binary already built on this machine."""
 
     binary: Path
@@ -109,24 +103,16 @@ class BinarySpec:
     def argv(self) -> list[str]:
         return ["--backend", "local", "--binary", str(self.binary)]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"backend": self.kind.value, "binary": str(self.binary)}
 
-    @classmethod
-    def from_json(cls, r: Reader) -> BinarySpec:
-        return cls(Path(r.str("binary")))
-
-
-@dataclass(frozen=True)
-class TtMetalSpec:
+class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
     """A tt-metal checkout: built by a profile, tested on this host or in lnrepro's container."""
 
     checkout: Path
-    runner: str = "docker"
+    runner: RunnerName = "docker"
     profile: str | None = None  # None: the configuration's default profile
     image: str | None = None  # None: lnrepro's image on the configured base
-    mount_set: str = "full"
-    env: tuple[tuple[str, str], ...] = ()
+    mount_set: MountSetName = "full"
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # --env K=V, in the given order
     require_device: bool = False
     reset_cmd: tuple[str, ...] | None = None
     watcher_s: int | None = None
@@ -135,7 +121,7 @@ class TtMetalSpec:
     python: str | None = None  # the interpreter of --pytest runs; None: decided by the runner
     prebuilt: Path | None = None  # a build tree to test instead of building (bisect --prebuilt)
     triage: bool = True  # run the checkout's tools/tt-triage.py on a hung attempt before the kill
-    dispatch_timeout_s: float | None = None  # TT_METAL_OPERATION_TIMEOUT_SECONDS per attempt
+    dispatch_timeout_s: Seconds | None = None  # TT_METAL_OPERATION_TIMEOUT_SECONDS per attempt
 
     kind = BackendKind.TT_METAL
 
@@ -147,7 +133,7 @@ class TtMetalSpec:
             args += ["--image", self.image]
         if self.mount_set != "full":
             args += ["--mount-set", self.mount_set]
-        for k, v in self.env:
+        for k, v in self.env.items():
             args += ["--env", f"{k}={v}"]
         if self.require_device:
             args.append("--require-device")
@@ -167,70 +153,18 @@ class TtMetalSpec:
             args += ["--dispatch-timeout", f"{self.dispatch_timeout_s:g}"]
         return args  # prebuilt: chosen per commit by a bisect, never on a command line
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.kind.value,
-            "checkout": str(self.checkout),
-            "runner": self.runner,
-            "profile": self.profile,
-            "image": self.image,
-            "mount_set": self.mount_set,
-            "env": dict(self.env),
-            "require_device": self.require_device,
-            "reset_cmd": list(self.reset_cmd) if self.reset_cmd is not None else None,
-            "watcher_s": self.watcher_s,
-            "docker_context": self.docker_context,
-            "devices": list(self.devices) if self.devices is not None else None,
-            "python": self.python,
-            "prebuilt": str(self.prebuilt) if self.prebuilt else None,
-            "triage": self.triage,
-            "dispatch_timeout_s": self.dispatch_timeout_s,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> TtMetalSpec:
-        reset = r.strs("reset_cmd") if r.has("reset_cmd") else None
-        devices = r.strs("devices") if r.has("devices") else None
-        return cls(
-            Path(r.str("checkout")),
-            r.str("runner", "docker"),
-            r.opt_str("profile"),
-            r.opt_str("image"),
-            r.str("mount_set", "full"),
-            tuple(r.str_map("env").items()),
-            r.bool("require_device", False),
-            reset,
-            r.opt_int("watcher_s"),
-            r.opt_str("docker_context"),
-            devices,
-            r.opt_str("python"),
-            Path(p) if (p := r.opt_str("prebuilt")) else None,
-            triage=r.bool("triage", True),
-            dispatch_timeout_s=r.opt_float("dispatch_timeout_s"),
-        )
-
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
 
 
-def backend_from_json(r: Reader) -> BackendSpec:
-    kind = r.enum("backend", BackendKind)
-    if kind is BackendKind.EMULATOR:
-        return EmulatorSpec.from_json(r)
-    if kind is BackendKind.LOCAL:
-        return BinarySpec.from_json(r)
-    return TtMetalSpec.from_json(r)
-
-
-@dataclass(frozen=True)
-class TestSpec:
+class TestSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Which tests, how often, for how long: ``--filter``, ``-n``, ``--timeout``, metrics."""
 
     __test__ = False
 
-    gtest_filter: str = DEFAULT_FILTER
-    repeat: int = 1
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    gtest_filter: NonEmpty = msgspec.field(default=DEFAULT_FILTER, name="filter")
+    repeat: Positive = 1
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
     metric_patterns: tuple[str, ...] = ()
     pytest: tuple[str, ...] = ()  # pytest node ids: run them instead of the gtest binary
 
@@ -252,33 +186,15 @@ class TestSpec:
             args += ["--metric-pattern", p]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "filter": self.gtest_filter,
-            "repeat": self.repeat,
-            "timeout_s": self.timeout_s,
-            "metric_patterns": list(self.metric_patterns),
-            "pytest": list(self.pytest),
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> TestSpec:
-        return cls(
-            r.str("filter", DEFAULT_FILTER),
-            r.int("repeat", 1),
-            r.float("timeout_s", DEFAULT_TIMEOUT_S),
-            r.strs("metric_patterns"),
-            r.strs("pytest"),
-        )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
     """``lnrepro run``: build (if there is code to build), then run the tests N times."""
 
     backend: BackendSpec = field(default_factory=EmulatorSpec)
     tests: TestSpec = field(default_factory=TestSpec)
-    record_dir: Path = DEFAULT_RECORD_DIR
+    # a factory: msgspec writes a plain default into the schema and cannot write a Path
+    record_dir: Path = field(default_factory=lambda: DEFAULT_RECORD_DIR)
 
     def argv(self) -> list[str]:
         """The command line that repeats this run exactly (the record's ``rerun``)."""
@@ -287,20 +203,16 @@ class RunRequest:
             args += ["--record-dir", str(self.record_dir)]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend.to_json(),
-            "tests": self.tests.to_json(),
-            "record_dir": str(self.record_dir),
-        }
+    def to_json(self) -> Any:
+        from lnrepro.model import codec
+
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> RunRequest:
-        return cls(
-            backend_from_json(r.obj("backend")),
-            TestSpec.from_json(r.obj("tests")),
-            Path(r.str("record_dir", str(DEFAULT_RECORD_DIR))),
-        )
+        from lnrepro.model import codec
+
+        return codec.decode(r, cls)
 
 
 # ---------------------------------------------------------------------------------- bisect
@@ -315,7 +227,7 @@ class OnHang(str, Enum):
     SKIP = "skip"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Policy:
     """How a bisect reads a run: crashes, hangs, and a metric with its threshold."""
 
@@ -324,9 +236,7 @@ class Policy:
     metric: str | None = None
     threshold: float | None = None
     higher_is_better: bool = False  # a PCC: bad when the worst value falls BELOW the threshold
-    hang_in: str | None = (
-        None  # --hang-in: only a hang whose watcher diagnosis names this is the bug
-    )
+    hang_in: NonEmpty | None = None  # only a hang whose watcher diagnosis names this is the bug
 
     def argv(self) -> list[str]:
         args = []
@@ -342,39 +252,21 @@ class Policy:
             args += ["--threshold", f"{self.threshold:g}"]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "on_crash": self.on_crash.value,
-            "on_hang": self.on_hang.value,
-            "metric": self.metric,
-            "threshold": self.threshold,
-            "higher_is_better": self.higher_is_better,
-            "hang_in": self.hang_in,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> Policy:
-        return cls(
-            r.enum("on_crash", OnCrash, OnCrash.MATCH),
-            r.enum("on_hang", OnHang, OnHang.SKIP),
-            r.opt_str("metric"),
-            r.opt_float("threshold"),
-            r.bool("higher_is_better", False),
-            r.opt_str("hang_in"),
-        )
+class _Oracle(msgspec.Struct, frozen=True, kw_only=True, tag_field="oracle"):
+    """An oracle's JSON object starts with ``"oracle": KIND``."""
 
 
-@dataclass(frozen=True)
-class CommandOracleSpec:
+class CommandOracleSpec(_Oracle, frozen=True, kw_only=True, tag="command"):
     """``--command``: git bisect run's protocol (0 good, 125 skip, 1-127 bad)."""
 
-    argv: tuple[str, ...]
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    repeat: int = 1
+    argv: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
+    command: str = ""  # ``argv`` as one shell line (derived: whatever is given is replaced)
+    timeout_s: Seconds = DEFAULT_TIMEOUT_S
+    repeat: Positive = 1
 
-    @property
-    def command(self) -> str:
-        return shlex.join(self.argv)
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "command", shlex.join(self.argv))
 
     def cli_args(self) -> list[str]:
         args = ["--command", self.command]
@@ -384,94 +276,46 @@ class CommandOracleSpec:
             args += ["--timeout", f"{self.timeout_s:g}"]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "oracle": "command",
-            "argv": list(self.argv),
-            "command": self.command,
-            "timeout_s": self.timeout_s,
-            "repeat": self.repeat,
-        }
 
-
-@dataclass(frozen=True)
-class RunOracleSpec:
+class RunOracleSpec(_Oracle, frozen=True, kw_only=True, tag="run"):
     """Without ``--command``: ``lnrepro run`` on each commit's worktree (a tt-metal checkout)."""
 
     backend: TtMetalSpec  # ``checkout`` is the repository; each job tests its own worktree
-    tests: TestSpec = field(default_factory=TestSpec)
+    tests: TestSpec = msgspec.field(default_factory=TestSpec)
 
     def cli_args(self) -> list[str]:
         return [*self.backend.argv()[2:], *self.tests.argv()]  # --tt-metal is --repo's
-
-    def to_json(self) -> dict[str, Any]:
-        return {"oracle": "run", "backend": self.backend.to_json(), "tests": self.tests.to_json()}
 
 
 OracleSpec = CommandOracleSpec | RunOracleSpec
 
 
-def oracle_from_json(r: Reader) -> OracleSpec:
-    kind = r.str("oracle")
-    if kind == "command":
-        return CommandOracleSpec(
-            r.strs("argv"), r.float("timeout_s", DEFAULT_TIMEOUT_S), r.int("repeat", 1)
-        )
-    if kind == "run":
-        b = backend_from_json(r.obj("backend"))
-        if not isinstance(b, TtMetalSpec):
-            r.fail("should be a tt-metal backend", "backend")
-        return RunOracleSpec(b, TestSpec.from_json(r.obj("tests")))
-    r.fail(f"is {kind!r}, which is not command or run", "oracle")
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EndpointRuns:
     """Runs of the test measured at the endpoints before the bisect (``--rates-from``, or found
     in the store): the counts of the Beta prior over the fail rates, in the bug's terms (``bad``:
     the buggy commit's runs). Kept in the request, so ``--resume`` needs no record again."""
 
-    bad_fails: int = 0
-    bad_runs: int = 0
-    good_fails: int = 0
-    good_runs: int = 0
+    bad_fails: Count = 0
+    bad_runs: Count = 0
+    good_fails: Count = 0
+    good_runs: Count = 0
     sources: tuple[str, ...] = ()  # the run records counted
     found: bool = False  # found in the store by the endpoints' commits and the test
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "bad_fails": self.bad_fails,
-            "bad_runs": self.bad_runs,
-            "good_fails": self.good_fails,
-            "good_runs": self.good_runs,
-            "sources": list(self.sources),
-            "found": self.found,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> EndpointRuns:
-        return cls(
-            r.int("bad_fails"),
-            r.int("bad_runs"),
-            r.int("good_fails"),
-            r.int("good_runs"),
-            r.strs("sources"),
-            r.bool("found", False),
-        )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BisectRequest:
     """``lnrepro bisect``: everything a bisect needs, saved with its state (``--resume``)."""
 
     repo: Path
-    good: tuple[str, ...]
+    good: Annotated[tuple[str, ...], msgspec.Meta(min_length=1)]
     bad: str
     oracle: OracleSpec
     policy: Policy = field(default_factory=Policy)
     confidence: float | None = None  # the Bayesian search, stopping at this posterior
     fail_rates: tuple[float, float] | None = None  # (buggy, clean), when known
-    jobs: int = 1
+    jobs: Positive = 1
     contexts: tuple[str, ...] = ()  # Docker contexts, job i on contexts[i % len]
     devices: tuple[str, ...] = ()  # /dev/tenstorrent/N, one per job
     picks: tuple[str, ...] = ()
@@ -521,58 +365,24 @@ class BisectRequest:
             args += ["--", *self.paths]
         return args
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "repo": str(self.repo),
-            "good": list(self.good),
-            "bad": self.bad,
-            "oracle": self.oracle.to_json(),
-            "policy": self.policy.to_json(),
-            "confidence": self.confidence,
-            "fail_rates": list(self.fail_rates) if self.fail_rates else None,
-            "jobs": self.jobs,
-            "contexts": list(self.contexts),
-            "devices": list(self.devices),
-            "picks": list(self.picks),
-            "patches": [str(p) for p in self.patches],
-            "find_fix": self.find_fix,
-            "first_parent": self.first_parent,
-            "confirm": self.confirm,
-            "paths": list(self.paths),
-            "record_dir": str(self.record_dir) if self.record_dir else None,
-            "prebuilt": list(self.prebuilt),
-            "rates_from": list(self.rates_from),
-            "endpoint_runs": self.endpoint_runs.to_json() if self.endpoint_runs else None,
-        }
+    def to_json(self) -> Any:
+        from lnrepro.model import codec
+
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> BisectRequest:
-        rates = r.list("fail_rates") if r.has("fail_rates") else None
-        if rates is not None and len(rates) != 2:
-            r.fail("should be two numbers (buggy, clean)", "fail_rates")
-        record = r.opt_str("record_dir")
-        return cls(
-            Path(r.str("repo")),
-            r.strs("good"),
-            r.str("bad"),
-            oracle_from_json(r.obj("oracle")),
-            Policy.from_json(r.obj("policy")),
-            r.opt_float("confidence"),
-            (rates[0].as_float(), rates[1].as_float()) if rates else None,
-            r.int("jobs", 1),
-            r.strs("contexts"),
-            r.strs("devices"),
-            r.strs("picks"),
-            tuple(Path(p) for p in r.strs("patches")),
-            r.bool("find_fix", False),
-            r.bool("first_parent", False),
-            r.bool("confirm", True),
-            r.strs("paths"),
-            Path(record) if record else None,
-            r.strs("prebuilt"),
-            r.strs("rates_from"),
-            EndpointRuns.from_json(e) if (e := r.opt_obj("endpoint_runs")) else None,
-        )
+        from lnrepro.model import codec
+
+        return codec.decode(r, cls)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestShapes:
+    """The requests records keep (a run's, a bisect's), for the other schemas to refer to."""
+
+    run: RunRequest
+    bisect: BisectRequest
 
 
 # ---------------------------------------------------------------------------------- the other commands

@@ -19,6 +19,7 @@ import msgspec
 from lnrepro.model.gtest import Failure, TestResult
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import SCHEMA, BuildResult, RunState, TestAggregate, Verdict
+from lnrepro.model.requests import RunRequest
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Positive = Annotated[int, msgspec.Meta(ge=1)]
@@ -63,7 +64,7 @@ class RunDoc:
     verdict: Verdict = Verdict.NOT_RUN
     why: str | None = None
     ok: bool = False
-    request: JSON  # the RunRequest (requests.json's run)
+    request: RunRequest
     rerun: Annotated[tuple[str, ...], msgspec.Meta(min_length=2)] = ("lnrepro", "run")
     backend: dict[str, JSON] = field(default_factory=dict)  # what the backend resolved to
     build: BuildResult | None = None

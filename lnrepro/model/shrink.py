@@ -375,7 +375,7 @@ class ShrinkRequest:
     def from_json(cls, r: Reader) -> ShrinkRequest:
         from lnrepro.model.shrink_doc import RequestDoc, request
 
-        return request(convert(r, RequestDoc), r)
+        return request(convert(r, RequestDoc))
 
 
 STATE_SCHEMA: Final = "lnrepro.shrink-state/1"

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from lnrepro.model.jsonio import JSON, NON_FINITE, NonFinite, Reader, encode_number
-from lnrepro.model.requests import backend_from_json
+from lnrepro.model.requests import BinarySpec, EmulatorSpec, TtMetalSpec
 from lnrepro.model.shrink import (
     SCHEMA,
     STATE_SCHEMA,
@@ -126,14 +126,9 @@ class StartDoc(_Doc, kw_only=True, frozen=True):
     admissible: bool
 
 
-BACKEND_SCHEMA = {
-    "oneOf": [{"$ref": "requests.json#/$defs/emulator"}, {"$ref": "requests.json#/$defs/tt_metal"}]
-}
-
-
 class RequestDoc(_Doc, kw_only=True, frozen=True):
     test: str
-    backend: Annotated[dict[str, JSON], msgspec.Meta(extra_json_schema=BACKEND_SCHEMA)]
+    backend: EmulatorSpec | TtMetalSpec  # validation refuses a local binary
     command: list[str] | None
     confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)]
     start_runs: Positive
@@ -181,7 +176,9 @@ class ShrinkDoc(_Doc, kw_only=True, frozen=True):
 
 
 def builtins(doc: _Doc) -> dict[str, JSON]:
-    out: dict[str, JSON] = msgspec.to_builtins(doc)
+    from lnrepro.model import codec  # a backend's Paths are strings
+
+    out: dict[str, JSON] = codec.encode(doc)
     return out
 
 
@@ -308,9 +305,11 @@ def start_doc(s: StartMeasure) -> StartDoc:
 
 
 def request_doc(q: ShrinkRequest) -> RequestDoc:
+    if isinstance(q.backend, BinarySpec):
+        raise ValueError("a shrink's backend is the emulator or a checkout (validation says so)")
     return RequestDoc(
         test=q.test,
-        backend=q.backend.to_json(),
+        backend=q.backend,
         command=list(q.command) if q.command is not None else None,
         confidence=q.confidence,
         start_runs=q.start_runs,
@@ -326,10 +325,10 @@ def request_doc(q: ShrinkRequest) -> RequestDoc:
     )
 
 
-def request(d: RequestDoc, r: Reader) -> ShrinkRequest:
+def request(d: RequestDoc) -> ShrinkRequest:
     return ShrinkRequest(
         test=d.test,
-        backend=backend_from_json(r.obj("backend")),
+        backend=d.backend,
         command=tuple(d.command) if d.command is not None else None,
         confidence=d.confidence,
         start_runs=d.start_runs,
@@ -357,7 +356,7 @@ def state_doc(s: ShrinkState) -> StateDoc:
 
 def state(d: StateDoc, r: Reader) -> ShrinkState:
     return ShrinkState(
-        request=request(d.request, r.get("request")),
+        request=request(d.request),
         start=d.start,
         evaluations=d.evaluations,
         judged=[judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],

@@ -22,6 +22,7 @@ from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
+from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.text import fmt_metrics, fmt_num, why
@@ -521,11 +522,11 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
             + ", ".join(markdown_code(t.split(".", 1)[-1]) for t in sig),
         ]
     git_lines = [f"git bisect start {req.bad} {' '.join(req.good)}"]
-    o = req.oracle.to_json()
-    if o["oracle"] == "command":
-        git_lines.append(f"git bisect run {o['command']}")
+    o = req.oracle
+    if isinstance(o, CommandOracleSpec):
+        git_lines.append(f"git bisect run {o.command}")
     else:
-        flt = shlex.quote(str(o["tests"]["filter"]))
+        flt = shlex.quote(o.tests.gtest_filter)
         git_lines.append(
             f"git bisect run lnrepro run --tt-metal . --filter {flt} --bisect-exit-code"
         )
@@ -539,8 +540,9 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
         fence("\n".join(git_lines), "sh"),
     ]
     inputs = [
-        f"- Oracle: {o['oracle']}"
-        + (f", filter {markdown_code(o['tests']['filter'])}" if o["oracle"] == "run" else "")
+        "- Oracle: command"
+        if isinstance(o, CommandOracleSpec)
+        else f"- Oracle: run, filter {markdown_code(o.tests.gtest_filter)}"
     ]
     if req.picks:
         inputs.append(

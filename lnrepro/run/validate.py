@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
+
 from lnrepro.errors import EnvironmentProblem, UsageError
 from lnrepro.model.metrics import validate_pattern
 from lnrepro.model.requests import (
@@ -126,7 +128,9 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
                 f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})",
             )
     if s.data == "random" and s.seed is None:
-        return replace(s, seed=secrets.randbelow(2**31))  # chosen now, so the record repeats it
+        return msgspec.structs.replace(
+            s, seed=secrets.randbelow(2**31)
+        )  # chosen now, so the record repeats it
     return s
 
 
@@ -156,7 +160,7 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
         raise UsageError(
             f"--image {s.image!r} is not a valid image name", "use a name like repo/name:tag"
         )
-    for k, _ in s.env:
+    for k in s.env:
         if not ENV_KEY.match(k):
             raise UsageError(f"--env {k!r} is not a variable name", "write it as --env NAME=value")
     if s.reset_cmd is not None and not s.reset_cmd:
@@ -176,7 +180,7 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
             f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 seconds",
             "give tt-metal's operation timeout in seconds, e.g. 5",
         )
-    s = replace(s, checkout=s.checkout.expanduser().absolute())
+    s = msgspec.structs.replace(s, checkout=s.checkout.expanduser().absolute())
     make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
     return s
 
@@ -224,7 +228,7 @@ def check_backend(b: BackendSpec, repeat: int = 1) -> BackendSpec:
     if isinstance(b, EmulatorSpec):
         return check_emulator(b, repeat)
     if isinstance(b, BinarySpec):
-        return replace(b, binary=b.binary.expanduser().absolute())
+        return msgspec.structs.replace(b, binary=b.binary.expanduser().absolute())
     return check_tt_metal(b)
 
 

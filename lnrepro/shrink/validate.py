@@ -6,6 +6,8 @@ import fnmatch
 import math
 from dataclasses import replace
 
+import msgspec
+
 from lnrepro.errors import UsageError
 from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
 from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
@@ -69,7 +71,7 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
                 "--data does not apply to shrink: it chooses the data",
                 "drop --data (--seed seeds its random data)",
             )
-        backend = check_emulator(replace(req.backend, seed=None, data="copy"))
+        backend = check_emulator(msgspec.structs.replace(req.backend, seed=None, data="copy"))
     if req.command is not None:
         if not req.command:
             raise UsageError("--command is empty", "give the command that tests a case")
@@ -163,7 +165,7 @@ def from_run(req: ShrinkRequest) -> ShrinkRequest:
     t = next((t for t in tests if t.verdict.failing), tests[0])
     backend = rec.request.backend
     if isinstance(backend, EmulatorSpec):
-        backend = replace(backend, data="copy", seed=None)
+        backend = msgspec.structs.replace(backend, data="copy", seed=None)
     return replace(req, test=t.name, backend=backend, known_start=(t.runs, t.passed))
 
 

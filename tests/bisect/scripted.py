@@ -123,7 +123,7 @@ def request(
     """A bisect of ``repo`` (a made-up one by default: only the loop reads it), by
     ``--command`` unless ``options`` give another oracle."""
     goods = (good,) if isinstance(good, str) else tuple(good)
-    options.setdefault("oracle", CommandOracleSpec(("test",)))
+    options.setdefault("oracle", CommandOracleSpec(argv=("test",)))
     return BisectRequest(repo=repo, good=goods, bad=bad, **options)
 
 

@@ -435,7 +435,7 @@ def test_with_the_watcher_on_a_hang_it_does_not_place_teaches_no_signature() -> 
     req = request(
         "c0",
         "c11",
-        oracle=RunOracleSpec(TtMetalSpec(Path("/scripted"), watcher_s=1)),
+        oracle=RunOracleSpec(backend=TtMetalSpec(checkout=Path("/scripted"), watcher_s=1)),
         policy=Policy(on_hang=OnHang.BAD),
     )
     run = start(made_up(linear(12), req), req, ScriptedOracle(script))

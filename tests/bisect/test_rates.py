@@ -37,7 +37,11 @@ def run_record(
     base: Path, name: str, commit: str, statuses: list[TestStatus], filt: str = FILTER
 ) -> RunRecord:
     """A finished `lnrepro run -n N` at ``commit``: one test, one attempt per status given."""
-    req = RunRequest(TtMetalSpec(Path("/src")), TestSpec(filt, len(statuses)), base)
+    req = RunRequest(
+        backend=TtMetalSpec(checkout=Path("/src")),
+        tests=TestSpec(gtest_filter=filt, repeat=len(statuses)),
+        record_dir=base,
+    )
     rec = RunRecord(
         request=req,
         record_dir=base / name,
@@ -63,12 +67,20 @@ def run_record(
 
 def request(base: Path, *rates_from: str, command: bool = False) -> BisectRequest:
     oracle = (
-        CommandOracleSpec(("true",))
+        CommandOracleSpec(argv=("true",))
         if command
-        else RunOracleSpec(TtMetalSpec(Path("/src")), TestSpec(FILTER))
+        else RunOracleSpec(
+            backend=TtMetalSpec(checkout=Path("/src")), tests=TestSpec(gtest_filter=FILTER)
+        )
     )
     return BisectRequest(
-        base, (GOOD,), BAD, oracle, confidence=0.95, record_dir=base, rates_from=rates_from
+        repo=base,
+        good=(GOOD,),
+        bad=BAD,
+        oracle=oracle,
+        confidence=0.95,
+        record_dir=base,
+        rates_from=rates_from,
     )
 
 
@@ -103,14 +115,18 @@ def test_rates_from_needs_confidence_and_excludes_fixed_rates(tmp_path: Path) ->
     run_record(tmp_path, "run-1", BAD, [F])
     req = request(tmp_path, "run-1")
     with pytest.raises(UsageError, match="only applies with --confidence"):
-        resolve(BisectRequest(req.repo, req.good, req.bad, req.oracle, rates_from=("run-1",)))
+        resolve(
+            BisectRequest(
+                repo=req.repo, good=req.good, bad=req.bad, oracle=req.oracle, rates_from=("run-1",)
+            )
+        )
     with pytest.raises(UsageError, match="both give the fail rates"):
         resolve(
             BisectRequest(
-                req.repo,
-                req.good,
-                req.bad,
-                req.oracle,
+                repo=req.repo,
+                good=req.good,
+                bad=req.bad,
+                oracle=req.oracle,
                 confidence=0.9,
                 fail_rates=(0.7, 0.05),
                 rates_from=("run-1",),
@@ -139,12 +155,14 @@ def test_nothing_is_found_without_a_run_at_the_bad_commit(tmp_path: Path) -> Non
 
 def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
     req = request(tmp_path, "run-1")
-    e = EndpointRuns(14, 20, 1, 20, ("/r/run-1",), found=True)
+    e = EndpointRuns(
+        bad_fails=14, bad_runs=20, good_fails=1, good_runs=20, sources=("/r/run-1",), found=True
+    )
     doc = BisectRequest(
-        req.repo,
-        req.good,
-        req.bad,
-        req.oracle,
+        repo=req.repo,
+        good=req.good,
+        bad=req.bad,
+        oracle=req.oracle,
         confidence=0.95,
         rates_from=("run-1",),
         endpoint_runs=e,

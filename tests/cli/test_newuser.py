@@ -304,11 +304,11 @@ def test_the_way_to_a_diagnosis_depends_on_the_backend() -> None:
     from lnrepro.run.pipeline import diagnosis_how
 
     assert diagnosis_how(EmulatorSpec()) is None
-    local = diagnosis_how(BinarySpec(Path("/b")))
+    local = diagnosis_how(BinarySpec(binary=Path("/b")))
     assert local is not None and "--watcher is --backend tt-metal's" in local
-    tt = diagnosis_how(TtMetalSpec(Path("/t")))
+    tt = diagnosis_how(TtMetalSpec(checkout=Path("/t")))
     assert tt is not None and "--watcher 1" in tt and "--dispatch-timeout" in tt
-    watched = diagnosis_how(TtMetalSpec(Path("/t"), watcher_s=1, triage=False))
+    watched = diagnosis_how(TtMetalSpec(checkout=Path("/t"), watcher_s=1, triage=False))
     assert watched is not None and "--watcher" not in watched and "--no-triage" in watched
 
 

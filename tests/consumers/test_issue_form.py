@@ -115,7 +115,11 @@ def test_issue_type_is_one_of_the_forms_options(
     from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
 
     rec = RunRecord(
-        request=RunRequest(EmulatorSpec(), TestSpec("*", len(verdicts)), tmp_path),
+        request=RunRequest(
+            backend=EmulatorSpec(),
+            tests=TestSpec(gtest_filter="*", repeat=len(verdicts)),
+            record_dir=tmp_path,
+        ),
         record_dir=tmp_path / "run-1",
     )
     for i, v in enumerate(verdicts, 1):

@@ -142,7 +142,9 @@ def test_lnrepro_parses_every_shard_of_the_emulator(tmp_path: Path, total: int) 
             os.environ.update(GTEST_TOTAL_SHARDS=str(total), GTEST_SHARD_INDEX=str(i))
             rec = api.run(
                 RunRequest(
-                    BinarySpec(prog), TestSpec("*OneTile*:*TwoIncomplete*:*2048*"), tmp_path / "r"
+                    backend=BinarySpec(binary=prog),
+                    tests=TestSpec(gtest_filter="*OneTile*:*TwoIncomplete*:*2048*"),
+                    record_dir=tmp_path / "r",
                 )
             )
             names += [t.name for t in rec.tests]

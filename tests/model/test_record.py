@@ -62,7 +62,9 @@ def attempt(
 
 def record(*attempts: Attempt, build: BuildResult | None = None) -> RunRecord:
     req = RunRequest(
-        EmulatorSpec(seed=3, data="random"), TestSpec("S.*", len(attempts) or 1), Path("/r")
+        backend=EmulatorSpec(seed=3, data="random"),
+        tests=TestSpec(gtest_filter="S.*", repeat=len(attempts) or 1),
+        record_dir=Path("/r"),
     )
     return RunRecord(request=req, record_dir=Path("/r/run-1"), attempts=list(attempts), build=build)
 

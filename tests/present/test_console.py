@@ -64,7 +64,11 @@ def test_gtest_run_renderers(name: str, message: str) -> None:
 @given(name=HOSTILE, message=HOSTILE, path=HOSTILE)
 def test_run_renderers(name: str, message: str, path: str) -> None:
     binary = Path("/tmp", "bin", path.replace("/", "_"))
-    req = RunRequest(BinarySpec(binary), TestSpec("*", 1, 10.0), Path("/tmp"))
+    req = RunRequest(
+        backend=BinarySpec(binary=binary),
+        tests=TestSpec(gtest_filter="*", repeat=1, timeout_s=10.0),
+        record_dir=Path("/tmp"),
+    )
     rec = RunRecord(
         request=req,
         record_dir=Path("/tmp/runs/run-1"),

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
+from lnrepro.model import codec
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
 from lnrepro.model.record import Attempt, RunRecord
@@ -47,11 +48,15 @@ def whole(token: str, text: str) -> bool:
 
 def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str = "/r") -> RunRecord:
     spec = EmulatorSpec(defect=defect, seed=seed)
-    req = RunRequest(spec, TestSpec(f"{SUITE}.BugRepro_*:{SUITE}.NIGHTLY_*", 1), Path(record_dir))
+    req = RunRequest(
+        backend=spec,
+        tests=TestSpec(gtest_filter=f"{SUITE}.BugRepro_*:{SUITE}.NIGHTLY_*", repeat=1),
+        record_dir=Path(record_dir),
+    )
     rec = RunRecord(
         request=req,
         record_dir=Path(record_dir) / "run-20261127-122708",
-        backend=spec.to_json(),
+        backend=codec.encode(spec),
     )
     tests = []
     for name in NAMES:

@@ -181,7 +181,11 @@ def test_junit_of_an_emulator_run_read_by_a_junit_consumer(
 
 def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
     """A run of these attempts, each exiting as googletest does (1 when a test failed)."""
-    req = RunRequest(EmulatorSpec(), TestSpec("*", max(1, len(attempts))), Path("/r"))
+    req = RunRequest(
+        backend=EmulatorSpec(),
+        tests=TestSpec(gtest_filter="*", repeat=max(1, len(attempts))),
+        record_dir=Path("/r"),
+    )
     rec = RunRecord(request=req, record_dir=Path("/r/run-x"), backend={"backend": "emulator"})
     for i, tests in enumerate(attempts, 1):
         code = (

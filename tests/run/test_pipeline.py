@@ -36,7 +36,14 @@ class Recorder(Events):
 
 def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
     ev = Recorder()
-    rec = api.run(RunRequest(EmulatorSpec(data="random", seed=5), TestSpec(SMALL, 3), tmp_path), ev)
+    rec = api.run(
+        RunRequest(
+            backend=EmulatorSpec(data="random", seed=5),
+            tests=TestSpec(gtest_filter=SMALL, repeat=3),
+            record_dir=tmp_path,
+        ),
+        ev,
+    )
     by = {t.name.split(".")[1]: t for t in rec.tests}
     one, det = by["MetalLayerNormBw_OneTile"], by["BugRepro_Deterministic_2048Features"]
     assert det.verdict is Verdict.FAIL and det.runs == 3 and det.passed == 0
@@ -71,7 +78,11 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
     ]
     # a second run never touches the first record
     rec2 = api.run(
-        RunRequest(EmulatorSpec(defect="none", data="random", seed=5), TestSpec(SMALL), tmp_path)
+        RunRequest(
+            backend=EmulatorSpec(defect="none", data="random", seed=5),
+            tests=TestSpec(gtest_filter=SMALL),
+            record_dir=tmp_path,
+        )
     )
     assert rec2.record_dir != rec.record_dir and rec2.ok
     assert json.loads((rec.record_dir / "record.json").read_text()) == doc
@@ -79,7 +90,11 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
 
 def test_real_gtest_binary_timeout_and_crash(tmp_path: Path, gtest_binary: Path) -> None:
     rec = api.run(
-        RunRequest(BinarySpec(gtest_binary), TestSpec("Crash.Hang", timeout_s=1.5), tmp_path)
+        RunRequest(
+            backend=BinarySpec(binary=gtest_binary),
+            tests=TestSpec(gtest_filter="Crash.Hang", timeout_s=1.5),
+            record_dir=tmp_path,
+        )
     )
     [t] = rec.tests
     assert t.verdict is Verdict.HANG and t.statuses == {"TIMEOUT": 1}
@@ -87,14 +102,26 @@ def test_real_gtest_binary_timeout_and_crash(tmp_path: Path, gtest_binary: Path)
     assert "hanging" in (rec.record_dir / "attempt-1.log").read_text()
     crash = rec.attempts[0].tests[0].crash
     assert crash is not None and "killed by lnrepro after the 1.5 s timeout" in crash.reason
-    rec = api.run(RunRequest(BinarySpec(gtest_binary), TestSpec("Crash.Segfault", 2), tmp_path))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=gtest_binary),
+            tests=TestSpec(gtest_filter="Crash.Segfault", repeat=2),
+            record_dir=tmp_path,
+        )
+    )
     [t] = rec.tests
     assert t.statuses == {"CRASHED": 2}
     assert rec.attempts[0].tests[0].crash.signal == "SIGSEGV"  # type: ignore[union-attr]
 
 
 def test_real_gtest_binary_mixed_results(tmp_path: Path, gtest_binary: Path) -> None:
-    rec = api.run(RunRequest(BinarySpec(gtest_binary), TestSpec("Basic.*:Numbers/*"), tmp_path))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=gtest_binary),
+            tests=TestSpec(gtest_filter="Basic.*:Numbers/*"),
+            record_dir=tmp_path,
+        )
+    )
     by = {t.name: t for t in rec.tests}
     assert by["Basic.Passes"].verdict is Verdict.PASS
     assert by["Basic.PrintsMetrics"].worst["dx"]["max_diff"] == 1000.0
@@ -104,15 +131,33 @@ def test_real_gtest_binary_mixed_results(tmp_path: Path, gtest_binary: Path) -> 
 
 def test_every_outcome_is_a_record_that_says_what_happened(tmp_path: Path) -> None:
     """Outcomes that say nothing about the kernel are verdicts with a why, never exceptions."""
-    rec = api.run(RunRequest(BinarySpec(Path("/bin/true")), TestSpec(), tmp_path / "a"))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=Path("/bin/true")),
+            tests=TestSpec(),
+            record_dir=tmp_path / "a",
+        )
+    )
     assert rec.verdict is Verdict.NOT_RUN and "no googletest output" in (rec.why or "")
     doc = json.loads((rec.record_dir / "record.json").read_text())
     assert (
         doc["state"] == "complete" and doc["verdict"] == "NOT_RUN" and "attempt-1.log" in doc["why"]
     )
-    rec = api.run(RunRequest(EmulatorSpec(), TestSpec("Nothing.*"), tmp_path / "b"))
+    rec = api.run(
+        RunRequest(
+            backend=EmulatorSpec(),
+            tests=TestSpec(gtest_filter="Nothing.*"),
+            record_dir=tmp_path / "b",
+        )
+    )
     assert rec.verdict is Verdict.NOT_RUN and rec.missing == ["Nothing.*"]
-    rec = api.run(RunRequest(BinarySpec(tmp_path / "missing"), TestSpec(), tmp_path / "c"))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=tmp_path / "missing"),
+            tests=TestSpec(),
+            record_dir=tmp_path / "c",
+        )
+    )
     assert rec.verdict is Verdict.BUILD_FAILED and "no test binary at" in (rec.why or "")
 
 
@@ -120,7 +165,9 @@ def test_requested_tests_that_are_missing_are_never_a_bare_pass(tmp_path: Path) 
     """The default filter on a checkout without the BugRepro tests: NIGHTLY passes, and the run
     says which tests are missing, where they live and how to get them (exit 5, not 0)."""
     req = RunRequest(
-        EmulatorSpec(), TestSpec("LayerNormBackwardOpTest.BugRepro_Nope*:*NIGHTLY*"), tmp_path
+        backend=EmulatorSpec(),
+        tests=TestSpec(gtest_filter="LayerNormBackwardOpTest.BugRepro_Nope*:*NIGHTLY*"),
+        record_dir=tmp_path,
     )
     rec = api.run(req)
     assert rec.verdict is Verdict.PASS and rec.incomplete
@@ -222,7 +269,13 @@ def test_a_non_finite_metric_is_recorded_in_strict_json(tmp_path: Path) -> None:
         "echo 'x.cpp:1: Failure'\necho 'Value of: dx_close'\necho '[  FAILED  ] S.T (1 ms)'\nexit 1\n"
     )
     prog.chmod(0o755)
-    rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*"), tmp_path / "runs"))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=prog),
+            tests=TestSpec(gtest_filter="S.*"),
+            record_dir=tmp_path / "runs",
+        )
+    )
     assert rec.verdict is Verdict.FAIL and rec.tests[0].worst["dx"]["max_diff"] == float("inf")
     text = (rec.record_dir / "record.json").read_text()
     doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in the record"))
@@ -244,7 +297,13 @@ def test_a_watcher_log_is_a_hang_only_when_something_is_stuck_or_the_attempt_tim
         + ("exec sleep 30\n" if hang else "echo '[  FAILED  ] S.T (1 ms)'\nexit 1\n")
     )
     prog.chmod(0o755)
-    rec = api.run(RunRequest(BinarySpec(prog), TestSpec("S.*", timeout_s=2), tmp_path / "runs"))
+    rec = api.run(
+        RunRequest(
+            backend=BinarySpec(binary=prog),
+            tests=TestSpec(gtest_filter="S.*", timeout_s=2),
+            record_dir=tmp_path / "runs",
+        )
+    )
     [a] = rec.attempts
     assert a.extra_files == {"watcher": "attempt-1.watcher.log"}
     assert a.timed_out is hang and (a.hang is not None) is hang

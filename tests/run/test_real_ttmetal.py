@@ -284,7 +284,7 @@ def test_an_llk_only_bump_is_a_different_input_though_the_binary_is_the_same(
     parent = t.first_parent[t.first_parent.index(t.culprit) - 1]
     tree = worktree(t, tmp_path / "wt", parent, t.bugrepro)
     env = device_env(tmp_path, tree)
-    backend = TtMetalBackend(TtMetalSpec(tree, runner="local"), PROFILES["in-tree"])
+    backend = TtMetalBackend(TtMetalSpec(checkout=tree, runner="local"), PROFILES["in-tree"])
     seen: list[tuple[str, dict[str, str], int]] = []
     old = dict(os.environ)
     os.environ.update(env)

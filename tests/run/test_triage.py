@@ -509,10 +509,10 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
         "time.sleep(60)",
     ]
     spec = TtMetalSpec(
-        tree, runner="local", env=(("LNREPRO_PROBE", "same-env"),), python=sys.executable
+        checkout=tree, runner="local", env={"LNREPRO_PROBE": "same-env"}, python=sys.executable
     )
     out: list[bytes] = []
-    res = TtMetalBackend(spec, PROFILES["in-tree"], env=spec.env).execute(
+    res = TtMetalBackend(spec, PROFILES["in-tree"], env=tuple(spec.env.items())).execute(
         hung, rec, 1, out.append, 1.5
     )
     assert res.timed_out and res.exit_code == 124
@@ -529,7 +529,7 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
 
     # --no-triage: nothing runs, nothing is written
     (rec / "attempt-1.triage.txt").unlink()
-    off = TtMetalSpec(tree, runner="local", python=sys.executable, triage=False)
+    off = TtMetalSpec(checkout=tree, runner="local", python=sys.executable, triage=False)
     res = TtMetalBackend(off, PROFILES["in-tree"]).execute(hung, rec, 1, out.append, 1.0)
     assert res.timed_out and not (rec / "attempt-1.triage.txt").exists()
     # --dispatch-timeout: tt-metal's variables, the command the same
@@ -541,9 +541,9 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
 
 
 def replace_spec(spec: Any, seconds: float) -> Any:
-    from dataclasses import replace
+    import msgspec
 
-    return replace(spec, dispatch_timeout_s=seconds)
+    return msgspec.structs.replace(spec, dispatch_timeout_s=seconds)
 
 
 def test_a_gtest_binary_stopped_by_tt_metals_timeout_is_a_hang_not_a_crash(tmp_path: Path) -> None:
@@ -611,7 +611,7 @@ def test_a_triage_that_hangs_too_is_stopped_at_its_own_limit(tmp_path: Path) -> 
     )
     rec = tmp_path / "rec"
     rec.mkdir()
-    spec = TtMetalSpec(tree, runner="local", python=sys.executable)
+    spec = TtMetalSpec(checkout=tree, runner="local", python=sys.executable)
     backend = TtMetalBackend(spec, PROFILES["in-tree"], triage_timeout_s=0.5)
     out: list[bytes] = []
     hung = [sys.executable, "-c", "import time; time.sleep(60)"]

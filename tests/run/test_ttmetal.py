@@ -237,7 +237,7 @@ def test_build_inputs_are_equal_exactly_when_nothing_tested_changed(
     try:
         from lnrepro.model.requests import TtMetalSpec
 
-        backend = TtMetalBackend(TtMetalSpec(tree, runner="local"), PROFILES["in-tree"])
+        backend = TtMetalBackend(TtMetalSpec(checkout=tree, runner="local"), PROFILES["in-tree"])
         keys = []
         for k in (i, j - 1, j):
             subprocess.run(

@@ -18,7 +18,10 @@ class BinaryBackend(LocalProcess):
     name: str = "local"
 
     def describe(self) -> dict[str, JSON]:
-        return self.spec.to_json()
+        from lnrepro.model import codec
+
+        described: dict[str, JSON] = codec.encode(self.spec)
+        return described
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         """Nothing to build; a missing binary makes this commit untestable, not lnrepro broken

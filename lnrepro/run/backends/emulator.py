@@ -20,9 +20,13 @@ class EmulatorBackend(LocalProcess):
 
     def describe(self) -> dict[str, JSON]:
         from lnrepro.emulator.defects import ERA_DEFECTS, Era, defects_label
+        from lnrepro.model import codec
 
         s = self.spec
-        return {**s.to_json(), "defect": s.defect or defects_label(ERA_DEFECTS[Era(s.kernel_era)])}
+        return {
+            **codec.encode(s),
+            "defect": s.defect or defects_label(ERA_DEFECTS[Era(s.kernel_era)]),
+        }
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         return None  # nothing to build
