@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from lnrepro.envcheck.facts import Facts
 
@@ -41,15 +40,6 @@ class Result:
     detail: str
     fix: str = ""  # what to do, in words (container advice included)
     command: str = ""  # the fix's command on this machine, one line of valid shell, if it has one
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status.value,
-            "detail": self.detail,
-            "fix": self.fix,
-            "command": self.command,
-        }
 
 
 @dataclass

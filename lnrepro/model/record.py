@@ -39,7 +39,9 @@ from lnrepro.model.gtest import (
     split_name,
     worse,
 )
+from lnrepro.model.hang import SCHEMA as HANG_SCHEMA
 from lnrepro.model.hang import Diagnosis
+from lnrepro.model.hang import upgrade as upgrade_hang
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import RunRequest
 from lnrepro.model.stats import wilson
@@ -256,16 +258,12 @@ class Attempt:
             warnings=tuple(self.warnings),
             outside_failures=tuple(self.outside_failures),
             extra_files=self.extra_files,
-            hang=self.hang.to_json() if self.hang is not None else None,
+            hang=self.hang,
             tests=tuple(self.results),
         )
 
     @classmethod
-    def from_doc(cls, d: AttemptDoc, r: Reader | None = None) -> Attempt:
-        """The attempt ``d`` holds (``r``: where it was read, to name a bad hang's place)."""
-        hang = None
-        if d.hang is not None:
-            hang = Diagnosis.from_json(r.obj("hang") if r else Reader(d.hang, "hang"))
+    def from_doc(cls, d: AttemptDoc) -> Attempt:
         return cls(
             index=d.index,
             argv=list(d.argv),
@@ -281,7 +279,7 @@ class Attempt:
             env_error=d.env_error,
             outside_failures=list(d.outside_failures),
             extra_files=dict(d.extra_files),
-            hang=hang,
+            hang=d.hang,
         )
 
 
@@ -539,16 +537,13 @@ class RunRecord:
         return codec.encode(self.document())
 
     @classmethod
-    def from_doc(
-        cls, d: RunDoc, record_dir: Path, schema: str = SCHEMA, r: Reader | None = None
-    ) -> RunRecord:
+    def from_doc(cls, d: RunDoc, record_dir: Path, schema: str = SCHEMA) -> RunRecord:
         """The record a document holds (what it derived, its verdict and tallies, is derived
-        again from its attempts; ``r``: where it was read, to name a bad hang's place)."""
-        at = r.list("attempts", default=[]) if r else [None] * len(d.attempts)
+        again from its attempts)."""
         return cls(
             request=d.request,
             record_dir=record_dir,
-            attempts=[Attempt.from_doc(a, ra) for a, ra in zip(d.attempts, at, strict=True)],
+            attempts=[Attempt.from_doc(a) for a in d.attempts],
             state=d.state,
             stop_reason=d.stop_reason,
             build=d.build,
@@ -562,11 +557,32 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, r: Reader, record_dir: Path) -> RunRecord:
-        """A run document of any schema version: /1 and /2 already in /3's shape (the store's
-        upgrader), /3 reads as /4 (an attempt's hang is new, None when absent)."""
-        schema = r.str("schema", SCHEMA)
-        if schema != SCHEMA:
-            r = Reader({**r.value, "schema": SCHEMA}, r._source)  # read as /4
+        """A run document of any schema version (/1 and /2 already in /3's shape: the store's
+        upgrader), every field checked."""
         from lnrepro.model.run_doc import RunDoc
 
-        return cls.from_doc(codec.decode(r, RunDoc), record_dir, schema, r)
+        schema = r.str("schema", SCHEMA)
+        return cls.from_doc(codec.decode(upgrade(r), RunDoc), record_dir, schema)
+
+
+def upgrade(r: Reader) -> Reader:
+    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
+    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`)."""
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    doc = {**r.value, "schema": SCHEMA}
+    attempts = doc.get("attempts")
+    if isinstance(attempts, list) and any(_old_hang(a) for a in attempts):
+        at = r.list("attempts")
+        doc["attempts"] = [
+            {**a, "hang": upgrade_hang(at[i].obj("hang")).value} if _old_hang(a) else a
+            for i, a in enumerate(attempts)
+        ]
+    return r.rewritten(doc)
+
+
+def _old_hang(attempt: JSON) -> bool:
+    if not isinstance(attempt, dict):
+        return False
+    hang = attempt.get("hang")
+    return isinstance(hang, dict) and hang.get("schema") != HANG_SCHEMA

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from lnrepro.model.gtest import Failure, TestResult
+from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import SCHEMA, BuildResult, RunState, TestAggregate, Verdict
 from lnrepro.model.requests import RunRequest
@@ -46,7 +47,7 @@ class AttemptDoc:
     warnings: tuple[str, ...] = ()
     outside_failures: tuple[Failure, ...] = ()
     extra_files: dict[str, str] = field(default_factory=dict)
-    hang: JSON = None  # a hang's diagnosis (lnrepro.hang/2's shape), or null
+    hang: Diagnosis | None = None  # lnrepro.hang/2 (a /1 read is upgraded first)
     tests: tuple[TestResult, ...] = ()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from lnrepro.errors import InputError
 from lnrepro.model import codec, jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
+from lnrepro.model.hang import Diagnosis
 from lnrepro.model.record import (
     PROCESS_EXIT,
     Attempt,
@@ -160,9 +160,7 @@ def test_a_real_record_damaged_anywhere_is_named_never_a_crash(
 # ---------------------------------------------------------------------------------- defined once
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
-    attempts=st.lists(
-        for_type(AttemptDoc).map(lambda d: dataclasses.replace(d, hang=None)), max_size=3
-    ),
+    attempts=st.lists(for_type(AttemptDoc), max_size=3),
     build=for_type(BuildResult | None),
 )
 def test_a_record_written_and_read_back_writes_the_same_document(
@@ -207,3 +205,19 @@ def test_a_builds_inputs_stay_one_flat_object_of_named_hashes() -> None:
     }
     back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
     assert back.build is not None and back.build.inputs == inputs
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hang=for_type(Diagnosis))
+def test_a_hang_of_the_first_version_in_a_run_record_reads_as_the_second(hang: Diagnosis) -> None:
+    rec = record(attempt(1, ("S.a", P)))
+    rec.attempts[0].hang = hang
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/1"
+    back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+    assert codec.same(back.attempts[0].hang, hang)
+    doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/9"
+    with pytest.raises(
+        InputError, match=r"r\.json: attempts\[0\]\.hang\.schema is 'lnrepro.hang/9'"
+    ):
+        RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)

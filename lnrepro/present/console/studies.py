@@ -15,6 +15,9 @@ from lnrepro.present.text import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from lnrepro.studies.explain import ExplainMeta
+    from lnrepro.studies.tolerance import VariantSpread
+
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
     """A hang's diagnosis (:class:`lnrepro.model.hang.Diagnosis`): the headline, then its lines."""
@@ -25,9 +28,9 @@ def render_hang(source: str, diagnosis: Any, console: Console) -> None:
         say(console, esc(stripped), indent=len(line) - len(stripped), hang=4)
 
 
-def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: Console) -> None:
+def render_explain(source: str, fits: list[Any], meta: ExplainMeta, console: Console) -> None:
     """``lnrepro explain``: the models, best first; then the best one's residuals per test."""
-    n = len(meta["tests"])
+    n = len(meta.tests)
     rows: list[Row] = [
         [
             str(i),
@@ -41,7 +44,7 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     ]
     show_table(
         console,
-        f"models against {source} ({meta['models']} models, {n} tests, {meta['seconds']:.1f} s)",
+        f"models against {source} ({meta.models} models, {n} tests, {meta.seconds:.1f} s)",
         [
             Col("#"),
             Col("cost"),
@@ -58,13 +61,13 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
     best = fits[0]
     detail: list[Row] = []
     for t in best.tests:
-        residuals = list(t.residuals.items()) or [("", (math.nan, math.nan, 0.0))]
-        for k, (o, m, r) in residuals:  # a row per metric, each naming its test (grep, awk)
+        residuals = [(k, (r.observed, r.model, r.relative)) for k, r in t.residuals.items()]
+        for k, (o, m, r) in residuals or [("", (math.nan, math.nan, 0.0))]:  # a row per metric
             detail.append(
                 [
-                    esc(t.name),
+                    esc(t.test),
                     t.observed,
-                    t.modelled,
+                    t.model,
                     esc(k),
                     fmt_num(o) if k else "",
                     fmt_num(m) if k else "",
@@ -86,8 +89,8 @@ def render_explain(source: str, fits: list[Any], meta: dict[str, Any], console: 
         detail,
         head=1,
     )
-    if meta.get("skipped_tests"):
-        say(console, esc(f"not modelled (skipped): {', '.join(meta['skipped_tests'])}"))
+    if meta.skipped_tests:
+        say(console, esc(f"not modelled (skipped): {', '.join(meta.skipped_tests)}"))
 
 
 def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> None:
@@ -101,7 +104,7 @@ def render_tolerance_tests(rows: list[Any], alpha: float, console: Console) -> N
                 esc(" | ".join(sorted(tol))),
                 _prob(r.correct_pass),
                 _prob(r.shipped_fail),
-                esc(" / ".join(fmt_num(r.band[t]) for t in ("dx", "dgamma", "dbeta"))),
+                esc(" / ".join(fmt_num(r.band_atol_rtol0[t]) for t in ("dx", "dgamma", "dbeta"))),
                 _prob(r.band_power),
                 str(r.draws),
             ]
@@ -172,14 +175,14 @@ def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
         render_reference_variants(study.variants, console)
 
 
-def render_reference_variants(variants: dict[str, dict[str, float]], console: Console) -> None:
+def render_reference_variants(variants: dict[str, VariantSpread], console: Console) -> None:
     rows: list[Row] = [
         [
             esc(name),
-            fmt_num(v["mean"]),
-            fmt_num(v["rstd_rel"]),
-            fmt_num(v["xhat"]),
-            f"{100 * v['bf16_flips']:.4f}%",
+            fmt_num(v.mean),
+            fmt_num(v.rstd_rel),
+            fmt_num(v.xhat),
+            f"{100 * v.bf16_flips:.4f}%",
         ]
         for name, v in variants.items()
     ]
