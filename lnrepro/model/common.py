@@ -5,10 +5,10 @@ definition). Not a document: it goes away when no hand-written schema is left (i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from lnrepro.model.codec import Real
 from lnrepro.model.gtest import CrashInfo, Failure, Metrics, TestResult, TestStatus
+from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import Verdict
 
 
@@ -21,5 +21,5 @@ class Common:
     status: TestStatus
     test_result: TestResult
     verdict: Verdict
-    facts: dict[str, Any]  # open-ended facts (a fingerprint, a backend's resolved setup)
+    facts: dict[str, JSON]  # open-ended facts (a fingerprint, a backend's resolved setup)
     string_list: list[str]
