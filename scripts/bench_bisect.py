@@ -35,8 +35,13 @@ In one run:
    incremental model); tt_bisect.sh (``rm -rf build*``: a clean build per step). The search is
    lnrepro's own code (lnrepro.bisect.core.Search with ``prefer``); the costs are a model.
 
+6. bound (``--only bound``): the least mean runs any search needs at 70%/5% with the rates
+   known, on lines of 2 to 5 candidates, computed exactly by backward induction (any search
+   right 95% of the time; any choice rule under lnrepro's stop at 0.95), next to Fano's bound,
+   Burnashev's estimate and lnrepro's own search on the same lines.
+
     python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150] [--trials 200]
-    python scripts/bench_bisect.py --only noise --trials 200 --costed-trials 100 --save noise.json
+    python scripts/bench_bisect.py --only noise bound --trials 200 --costed-trials 100 --save noise.json
 """
 
 from __future__ import annotations
