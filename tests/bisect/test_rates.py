@@ -42,11 +42,24 @@ def run_record(
         tests=TestSpec(gtest_filter=filt, repeat=len(statuses)),
         record_dir=base,
     )
-    rec = RunRecord(req, base / name, state=RunState.COMPLETE, fingerprint={"commit": commit})
+    rec = RunRecord(
+        request=req,
+        record_dir=base / name,
+        state=RunState.COMPLETE,
+        fingerprint={"commit": commit},
+    )
     for i, s in enumerate(statuses, 1):
-        test = TestResult("Suite.BugRepro", s)
+        test = TestResult(name="Suite.BugRepro", status=s)
         rec.attempts.append(
-            Attempt(i, ["t"], int(s is not TestStatus.PASSED), False, 1.0, "a.log", [test])
+            Attempt(
+                index=i,
+                argv=["t"],
+                exit_code=int(s is not TestStatus.PASSED),
+                timed_out=False,
+                seconds=1.0,
+                log="a.log",
+                tests=[test],
+            )
         )
     write_json(base / name / "record.json", rec.to_json())
     return rec

@@ -38,6 +38,7 @@ from lnrepro.doors import proc
 from lnrepro.doors.fsio import log_writer, read_tree, write_error
 from lnrepro.errors import GitError
 from lnrepro.model import checkout as co
+from lnrepro.model import codec
 from lnrepro.model.checkout import CacheFacts
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
@@ -97,7 +98,7 @@ class TtMetalBackend:
             "watcher_s": self.spec.watcher_s,
         }
         if self.profile.planned is not None:  # what this commit's files said, and the plan
-            d["tree"] = read_tree(self.checkout).to_json()
+            d["tree"] = codec.encode(read_tree(self.checkout))
             d["build_plan"] = self.plan().to_json()
         return d
 
@@ -236,16 +237,16 @@ class TtMetalBackend:
                 " the build has no version; check that git works where the build runs"
             )
         result = BuildResult(
-            ok,
-            self.profile.name,
-            log_path.name,
-            time.monotonic() - start,
-            tuple(lines[-TAIL_LINES:]) if not ok else (),
-            failed.get("command"),  # type: ignore[arg-type]
-            failed.get("exit_code"),  # type: ignore[arg-type]
-            bool(failed.get("timed_out")),
-            reason,
-            self.inputs() if ok else None,
+            ok=ok,
+            profile=self.profile.name,
+            log=log_path.name,
+            seconds=time.monotonic() - start,
+            tail=tuple(lines[-TAIL_LINES:]) if not ok else (),
+            command=failed.get("command"),  # type: ignore[arg-type]
+            exit_code=failed.get("exit_code"),  # type: ignore[arg-type]
+            timed_out=bool(failed.get("timed_out")),
+            reason=reason,
+            inputs=self.inputs() if ok else None,
             steps=tuple(done),
             warnings=tuple(warnings),
         )
@@ -273,16 +274,12 @@ class TtMetalBackend:
             raise write_error(log_path, exc) from None
         ok = reason is None
         result = BuildResult(
-            ok,
-            "prebuilt",
-            log_path.name,
-            time.monotonic() - start,
-            (),
-            None,
-            None,
-            False,
-            reason,
-            self.inputs() if ok else None,
+            ok=ok,
+            profile="prebuilt",
+            log=log_path.name,
+            seconds=time.monotonic() - start,
+            reason=reason,
+            inputs=self.inputs() if ok else None,
             prebuilt=str(tree),
         )
         events.build_finished(ok, result.seconds)
@@ -323,13 +320,11 @@ class TtMetalBackend:
         sources = hashlib.sha256(f"{tracked}:{modules}:{local}".encode()).hexdigest()
         key = hashlib.sha256(f"{outputs}:{sources}".encode()).hexdigest()[:24]
         return Inputs(
-            key,
-            {
-                "outputs_sha256": outputs,
-                "sources_sha256": sources,
-                "output_files": str(count),
-                "uncommitted_files": str(len(changed)),
-            },
+            key=key,
+            outputs_sha256=outputs,
+            sources_sha256=sources,
+            output_files=str(count),
+            uncommitted_files=str(len(changed)),
         )
 
     # ------------------------------------------------------------------ tests
