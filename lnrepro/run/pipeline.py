@@ -47,7 +47,7 @@ from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
 from lnrepro.model.requests import BackendSpec, BinarySpec, RunRequest, TestSpec, TtMetalSpec
 from lnrepro.model.tests_known import missing_nodeids, missing_note, missing_patterns
-from lnrepro.run.backends import Backend
+from lnrepro.run.backends import Backend, Call
 
 LIST_TIMEOUT_S = 300.0
 DPRINT_TAIL = 16 << 20  # the end of a hung attempt's log read for DPRINT lines
@@ -106,7 +106,15 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
                 "--gtest_list_tests",
                 f"--gtest_filter={tests.gtest_filter}",
             ]
-        res = backend.execute(argv, work, 1, chunks.append, LIST_TIMEOUT_S)
+        res = backend.execute(
+            Call(
+                argv=argv,
+                record_dir=work,
+                attempt=1,
+                on_output=chunks.append,
+                timeout=LIST_TIMEOUT_S,
+            )
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out = b"".join(chunks).decode("utf-8", "replace")
@@ -271,7 +279,16 @@ def run_attempt(
                 env_error=problem,
                 warnings=[f"not run: {problem}"],
             )
-        res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
+        res = backend.execute(
+            Call(
+                argv=argv,
+                record_dir=record_dir,
+                attempt=index,
+                on_output=sink,
+                timeout=tests.timeout_s,
+                extra_env=extra_env,
+            )
+        )
     if tests.pytest:
         run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
     else:

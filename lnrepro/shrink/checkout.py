@@ -19,7 +19,7 @@ from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import BuildFailed, EnvironmentProblem
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import ARGS_ENV, CASE_ENV, Case, env_prefixed
-from lnrepro.run.backends import Backend
+from lnrepro.run.backends import Backend, Call
 from lnrepro.shrink import probe
 from lnrepro.shrink.core import Outcome, RunVerdict
 from lnrepro.shrink.emit import Flavour
@@ -55,7 +55,14 @@ class CheckoutProbe:
         out: list[bytes] = []
         env = {CASE_ENV: case.env_value(), ARGS_ENV: case.args_value()}
         res = self.backend.execute(
-            self.argv(), self.record_dir, self.runs, out.append, self.timeout_s, env
+            Call(
+                argv=self.argv(),
+                record_dir=self.record_dir,
+                attempt=self.runs,
+                on_output=out.append,
+                timeout=self.timeout_s,
+                extra_env=env,
+            )
         )
         text = b"".join(out).decode("utf-8", "replace")
         lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]

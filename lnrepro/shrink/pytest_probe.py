@@ -29,7 +29,7 @@ from pathlib import Path
 from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
-from lnrepro.run.backends import Backend
+from lnrepro.run.backends import Backend, Call
 from lnrepro.shrink.checkout import judge
 from lnrepro.shrink.core import Outcome
 from lnrepro.shrink.emit import Flavour
@@ -226,7 +226,14 @@ class PytestProbe:
         out: list[bytes] = []
         env = {**ENV_SET, CASE_ENV: case.env_value()}
         res = self.backend.execute(
-            self.argv(self.runs), self.record_dir, self.runs, out.append, self.timeout_s, env
+            Call(
+                argv=self.argv(self.runs),
+                record_dir=self.record_dir,
+                attempt=self.runs,
+                on_output=out.append,
+                timeout=self.timeout_s,
+                extra_env=env,
+            )
         )
         text = b"".join(out).decode("utf-8", "replace")
         m = re.search(r"pcc=(\S+)", text[text.find(MARGIN_LINE) :])

@@ -46,6 +46,7 @@ from lnrepro.model.record import BuildResult, Inputs
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.run import buildplan, triage
 from lnrepro.run import inputs as inp
+from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
 from lnrepro.run.runners.base import OnHang, Place, Runner, TimeLimit
@@ -355,20 +356,18 @@ class TtMetalBackend:
             return f"the reset command `{shlex.join(self.spec.reset_cmd)}` exited {code}"
         return None
 
-    def execute(
-        self,
-        argv: list[str],
-        record_dir: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-        extra_env: dict[str, str] | None = None,
-    ) -> proc.ProcResult:
+    def execute(self, call: Call) -> proc.ProcResult:
         started = time.time()
-        on_hang = self._on_hang(record_dir, attempt, on_output) if timeout is not None else None
-        res = self._run(argv, on_output, record_dir, timeout, extra_env, on_hang)
+        on_hang = (
+            self._on_hang(call.record_dir, call.attempt, call.on_output)
+            if call.timeout is not None
+            else None
+        )
+        res = self._run(
+            call.argv, call.on_output, call.record_dir, call.timeout, call.extra_env, on_hang
+        )
         if self.spec.watcher_s:
-            self._keep_watcher_log(record_dir, attempt, started, keep=res.exit_code != 0)
+            self._keep_watcher_log(call.record_dir, call.attempt, started, keep=res.exit_code != 0)
         return res
 
     # ------------------------------------------------------------------ tt-triage
