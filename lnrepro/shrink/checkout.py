@@ -28,13 +28,16 @@ _MARGIN = re.compile(re.escape(probe.MARGIN_LINE) + r"(\S+)")
 
 
 def read_margin(text: str) -> float | None:
+    """The margin a probe printed (``lnrepro-probe: margin=<m>``, the gtest probe's and the pytest
+    probe's alike): None when it printed none or no number; a NaN margin is infinitely far out."""
     m = _MARGIN.search(text)
     if m is None:
         return None
     try:
-        return float(m.group(1))
+        value = float(m.group(1))
     except ValueError:
-        return math.inf if m.group(1).lower() in ("inf", "+inf", "nan") else None
+        return None
+    return math.inf if math.isnan(value) else value
 
 
 @dataclass
