@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
 from lnrepro.model import bisect, jsonio
 from lnrepro.model.bisect import BisectRecord, BisectState
-from lnrepro.model.jsonio import JSON
+from lnrepro.model.listing import Listed, ListedState, RecordKind
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
@@ -31,21 +30,6 @@ RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", RUN_SCHEMA)
 BISECT_SCHEMAS = (*bisect.OLDER_SCHEMAS, bisect.SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
 Record = RunRecord | BisectRecord
-
-
-class RecordKind(str, Enum):
-    RUN = "run"
-    BISECT = "bisect"
-
-
-class EntryState(str, Enum):
-    """A saved record's state as ``runs`` lists it: a run's or a bisect's, or unreadable."""
-
-    COMPLETE = "complete"
-    RUNNING = "running"
-    INTERRUPTED = "interrupted"
-    ABORTED = "aborted"
-    UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,25 +40,26 @@ class Entry:
     kind: RecordKind
     path: Path  # the record file
     mtime: float
-    state: EntryState
+    state: ListedState
     headline: str
     where: str  # backend / runner, or the repository bisected
     commit: str | None
     problem: str | None = None  # why it is unreadable
     record: Record | None = field(default=None, compare=False, repr=False)  # for describing it
 
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "id": self.id,
-            "kind": self.kind.value,
-            "path": str(self.path),
-            "mtime": self.mtime,
-            "state": self.state.value,
-            "headline": self.headline,
-            "where": self.where,
-            "commit": self.commit,
-            "problem": self.problem,
-        }
+    def document(self) -> Listed:
+        """The entry as ``runs --json`` writes it."""
+        return Listed(
+            id=self.id,
+            kind=self.kind,
+            path=self.path,
+            mtime=self.mtime,
+            state=self.state,
+            headline=self.headline,
+            where=self.where,
+            commit=self.commit,
+            problem=self.problem,
+        )
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -200,7 +185,7 @@ def entry(path: Path) -> Entry:
             kind=kind,
             path=path,
             mtime=mtime,
-            state=EntryState.UNREADABLE,
+            state=ListedState.UNREADABLE,
             headline="",
             where="",
             commit=None,
@@ -217,15 +202,15 @@ def entry(path: Path) -> Entry:
             kind=kind,
             path=path,
             mtime=mtime,
-            state=EntryState(rec.state.value),
+            state=ListedState(rec.state.value),
             headline=rec.headline,
             where=where,
             commit=str(commit) if isinstance(commit, str) else None,
             record=rec,
         )
-    state, headline = EntryState(rec.state.value), rec.headline
+    state, headline = ListedState(rec.state.value), rec.headline
     if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
-        state, headline = EntryState.INTERRUPTED, f"{headline}; its process is gone"
+        state, headline = ListedState.INTERRUPTED, f"{headline}; its process is gone"
     return Entry(
         id=rec.id or rid,
         kind=kind,
@@ -357,7 +342,7 @@ def resolve(base: Bases, ref: str) -> Path:
                     return as_path / n
     except OSError:
         pass
-    entries = [e for e in scan(base) if e.state is not EntryState.UNREADABLE or e.id == ref]
+    entries = [e for e in scan(base) if e.state is not ListedState.UNREADABLE or e.id == ref]
     if ref in ("last", "latest"):
         if not entries:
             raise InputError(
@@ -425,7 +410,7 @@ def related_bisect(bases: Bases, run: RunRecord) -> BisectRecord | None:
     if not checkout:
         return None
     for e in reversed(scan(bases)):
-        if e.kind is not RecordKind.BISECT or e.state is EntryState.UNREADABLE:
+        if e.kind is not RecordKind.BISECT or e.state is ListedState.UNREADABLE:
             continue
         rec = load_path(e.path)
         if not isinstance(rec, BisectRecord):

@@ -139,8 +139,13 @@ def decode(r: Reader, kind: type[T]) -> T:
         # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
         return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
     except msgspec.ValidationError as exc:
-        what, _, at = str(exc).partition(" - at `$")
-        if what.startswith("Expected "):
+        what, _, at = str(exc).partition(" - at `")
+        key = at.startswith("key` in `")  # a map's key is wrong, not its value
+        at = at.removeprefix("key` in `").removeprefix("$")
+        if key:
+            bad = what.removeprefix("Invalid enum value ").removeprefix("Expected ")
+            what = f"has the key {bad}, which is not an allowed key"
+        elif what.startswith("Expected "):
             what = "should be " + what.removeprefix("Expected ").replace("`", "")
         elif what.startswith(("Invalid enum value ", "Invalid value ")):  # a union's tag: value
             bad = what.removeprefix("Invalid enum value ").removeprefix("Invalid value ")

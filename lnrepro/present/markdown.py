@@ -21,7 +21,7 @@ from lnrepro import __version__
 from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
-from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
+from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
 from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
@@ -131,7 +131,7 @@ def issue_type(rec: RunRecord) -> str:
     verdicts = {t.verdict for t in tests}
     if Verdict.HANG in verdicts:
         hung = [t for t in tests if t.verdict is Verdict.HANG]
-        every = all(t.statuses.get("TIMEOUT", 0) == t.runs for t in hung)
+        every = all(t.statuses.get(Seen.TIMEOUT, 0) == t.runs for t in hung)
         return "Deterministic Hang" if every else "Non-Deterministic Hang"
     if Verdict.CRASH in verdicts:
         return "Runtime Crash"

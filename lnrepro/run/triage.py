@@ -109,7 +109,9 @@ def as_device_timeout(t: TestResult) -> TestResult:
         code = t.crash.exit_code if t.crash else None
         sig = t.crash.signal if t.crash else None
         return replace(
-            t, status=TestStatus.TIMEOUT, crash=CrashInfo(code, sig, DEVICE_TIMEOUT_REASON)
+            t,
+            status=TestStatus.TIMEOUT,
+            crash=CrashInfo(exit_code=code, signal=sig, reason=DEVICE_TIMEOUT_REASON),
         )
     return t
 

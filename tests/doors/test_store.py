@@ -6,8 +6,9 @@ import shutil
 from pathlib import Path
 
 from lnrepro.doors import store
-from lnrepro.doors.store import EntryState, RecordKind
+from lnrepro.model import codec
 from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.listing import ListedState, RecordKind
 
 DOCS = Path(__file__).parents[1] / "model" / "bisect_docs"
 
@@ -20,9 +21,10 @@ def test_entries_carry_their_kind_and_state_as_enums(tmp_path: Path) -> None:
     (tmp_path / "bisect-3" / "bisect.json").write_text('{"schema": "lnrepro.bisect/5", "steps": 3}')
     by_id = {e.id: e for e in store.scan(tmp_path)}
     done, stopped, broken = by_id["bisect-1"], by_id["bisect-2"], by_id["bisect-3"]
-    assert done.kind is RecordKind.BISECT and done.state is EntryState.COMPLETE
+    assert done.kind is RecordKind.BISECT and done.state is ListedState.COMPLETE
     assert isinstance(done.record, BisectRecord) and done.headline.startswith("first bad commit")
-    assert stopped.state is EntryState.INTERRUPTED
-    assert broken.state is EntryState.UNREADABLE and broken.problem
-    assert broken.to_json()["state"] == "unreadable" and broken.to_json()["kind"] == "bisect"
+    assert stopped.state is ListedState.INTERRUPTED
+    assert broken.state is ListedState.UNREADABLE and broken.problem
+    listed = codec.encode(broken.document())
+    assert listed["state"] == "unreadable" and listed["kind"] == "bisect"
     assert store.resolve(tmp_path, "last") in (done.path, stopped.path)  # unreadable ones skipped

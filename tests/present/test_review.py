@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from lnrepro.doors.store import Entry, EntryState, RecordKind
+from lnrepro.doors.store import Entry
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
+from lnrepro.model.listing import ListedState, RecordKind
 from lnrepro.model.record import Attempt
 from lnrepro.present.console import (
     RichRunEvents,
@@ -122,7 +123,11 @@ def attempt(index: int, flaky_fails: bool) -> list[TestResult]:
     out = []
     for name in NAMES:
         bad = "Deterministic" in name or ("TightTolerance" in name and flaky_fails)
-        t = TestResult(name, TestStatus.FAILED if bad else TestStatus.PASSED, duration_ms=5.0)
+        t = TestResult(
+            name=name,
+            status=TestStatus.FAILED if bad else TestStatus.PASSED,
+            duration_ms=5.0,
+        )
         if bad:
             t.add_metric("dx", "max_diff", 1000.0)
         out.append(t)
@@ -140,7 +145,17 @@ def test_run_n_prints_a_line_per_attempt_and_only_the_changes() -> None:
             for t in tests:
                 ev.test_started(t.name)
                 ev.test_finished(t)
-            ev.attempt_finished(Attempt(i, ["x"], 1, False, 1.5, f"attempt-{i}.log", tests))
+            ev.attempt_finished(
+                Attempt(
+                    index=i,
+                    argv=["x"],
+                    exit_code=1,
+                    timed_out=False,
+                    seconds=1.5,
+                    log=f"attempt-{i}.log",
+                    tests=tests,
+                )
+            )
     lines = buf.getvalue().splitlines()
     assert all(re.match(r"attempt \d+/20: ", ln) for ln in lines), lines
     counts = [ln for ln in lines if re.match(r"attempt \d+/20: \d+ failed", ln)]
@@ -193,7 +208,7 @@ def entries() -> list[Entry]:
                 kind=RecordKind.RUN,
                 path=Path("/r/record.json"),
                 mtime=1.8e9 + i,
-                state=EntryState.COMPLETE,
+                state=ListedState.COMPLETE,
                 headline="7 FAIL, 1 PASS",
                 where="emulator",
                 commit=None,
@@ -231,8 +246,8 @@ def test_at_60_columns_every_status_is_on_its_names_line() -> None:
     """Review 18: names of 56 characters or less went to the line under ``FAIL``."""
     it = Iteration(index=1, started=True, finished=True)
     for name in NAMES:
-        t = TestResult(name, TestStatus.FAILED, duration_ms=5.0)
-        t.failures.append(Failure("f.cpp", 3, "dx mismatch"))
+        t = TestResult(name=name, status=TestStatus.FAILED, duration_ms=5.0)
+        t.failures.append(Failure(file="f.cpp", line=3, message="dx mismatch"))
         it.tests.append(t)
     for width in (60, 80):
         c, buf = terminal(width)
