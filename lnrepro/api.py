@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.events import BisectEvents, Events
@@ -115,26 +115,26 @@ def check(request: RunRequest) -> RunRequest:
     return validate_run(request)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What ``run`` would do, as lines a person could type; nothing is started or written."""
+PLAN_SCHEMA: Literal["lnrepro.plan/1"] = "lnrepro.plan/1"
 
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """What ``run`` would do, as lines a person could type; nothing is started or written.
+    ``run --dry-run --json`` prints it (docs/schemas/plan.json is derived from it)."""
+
+    schema: Literal["lnrepro.plan/1"] = PLAN_SCHEMA
     request: RunRequest
-    backend: dict[str, JSON]
+    backend: dict[str, JSON]  # the backend's resolved setup, as it describes itself
+    filter: str  # the tests it selects (the request's filter, or its pytest node ids)
     build: list[str]
     test: str
     warnings: list[str]
 
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "schema": "lnrepro.plan/1",
-            "request": self.request.to_json(),
-            "backend": self.backend,
-            "filter": self.request.tests.selection,
-            "build": self.build,
-            "test": self.test,
-            "warnings": self.warnings,
-        }
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+
+        return codec.encode(self)
 
 
 def plan(request: RunRequest) -> Plan:
@@ -161,7 +161,14 @@ def plan(request: RunRequest) -> Plan:
         if facts.test_file_present and not req.tests.pytest:
             note = missing_note(missing_patterns(req.tests.gtest_filter, list(facts.tests)))
             warnings += [note] if note else []
-    return Plan(req, desc, backend.build_lines(where), test, warnings)
+    return Plan(
+        request=req,
+        backend=desc,
+        filter=req.tests.selection,
+        build=backend.build_lines(where),
+        test=test,
+        warnings=warnings,
+    )
 
 
 def list_tests(request: RunRequest) -> str:
@@ -196,7 +203,7 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
 
     req = validate_bisect(request)
     runs = _runs_dir(req)
-    record = BisectRecord(req, rerun=tuple(req.argv()))
+    record = BisectRecord(request=req, rerun=tuple(req.argv()))
     b = loop.build(record, oracles_for(req, runs))
     with state.lock(req.repo):
         state.check_replaceable(req.repo)  # an interrupted bisect is continued or discarded

@@ -409,6 +409,75 @@ def run_record_trip(text: bytes) -> bytes:
     return dumps(rec.to_json()).encode()
 
 
+def bisect_record_text(steps: int) -> bytes:
+    """lnrepro's own bisect record (lnrepro.bisect/5) of ``steps`` steps shaped as :func:`doc`'s:
+    an action, one attempt of two tests (a third with a NaN metric), a step test with its worst
+    metrics, two outcomes and a mark."""
+    from pathlib import Path
+
+    from lnrepro.model.bisect import (
+        Action,
+        ActionKind,
+        AttemptObs,
+        BisectRecord,
+        Evidence,
+        Mark,
+        RunOutcome,
+        Step,
+        StepTest,
+        TestObs,
+    )
+    from lnrepro.model.gtest import TestStatus
+    from lnrepro.model.record import Verdict
+    from lnrepro.model.requests import BisectRequest, CommandOracleSpec
+
+    def test(i: int, j: int) -> TestObs:
+        return TestObs(
+            name=f"LayerNormBackwardOpTest.Case{j}",
+            status=TestStatus.FAILED if (i + j) % 3 == 0 else TestStatus.PASSED,
+            shapes=("1x13x1x20", "1x32x1x33"),
+            metric=float("nan") if (i + j) % 3 == 1 else 1.5 + i / 7,
+        )
+
+    request = BisectRequest(
+        repo=Path("/r"), good=("a" * 40,), bad="b" * 40, oracle=CommandOracleSpec(argv=("t",))
+    )
+    rec = BisectRecord(request=request)
+    for i in range(steps):
+        ev = Evidence(
+            seconds=12.5,
+            build_s=30.0,
+            run_s=4.25,
+            verdict=Verdict.FAIL,
+            tests={
+                "LayerNormBackwardOpTest.Case0": StepTest(
+                    verdict=Verdict.FAIL, passed=0, runs=1, worst={"dx": {"max_diff": 1.5}}
+                )
+            },
+            attempts=(AttemptObs(exit_code=1, tests=(test(i, 0), test(i, 1))),),
+        )
+        rec.steps.append(
+            Step.of(
+                Action(sha=f"{i:040x}", kind=ActionKind.STEP),
+                ev,
+                subject=f"commit number {i}: a change to the kernel",
+                outcomes=((RunOutcome.FAIL, "dx max_diff=1000"), (RunOutcome.NOISE, "timeout")),
+                mark=Mark.BAD if i % 2 else Mark.GOOD,
+                reason="the run failed",
+                prepare_s=0.25,
+                checkout_s=1.5,
+            )
+        )
+    return dumps(rec.to_json()).encode()
+
+
+def bisect_record_trip(text: bytes) -> bytes:
+    """Read a bisect record as ``lnrepro show`` and ``--resume`` do, and write it again."""
+    from lnrepro.model import bisect
+
+    return dumps(bisect.decode(loads_text(text.decode(), "b"), "b").to_json()).encode()
+
+
 def import_seconds(module: str, repeat: int) -> list[float]:
     code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
     return [
@@ -468,6 +537,16 @@ def main() -> None:
             "lnrepro.model.record",
             run_record_trip,
             run_text,
+        )
+    )
+    bisect_text = bisect_record_text(a.steps)
+    rows.append(
+        (
+            f"lnrepro's bisect record: {a.steps} steps ({len(bisect_text) / 1e6:.1f} MB), "
+            "read + write",
+            "lnrepro.model.bisect",
+            bisect_record_trip,
+            bisect_text,
         )
     )
     for label, module, fn, t in rows:

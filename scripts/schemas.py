@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lnrepro import api
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import compare, gtest, hang, listing, requests, run_doc
+from lnrepro.model import bisect, compare, gtest, hang, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.model.common import Common
@@ -29,6 +30,10 @@ SCHEMAS = ROOT / "docs" / "schemas"
 
 # file name -> (the document's type, or an untagged union of them, and its title)
 DERIVED: dict[str, tuple[Any, str]] = {
+    "bisect.json": (
+        bisect.BisectRecord,
+        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/5)",
+    ),
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
@@ -65,6 +70,10 @@ DERIVED: dict[str, tuple[Any, str]] = {
         tolerance.ToleranceDoc,  # two documents, told apart by their fields
         "lnrepro tolerance --json (lnrepro.tolerance/1): the tests' own tolerances, or a shape "
         "study",
+    ),
+    "plan.json": (
+        api.Plan,
+        "lnrepro run --dry-run --json (lnrepro.plan/1)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

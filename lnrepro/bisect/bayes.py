@@ -54,7 +54,10 @@ from lnrepro.model.bisect import (
     BisectResult,
     BuildKind,
     Candidate,
+    LearnedRates,
+    ResultKind,
     RunOutcome,
+    SearchKind,
 )
 
 Array = np.ndarray[Any, Any]
@@ -443,7 +446,12 @@ class BayesSearch:
                     + (f" and {tip_t.noise} noisy one(s)" if tip_t.noise else "")
                 )
                 return None
-            return Action(job, self.tip, ActionKind.ENDPOINT, self._build_kind(job, self.tip))
+            return Action(
+                job=job,
+                sha=self.tip,
+                kind=ActionKind.ENDPOINT,
+                build=self._build_kind(job, self.tip),
+            )
         for m in self.merge_bases:  # as git: a merge base must be tested, and must be clean
             mt = self.tally(m)
             if mt.passes == 0 and m not in self.untestable and m not in running:
@@ -452,7 +460,9 @@ class BayesSearch:
                         m, [b for b in self.bottoms if b not in self.merge_bases]
                     )
                     return None
-                return Action(job, m, ActionKind.MERGE_BASE, self._build_kind(job, m))
+                return Action(
+                    job=job, sha=m, kind=ActionKind.MERGE_BASE, build=self._build_kind(job, m)
+                )
         # A clean endpoint is checked once when its run teaches the clean fail rate for about
         # the price of a run (a preparation up to a few runs': checkout jitter does not decide):
         # not when the rates are given (it says nothing about the culprit) or were measured
@@ -466,7 +476,9 @@ class BayesSearch:
                 and b not in {*self.untestable, *running, *self.measured}
                 and self._cost(self._build_kind(job, b)) <= _CHEAP * self.costs.run_s
             ):
-                return Action(job, b, ActionKind.ENDPOINT, self._build_kind(job, b))
+                return Action(
+                    job=job, sha=b, kind=ActionKind.ENDPOINT, build=self._build_kind(job, b)
+                )
         # every candidate and the endpoints: re-running an endpoint teaches the fail rates
         pool = [
             h
@@ -477,7 +489,9 @@ class BayesSearch:
             pool.append(self.tip)
         one = self.post.information(pool, (1,))[:, 0] if pool else np.zeros(0)
         if (back := self._revived(running, one)) is not None:
-            return Action(job, back, ActionKind.STEP, self._build_kind(job, back))
+            return Action(
+                job=job, sha=back, kind=ActionKind.STEP, build=self._build_kind(job, back)
+            )
         if not pool:
             return None
         # worth scoring in full: what this job has built, and the best by one run's information
@@ -495,7 +509,7 @@ class BayesSearch:
             overlap *= 1.0 - np.exp(-np.abs(pbad - self.post.p_bad(sha)) / 0.1)
         scores = [self._score(info[i], job, sha) * overlap[i] for i, sha in enumerate(pool)]
         best = pool[int(np.argmax(self.rescore(pool, scores)))]
-        return Action(job, best, ActionKind.STEP, self._build_kind(job, best))
+        return Action(job=job, sha=best, kind=ActionKind.STEP, build=self._build_kind(job, best))
 
     def rescore(self, pool: list[str], scores: list[float]) -> list[float]:
         """The scores of the commits worth scoring, as the next action is picked from them: a
@@ -616,8 +630,8 @@ class BayesSearch:
         qb, qg = self.post.rates_now()
         first = best if p >= self.confidence and self.error is None else None
         return BisectResult(
-            kind,
-            self.name,
+            kind=ResultKind(kind),
+            search=SearchKind(self.name),
             first_bad=first,
             error=self.error,
             reason=None
@@ -626,8 +640,8 @@ class BayesSearch:
             most_likely=best,
             confidence=p,
             wanted_confidence=self.confidence,
-            posterior=tuple(Candidate(s, q) for s, q in self.post.top(5)),
-            rates=(qb, qg),
+            posterior=tuple(Candidate(sha=s, p=q) for s, q in self.post.top(5)),
+            rates=LearnedRates(bad=qb, good=qg),
             runs=self.runs,
             noisy_runs=self.noise,
             builds=self.builds,

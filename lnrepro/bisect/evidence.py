@@ -92,11 +92,11 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
     if policy.on_hang is OnHang.BAD and policy.hang_in and (a.timed_out or hung):
         if not hang_named(a.hang, policy.hang_in):
             return None  # a hang elsewhere teaches nothing about the bug's
-        return Signature(frozenset(hung), hang=True, hang_key=a.hang)
+        return Signature(tests=tuple(hung), hang=True, hang_key=a.hang)
     if policy.on_hang is OnHang.BAD and a.gtest and hung:
-        return Signature(frozenset(hung), hang=True, hang_key=a.hang)
+        return Signature(tests=tuple(hung), hang=True, hang_key=a.hang)
     if policy.on_hang is OnHang.BAD and not a.gtest and a.timed_out:
-        return Signature(frozenset(), hang=True)
+        return Signature(hang=True)
     if a.timed_out:
         return None
     if not a.gtest:
@@ -104,22 +104,22 @@ def learn(a: AttemptObs, policy: Policy) -> Signature | None:
             return None
         if a.exit_code >= 128:
             return (
-                Signature(frozenset(), crash=True, exit_code=a.exit_code)
+                Signature(crash=True, exit_code=a.exit_code)
                 if policy.on_crash is not OnCrash.SKIP
                 else None
             )
-        return Signature(frozenset(), exit_code=a.exit_code)
+        return Signature(exit_code=a.exit_code)
     if policy.metric is not None:
         over = [t.name for t in a.tests if _over(t, policy)]
-        return Signature(frozenset(over)) if over else None
+        return Signature(tests=tuple(over)) if over else None
     failed = [t for t in a.tests if t.status == "FAILED"]
     if failed:
         return Signature(
-            frozenset(t.name for t in failed), frozenset(s for t in failed for s in t.shapes)
+            tests=tuple(t.name for t in failed), shapes=tuple(s for t in failed for s in t.shapes)
         )
     crashed = [t for t in a.tests if t.status == "CRASHED"]
     if crashed and policy.on_crash is not OnCrash.SKIP:
-        return Signature(frozenset(t.name for t in crashed), crash=True)
+        return Signature(tests=tuple(t.name for t in crashed), crash=True)
     return None
 
 
@@ -183,7 +183,9 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
             return RunOutcome.PASS, f"{policy.metric} within {policy.threshold:g}"
         return RunOutcome.NOISE, _unrelated(ran)
     for t in ran:
-        if t.status == "FAILED" and (sig is None or not sig.shapes or set(t.shapes) & sig.shapes):
+        if t.status == "FAILED" and (
+            sig is None or not sig.shapes or set(t.shapes) & set(sig.shapes)
+        ):
             return RunOutcome.FAIL, f"{t.name} failed" + (" the same way" if sig else "")
         if t.status == "CRASHED" and (
             policy.on_crash is OnCrash.BAD

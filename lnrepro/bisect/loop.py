@@ -34,11 +34,12 @@ from lnrepro.model.bisect import (
     BisectRecord,
     BisectResult,
     BisectState,
-    Candidate,
     CommitInfo,
     Evidence,
+    LearnedRates,
     LostJob,
     RunOutcome,
+    SearchKind,
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
@@ -103,20 +104,20 @@ class Bisect:
         self.strategy.learn_costs(action.build, prep.seconds + (ev.build_s or 0.0), ev.run_s)
         reason = why(ev, outs, mark)
         self.record.steps.append(
-            Step(
+            Step.of(
                 action,
-                info.subject,
                 ev,
-                tuple(outs),
-                mark,
-                reason,
-                prep.seconds,
-                prep.checkout_s,
-                prep.note,
+                subject=info.subject,
+                outcomes=tuple(outs),
+                mark=mark,
+                reason=reason,
+                prepare_s=prep.seconds,
+                checkout_s=prep.checkout_s,
+                note=prep.note,
             )
         )
         self.save()
-        events.step_finished(action.kind.value, info, mark.value, reason, ev.seconds)
+        events.step_finished(action.kind, info, mark, reason, ev.seconds)
         return mark
 
     def replay(self, steps: Iterable[Step]) -> None:
@@ -174,7 +175,7 @@ class Bisect:
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
         info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
-        events.step_started(a.kind.value, info, cands, left)
+        events.step_started(a.kind, info, cands, left)
         return info
 
     def _run_jobs(self, events: BisectEvents) -> None:
@@ -219,7 +220,7 @@ class Bisect:
                         # that card host is gone: its step judged nothing, so the commit goes
                         # back to the search; the other jobs go on without this one
                         lost.add(j)
-                        self.record.lost.append(LostJob(j, a.sha, exc.one_line()))
+                        self.record.lost.append(LostJob(job=j, commit=a.sha, why=exc.one_line()))
                         self.save()
                         events.job_lost(j, info, exc.message)
                         if len(lost) == jobs:
@@ -272,7 +273,13 @@ class Bisect:
 
         fb = r.first_bad
         parents = self.graph.parents.get(fb, ()) if fb else ()
-        last_good_all = r.last_good_all or (tuple(parents) if r.search == "bayesian" else ())
+        last_good_all = r.last_good_all or (
+            tuple(parents) if r.search is SearchKind.BAYESIAN else ()
+        )
+        rates = None
+        if r.rates:
+            bad, good = sense.rates((r.rates.bad, r.rates.good))  # the bug's: buggy, clean
+            rates = LearnedRates(bad=bad, good=good)
         return replace(
             r,
             commit=info(fb) if fb else None,
@@ -281,7 +288,7 @@ class Bisect:
             steps=kinds.count(ActionKind.STEP),
             endpoint_checks=kinds.count(ActionKind.ENDPOINT) + kinds.count(ActionKind.MERGE_BASE),
             signature=self.record.signature,
-            rates=sense.rates(r.rates) if r.rates else None,  # the bug's: buggy, clean
+            rates=rates,
             prebuilt=r.prebuilt or sum(1 for s in self.record.steps if s.evidence.prebuilt),
             builds=r.builds
             or sum(
@@ -290,7 +297,7 @@ class Bisect:
                 if s.evidence.build_s is not None and not s.evidence.prebuilt
             ),
             candidates=tuple(info(c.sha) for c in r.candidates),
-            posterior=tuple(Candidate(p.sha, p.p, info(p.sha).subject) for p in r.posterior),
+            posterior=tuple(replace(p, subject=info(p.sha).subject) for p in r.posterior),
         )
 
 

@@ -82,15 +82,20 @@ class CommandOracle:
             tail = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()[-5:]
             if res.exit_code == SKIP_CODE and not res.timed_out:
                 return Evidence(
-                    tuple(attempts),
+                    attempts=tuple(attempts),
                     cannot_test=f"the command exited {SKIP_CODE}: it cannot test this commit",
                     seconds=total,
                     output_tail=tuple(tail),
                 )
-            attempts.append(AttemptObs(res.exit_code, gtest=False, timed_out=res.timed_out))
+            attempts.append(
+                AttemptObs(exit_code=res.exit_code, gtest=False, timed_out=res.timed_out)
+            )
         n = len(attempts)
         return Evidence(
-            tuple(attempts), seconds=total, run_s=total / n if n else None, output_tail=tuple(tail)
+            attempts=tuple(attempts),
+            seconds=total,
+            run_s=total / n if n else None,
+            output_tail=tuple(tail),
         )
 
 
@@ -155,10 +160,13 @@ class RunOracle:
             seconds=time.monotonic() - start,
             build_s=build_s,
             inputs=key,
-            verdict=rec.verdict.value,
+            verdict=rec.verdict,
             record=str(rec.record_dir),
             prebuilt=str(prebuilt) if prebuilt is not None else None,
-            tests={t.name: StepTest(t.verdict.value, t.passed, t.runs, t.worst) for t in rec.tests},
+            tests={
+                t.name: StepTest(verdict=t.verdict, passed=t.passed, runs=t.runs, worst=t.worst)
+                for t in rec.tests
+            },
         )
         if key and key in seen and not rec.attempts:
             return replace(base, same_as=seen[key])
@@ -168,13 +176,13 @@ class RunOracle:
             return replace(base, cannot_test=f"the prebuilt tree does not run: {rec.why}")
         attempts = tuple(
             AttemptObs(
-                a.exit_code,
-                tuple(
+                exit_code=a.exit_code,
+                tests=tuple(
                     TestObs(
-                        t.name,
-                        t.status.value,
-                        tuple(shape(f.message) for f in t.failures),
-                        self._metric(t.metrics),
+                        name=t.name,
+                        status=t.status,
+                        shapes=tuple(shape(f.message) for f in t.failures),
+                        metric=self._metric(t.metrics),
                     )
                     for t in a.results
                 ),

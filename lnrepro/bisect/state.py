@@ -23,7 +23,7 @@ from lnrepro.doors.fsio import write_json
 from lnrepro.doors.store import lock_owner
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord, UsageError
 from lnrepro.model import jsonio
-from lnrepro.model.bisect import SCHEMA, BisectRecord, BisectState
+from lnrepro.model.bisect import SCHEMA, BisectRecord, BisectState, decode
 
 OLD_SCHEMAS = ("lnrepro.bisect/2",)
 
@@ -119,7 +119,7 @@ def read(path: Path) -> BisectRecord:
             f"{path} is not an lnrepro bisect state (schema {schema!r})",
             f"move {path} aside and start again",
         )
-    return BisectRecord.from_json(r, path)
+    return decode(r.value, str(path))
 
 
 def finished(record: BisectRecord) -> bool:

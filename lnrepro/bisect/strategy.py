@@ -15,7 +15,7 @@ Both see the same thing for every action: the runs' outcomes as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from lnrepro.bisect.core import Graph, Mark, Search
@@ -28,7 +28,9 @@ from lnrepro.model.bisect import (
     BisectResult,
     BuildKind,
     CommitInfo,
+    ResultKind,
     RunOutcome,
+    SearchKind,
 )
 
 
@@ -134,14 +136,20 @@ class GitSearch:
             return []
         ends = [(s, k) for s, _, k in self._ends() if (k, s) not in self.tested]
         if ends:
-            return [Action(i, s, k, self._build(s)) for i, (s, k) in enumerate(ends[:jobs])]
+            return [
+                Action(job=i, sha=s, kind=k, build=self._build(s))
+                for i, (s, k) in enumerate(ends[:jobs])
+            ]
         if not self.search.done:
             return [
-                Action(i, s, ActionKind.STEP, self._build(s))
+                Action(job=i, sha=s, kind=ActionKind.STEP, build=self._build(s))
                 for i, s in enumerate(self.search.next_batch(jobs))
             ]
         todo = [s for s in self._confirms() if (ActionKind.CONFIRM, s) not in self.tested]
-        return [Action(i, s, ActionKind.CONFIRM, self._build(s)) for i, s in enumerate(todo[:jobs])]
+        return [
+            Action(job=i, sha=s, kind=ActionKind.CONFIRM, build=self._build(s))
+            for i, s in enumerate(todo[:jobs])
+        ]
 
     def next_for(self, job: int, busy: Mapping[int, str]) -> Action | None:
         """Idle ``job``'s next commit while the others test ``busy``: the split point of a
@@ -151,7 +159,7 @@ class GitSearch:
         running = set(busy.values())
         for a in self.next_batch(len(running) + 1):
             if a.sha not in running:
-                return Action(job, a.sha, a.kind, a.build)
+                return replace(a, job=job)
         return None
 
     # ------------------------------------------------------------------ learning
@@ -227,10 +235,10 @@ class GitSearch:
         fb = self.search.first_bad()
         if fb is None:
             return BisectResult(
-                kind,
-                self.name,
+                kind=ResultKind(kind),
+                search=SearchKind(self.name),
                 error=self.error,
-                candidates=tuple(CommitInfo(c) for c in self.search.candidates()),
+                candidates=tuple(CommitInfo(sha=c) for c in self.search.candidates()),
                 reason=self.error or "skipped commits hide which candidate is first",
             )
         good = self.search.last_good()
@@ -243,8 +251,8 @@ class GitSearch:
         elif confirms and all(m is w for m, w in got):
             confirmed = True
         return BisectResult(
-            kind,
-            self.name,
+            kind=ResultKind(kind),
+            search=SearchKind(self.name),
             first_bad=fb,
             last_good=good[0] if good else None,
             last_good_all=tuple(good),

@@ -377,7 +377,9 @@ def commit_info(repo: Path, sha: str) -> CommitInfo:
     out = git(repo, "show", "-s", "--format=%H%x00%s%x00%an <%ae>%x00%aI", sha)
     full, subject, author, date = ([*out.rstrip("\n").split("\x00"), "", "", "", ""])[:4]
     pr = re.findall(r"#(\d+)", subject)
-    return CommitInfo(full, subject, author, date, int(pr[-1]) if pr else None)
+    return CommitInfo(
+        sha=full, subject=subject, author=author, date=date, pr=int(pr[-1]) if pr else None
+    )
 
 
 def ensure_worktree(repo: Path, where: Path) -> Path:

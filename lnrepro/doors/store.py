@@ -5,8 +5,8 @@ Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)
     run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/4    (a run and its logs)
     bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/5 (a bisect's request, steps, result)
 
-A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` and
-``/2``, ``lnrepro.bisect/2``). A record that cannot be read is listed as ``unreadable`` with the
+A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` to
+``/3``, ``lnrepro.bisect/2`` to ``/4``). A record that cannot be read is listed as ``unreadable`` with the
 reason, never a crash, and never stops the rest of the listing. ``last`` names the newest record;
 a unique prefix of an id works too.
 """
@@ -20,28 +20,27 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
-from lnrepro.model import jsonio
-from lnrepro.model.bisect import SCHEMA as BISECT_SCHEMA
+from lnrepro.model import bisect, jsonio
 from lnrepro.model.bisect import BisectRecord, BisectState
 from lnrepro.model.listing import Listed, ListedState, RecordKind
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
 RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", RUN_SCHEMA)
-BISECT_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4", BISECT_SCHEMA)
+BISECT_SCHEMAS = (*bisect.OLDER_SCHEMAS, bisect.SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
 Record = RunRecord | BisectRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     """One saved record, as ``lnrepro runs`` lists it."""
 
     id: str
-    kind: str  # run | bisect
+    kind: RecordKind
     path: Path  # the record file
     mtime: float
-    state: str  # complete | running | interrupted | aborted | unreadable
+    state: ListedState
     headline: str
     where: str  # backend / runner, or the repository bisected
     commit: str | None
@@ -52,10 +51,10 @@ class Entry:
         """The entry as ``runs --json`` writes it."""
         return Listed(
             id=self.id,
-            kind=RecordKind(self.kind),
+            kind=self.kind,
             path=self.path,
             mtime=self.mtime,
-            state=ListedState(self.state),
+            state=self.state,
             headline=self.headline,
             where=self.where,
             commit=self.commit,
@@ -89,9 +88,7 @@ def load_path(path: Path) -> Record:
             r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new
         return RunRecord.from_json(r, path.parent)
     if schema in BISECT_SCHEMAS:
-        if schema == BISECT_SCHEMAS[0]:  # /3 reads as /4: the hang keys are new
-            r = jsonio.Reader(_upgrade_bisect(r.value), str(path))
-        rec = BisectRecord.from_json(r, path)
+        rec = bisect.decode(r.value, str(path))  # older schemas upgraded
         rec.id = path.parent.name if path.name == FILES["bisect"] else rec.id
         return rec
     raise MalformedRecord(
@@ -172,61 +169,9 @@ def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _upgrade_bisect(d: dict[str, Any]) -> dict[str, Any]:
-    """A /2 bisect document in /3's shape: its plan and oracle become the request."""
-    plan: dict[str, Any] = d["plan"] if isinstance(d.get("plan"), dict) else {}
-    o: dict[str, Any] = d["oracle"] if isinstance(d.get("oracle"), dict) else {}
-    if o.get("oracle") == "command":
-        import shlex
-
-        command = str(o.get("command", ""))
-        oracle: dict[str, Any] = {
-            "oracle": "command",
-            "argv": shlex.split(command) if command else [],
-            "timeout_s": o.get("timeout_s") or 1800.0,
-            "repeat": o.get("repeat", 1),
-        }
-    else:
-        oracle = {
-            "oracle": "run",
-            "backend": {
-                "backend": "tt-metal",
-                "checkout": plan.get("repo", ""),
-                "runner": o.get("runner", "docker"),
-                "profile": o.get("profile"),
-            },
-            "tests": {
-                "filter": o.get("filter", "*"),
-                "repeat": o.get("repeat", 1),
-                "timeout_s": o.get("timeout_s") or 1800.0,
-            },
-        }
-    request = {
-        k: plan.get(k)
-        for k in (
-            "repo",
-            "good",
-            "bad",
-            "confidence",
-            "fail_rates",
-            "jobs",
-            "picks",
-            "patches",
-            "find_fix",
-            "first_parent",
-            "confirm",
-            "paths",
-            "record_dir",
-        )
-        if plan.get(k) is not None
-    }
-    request.update(oracle=oracle, policy=plan.get("policy") or {})
-    return {**d, "request": request}
-
-
 def entry(path: Path) -> Entry:
     """What ``runs`` shows of one record file; unreadable ones say why."""
-    kind = "bisect" if path.name == FILES["bisect"] else "run"
+    kind = RecordKind.BISECT if path.name == FILES["bisect"] else RecordKind.RUN
     rid = path.parent.name
     try:
         mtime = path.stat().st_mtime
@@ -235,7 +180,17 @@ def entry(path: Path) -> Entry:
     try:
         rec = load_path(path)
     except InputError as exc:
-        return Entry(rid, kind, path, mtime, "unreadable", "", "", None, exc.message)
+        return Entry(
+            id=rid,
+            kind=kind,
+            path=path,
+            mtime=mtime,
+            state=ListedState.UNREADABLE,
+            headline="",
+            where="",
+            commit=None,
+            problem=exc.message,
+        )
     if isinstance(rec, RunRecord):
         b = rec.backend
         where = str(b.get("backend", rec.request.backend.kind.value))
@@ -243,28 +198,28 @@ def entry(path: Path) -> Entry:
             where += f"/{b['runner']}"
         commit = rec.fingerprint.get("commit")
         return Entry(
-            rec.id,
-            kind,
-            path,
-            mtime,
-            rec.state.value,
-            rec.headline,
-            where,
-            str(commit) if isinstance(commit, str) else None,
+            id=rec.id,
+            kind=kind,
+            path=path,
+            mtime=mtime,
+            state=ListedState(rec.state.value),
+            headline=rec.headline,
+            where=where,
+            commit=str(commit) if isinstance(commit, str) else None,
             record=rec,
         )
-    state, headline = rec.state.value, rec.headline
+    state, headline = ListedState(rec.state.value), rec.headline
     if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
-        state, headline = BisectState.INTERRUPTED.value, f"{headline}; its process is gone"
+        state, headline = ListedState.INTERRUPTED, f"{headline}; its process is gone"
     return Entry(
-        rec.id or rid,
-        kind,
-        path,
-        mtime,
-        state,
-        headline,
-        str(rec.request.repo),
-        rec.request.bad,
+        id=rec.id or rid,
+        kind=kind,
+        path=path,
+        mtime=mtime,
+        state=state,
+        headline=headline,
+        where=str(rec.request.repo),
+        commit=rec.request.bad,
         record=rec,
     )
 
@@ -387,7 +342,7 @@ def resolve(base: Bases, ref: str) -> Path:
                     return as_path / n
     except OSError:
         pass
-    entries = [e for e in scan(base) if e.state != "unreadable" or e.id == ref]
+    entries = [e for e in scan(base) if e.state is not ListedState.UNREADABLE or e.id == ref]
     if ref in ("last", "latest"):
         if not entries:
             raise InputError(
@@ -455,7 +410,7 @@ def related_bisect(bases: Bases, run: RunRecord) -> BisectRecord | None:
     if not checkout:
         return None
     for e in reversed(scan(bases)):
-        if e.kind != "bisect" or e.state == "unreadable":
+        if e.kind is not RecordKind.BISECT or e.state is ListedState.UNREADABLE:
             continue
         rec = load_path(e.path)
         if not isinstance(rec, BisectRecord):

@@ -1,23 +1,46 @@
 """A bisect as data: marks, what one run showed, the steps taken, the answer, the saved state.
 
-Pure types with ``to_json``/``from_json``; the search (:mod:`lnrepro.bisect`) produces them, the
-store reads them back, the presenters draw them. The state file and the record of a bisect are the
-same document, schema ``lnrepro.bisect/5``; it holds the whole :class:`BisectRequest`, so
-``--resume`` continues with every option of the original command.
+Records defined once (issue 39): each type here is a frozen, keyword-only dataclass with enums
+for its closed sets; its JSON (both ways, checked on read) and the JSON Schema
+docs/schemas/bisect.json are derived from it by :mod:`lnrepro.model.codec`. The search
+(:mod:`lnrepro.bisect`) produces them, the store reads them back, the presenters draw them. The
+state file and the record of a bisect are the same document, schema ``lnrepro.bisect/5``; it
+holds the whole :class:`BisectRequest`, so ``--resume`` continues with every option of the
+original command.
+
+A new field: give it a default (older documents lack it and still read), then run
+``python scripts/schemas.py`` and commit the schema it rewrites. Older schemas read through
+:func:`upgrade`: ``/3`` and ``/4`` lack only keys that have defaults; ``/2`` is rebuilt by
+:func:`upgrade_v2`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal
 
-from lnrepro.model.gtest import Metrics, metrics_from_json
-from lnrepro.model.jsonio import Reader
+import msgspec
+
+from lnrepro.model import codec
+from lnrepro.model.codec import Real
+from lnrepro.model.gtest import TestStatus
+from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.record import Verdict
 from lnrepro.model.requests import BisectRequest
 
-SCHEMA = "lnrepro.bisect/5"
+SCHEMA: Literal["lnrepro.bisect/5"] = "lnrepro.bisect/5"
+# Every schema a bisect was saved in; /2 held a plan and an oracle, not the request.
+OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4")
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+RealMetrics = dict[str, dict[str, Real]]  # tensor -> metric -> worst value (may be NaN, inf)
+
+
+def _ms(v: float) -> float:
+    return round(v, 3)
 
 
 class Mark(str, Enum):
@@ -48,409 +71,16 @@ class BuildKind(str, Enum):
     PREBUILT = "prebuilt"  # an artifact, no build
 
 
-@dataclass(frozen=True)
-class Action:
-    job: int  # which worktree/device/engine runs it
-    sha: str
-    kind: ActionKind
-    build: BuildKind = BuildKind.BUILD
+class ResultKind(str, Enum):
+    """What the bisect looked for (``--find-fix``: the fix)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "job": self.job,
-            "sha": self.sha,
-            "kind": self.kind.value,
-            "build": self.build.value,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Action:
-        return cls(
-            r.int("job", 0),
-            r.str("sha"),
-            r.enum("kind", ActionKind),
-            r.enum("build", BuildKind, BuildKind.BUILD),
-        )
+    FIRST_BAD = "first bad commit"
+    FIRST_FIXED = "first fixed commit"
 
 
-@dataclass(frozen=True)
-class TestObs:
-    """One test in one run, as the bisect needs it."""
-
-    __test__ = False
-
-    name: str
-    status: str  # PASSED FAILED CRASHED TIMEOUT SKIPPED DISABLED ENV_ERROR
-    shapes: tuple[str, ...] = ()
-    metric: float | None = None  # the policy's metric, worst over the test's tensors
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "shapes": list(self.shapes),
-            "metric": self.metric,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> TestObs:
-        return cls(r.str("name"), r.str("status"), r.strs("shapes"), r.opt_float("metric"))
-
-
-@dataclass(frozen=True)
-class AttemptObs:
-    """One run: a gtest run (``tests``) or a ``--command`` (``exit_code`` only)."""
-
-    exit_code: int
-    tests: tuple[TestObs, ...] = ()
-    gtest: bool = True
-    timed_out: bool = False
-    env_error: str | None = None
-    cannot_test: str | None = None  # did not build, no tests matched: not a run at all
-    crashed_after_tests: bool = False  # every test ended, then the process died (teardown)
-    hang: str | None = None  # a hung run's diagnosis key (Diagnosis.key), from its watcher log
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "exit_code": self.exit_code,
-            "gtest": self.gtest,
-            "timed_out": self.timed_out,
-            "env_error": self.env_error,
-            "cannot_test": self.cannot_test,
-            "crashed_after_tests": self.crashed_after_tests,
-            "hang": self.hang,
-            "failed": [t.name for t in self.tests if t.status not in ("PASSED", "SKIPPED")],
-            "tests": [t.to_json() for t in self.tests],
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> AttemptObs:
-        return cls(
-            r.int("exit_code"),
-            tuple(TestObs.from_json(t) for t in r.list("tests", default=[])),
-            r.bool("gtest", True),
-            r.bool("timed_out", False),
-            r.opt_str("env_error"),
-            r.opt_str("cannot_test"),
-            r.bool("crashed_after_tests", False),
-            r.opt_str("hang"),
-        )
-
-
-@dataclass(frozen=True)
-class Signature:
-    """How the bug shows: which tests fail, and in which shapes (or by crashing)."""
-
-    tests: frozenset[str]
-    shapes: frozenset[str] = frozenset()
-    crash: bool = False
-    exit_code: int | None = None  # --command: the code the buggy commit exits with
-    hang: bool = False  # the bug is a hang (--on-hang bad): its tests time out
-    hang_key: str | None = None  # and the watcher log says where (Diagnosis.key)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tests": sorted(self.tests),
-            "shapes": sorted(self.shapes),
-            "crash": self.crash,
-            "exit_code": self.exit_code,
-            "hang": self.hang,
-            "hang_key": self.hang_key,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Signature:
-        return cls(
-            frozenset(r.strs("tests")),
-            frozenset(r.strs("shapes")),
-            r.bool("crash", False),
-            r.opt_int("exit_code"),
-            r.bool("hang", False),
-            r.opt_str("hang_key"),
-        )
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    sha: str
-    subject: str = ""
-    author: str = ""
-    date: str = ""
-    pr: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "sha": self.sha,
-            "subject": self.subject,
-            "author": self.author,
-            "date": self.date,
-            "pr": self.pr,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> CommitInfo:
-        return cls(
-            r.str("sha"),
-            r.str("subject", ""),
-            r.str("author", ""),
-            r.str("date", ""),
-            r.opt_int("pr"),
-        )
-
-
-@dataclass(frozen=True)
-class StepTest:
-    """One test over a step's run: its verdict, passes and worst metrics."""
-
-    __test__ = False
-
-    verdict: str
-    passed: int
-    runs: int
-    worst: Metrics = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "runs": self.runs,
-            "worst": self.worst,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> StepTest:
-        return cls(
-            r.str("verdict"), r.int("passed", 0), r.int("runs", 0), metrics_from_json(r, "worst")
-        )
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What an oracle saw of one commit: every run, or why it could not test it."""
-
-    attempts: tuple[AttemptObs, ...] = ()
-    cannot_test: str | None = None  # did not build, no tests, a pick did not apply
-    seconds: float = 0.0
-    build_s: float | None = None
-    run_s: float | None = None  # mean seconds of one run
-    inputs: str | None = None  # hash of everything the tests read
-    same_as: str | None = None  # a commit already tested with the same inputs: its verdict
-    verdict: str | None = None  # the run's verdict (run oracle)
-    record: str | None = None  # the run record's directory (run oracle)
-    tests: dict[str, StepTest] = field(default_factory=dict)
-    output_tail: tuple[str, ...] = ()  # --command: its last lines
-    prebuilt: str | None = None  # the artifact used instead of a build
-    prebuilt_failed: str | None = None  # an artifact that could not be used (then it was built)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "seconds": round(self.seconds, 3),
-            "build_s": None if self.build_s is None else round(self.build_s, 3),
-            "run_s": None if self.run_s is None else round(self.run_s, 3),
-            "cannot_test": self.cannot_test,
-            "inputs": self.inputs,
-            "same_as": self.same_as,
-            "verdict": self.verdict,
-            "record": self.record,
-            "tests": {k: v.to_json() for k, v in self.tests.items()},
-            "output_tail": list(self.output_tail),
-            "prebuilt": self.prebuilt,
-            "prebuilt_failed": self.prebuilt_failed,
-            "attempts": [a.to_json() for a in self.attempts],
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Evidence:
-        tests = r.opt_obj("tests")
-        return cls(
-            tuple(AttemptObs.from_json(a) for a in r.list("attempts", default=[])),
-            r.opt_str("cannot_test"),
-            r.float("seconds", 0.0),
-            r.opt_float("build_s"),
-            r.opt_float("run_s"),
-            r.opt_str("inputs"),
-            r.opt_str("same_as"),
-            r.opt_str("verdict"),
-            r.opt_str("record"),
-            {k: StepTest.from_json(v) for k, v in tests.items()} if tests else {},
-            r.strs("output_tail"),
-            r.opt_str("prebuilt"),
-            r.opt_str("prebuilt_failed"),
-        )
-
-
-@dataclass(frozen=True)
-class Step:
-    """One tested commit: what was done, what the runs showed, the mark, and why."""
-
-    action: Action
-    subject: str
-    evidence: Evidence
-    outcomes: tuple[tuple[RunOutcome, str], ...]
-    mark: Mark
-    reason: str
-    prepare_s: float = 0.0
-    checkout_s: float = 0.0
-    note: str | None = None
-
-    @property
-    def sha(self) -> str:
-        return self.action.sha
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.action.to_json(),
-            "subject": self.subject,
-            "prepare_s": round(self.prepare_s, 3),
-            "checkout_s": round(self.checkout_s, 3),
-            "note": self.note,
-            **self.evidence.to_json(),
-            "outcomes": [[o.value, why] for o, why in self.outcomes],
-            "mark": self.mark.value,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Step:
-        outs = []
-        for o in r.list("outcomes", default=[]):
-            pair = o.elements()
-            if len(pair) != 2:
-                o.fail("should be [outcome, reason]")
-            try:
-                outs.append((RunOutcome(pair[0].as_str()), pair[1].as_str()))
-            except ValueError:
-                pair[0].fail(f"is not one of {', '.join(x.value for x in RunOutcome)}")
-        return cls(
-            Action.from_json(r),
-            r.str("subject", ""),
-            Evidence.from_json(r),
-            tuple(outs),
-            r.enum("mark", Mark),
-            r.str("reason", ""),
-            r.float("prepare_s", 0.0),
-            r.float("checkout_s", 0.0),
-            r.opt_str("note"),
-        )
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One commit of the Bayesian posterior."""
-
-    sha: str
-    p: float
-    subject: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sha": self.sha, "p": self.p, "subject": self.subject}
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Candidate:
-        return cls(r.str("sha"), r.float("p"), r.str("subject", ""))
-
-
-@dataclass(frozen=True)
-class BisectResult:
-    """The answer: a first bad (or fixed) commit with its evidence, candidates, or why not."""
-
-    kind: str  # "first bad commit" | "first fixed commit"
-    search: str  # git | bayesian
-    first_bad: str | None = None
-    commit: CommitInfo | None = None
-    last_good: str | None = None
-    last_good_all: tuple[str, ...] = ()
-    confirmed: bool | None = None  # git: the culprit and its parents re-tested consistently
-    steps: int = 0
-    endpoint_checks: int = 0
-    signature: Signature | None = None
-    candidates: tuple[CommitInfo, ...] = ()  # skips hide which of these is first
-    reason: str | None = None  # why there is no first_bad
-    error: str | None = None  # the endpoints do not separate
-    # the Bayesian search
-    most_likely: str | None = None
-    confidence: float | None = None
-    wanted_confidence: float | None = None
-    posterior: tuple[Candidate, ...] = ()
-    rates: tuple[float, float] | None = None  # learned (buggy, clean) fail rates
-    runs: int = 0
-    noisy_runs: int = 0
-    builds: int = 0
-    rebuilds: int = 0
-    prebuilt: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "search": self.search,
-            "first_bad": self.first_bad,
-            "commit": self.commit.to_json() if self.commit else None,
-            "last_good": self.last_good,
-            "last_good_all": list(self.last_good_all),
-            "confirmed": self.confirmed,
-            "steps": self.steps,
-            "endpoint_checks": self.endpoint_checks,
-            "signature": self.signature.to_json() if self.signature else None,
-            "candidates": [c.to_json() for c in self.candidates],
-            "reason": self.reason,
-            "error": self.error,
-            "most_likely": self.most_likely,
-            "confidence": self.confidence,
-            "wanted_confidence": self.wanted_confidence,
-            "posterior": [p.to_json() for p in self.posterior],
-            "rates": {"bad": self.rates[0], "good": self.rates[1]} if self.rates else None,
-            "runs": self.runs,
-            "noisy_runs": self.noisy_runs,
-            "builds": self.builds,
-            "rebuilds": self.rebuilds,
-            "prebuilt": self.prebuilt,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> BisectResult:
-        commit, sig, rates = r.opt_obj("commit"), r.opt_obj("signature"), r.opt_obj("rates")
-        return cls(
-            r.str("kind", "first bad commit"),
-            r.str("search", "git"),
-            r.opt_str("first_bad"),
-            CommitInfo.from_json(commit) if commit else None,
-            r.opt_str("last_good"),
-            r.strs("last_good_all"),
-            r.opt_bool("confirmed"),
-            r.int("steps", 0),
-            r.int("endpoint_checks", 0),
-            Signature.from_json(sig) if sig else None,
-            tuple(CommitInfo.from_json(c) for c in r.list("candidates", default=[])),
-            r.opt_str("reason"),
-            r.opt_str("error"),
-            r.opt_str("most_likely"),
-            r.opt_float("confidence"),
-            r.opt_float("wanted_confidence"),
-            tuple(Candidate.from_json(p) for p in r.list("posterior", default=[])),
-            (rates.float("bad"), rates.float("good")) if rates else None,
-            r.int("runs", 0),
-            r.int("noisy_runs", 0),
-            r.int("builds", 0),
-            r.int("rebuilds", 0),
-            r.int("prebuilt", 0),
-        )
-
-
-@dataclass(frozen=True)
-class LostJob:
-    """A job whose engine stopped answering mid-step: the commit it was testing went back to
-    the search, and the job took no more steps in that run (``--resume`` tries it again)."""
-
-    job: int
-    commit: str
-    why: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "commit": self.commit, "why": self.why}
-
-    @classmethod
-    def from_json(cls, r: Reader) -> LostJob:
-        return cls(r.int("job", 0), r.str("commit", ""), r.str("why", ""))
+class SearchKind(str, Enum):
+    GIT = "git"  # git's halving, a fixed number of runs per commit
+    BAYESIAN = "bayesian"  # --confidence: a posterior over the candidates
 
 
 class BisectState(str, Enum):
@@ -460,58 +90,256 @@ class BisectState(str, Enum):
     ABORTED = "aborted"
 
 
-@dataclass
-class BisectRecord:
-    """A bisect's saved state and record: the request, every step, and the answer when in."""
+@dataclass(frozen=True, kw_only=True)
+class Action:
+    job: Count = 0  # which worktree/device/engine runs it
+    sha: str
+    kind: ActionKind
+    build: BuildKind = BuildKind.BUILD
 
-    request: BisectRequest  # refs resolved to full shas
+
+@dataclass(frozen=True, kw_only=True)
+class TestObs:
+    """One test in one run, as the bisect needs it."""
+
+    __test__ = False
+
+    name: str
+    status: TestStatus
+    shapes: tuple[str, ...] = ()
+    metric: Real | None = None  # the policy's metric, worst over the test's tensors
+
+
+_NOT_FAILED = (TestStatus.PASSED, TestStatus.SKIPPED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttemptObs:
+    """One run: a gtest run (``tests``) or a ``--command`` (``exit_code`` only)."""
+
+    exit_code: int
+    gtest: bool = True
+    timed_out: bool = False
+    env_error: str | None = None
+    cannot_test: str | None = None  # did not build, no tests matched: not a run at all
+    crashed_after_tests: bool = False  # every test ended, then the process died (teardown)
+    hang: str | None = None  # a hung run's diagnosis key (Diagnosis.key), from its watcher log
+    # the tests that did not pass, for a reader of the JSON: derived from ``tests``, never given
+    failed: tuple[str, ...] = field(default=(), init=False)
+    tests: tuple[TestObs, ...] = ()
+
+    def __post_init__(self) -> None:
+        failed = tuple(t.name for t in self.tests if t.status not in _NOT_FAILED)
+        object.__setattr__(self, "failed", failed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Signature:
+    """How the bug shows: which tests fail, and in which shapes (or by crashing). ``tests`` and
+    ``shapes`` are sets, kept sorted (their JSON stays the same from run to run)."""
+
+    tests: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = ()
+    crash: bool = False
+    exit_code: int | None = None  # --command: the code the buggy commit exits with
+    hang: bool = False  # the bug is a hang (--on-hang bad): its tests time out
+    hang_key: str | None = None  # and the watcher log says where (Diagnosis.key)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", tuple(sorted(set(self.tests))))
+        object.__setattr__(self, "shapes", tuple(sorted(set(self.shapes))))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommitInfo:
+    sha: str
+    subject: str = ""
+    author: str = ""
+    date: str = ""
+    pr: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepTest:
+    """One test over a step's run: its verdict, passes and worst metrics."""
+
+    __test__ = False
+
+    verdict: Verdict
+    passed: Count = 0
+    runs: Count = 0
+    worst: RealMetrics = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """What an oracle saw of one commit: every run, or why it could not test it. Times are kept
+    to the millisecond."""
+
+    seconds: float = 0.0
+    build_s: float | None = None
+    run_s: float | None = None  # mean seconds of one run
+    cannot_test: str | None = None  # did not build, no tests, a pick did not apply
+    inputs: str | None = None  # hash of everything the tests read
+    same_as: str | None = None  # a commit already tested with the same inputs: its verdict
+    verdict: Verdict | None = None  # the run's verdict (run oracle)
+    record: str | None = None  # the run record's directory (run oracle)
+    tests: dict[str, StepTest] = field(default_factory=dict)
+    output_tail: tuple[str, ...] = ()  # --command: its last lines
+    prebuilt: str | None = None  # the artifact used instead of a build
+    prebuilt_failed: str | None = None  # an artifact that could not be used (then it was built)
+    attempts: tuple[AttemptObs, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seconds", _ms(self.seconds))
+        if self.build_s is not None:
+            object.__setattr__(self, "build_s", _ms(self.build_s))
+        if self.run_s is not None:
+            object.__setattr__(self, "run_s", _ms(self.run_s))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preparation:
+    """The commit made ready in its worktree (checkout, picks, patches)."""
+
+    subject: str = ""
+    prepare_s: float = 0.0
+    checkout_s: float = 0.0
+    note: str | None = None
+
+
+_EVIDENCE = tuple(f.name for f in fields(Evidence) if f.init)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step(Evidence, Preparation, Action):
+    """One tested commit: what was done (its :class:`Action`), the worktree made ready, what the
+    runs showed (its :class:`Evidence`), the mark, and why. One flat JSON object, as it always
+    was: the action's and the evidence's fields are the step's own (:meth:`of` builds one from
+    them; :attr:`action` and :attr:`evidence` give them back)."""
+
+    outcomes: tuple[tuple[RunOutcome, str], ...] = ()
+    mark: Mark
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "prepare_s", _ms(self.prepare_s))
+        object.__setattr__(self, "checkout_s", _ms(self.checkout_s))
+
+    @classmethod
+    def of(
+        cls,
+        action: Action,
+        evidence: Evidence,
+        *,
+        subject: str,
+        outcomes: tuple[tuple[RunOutcome, str], ...],
+        mark: Mark,
+        reason: str,
+        prepare_s: float = 0.0,
+        checkout_s: float = 0.0,
+        note: str | None = None,
+    ) -> Step:
+        return cls(
+            **vars(action),
+            **vars(evidence),
+            subject=subject,
+            prepare_s=prepare_s,
+            checkout_s=checkout_s,
+            note=note,
+            outcomes=outcomes,
+            mark=mark,
+            reason=reason,
+        )
+
+    @property
+    def action(self) -> Action:
+        return Action(job=self.job, sha=self.sha, kind=self.kind, build=self.build)
+
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(**{n: getattr(self, n) for n in _EVIDENCE})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """One commit of the Bayesian posterior."""
+
+    sha: str
+    p: Probability
+    subject: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearnedRates:
+    """The fail rates a Bayesian search learned: of the buggy commits, of the clean ones."""
+
+    bad: float
+    good: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectResult:
+    """The answer: a first bad (or fixed) commit with its evidence, candidates, or why not."""
+
+    kind: ResultKind = ResultKind.FIRST_BAD
+    search: SearchKind = SearchKind.GIT
+    first_bad: str | None = None
+    commit: CommitInfo | None = None
+    last_good: str | None = None
+    last_good_all: tuple[str, ...] = ()
+    confirmed: bool | None = None  # git: the culprit and its parents re-tested consistently
+    steps: Count = 0
+    endpoint_checks: Count = 0
+    signature: Signature | None = None
+    candidates: tuple[CommitInfo, ...] = ()  # skips hide which of these is first
+    reason: str | None = None  # why there is no first_bad
+    error: str | None = None  # the endpoints do not separate
+    # the Bayesian search
+    most_likely: str | None = None
+    confidence: float | None = None
+    wanted_confidence: float | None = None
+    posterior: tuple[Candidate, ...] = ()
+    rates: LearnedRates | None = None
+    runs: Count = 0
+    noisy_runs: Count = 0
+    builds: Count = 0
+    rebuilds: Count = 0
+    prebuilt: Count = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class LostJob:
+    """A job whose engine stopped answering mid-step: the commit it was testing went back to
+    the search, and the job took no more steps in that run (``--resume`` tries it again)."""
+
+    job: Count = 0
+    commit: str = ""
+    why: str = ""
+
+
+@dataclass(kw_only=True)
+class BisectRecord:
+    """A bisect's saved state and record: the request, every step, and the answer when in.
+    Not frozen: the loop appends its steps and sets its state and answer as it goes."""
+
+    schema: Literal["lnrepro.bisect/5"] = SCHEMA
+    kind: Literal["bisect"] = "bisect"
     id: str | None = None
     record: Path | None = None  # <record dir>/bisect-<stamp>/bisect.json
-    signature: Signature | None = None
-    steps: list[Step] = field(default_factory=list)
-    result: BisectResult | None = None
     state: BisectState = BisectState.RUNNING
     stop_reason: str | None = None
     rerun: tuple[str, ...] = ()  # the command line that starts it again
-    path: Path | None = None  # where this copy was read from (not saved)
+    request: BisectRequest  # refs resolved to full shas
+    signature: Signature | None = None
+    steps: list[Step] = field(default_factory=list)
     # jobs whose Docker engine stopped answering: their step was dropped, not judged
     lost: list[LostJob] = field(default_factory=list)
+    result: BisectResult | None = None
 
-    kind = "bisect"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "kind": self.kind,
-            "id": self.id,
-            "record": str(self.record) if self.record else None,
-            "state": self.state.value,
-            "stop_reason": self.stop_reason,
-            "rerun": list(self.rerun),
-            "request": self.request.to_json(),
-            "signature": self.signature.to_json() if self.signature else None,
-            "steps": [s.to_json() for s in self.steps],
-            "lost": [x.to_json() for x in self.lost],
-            "result": self.result.to_json() if self.result else None,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader, path: Path | None = None) -> BisectRecord:
-        sig, res, rec = r.opt_obj("signature"), r.opt_obj("result"), r.opt_str("record")
-        state = r.enum("state", BisectState, BisectState.COMPLETE if res else BisectState.RUNNING)
-        return cls(
-            BisectRequest.from_json(r.obj("request")),
-            r.opt_str("id"),
-            Path(rec) if rec else None,
-            Signature.from_json(sig) if sig else None,
-            [Step.from_json(s) for s in r.list("steps", default=[])],
-            BisectResult.from_json(res) if res else None,
-            state,
-            r.opt_str("stop_reason"),
-            r.strs("rerun"),
-            path,
-            [LostJob.from_json(x) for x in r.list("lost", default=[])],
-        )
+    def to_json(self) -> JSON:
+        return codec.encode(self)
 
     @property
     def headline(self) -> str:
@@ -523,5 +351,87 @@ class BisectRecord:
         if r.first_bad:
             subject = r.commit.subject if r.commit else ""
             conf = f" (p={r.confidence:.3f})" if r.confidence is not None else ""
-            return f"{r.kind} {r.first_bad[:12]}{conf}: {subject}"[:120]
+            return f"{r.kind.value} {r.first_bad[:12]}{conf}: {subject}"[:120]
         return f"undecided: {r.reason or 'no single commit'}"
+
+
+# ---------------------------------------------------------------------------------- JSON
+def decode(doc: JSON, source: str) -> BisectRecord:
+    """The record a parsed document of any bisect schema holds (``source`` names it in errors),
+    every field checked; older schemas are upgraded first (:func:`upgrade`)."""
+    return codec.decode(Reader(upgrade(Reader(doc, source)), source), BisectRecord)
+
+
+def upgrade(r: Reader) -> dict[str, JSON]:
+    """A parsed bisect document of an older schema in the current shape. ``/3`` lacks the hang
+    keys and ``/4`` the lost jobs: they take their defaults. A document without ``state`` is
+    complete when it has a result."""
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    d: dict[str, JSON] = r.value
+    schema = d.get("schema")
+    if schema == OLDER_SCHEMAS[0]:
+        d = upgrade_v2(d)
+    if schema in OLDER_SCHEMAS:
+        d = {**d, "schema": SCHEMA}
+    if d.get("state") is None:
+        state = BisectState.RUNNING if d.get("result") is None else BisectState.COMPLETE
+        d = {**d, "state": state.value}
+    return d
+
+
+def upgrade_v2(d: dict[str, JSON]) -> dict[str, JSON]:
+    """A /2 bisect document in /3's shape: its plan and oracle become the request."""
+    plan: dict[str, JSON] = d["plan"] if isinstance(d.get("plan"), dict) else {}
+    o: dict[str, JSON] = d["oracle"] if isinstance(d.get("oracle"), dict) else {}
+    if o.get("oracle") == "command":
+        import shlex
+
+        command = str(o.get("command", ""))
+        try:
+            argv = shlex.split(command)
+        except ValueError:  # unbalanced quotes: the line as one word, as a shell would refuse it
+            argv = [command]
+        oracle: dict[str, JSON] = {
+            "oracle": "command",
+            "argv": argv,
+            "timeout_s": o.get("timeout_s") or 1800.0,
+            "repeat": o.get("repeat", 1),
+        }
+    else:
+        oracle = {
+            "oracle": "run",
+            "backend": {
+                "backend": "tt-metal",
+                "checkout": plan.get("repo", ""),
+                "runner": o.get("runner", "docker"),
+                "profile": o.get("profile"),
+            },
+            "tests": {
+                "filter": o.get("filter", "*"),
+                "repeat": o.get("repeat", 1),
+                "timeout_s": o.get("timeout_s") or 1800.0,
+            },
+        }
+    request = {
+        k: plan.get(k)
+        for k in (
+            "repo",
+            "good",
+            "bad",
+            "confidence",
+            "fail_rates",
+            "jobs",
+            "picks",
+            "patches",
+            "find_fix",
+            "first_parent",
+            "confirm",
+            "paths",
+            "record_dir",
+        )
+        if plan.get(k) is not None
+    }
+    request.update(oracle=oracle, policy=plan.get("policy") or {})
+    # /2's top level held the plan and the oracle beside the steps: they are the request now
+    return {k: v for k, v in d.items() if k not in ("plan", "oracle")} | {"request": request}

@@ -134,6 +134,7 @@ def decode(r: Reader, kind: type[T]) -> T:
             except MalformedRecord:
                 pass
         raise first
+    _defaults_in_instances(kind)
     try:
         # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
         return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
@@ -155,6 +156,41 @@ def decode(r: Reader, kind: type[T]) -> T:
             what = what[:1].lower() + what[1:]
         place = at.rstrip("`").lstrip(".")
         r.fail(what, place or None)
+
+
+_ABSENT = object()
+_PREPARED: set[object] = set()
+
+
+def _defaults_in_instances(kind: object) -> None:
+    """Every dataclass ``kind`` holds reads a field its document lacks (an older schema) as the
+    field's default, in the instance, so :func:`encode` writes it back. msgspec sets a missing
+    field only when the instance has no such attribute, and a dataclass's plain default is also
+    a class attribute, which answers: the field stayed out of the instance's ``__dict__``, and
+    out of the document written from it. A dataclass needs no class attribute for a default
+    (``__init__`` holds its own), so it goes."""
+    import msgspec
+
+    if kind in _PREPARED:
+        return
+    _PREPARED.add(kind)
+    seen: set[int] = set()
+    todo: list[object] = [msgspec.inspect.type_info(kind)]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, msgspec.inspect.DataclassType):
+            for f in dataclasses.fields(node.cls):
+                if f.default is dataclasses.MISSING:
+                    continue
+                for owner in node.cls.__mro__:  # an inherited field's default is its base's
+                    if owner.__dict__.get(f.name, _ABSENT) is f.default:
+                        delattr(owner, f.name)
+        if isinstance(node, (msgspec.inspect.Type, msgspec.inspect.Field)):
+            for value in msgspec.structs.astuple(node):
+                todo += value if isinstance(value, tuple) else [value]
 
 
 def _records(kind: object) -> tuple[type[Any], ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lnrepro.model.bisect import CommitInfo
+    from lnrepro.model.bisect import ActionKind, CommitInfo, Mark
     from lnrepro.model.gtest import TestResult
     from lnrepro.model.record import Attempt
 
@@ -31,10 +31,10 @@ class BisectEvents(Events):
         """Something a person should know before the steps (e.g. where the fail rates came from)."""
 
     def step_started(
-        self, kind: str, info: CommitInfo, candidates: int, steps_left: int
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
     ) -> None: ...
     def step_finished(
-        self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
+        self, kind: ActionKind, info: CommitInfo, mark: Mark, reason: str, seconds: float
     ) -> None: ...
     def job_lost(self, job: int, info: CommitInfo, why: str) -> None:
         """A job's engine stopped answering: its step is dropped and the job stops."""

@@ -248,7 +248,7 @@ def bisect_junit(rec: BisectRecord) -> str:
         ("first_bad", r.first_bad if r else None),
         ("last_good", r.last_good if r else None),
         ("confidence", f"{r.confidence:.6g}" if r and r.confidence is not None else None),
-        ("search", r.search if r else None),
+        ("search", r.search.value if r else None),
         ("rerun", shlex.join(rec.rerun)),
     ):
         if v is not None:
@@ -289,7 +289,11 @@ def bisect_junit(rec: BisectRecord) -> str:
             type="UNDECIDED",
         )
     else:
-        _sub(case, "system-out", f"{r.kind}: {r.first_bad} {r.commit.subject if r.commit else ''}")
+        _sub(
+            case,
+            "system-out",
+            f"{r.kind.value}: {r.first_bad} {r.commit.subject if r.commit else ''}",
+        )
     total = len(suite.findall("testcase"))
     for el, attrs in ((suite, ("failures", "errors", "skipped")), (root, ("failures", "errors"))):
         el.set("tests", str(total))

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lnrepro import __version__
-from lnrepro.model.bisect import BisectRecord
+from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
@@ -439,7 +439,7 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
     pr = f" (PR #{c.pr})" if c and c.pr else ""
     status = (
         f"lnrepro bisect (Bayesian, confidence {r.confidence:.4f} after {r.runs} run(s) on {r.builds} build(s))"
-        if r.search == "bayesian" and r.confidence is not None
+        if r.search is SearchKind.BAYESIAN and r.confidence is not None
         else f"lnrepro bisect, {r.steps} step(s) after {r.endpoint_checks} endpoint check(s)"
         + ("; culprit and parent re-tested: consistent" if r.confirmed else "")
     )
@@ -459,10 +459,10 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
             f"| {i} | {s.action.kind.value} | {markdown_code(s.sha[:12])} | {markdown(s.subject, limit=60)} | "
             f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |"
         )
-    if r.search == "bayesian" and r.rates:
+    if r.search is SearchKind.BAYESIAN and r.rates:
         out += [
             "",
-            f"Posterior (fail rate learned: buggy {r.rates[0]:.2f}, clean {r.rates[1]:.2f}):",
+            f"Posterior (fail rate learned: buggy {r.rates.bad:.2f}, clean {r.rates.good:.2f}):",
             "",
             "| commit | subject | P(first bad) |",
             "|---|---|---|",
@@ -509,7 +509,7 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     if r and r.first_bad:
         c = r.commit
         observed = [
-            f"The {markdown(r.kind)} is {markdown_code(r.first_bad[:12])}: {markdown(c.subject if c else '')}."
+            f"The {markdown(r.kind.value)} is {markdown_code(r.first_bad[:12])}: {markdown(c.subject if c else '')}."
         ]
     else:
         observed = [

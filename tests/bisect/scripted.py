@@ -53,7 +53,7 @@ class ScriptedWorkspace:
         return Prepared(Path("/scripted") / sha, Prep(0.001, 0.001, None), self.broken.get(sha))
 
     def describe(self, sha: str) -> CommitInfo:
-        return CommitInfo(sha, f"subject of {sha}")
+        return CommitInfo(sha=sha, subject=f"subject of {sha}")
 
     def save(self, record: BisectRecord) -> None:
         self.saves.append(len(record.steps))
@@ -97,7 +97,7 @@ class ScriptedOracle:
         if sha in self.unbuildable:
             return Evidence(cannot_test="the build failed", seconds=0.01, build_s=0.01)
         attempts = tuple(self.script(sha, before + i) for i in range(runs or 1))
-        return Evidence(attempts, seconds=0.01, build_s=0.01, run_s=0.01)
+        return Evidence(attempts=attempts, seconds=0.01, build_s=0.01, run_s=0.01)
 
 
 class Steps(BisectEvents):
@@ -114,7 +114,7 @@ class Steps(BisectEvents):
 
 def exits(bad: Callable[[str], bool]) -> Script:
     """``git bisect run``'s protocol: exit 1 on a bad commit, 0 on a good one."""
-    return lambda sha, n: AttemptObs(1 if bad(sha) else 0, gtest=False)
+    return lambda sha, n: AttemptObs(exit_code=1 if bad(sha) else 0, gtest=False)
 
 
 def request(
@@ -166,7 +166,7 @@ def start(
 ) -> Run:
     """The real loop over ``rng``: a new bisect of ``req``, or a saved record resumed (its
     steps replayed, nothing run)."""
-    record = req if isinstance(req, BisectRecord) else BisectRecord(req)
+    record = req if isinstance(req, BisectRecord) else BisectRecord(request=req)
     ws = ws or ScriptedWorkspace()
     jobs: list[Oracle] = list(oracles)
     b = loop.build(record, jobs, ws, rng)

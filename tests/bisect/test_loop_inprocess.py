@@ -26,6 +26,7 @@ from lnrepro.model.bisect import (
     TestObs,
 )
 from lnrepro.model.events import BisectEvents
+from lnrepro.model.gtest import TestStatus
 from lnrepro.model.requests import OnCrash, OnHang, Policy
 from lnrepro.present.markdown import bisect_markdown
 from tests.bisect.scripted import (
@@ -48,7 +49,7 @@ def test_a_deterministic_culprit_on_a_linear_history() -> None:
     run = bisect(linear(16), exits(lambda c: index(c) >= 9), good="c0", bad="c15")
     r, oracle, events = run.record.result, run.oracle, run.events
     assert r is not None and r.first_bad == "c9" and r.last_good == "c8" and r.confirmed is True
-    assert r.commit == CommitInfo("c9", "subject of c9")
+    assert r.commit == CommitInfo(sha="c9", subject="subject of c9")
     # the endpoints, git's midpoints, then the culprit's neighbours re-tested
     assert oracle.tried[:6] == ["c15", "c0", "c7", "c11", "c9", "c8"]
     assert [m for _, _, m in events.marks][:6] == ["bad", "good", "good", "bad", "bad", "good"]
@@ -126,7 +127,7 @@ def test_a_flaky_culprit_with_confidence() -> None:
     def script(sha: str, n: int) -> AttemptObs:
         fails = index(sha) >= 9 and rnd.random() < 0.7
         flaky["c"] += index(sha) >= 9 and not fails
-        return AttemptObs(1 if fails else 0, gtest=False)
+        return AttemptObs(exit_code=1 if fails else 0, gtest=False)
 
     run = bisect(linear(16), script, good="c0", bad="c15", confidence=0.95)
     r, oracle = run.record.result, run.oracle
@@ -161,7 +162,7 @@ def test_find_fix_reports_the_fail_rates_of_the_buggy_and_the_clean_commits() ->
 
     def script(sha: str, n: int) -> AttemptObs:
         fails = index(sha) < 10 and rnd.random() < 0.7  # c0..c9 buggy, fixed from c10
-        return AttemptObs(1 if fails else 0, gtest=False)
+        return AttemptObs(exit_code=1 if fails else 0, gtest=False)
 
     r = bisect(
         linear(16), script, good="c15", bad="c0", find_fix=True, confidence=0.95
@@ -172,7 +173,7 @@ def test_find_fix_reports_the_fail_rates_of_the_buggy_and_the_clean_commits() ->
         and r.kind == "first fixed commit"
         and r.rates is not None
     )
-    buggy, clean = r.rates
+    buggy, clean = r.rates.bad, r.rates.good
     assert 0.55 < buggy < 0.85 and clean < 0.15
 
 
@@ -182,7 +183,12 @@ REPRO = "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"
 
 
 def hung_at(key: str) -> AttemptObs:
-    return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True, hang=key)
+    return AttemptObs(
+        exit_code=1,
+        tests=(TestObs(name=REPRO, status=TestStatus.TIMEOUT),),
+        timed_out=True,
+        hang=key,
+    )
 
 
 def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() -> None:
@@ -192,7 +198,11 @@ def test_the_bugs_hang_place_is_the_signature_and_hangs_elsewhere_are_noise() ->
     def script(sha: str, n: int) -> AttemptObs:
         if sha in ("c5", "c11") and n == 0:
             return hung_at(ELSEWHERE)
-        return hung_at(BUG) if index(sha) >= 6 else AttemptObs(0, (TestObs(REPRO, "PASSED"),))
+        return (
+            hung_at(BUG)
+            if index(sha) >= 6
+            else AttemptObs(exit_code=0, tests=(TestObs(name=REPRO, status=TestStatus.PASSED),))
+        )
 
     req = request("c0", "c11", policy=Policy(on_hang=OnHang.BAD))
     run = start(made_up(linear(12), req), req, ScriptedOracle(script))
@@ -355,16 +365,22 @@ def test_failures_of_another_shape_are_noise_and_do_not_mislead_the_search() -> 
 
     def script(sha: str, n: int) -> AttemptObs:
         if index(sha) >= 9:
-            return AttemptObs(1, (TestObs(REPRO, "FAILED", (SHAPE_BUG,)),))
+            return AttemptObs(
+                exit_code=1,
+                tests=(TestObs(name=REPRO, status=TestStatus.FAILED, shapes=(SHAPE_BUG,)),),
+            )
         if rnd.random() < 0.3:
-            return AttemptObs(1, (TestObs(REPRO, "FAILED", (SHAPE_SICK,)),))
-        return AttemptObs(0, (TestObs(REPRO, "PASSED"),))
+            return AttemptObs(
+                exit_code=1,
+                tests=(TestObs(name=REPRO, status=TestStatus.FAILED, shapes=(SHAPE_SICK,)),),
+            )
+        return AttemptObs(exit_code=0, tests=(TestObs(name=REPRO, status=TestStatus.PASSED),))
 
     run = bisect(linear(16), script, good="c0", bad="c15")
     r = run.record.result
     assert r is not None and r.first_bad == "c9" and r.confirmed is not False
-    assert r.signature is not None and r.signature.tests == {REPRO}
-    assert r.signature.shapes == {SHAPE_BUG}
+    assert r.signature is not None and r.signature.tests == (REPRO,)
+    assert r.signature.shapes == (SHAPE_BUG,)
     noise = [w for s in run.record.steps for o, w in s.outcomes if o is RunOutcome.NOISE]
     assert noise, "seeded: some clean runs fail the other way"
     assert all(SHAPE_SICK in w for w in noise)
@@ -378,8 +394,8 @@ def test_a_crash_is_the_bug_only_as_the_crash_policy_says(on_crash: OnCrash) -> 
 
     def script(sha: str, n: int) -> AttemptObs:
         if sha == "c7" and n == 0:
-            return AttemptObs(139, gtest=False)
-        return AttemptObs(1 if index(sha) >= 9 else 0, gtest=False)
+            return AttemptObs(exit_code=139, gtest=False)
+        return AttemptObs(exit_code=1 if index(sha) >= 9 else 0, gtest=False)
 
     run = bisect(linear(16), script, good="c0", bad="c15", policy=Policy(on_crash=on_crash))
     r = run.record.result
@@ -416,7 +432,10 @@ def test_a_lost_job_gives_its_commit_back_and_the_other_job_finishes() -> None:
     r = run.bisect.run(run.events)
     assert r.first_bad == "c20" and len(job1.tried) == 1
     (lost,) = run.record.lost
-    assert lost == LostJob(1, job1.tried[0], lost.why) and "stopped answering" in lost.why
+    assert (
+        lost == LostJob(job=1, commit=job1.tried[0], why=lost.why)
+        and "stopped answering" in lost.why
+    )
     assert {s.action.job for s in run.record.steps} == {0}
     assert job1.tried[0] in job0.tried  # given back, tested by the job still there
 
@@ -429,8 +448,10 @@ def test_with_the_watcher_on_a_hang_it_does_not_place_teaches_no_signature() -> 
 
     def script(sha: str, n: int) -> AttemptObs:
         if index(sha) >= 6:
-            return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True)
-        return AttemptObs(0, (TestObs(REPRO, "PASSED"),))
+            return AttemptObs(
+                exit_code=1, tests=(TestObs(name=REPRO, status=TestStatus.TIMEOUT),), timed_out=True
+            )
+        return AttemptObs(exit_code=0, tests=(TestObs(name=REPRO, status=TestStatus.PASSED),))
 
     req = request(
         "c0",

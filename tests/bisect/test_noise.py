@@ -23,6 +23,7 @@ from lnrepro.model.bisect import (
     Signature,
     TestObs,
 )
+from lnrepro.model.gtest import TestStatus
 from lnrepro.model.requests import OnCrash, OnHang, Policy
 from tests.bisect.test_core import linear, random_dag
 
@@ -32,11 +33,11 @@ REPRO = "BugRepro_Deterministic_256Tiles"
 
 
 def run_of(*tests: TestObs, env_error: str | None = None, timed_out: bool = False) -> AttemptObs:
-    return AttemptObs(1, tests, env_error=env_error, timed_out=timed_out)
+    return AttemptObs(exit_code=1, tests=tests, env_error=env_error, timed_out=timed_out)
 
 
 def failed(name: str, message: str = ALLCLOSE, metric: float | None = None) -> TestObs:
-    return TestObs(name, "FAILED", (shape(message),), metric)
+    return TestObs(name=name, status=TestStatus.FAILED, shapes=(shape(message),), metric=metric)
 
 
 # ---------------------------------------------------------------------------------- evidence
@@ -49,37 +50,60 @@ def test_shape_masks_numbers_and_keeps_the_first_line() -> None:
 
 def test_a_failure_counts_only_with_the_signature() -> None:
     policy = Policy()
-    sig = learn(run_of(failed(REPRO), TestObs("Other", "PASSED")), policy)
-    assert sig == Signature(frozenset({REPRO}), frozenset({shape(ALLCLOSE)}))
+    sig = learn(run_of(failed(REPRO), TestObs(name="Other", status=TestStatus.PASSED)), policy)
+    assert sig == Signature(tests=(REPRO,), shapes=(shape(ALLCLOSE),))
     # the same test failing the same way: the bug
     assert classify(run_of(failed(REPRO)), sig, policy)[0] is RunOutcome.FAIL
     # the same test failing another way (a sick device): noise, never "bad"
     out, why = classify(run_of(failed(REPRO, HEALTHY)), sig, policy)
     assert out is RunOutcome.NOISE and "device.is_healthy" in why
     # another test failing while the signature's passes: a pass, the failure recorded
-    out, why = classify(run_of(TestObs(REPRO, "PASSED"), failed("Other")), sig, policy)
+    out, why = classify(
+        run_of(TestObs(name=REPRO, status=TestStatus.PASSED), failed("Other")), sig, policy
+    )
     assert out is RunOutcome.PASS and "Other" in why
     # infrastructure, hangs, crashes that are not the signature's: noise
     assert (
         classify(run_of(failed(REPRO), env_error="Failed to pin pages"), sig, policy)[0]
         is RunOutcome.NOISE
     )
-    assert classify(run_of(TestObs(REPRO, "TIMEOUT")), sig, policy)[0] is RunOutcome.NOISE
-    assert classify(run_of(TestObs(REPRO, "CRASHED")), sig, policy)[0] is RunOutcome.NOISE
-    assert classify(run_of(TestObs(REPRO, "SKIPPED")), sig, policy)[0] is RunOutcome.NOISE
-    assert classify(AttemptObs(0, cannot_test="build failed"), sig, policy)[0] is RunOutcome.NOISE
-
-
-def test_crashes_and_hangs_follow_the_policy() -> None:
-    crash_sig = learn(run_of(TestObs(REPRO, "CRASHED")), Policy())
-    assert crash_sig is not None and crash_sig.crash
-    assert classify(run_of(TestObs(REPRO, "CRASHED")), crash_sig, Policy())[0] is RunOutcome.FAIL
     assert (
-        classify(run_of(TestObs(REPRO, "CRASHED")), None, Policy(on_crash=OnCrash.SKIP))[0]
+        classify(run_of(TestObs(name=REPRO, status=TestStatus.TIMEOUT)), sig, policy)[0]
         is RunOutcome.NOISE
     )
     assert (
-        classify(run_of(TestObs(REPRO, "TIMEOUT")), None, Policy(on_hang=OnHang.BAD))[0]
+        classify(run_of(TestObs(name=REPRO, status=TestStatus.CRASHED)), sig, policy)[0]
+        is RunOutcome.NOISE
+    )
+    assert (
+        classify(run_of(TestObs(name=REPRO, status=TestStatus.SKIPPED)), sig, policy)[0]
+        is RunOutcome.NOISE
+    )
+    assert (
+        classify(AttemptObs(exit_code=0, cannot_test="build failed"), sig, policy)[0]
+        is RunOutcome.NOISE
+    )
+
+
+def test_crashes_and_hangs_follow_the_policy() -> None:
+    crash_sig = learn(run_of(TestObs(name=REPRO, status=TestStatus.CRASHED)), Policy())
+    assert crash_sig is not None and crash_sig.crash
+    assert (
+        classify(run_of(TestObs(name=REPRO, status=TestStatus.CRASHED)), crash_sig, Policy())[0]
+        is RunOutcome.FAIL
+    )
+    assert (
+        classify(
+            run_of(TestObs(name=REPRO, status=TestStatus.CRASHED)),
+            None,
+            Policy(on_crash=OnCrash.SKIP),
+        )[0]
+        is RunOutcome.NOISE
+    )
+    assert (
+        classify(
+            run_of(TestObs(name=REPRO, status=TestStatus.TIMEOUT)), None, Policy(on_hang=OnHang.BAD)
+        )[0]
         is RunOutcome.FAIL
     )
 
@@ -89,7 +113,12 @@ OTHER = "CONSUMER_STARVED:writer_binary.cpp:BRISC:CWFW"
 
 
 def hung_at(key: str | None) -> AttemptObs:
-    return AttemptObs(1, (TestObs(REPRO, "TIMEOUT"),), timed_out=True, hang=key)
+    return AttemptObs(
+        exit_code=1,
+        tests=(TestObs(name=REPRO, status=TestStatus.TIMEOUT),),
+        timed_out=True,
+        hang=key,
+    )
 
 
 def test_a_hang_elsewhere_is_noise_once_the_bugs_hang_is_known() -> None:
@@ -114,24 +143,27 @@ def test_hang_in_names_the_bugs_hang_before_any_is_seen() -> None:
     for s in (None, sig):
         assert classify(hung_at(BUG), s, policy)[0] is RunOutcome.FAIL
         assert classify(hung_at(OTHER), s, policy)[0] is RunOutcome.NOISE
-    passed = AttemptObs(1, (TestObs(REPRO, "PASSED"),))
+    passed = AttemptObs(exit_code=1, tests=(TestObs(name=REPRO, status=TestStatus.PASSED),))
     assert classify(passed, sig, policy)[0] is RunOutcome.PASS
 
 
 def test_metric_mode_judges_by_the_threshold() -> None:
     policy = Policy(metric="max_diff", threshold=1.0)
     sig = learn(run_of(failed(REPRO, metric=1000.0)), policy)
-    assert sig is not None and sig.tests == {REPRO}
+    assert sig is not None and sig.tests == (REPRO,)
     assert classify(run_of(failed(REPRO, metric=2.5)), sig, policy)[0] is RunOutcome.FAIL
     assert classify(run_of(failed(REPRO, metric=0.5)), sig, policy)[0] is RunOutcome.PASS
-    assert classify(run_of(TestObs(REPRO, "PASSED")), sig, policy)[0] is RunOutcome.PASS
+    assert (
+        classify(run_of(TestObs(name=REPRO, status=TestStatus.PASSED)), sig, policy)[0]
+        is RunOutcome.PASS
+    )
 
 
 def test_commands_follow_git_bisect_run() -> None:
-    cmd = [AttemptObs(c, gtest=False) for c in (0, 1, 125, 134)]
+    cmd = [AttemptObs(exit_code=c, gtest=False) for c in (0, 1, 125, 134)]
     got = [classify(a, None, Policy())[0] for a in cmd]
     assert got == [RunOutcome.PASS, RunOutcome.FAIL, RunOutcome.NOISE, RunOutcome.FAIL]
-    no_crash = Signature(frozenset(), exit_code=1)
+    no_crash = Signature(exit_code=1)
     assert classify(cmd[3], no_crash, Policy())[0] is RunOutcome.NOISE
 
 
@@ -342,10 +374,13 @@ def test_a_commit_that_is_only_noise_is_still_set_aside_quickly() -> None:
         ("c0", RunOutcome.PASS),
         ("c10", RunOutcome.PASS),
     ):
-        s.observe(Action(0, sha, ActionKind.STEP, BuildKind.NONE), [(out, "")])
+        s.observe(Action(job=0, sha=sha, kind=ActionKind.STEP, build=BuildKind.NONE), [(out, "")])
     for _ in range(3):
         assert "c5" not in s.untestable
-        s.observe(Action(0, "c5", ActionKind.STEP, BuildKind.NONE), [(RunOutcome.NOISE, "infra")])
+        s.observe(
+            Action(job=0, sha="c5", kind=ActionKind.STEP, build=BuildKind.NONE),
+            [(RunOutcome.NOISE, "infra")],
+        )
     assert "c5" in s.untestable and s.noise_streak_limit(3) == 3
 
 
@@ -381,7 +416,7 @@ def test_git_search_splits_k_ways_and_retries_noise() -> None:
     assert shares == [16, 32, 48] or all(
         abs(x - y) <= 1 for x, y in zip(shares, [16, 32, 48], strict=True)
     )
-    a = Action(0, "c32", ActionKind.STEP)
+    a = Action(job=0, sha="c32", kind=ActionKind.STEP)
     assert gs.observe(a, [(RunOutcome.NOISE, "infra")]) is Mark.SKIP
     assert "c32" not in gs.search.marks  # retried, not skipped yet
     gs.observe(a, [(RunOutcome.NOISE, "infra")])
@@ -440,7 +475,7 @@ def test_replaying_observations_rebuilds_the_same_posterior() -> None:
     for sha, t in s.tallies.items():
         outs = [(RunOutcome.FAIL, "")] * t.fails + [(RunOutcome.PASS, "")] * t.passes
         for o in outs:
-            again.observe(Action(0, sha, ActionKind.STEP), [o])
+            again.observe(Action(job=0, sha=sha, kind=ActionKind.STEP), [o])
     assert np.allclose(again.post.probs(), s.post.probs())
     assert list(itertools.islice(again.post.hyps, 3)) == list(itertools.islice(s.post.hyps, 3))
 
@@ -448,9 +483,9 @@ def test_replaying_observations_rebuilds_the_same_posterior() -> None:
 def test_commits_with_the_same_inputs_share_a_verdict() -> None:
     g = linear(9)
     gs = GitSearch(g, "c8", ["c0"], confirm=False)
-    gs.observe(Action(0, "c4", ActionKind.STEP), [(RunOutcome.FAIL, "")])
+    gs.observe(Action(job=0, sha="c4", kind=ActionKind.STEP), [(RunOutcome.FAIL, "")])
     assert (
-        gs.equate(Action(0, "c2", ActionKind.STEP), "c4") is Mark.BAD
+        gs.equate(Action(job=0, sha="c2", kind=ActionKind.STEP), "c4") is Mark.BAD
     )  # c2..c4 change nothing tested
     assert gs.search.marks["c2"] is Mark.BAD
     post = Posterior(g, "c8", ["c0"])
@@ -465,8 +500,8 @@ def test_a_commit_equated_to_another_is_not_picked_again() -> None:
     s = BayesSearch(g, "c29", ["c0"], 0.95)
     for a in s.next_batch(2):
         s.observe(a, [(RunOutcome.FAIL if a.sha == "c29" else RunOutcome.PASS, "")])
-    s.observe(Action(0, "c15", ActionKind.STEP), [(RunOutcome.PASS, "")])
-    s.equate(Action(0, "c16", ActionKind.STEP), "c15")
+    s.observe(Action(job=0, sha="c15", kind=ActionKind.STEP), [(RunOutcome.PASS, "")])
+    s.equate(Action(job=0, sha="c16", kind=ActionKind.STEP), "c15")
     for _ in range(40):
         a = s.next_for(0, {})
         if a is None:
@@ -486,8 +521,8 @@ def test_a_prebuilt_commit_costs_a_fetch_and_the_fetch_is_learned() -> None:
     b.learn_costs(BuildKind.PREBUILT, 42.0, 5.0)
     assert b.costs.fetch_s == 42.0 and b.costs.build_s == 1800.0
     # cheaper to fetch than to build: the first search step goes to a commit with an artifact
-    b.observe(Action(0, g.order[-1], ActionKind.ENDPOINT), [(RunOutcome.FAIL, "")])
-    b.observe(Action(0, g.order[0], ActionKind.ENDPOINT), [(RunOutcome.PASS, "")])
+    b.observe(Action(job=0, sha=g.order[-1], kind=ActionKind.ENDPOINT), [(RunOutcome.FAIL, "")])
+    b.observe(Action(job=0, sha=g.order[0], kind=ActionKind.ENDPOINT), [(RunOutcome.PASS, "")])
     nxt = b.next_for(0, {})
     assert nxt is not None and nxt.sha in artifacts and nxt.build is BuildKind.PREBUILT
 
@@ -502,7 +537,9 @@ def test_a_culprit_set_aside_for_noise_comes_back_when_only_it_can_decide() -> N
 
     def see(sha: str, *outs: RunOutcome) -> None:
         for o in outs:
-            s.observe(Action(0, sha, ActionKind.STEP, BuildKind.NONE), [(o, "infra")])
+            s.observe(
+                Action(job=0, sha=sha, kind=ActionKind.STEP, build=BuildKind.NONE), [(o, "infra")]
+            )
 
     fail, ok, noise = RunOutcome.FAIL, RunOutcome.PASS, RunOutcome.NOISE
     see("c11", *[fail] * 8, ok, ok, *[noise] * 5)
@@ -533,7 +570,7 @@ def test_noise_at_the_buggy_endpoint_is_not_a_run_that_passed() -> None:
     does noise alone, later."""
     g = linear(10)
     s = BayesSearch(g, "c9", ["c0"], 0.95)
-    tip = Action(0, "c9", ActionKind.ENDPOINT, BuildKind.NONE)
+    tip = Action(job=0, sha="c9", kind=ActionKind.ENDPOINT, build=BuildKind.NONE)
     for o in (RunOutcome.PASS, *[RunOutcome.NOISE] * 6, RunOutcome.PASS):
         s.observe(tip, [(o, "infra")])
     a = s.next_for(0, {})

@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnrepro.errors import InputError, MalformedRecord
-from lnrepro.model import jsonio
-from lnrepro.model.bisect import BisectRecord
+from lnrepro.model import bisect, jsonio
 from lnrepro.model.record import RunRecord
 from tests.consumers.schemas import strict_loads
 
@@ -104,6 +103,6 @@ def test_any_damaged_run_record_is_an_input_error(doc: object) -> None:
 @given(doc=damaged(bisect_keys))
 def test_any_damaged_bisect_state_is_an_input_error(doc: object) -> None:
     try:
-        BisectRecord.from_json(jsonio.Reader(doc, "/g/lnrepro/bisect.json"))
+        bisect.decode(doc, "/g/lnrepro/bisect.json")
     except InputError as exc:
         assert "/g/lnrepro/bisect.json" in exc.one_line() and "fix:" in exc.one_line()

@@ -106,18 +106,19 @@ def test_env_renderer(detail: str, fix: str) -> None:
 
 def test_runs_table_never_folds_ids_at_80_columns() -> None:
     from lnrepro.doors.store import Entry
+    from lnrepro.model.listing import ListedState, RecordKind
 
     ids = [f"run-20261124-0{i}1500-{i}" for i in range(3)]
     entries = [
         Entry(
-            i,
-            "run",
-            Path("/r") / i / "record.json",
-            1.8e9,
-            "complete",
-            "7 FAIL, 1 PASS " * 4,
-            "tt-metal/docker",
-            "0123456789abcdef",
+            id=i,
+            kind=RecordKind.RUN,
+            path=Path("/r") / i / "record.json",
+            mtime=1.8e9,
+            state=ListedState.COMPLETE,
+            headline="7 FAIL, 1 PASS " * 4,
+            where="tt-metal/docker",
+            commit="0123456789abcdef",
         )
         for i in ids
     ]

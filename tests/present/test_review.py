@@ -15,6 +15,7 @@ from lnrepro.doors.store import Entry
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
+from lnrepro.model.listing import ListedState, RecordKind
 from lnrepro.model.record import Attempt
 from lnrepro.present.console import (
     RichRunEvents,
@@ -203,14 +204,14 @@ def entries() -> list[Entry]:
         rec = a_record(defect, seed=seed, record_dir=f"/r{i}")
         out.append(
             Entry(
-                f"run-2026112{i}-1200",
-                "run",
-                Path("/r/record.json"),
-                1.8e9 + i,
-                "complete",
-                "7 FAIL, 1 PASS",
-                "emulator",
-                None,
+                id=f"run-2026112{i}-1200",
+                kind=RecordKind.RUN,
+                path=Path("/r/record.json"),
+                mtime=1.8e9 + i,
+                state=ListedState.COMPLETE,
+                headline="7 FAIL, 1 PASS",
+                where="emulator",
+                commit=None,
                 record=rec,
             )
         )

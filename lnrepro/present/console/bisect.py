@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lnrepro.model.bisect import BisectRecord, Step
+from lnrepro.model.bisect import BisectRecord, SearchKind, Step
 from lnrepro.model.gtest import Metrics
 from lnrepro.model.record import merge_worst
 from lnrepro.present.console.layout import Col, Row, say, say_command, show_table
@@ -55,15 +55,15 @@ def render_bisect(rec: BisectRecord, console: Console) -> None:
 def _render_result(rec: BisectRecord, console: Console) -> None:
     r = rec.result
     assert r is not None
-    if r.search == "bayesian":
+    if r.search is SearchKind.BAYESIAN:
         _render_posterior(rec, console)
     if r.first_bad and r.commit:
         c = r.commit
-        say(console, styled((f"{r.kind}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
+        say(console, styled((f"{r.kind.value}: ", "bold"), (c.sha, "bold red"), f"  {c.subject}"))
         say(console, esc(f"  author {c.author}, {c.date}" + (f", PR #{c.pr}" if c.pr else "")))
         if r.last_good:
             say(console, esc(f"  last good: {r.last_good}"))
-        if r.search == "bayesian" and r.confidence is not None:
+        if r.search is SearchKind.BAYESIAN and r.confidence is not None:
             say(
                 console,
                 esc(
@@ -91,7 +91,7 @@ def _render_result(rec: BisectRecord, console: Console) -> None:
 def _render_posterior(rec: BisectRecord, console: Console) -> None:
     r = rec.result
     assert r is not None
-    qb, qg = r.rates or (0.0, 0.0)
+    qb, qg = (r.rates.bad, r.rates.good) if r.rates else (0.0, 0.0)
     rows: list[Row] = [[esc(p.sha[:12]), f"{p.p:.4f}", esc(p.subject)] for p in r.posterior]
     show_table(
         console,

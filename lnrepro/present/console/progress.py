@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lnrepro.model.bisect import CommitInfo
+from lnrepro.model.bisect import ActionKind, CommitInfo, Mark
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.gtest import TestResult, TestStatus
 from lnrepro.model.record import Attempt
@@ -221,11 +221,13 @@ class RichBisectEvents(BisectEvents):
     def note(self, text: str) -> None:
         self.console.print(esc(text))
 
-    def step_started(self, kind: str, info: CommitInfo, candidates: int, steps_left: int) -> None:
+    def step_started(
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
+    ) -> None:
         say(
             self.console,
             esc(
-                f"  {kind} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
+                f"  {kind.value} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
             ),
             hang=4,
         )
@@ -240,13 +242,13 @@ class RichBisectEvents(BisectEvents):
         say(self.console, esc(f"    testing: attempt {index}/{total}"))
 
     def step_finished(
-        self, kind: str, info: CommitInfo, mark: str, reason: str, seconds: float
+        self, kind: ActionKind, info: CommitInfo, mark: Mark, reason: str, seconds: float
     ) -> None:
         say(
             self.console,
             styled(
                 f"    {info.sha[:12]} -> ",
-                (mark, MARK_STYLE.get(mark, "")),
+                (mark.value, MARK_STYLE.get(mark.value, "")),
                 f" ({reason}, {seconds:.1f} s)",
             ),
             hang=6,

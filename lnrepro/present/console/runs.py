@@ -247,13 +247,15 @@ def render_records(entries: list[Entry], console: Console) -> None:
             if isinstance(rec, RunRecord)
             else f"bisect {describe_bisect(rec)}"
             if isinstance(rec, BisectRecord)
-            else " ".join(x for x in (e.kind, e.where, e.commit and f"commit {e.commit[:12]}") if x)
+            else " ".join(
+                x for x in (e.kind.value, e.where, e.commit and f"commit {e.commit[:12]}") if x
+            )
         )
         rows.append(
             [
                 esc(e.id),
                 when,
-                styled((e.state, style)),
+                styled((e.state.value, style)),
                 esc(e.headline or e.problem or "-"),
                 esc(what),
             ]
