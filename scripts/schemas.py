@@ -22,7 +22,6 @@ from lnrepro.envcheck import document as envcheck
 from lnrepro.model import bisect, compare, gtest, hang, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
-from lnrepro.model.common import Common
 from lnrepro.studies import explained, tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +43,6 @@ DERIVED: dict[str, tuple[Any, str]] = {
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
-    "common.json": (Common, "Pieces every lnrepro document shares"),
     "requests.json": (
         requests.RequestShapes,
         "The typed requests records keep (lnrepro.model.requests): a run's and a bisect's, "
@@ -91,12 +89,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one derived file, from its type."""
     kind, title = DERIVED[name]
-    doc = document_schema(kind, title=title, file=name)
-    if kind is Common:  # its fields are the definitions: common.json#/$defs/failure...
-        fields, defs = doc["properties"], doc["$defs"]
-        assert isinstance(fields, dict) and isinstance(defs, dict)
-        doc = {k: doc[k] for k in ("$schema", "$id", "title")} | {"$defs": fields | defs}
-    return doc
+    return document_schema(kind, title=title, file=name)
 
 
 def text(name: str) -> str:
