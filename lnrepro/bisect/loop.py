@@ -23,7 +23,7 @@ from pathlib import Path
 from lnrepro.bisect import prebuilt
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
 from lnrepro.bisect.evidence import Meaning, Sense, why
-from lnrepro.bisect.oracle import Oracle
+from lnrepro.bisect.oracle import Oracle, Trial
 from lnrepro.bisect.strategy import GitSearch, Strategy
 from lnrepro.bisect.workspace import GitWorkspace, Prep, Workspace
 from lnrepro.doors import gitops, proc
@@ -83,7 +83,8 @@ class Bisect:
         )
         runs = self.strategy.runs_per_action()
         tree = self.artifacts.get(action.sha)
-        return self.oracles[action.job].evaluate(ready.tree, events, runs, known, tree), prep
+        trial = Trial(worktree=ready.tree, events=events, runs=runs, known=known, prebuilt=tree)
+        return self.oracles[action.job].evaluate(trial), prep
 
     def _observe(self, action: Action, ev: Evidence, outs: list[tuple[RunOutcome, str]]) -> Mark:
         """Tell the strategy what one action showed (a live step and a replayed one alike)."""

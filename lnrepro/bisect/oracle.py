@@ -39,19 +39,23 @@ from lnrepro.model.requests import (
 SKIP_CODE = 125  # git bisect run: "this commit cannot be tested"
 
 
+@dataclass(frozen=True, kw_only=True)
+class Trial:
+    """What the loop asks of an oracle: test one worktree."""
+
+    worktree: Path
+    events: Events | None = None
+    runs: int | None = None  # how many times; None: the oracle's own --repeat
+    # input hashes -> commits already tested: a build matching one is not run again
+    known: Mapping[str, str] | None = None
+    # the commit's ready build tree, tested instead of a build (when it cannot be used, the
+    # commit is built)
+    prebuilt: Path | None = None
+
+
 class Oracle(Protocol):
-    def evaluate(
-        self,
-        worktree: Path,
-        events: Events | None = None,
-        runs: int | None = None,
-        known: Mapping[str, str] | None = None,
-        prebuilt: Path | None = None,
-    ) -> Evidence:
-        """Test the worktree ``runs`` times (None: the oracle's own --repeat). ``known`` maps
-        input hashes to commits already tested: a build matching one is not run again.
-        ``prebuilt``: the commit's ready build tree, tested instead of a build (when it cannot
-        be used, the commit is built)."""
+    def evaluate(self, trial: Trial) -> Evidence:
+        """What testing ``trial.worktree`` showed."""
         ...
 
 
@@ -59,25 +63,20 @@ class Oracle(Protocol):
 class CommandOracle:
     spec: CommandOracleSpec
 
-    def evaluate(
-        self,
-        worktree: Path,
-        events: Events | None = None,
-        runs: int | None = None,
-        known: Mapping[str, str] | None = None,
-        prebuilt: Path | None = None,
-    ) -> Evidence:
+    def evaluate(self, trial: Trial) -> Evidence:
         attempts: list[AttemptObs] = []
         tail: list[str] = []
         total = 0.0
-        for _ in range(runs or self.spec.repeat):
+        for _ in range(trial.runs or self.spec.repeat):
             chunks: list[bytes] = []
 
             def keep(data: bytes, chunks: list[bytes] = chunks) -> None:
                 chunks.append(data)
                 del chunks[:-16]
 
-            res = proc.stream(list(self.spec.argv), keep, timeout=self.spec.timeout_s, cwd=worktree)
+            res = proc.stream(
+                list(self.spec.argv), keep, timeout=self.spec.timeout_s, cwd=trial.worktree
+            )
             total += res.seconds
             tail = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()[-5:]
             if res.exit_code == SKIP_CODE and not res.timed_out:
@@ -106,40 +105,27 @@ class RunOracle:
     request: RunRequest  # backend: a TtMetalSpec; its checkout is replaced by the worktree
     policy: Policy
 
-    def evaluate(
-        self,
-        worktree: Path,
-        events: Events | None = None,
-        runs: int | None = None,
-        known: Mapping[str, str] | None = None,
-        prebuilt: Path | None = None,
-    ) -> Evidence:
-        if prebuilt is not None:
-            ev = self._evaluate(worktree, events, runs, known, prebuilt)
+    def evaluate(self, trial: Trial) -> Evidence:
+        if trial.prebuilt is not None:
+            ev = self._evaluate(trial)
             if ev.cannot_test is None:
                 return ev
             # an artifact that cannot be used decides nothing: build the commit like any other
-            built = self._evaluate(worktree, events, runs, known, None)
+            built = self._evaluate(replace(trial, prebuilt=None))
             return replace(
                 built,
                 seconds=built.seconds + ev.seconds,
-                prebuilt_failed=f"{prebuilt}: {ev.cannot_test}",
+                prebuilt_failed=f"{trial.prebuilt}: {ev.cannot_test}",
             )
-        return self._evaluate(worktree, events, runs, known, None)
+        return self._evaluate(trial)
 
-    def _evaluate(
-        self,
-        worktree: Path,
-        events: Events | None,
-        runs: int | None,
-        known: Mapping[str, str] | None,
-        prebuilt: Path | None,
-    ) -> Evidence:
+    def _evaluate(self, trial: Trial) -> Evidence:
         from lnrepro.run.backends.factory import make_backend
         from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
         assert isinstance(self.request.backend, TtMetalSpec)
+        worktree, runs, prebuilt = trial.worktree, trial.runs, trial.prebuilt
         spec = msgspec.structs.replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
         tests = (
             self.request.tests
@@ -147,13 +133,13 @@ class RunOracle:
             else msgspec.structs.replace(self.request.tests, repeat=runs)
         )
         request = replace(self.request, backend=spec, tests=tests)
-        seen = dict(known or {})
+        seen = dict(trial.known or {})
 
         def same(rec: RunRecord) -> str | None:
             key = rec.build.inputs.key if rec.build and rec.build.inputs else None
             return f"same inputs as {seen[key][:12]}" if key in seen else None
 
-        rec = run_tests(make_backend(spec), request, events=events, after_build=same)
+        rec = run_tests(make_backend(spec), request, events=trial.events, after_build=same)
         key = rec.build.inputs.key if rec.build and rec.build.inputs else None
         build_s = rec.build.seconds if rec.build else None
         base = Evidence(

@@ -55,19 +55,10 @@ class CheckoutProbe:
 
     def evaluate(self, case: Case, draw: int) -> Outcome:
         self.runs += 1
-        out: list[bytes] = []
         env = {CASE_ENV: case.env_value(), ARGS_ENV: case.args_value()}
-        res = self.backend.execute(
-            Call(
-                argv=self.argv(),
-                record_dir=self.record_dir,
-                attempt=self.runs,
-                on_output=out.append,
-                timeout=self.timeout_s,
-                extra_env=env,
-            )
+        res, text = run_probe(
+            self.backend, self.argv(), self.record_dir, self.runs, self.timeout_s, env
         )
-        text = b"".join(out).decode("utf-8", "replace")
         lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]
         return judge(
             res,
@@ -86,6 +77,29 @@ class CheckoutProbe:
         """What the emulator's model of the factory says (the checkout's own may differ)."""
         text = self.model_why(smaller, result) if self.model_why else None
         return f"{text} (by the emulator's model of the factory)" if text else None
+
+
+def run_probe(
+    backend: Backend,
+    argv: list[str],
+    record_dir: Path,
+    attempt: int,
+    timeout_s: float,
+    env: dict[str, str],
+) -> tuple[ProcResult, str]:
+    """One run of a probe (gtest or pytest) where the tests run: its result and its output."""
+    out: list[bytes] = []
+    res = backend.execute(
+        Call(
+            argv=argv,
+            record_dir=record_dir,
+            attempt=attempt,
+            on_output=out.append,
+            timeout=timeout_s,
+            extra_env=env,
+        )
+    )
+    return res, b"".join(out).decode("utf-8", "replace")
 
 
 def judge(

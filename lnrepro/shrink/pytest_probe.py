@@ -29,8 +29,8 @@ from pathlib import Path
 from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
-from lnrepro.run.backends import Backend, Call
-from lnrepro.shrink.checkout import judge, read_margin
+from lnrepro.run.backends import Backend
+from lnrepro.shrink.checkout import judge, read_margin, run_probe
 from lnrepro.shrink.core import Outcome
 from lnrepro.shrink.emit import Flavour
 from lnrepro.shrink.probe import MARGIN_LINE
@@ -212,19 +212,10 @@ class PytestProbe:
         from lnrepro.pytests.argv import ENV_SET
 
         self.runs += 1
-        out: list[bytes] = []
         env = {**ENV_SET, CASE_ENV: case.env_value()}
-        res = self.backend.execute(
-            Call(
-                argv=self.argv(self.runs),
-                record_dir=self.record_dir,
-                attempt=self.runs,
-                on_output=out.append,
-                timeout=self.timeout_s,
-                extra_env=env,
-            )
+        res, text = run_probe(
+            self.backend, self.argv(self.runs), self.record_dir, self.runs, self.timeout_s, env
         )
-        text = b"".join(out).decode("utf-8", "replace")
         m = re.search(r"pcc=(\S+)", text[text.find(MARGIN_LINE) :])
         return judge(
             res,

@@ -9,7 +9,7 @@ tried, in order, the marks and the answer.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from lnrepro.bisect import loop, state
 from lnrepro.bisect.core import Graph
 from lnrepro.bisect.evidence import Sense
-from lnrepro.bisect.oracle import Oracle
+from lnrepro.bisect.oracle import Oracle, Trial
 from lnrepro.bisect.workspace import Prep, Prepared
 from lnrepro.doors.fsio import write_json
 from lnrepro.errors import EngineLost
@@ -29,7 +29,7 @@ from lnrepro.model.bisect import (
     CommitInfo,
     Evidence,
 )
-from lnrepro.model.events import BisectEvents, Events
+from lnrepro.model.events import BisectEvents
 from lnrepro.model.requests import BisectRequest, CommandOracleSpec
 
 Script = Callable[[str, int], AttemptObs]  # (commit, how many runs it had before) -> a run
@@ -78,14 +78,8 @@ class ScriptedOracle:
     lost_at: int | None = None
     tried: list[str] = field(default_factory=list)
 
-    def evaluate(
-        self,
-        worktree: Path,
-        events: Events | None = None,
-        runs: int | None = None,
-        known: Mapping[str, str] | None = None,
-        prebuilt: Path | None = None,
-    ) -> Evidence:
+    def evaluate(self, trial: Trial) -> Evidence:
+        worktree, runs = trial.worktree, trial.runs
         if len(self.tried) == self.interrupt_at:
             raise KeyboardInterrupt
         sha = worktree.name
