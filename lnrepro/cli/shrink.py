@@ -183,7 +183,8 @@ def shrink(
         extra = given_backend(kwargs, SHRINK_OPTS)
         if extra:
             raise UsageError(
-                f"--run takes the run's backend; {', '.join(extra)} do not apply",
+                f"--run takes the run's backend; {', '.join(extra)} "
+                f"{'does' if len(extra) == 1 else 'do'} not apply",
                 f"drop {', '.join(extra)}",
             )
     backend = backend_spec(kwargs)
