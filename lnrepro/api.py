@@ -437,15 +437,8 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
             f"no passed or failed test and no hang diagnosis in {found.source}",
             "pass a log or run that ran the tests (for a hang: a run with --watcher N)",
         )
-    meta: dict[str, JSON] = {
-        "seconds": 0.0,
-        "models": 0,
-        "computed": 0,
-        "tests": [],
-        "skipped_tests": [],
-    }
     if not found.observed:
-        return replace(found, meta=meta)
+        return found  # nothing to score: its meta says no model, no test
     ex.check_modelled(found.observed)  # before anything is shown: a wrong log is one line
     shown = progress or Progress()
     total = ex.n_models(ex.ERAS, ex.ARCHES)
@@ -483,8 +476,10 @@ class ShapeTolerance:
     study: ShapeStudy
     plot: Path | None
 
-    def to_json(self) -> dict[str, JSON]:
-        return {"shape": self.shape, **self.study.to_json()}
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+
+        return codec.encode(self.study.document(self.shape))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -496,15 +491,12 @@ class TestsTolerance:
     alpha: float
     tests: list[TestVerdict]
 
-    def to_json(self) -> dict[str, JSON]:
-        from lnrepro.studies.tolerance import SCHEMA
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+        from lnrepro.studies.tolerance import TestsDoc
 
-        return {
-            "schema": SCHEMA,
-            "trials": self.trials,
-            "alpha": self.alpha,
-            "tests": [r.to_json() for r in self.tests],
-        }
+        doc = TestsDoc(trials=self.trials, alpha=self.alpha, tests=tuple(self.tests))
+        return codec.encode(doc)
 
 
 def tolerance_model(text: str) -> str:

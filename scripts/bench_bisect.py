@@ -35,8 +35,13 @@ In one run:
    incremental model); tt_bisect.sh (``rm -rf build*``: a clean build per step). The search is
    lnrepro's own code (lnrepro.bisect.core.Search with ``prefer``); the costs are a model.
 
+6. bound (``--only bound``): the least mean runs any search needs at 70%/5% with the rates
+   known, on lines of 2 to 5 candidates, computed exactly by backward induction (any search
+   right 95% of the time; any choice rule under lnrepro's stop at 0.95), next to Fano's bound,
+   Burnashev's estimate and lnrepro's own search on the same lines.
+
     python scripts/bench_bisect.py [--histories 8] [--bulk-files 50000] [--tus 150] [--trials 200]
-    python scripts/bench_bisect.py --only noise --trials 200 --costed-trials 100 --save noise.json
+    python scripts/bench_bisect.py --only noise bound --trials 200 --costed-trials 100 --save noise.json
 """
 
 from __future__ import annotations
@@ -532,6 +537,23 @@ def noise(work: Path, n_hist: int, trials: int, costed: int) -> dict[str, Any]:
             for conf in LEVELS
         }
     res["calibration"] = calib
+    # every pair at 0.9 too (0.95: the rows above): is the stated confidence calibrated beyond
+    # the headline pair? (70/5 at 0.9: the calibration just measured)
+    res["calibration_pairs"] = {
+        _pair(pair): {
+            prior: {
+                0.9: calib[prior][0.9]
+                if pair == PAIRS[0]
+                else [
+                    trial_bayes(Sim(g, c, seed, 0.0, pair), g, tp, gd, 0.9, "cost", 1, True, prior)
+                    for g, tp, gd, c, seed in plans
+                ],
+                0.95: equal[_pair(pair)][same[prior]],
+            }
+            for prior in ("learned", "measured")
+        }
+        for pair in PAIRS
+    }
     res["equal_seconds"] = time.monotonic() - started
     return res
 
@@ -575,6 +597,161 @@ def fano_runs(
         for a in (i / 1000 for i in range(1001))
     )
     return c, (math.log2(n) - _h(delta) - delta * math.log2(n - 1)) / c
+
+
+def burnashev_runs(n: float, delta: float, q_bad: float = Q_BAD, q_good: float = Q_GOOD) -> float:
+    """Burnashev's estimate of the least mean runs (asymptotic: its O(1) is left out, so not a
+    bound at these sizes): ((1-delta) log2 N - h(delta)) / C + ln(1/delta) / C1, C1 the largest
+    divergence between the run's laws at a buggy and a clean commit (nats)."""
+    import math
+
+    def kl(a: float, b: float) -> float:
+        a, b = min(max(a, 1e-12), 1 - 1e-12), min(max(b, 1e-12), 1 - 1e-12)
+        return a * math.log(a / b) + (1 - a) * math.log((1 - a) / (1 - b))
+
+    c, _ = fano_runs(n, delta, q_bad, q_good)
+    c1 = max(kl(q_bad, q_good), kl(q_good, q_bad))
+    return ((1 - delta) * math.log2(n) - _h(delta)) / c + math.log(1 / delta) / c1
+
+
+def exact_runs(
+    n: int, q_bad: float, q_good: float, horizon: int, lam: float, stop_at: float | None = None
+) -> float:
+    """The least E[runs] + lam * P(wrong) over every search of a line of ``n`` candidates (the
+    culprit uniform, the rates known; the tip, buggy whatever the culprit, never worth a run),
+    by backward induction over the runs and fails of each commit. Searches are cut at
+    ``horizon`` runs and then answer for free, so this is a lower bound, exact as the horizon
+    grows. ``stop_at``: the search must stop the first time a candidate's posterior reaches it
+    (``--confidence``), and only then; the least E[runs] over choice rules (lam unused)."""
+    import itertools
+    import math
+
+    import numpy as np
+
+    k = n - 1  # testable commits 1..n-1; commit x is buggy when the culprit h <= x
+    lq = ((math.log(q_bad), math.log1p(-q_bad)), (math.log(q_good), math.log1p(-q_good)))
+    after: dict[tuple[int, ...], Any] = {}
+    for total in range(horizon, -1, -1):
+        now: dict[tuple[int, ...], Any] = {}
+        for comp in itertools.product(range(total + 1), repeat=k):
+            if sum(comp) != total:
+                continue
+            f = np.meshgrid(*[np.arange(c + 1) for c in comp], indexing="ij")
+            lw = np.stack(
+                [
+                    sum(
+                        f[x] * lq[x + 1 < h][0] + (comp[x] - f[x]) * lq[x + 1 < h][1]
+                        for x in range(k)
+                    )
+                    + np.zeros(f[0].shape)
+                    for h in range(1, n + 1)
+                ]
+            )
+            w = np.exp(lw - lw.max(axis=0))
+            p = w / w.sum(axis=0)
+            top = p.max(axis=0)
+            if total == horizon:
+                now[comp] = np.zeros(top.shape)
+                continue
+            go = np.full(top.shape, np.inf)
+            for x in range(k):
+                pb = p[: x + 1].sum(axis=0)
+                pf = pb * q_bad + (1 - pb) * q_good
+                nxt = after[tuple(c + (i == x) for i, c in enumerate(comp))]
+                lo = tuple(slice(0, -1) if i == x else slice(None) for i in range(k))
+                hi = tuple(slice(1, None) if i == x else slice(None) for i in range(k))
+                go = np.minimum(go, 1 + pf * nxt[hi] + (1 - pf) * nxt[lo])
+            if stop_at is None:
+                now[comp] = np.minimum(lam * (1 - top), go)
+            else:
+                now[comp] = np.where(top >= stop_at, 0.0, go)
+        after = now
+    return float(after[(0,) * k].reshape(-1)[0])
+
+
+def exact_bound(n: int, delta: float, q_bad: float, q_good: float, horizon: int) -> float:
+    """The least mean runs of any search of a line of ``n`` candidates right 1-delta of the
+    time (the rates known): max over lam of exact_runs - lam * delta (weak duality: a search
+    right that often has E[runs] >= E[runs] + lam P(wrong) - lam delta >= exact_runs - lam delta)."""
+    lo, hi = 5.0, 120.0  # concave in lam: a ternary search
+
+    def at(lam: float) -> float:
+        return exact_runs(n, q_bad, q_good, horizon, lam) - lam * delta
+
+    for _ in range(14):
+        a, b = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        lo, hi = (a, hi) if at(a) < at(b) else (lo, b)
+    return at((lo + hi) / 2)
+
+
+def lnrepro_on_a_line(
+    n: int, q_bad: float, q_good: float, trials: int, confidence: float
+) -> tuple[float, float]:
+    """(mean runs without the buggy endpoint's check, fraction right) of lnrepro's search with
+    the true rates on a line of ``n`` candidates, seeded."""
+    import random
+
+    from lnrepro.bisect.bayes import BayesSearch, Costs, Rates
+    from lnrepro.bisect.core import Graph
+    from lnrepro.model.bisect import RunOutcome
+
+    order = tuple(f"c{i}" for i in range(n + 1))
+    g = Graph(order, {c: ((order[i - 1],) if i else ()) for i, c in enumerate(order)})
+    runs = right = 0
+    for t in range(trials):
+        rng = random.Random(t)
+        h = rng.randrange(1, n + 1)
+        b = BayesSearch(
+            g, order[-1], [order[0]], confidence, Rates(fixed=(q_bad, q_good)), Costs(0, 0, 60, 0)
+        )
+        while (a := b.next_for(0, {})) is not None:
+            pos = g.position(a.sha)
+            fail = rng.random() < (q_bad if pos >= h else q_good)
+            runs += a.sha != order[-1]
+            b.observe(a, [(RunOutcome.FAIL if fail else RunOutcome.PASS, "")])
+        right += b.answer("x").first_bad == order[h]
+    return runs / trials, right / trials
+
+
+BOUND_LINES = ((2, 40), (3, 34), (4, 30), (5, 24))  # (candidates, horizon)
+
+
+def bound(trials: int) -> list[tuple[int, float, float, float, float, float, float]]:
+    """Per line size: Fano, Burnashev's estimate, the exact least mean runs right 95% of the
+    time, the exact least under lnrepro's stop (--confidence 0.95) and lnrepro's own search
+    (runs, right), all at 70%/5% with the rates known."""
+    rows = []
+    for n, horizon in BOUND_LINES:
+        mine, right = lnrepro_on_a_line(n, Q_BAD, Q_GOOD, trials, 0.95)
+        rows.append(
+            (
+                n,
+                fano_runs(n, 0.05)[1],
+                burnashev_runs(n, 0.05),
+                exact_bound(n, 0.05, Q_BAD, Q_GOOD, horizon),
+                exact_runs(n, Q_BAD, Q_GOOD, horizon, 0.0, stop_at=0.95),
+                mine,
+                right,
+            )
+        )
+    return rows
+
+
+def print_bound(rows: list[tuple[int, float, float, float, float, float, float]]) -> None:
+    print(
+        "Least mean runs at 70%/5%, the rates known, on a line of N candidates (the buggy "
+        "endpoint's check not counted):\n"
+    )
+    print(
+        "| N | Fano | Burnashev (estimate) | exact, any search right 95% | exact, stopping at "
+        "0.95 | lnrepro (right) |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n, fano, burn, exact, stop, mine, right in rows:
+        print(
+            f"| {n} | {fano:.2f} | {burn:.2f} | {exact:.2f} | {stop:.2f} | {mine:.2f} ({right:.1%}) |"
+        )
+    print()
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -653,6 +830,10 @@ def print_noise(res: dict[str, Any]) -> None:
         print(
             f"| {pair} | (Fano: no method right 95% of the time averages fewer) | {lo:.1f} ({lo / det:.2f}x) | | | |"
         )
+        burn = burnashev_runs(res["candidates"], 0.05, qb, qg)
+        print(
+            f"| {pair} | (Burnashev's estimate: Fano's bits plus a confirmation; asymptotic) | {burn:.1f} ({burn / det:.2f}x) | | | |"
+        )
     print(f"\n({res['equal_seconds']:.0f} s to simulate these and the calibration)\n")
     print(
         "Where the runs go (equal costs, --confidence 0.95; end game: the runs made once the "
@@ -685,6 +866,19 @@ def print_noise(res: dict[str, Any]) -> None:
                 f"| {label} | {conf:g} | {_right(ts)} | {stated:.3f} | {(stated - right) * 100:+.1f} | "
                 f"{mean(t.runs for t in ts):.1f} |"
             )
+    print("\nCalibration at every pair (stated - right in points; 0.95: the trials above).\n")
+    print(
+        "| fail rates | rates | --confidence 0.9: right, stated - right | 0.95: right, stated - right |"
+    )
+    print("| --- | --- | ---: | ---: |")
+    for pair, priors in res["calibration_pairs"].items():
+        for prior, levels in priors.items():
+            label = "learned" if prior == "learned" else f"endpoints' runs given ({MEASURED} each)"
+            cells = [
+                f"{_right(ts)}, {(mean(t.stated for t in ts) - mean(t.right for t in ts)) * 100:+.1f}"
+                for ts in levels.values()
+            ]
+            print(f"| {pair} | {label} | {cells[0]} | {cells[1]} |")
     print(
         "\n| stated confidence at the stop (all levels, both priors) | trials | mean stated | right |"
     )
@@ -719,6 +913,10 @@ def save_noise(res: dict[str, Any], path: Path) -> None:
         "equal": {p: {n: rows(ts) for n, ts in r.items()} for p, r in res["equal"].items()},
         "calibration": {
             p: {f"{c:g}": rows(ts) for c, ts in lv.items()} for p, lv in res["calibration"].items()
+        },
+        "calibration_pairs": {
+            pair: {p: {f"{c:g}": rows(ts) for c, ts in lv.items()} for p, lv in priors.items()}
+            for pair, priors in res["calibration_pairs"].items()
         },
     }
     path.write_text(json.dumps(doc) + "\n")
@@ -873,6 +1071,7 @@ def main() -> int:
             noise(work, ns.histories, ns.trials, ns.costed_trials) if "noise" in ns.only else None
         )
         scaled = scale(ns.trials) if "scale" in ns.only else None
+        bounded = bound(ns.trials * 10) if "bound" in ns.only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
@@ -916,6 +1115,8 @@ def main() -> int:
             save_noise(noisy, ns.save)
     if scaled:
         print_scale(scaled)
+    if bounded:
+        print_bound(bounded)
     return 0
 
 

@@ -361,6 +361,54 @@ def pydantic_trip_factory() -> Callable[[bytes], bytes]:
     return trip
 
 
+def run_record_text(results: int) -> bytes:
+    """lnrepro's own run record (lnrepro.run/4) holding ``results`` test results: 10 attempts of
+    results/10 tests, a third failing with a failure block, two metrics each (some infinite)."""
+    from pathlib import Path
+
+    from lnrepro.model.gtest import Failure, TestResult, TestStatus
+    from lnrepro.model.record import Attempt, RunRecord
+    from lnrepro.model.requests import RunRequest
+
+    attempts = []
+    for i in range(10):
+        tests = []
+        for j in range(results // 10):
+            bad = (i + j) % 3 == 0
+            t = TestResult(
+                name=f"LayerNormBackwardOpTest.Case{j}",
+                status=TestStatus.FAILED if bad else TestStatus.PASSED,
+                duration_ms=12.0,
+                failures=[Failure(file="a.cpp", line=j, message="dx FAILED")] if bad else [],
+            )
+            t.add_metric("dx", "max_diff", 1.5 + j / 7)
+            t.add_metric("dx", "max_abs_diff", float("inf") if j % 100 == 0 else 2.0)
+            tests.append(t)
+        attempts.append(
+            Attempt(
+                index=i + 1,
+                argv=["prog"],
+                exit_code=1,
+                timed_out=False,
+                seconds=1.0,
+                log=f"attempt-{i + 1}.log",
+                tests=tests,
+            )
+        )
+    rec = RunRecord(request=RunRequest(), record_dir=Path("/tmp/run-x"), attempts=attempts)
+    return dumps(rec.to_json()).encode()
+
+
+def run_record_trip(text: bytes) -> bytes:
+    """Read a run record as ``lnrepro show`` does, and write it again."""
+    from pathlib import Path
+
+    from lnrepro.model.record import RunRecord
+
+    rec = RunRecord.from_json(Reader(loads_text(text.decode(), "r"), "r"), Path("/tmp/run-x"))
+    return dumps(rec.to_json()).encode()
+
+
 def import_seconds(module: str, repeat: int) -> list[float]:
     code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
     return [
@@ -387,6 +435,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--results", type=int, default=10_000, help="test results in the run record")
     a = ap.parse_args()
     d = doc(a.steps)
     text = json.dumps(d).encode()
@@ -412,6 +461,15 @@ def main() -> None:
         )
     except ImportError:
         print("(pydantic is not installed: skipped)", file=sys.stderr)
+    run_text = run_record_text(a.results)
+    rows.append(
+        (
+            f"lnrepro's run record: {a.results} results ({len(run_text) / 1e6:.1f} MB), read + write",
+            "lnrepro.model.record",
+            run_record_trip,
+            run_text,
+        )
+    )
     for label, module, fn, t in rows:
         imp = import_seconds(module, a.repeat)
         run = timed(fn, t, a.repeat)

@@ -17,23 +17,54 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro.model import compare, requests
+from lnrepro.envcheck import document as envcheck
+from lnrepro.model import compare, gtest, hang, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
+from lnrepro.model.common import Common
+from lnrepro.studies import explained, tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
 
-# file name -> (the document's type, its title)
-DERIVED: dict[str, tuple[type[Any], str]] = {
+# file name -> (the document's type, or an untagged union of them, and its title)
+DERIVED: dict[str, tuple[Any, str]] = {
     "compare.json": (
         compare.CompareDoc,
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
     ),
+    "run.json": (
+        run_doc.RunDoc,
+        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
+    ),
+    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
+    "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
+    "common.json": (Common, "Pieces every lnrepro document shares"),
     "requests.json": (
         requests.RequestShapes,
         "The typed requests records keep (lnrepro.model.requests): a run's and a bisect's, "
         "for the records' schemas to refer to ($defs/RunRequest, $defs/BisectRequest)",
+    ),
+    "env-check.json": (
+        envcheck.EnvCheckDoc,
+        "lnrepro env-check --json (lnrepro.env-check/2): every check of the host or a sysroot, "
+        "and with --container the container's view beside it",
+    ),
+    "explain.json": (
+        explained.ExplainDoc,
+        "lnrepro explain --json (lnrepro.explain/2): every model's fit to a run or gtest log, "
+        "best first, its hangs, and the notes the console shows",
+    ),
+    "hang.json": (
+        hang.Diagnosis,
+        "A hang's diagnosis from a watcher log, tt-triage output or a user's summary of one: a "
+        "run attempt's hang, explain --json on such a text (lnrepro.hang/2; /1 documents lack "
+        "source, idle, unknowns, key and the per-group name, frames, cbs, go_message)",
+    ),
+    "tolerance.json": (
+        tolerance.ToleranceDoc,  # two documents, told apart by their fields
+        "lnrepro tolerance --json (lnrepro.tolerance/1): the tests' own tolerances, or a shape "
+        "study",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,
@@ -51,7 +82,12 @@ DERIVED: dict[str, tuple[type[Any], str]] = {
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one derived file, from its type."""
     kind, title = DERIVED[name]
-    return document_schema(kind, title=title, file=name)
+    doc = document_schema(kind, title=title, file=name)
+    if kind is Common:  # its fields are the definitions: common.json#/$defs/failure...
+        fields, defs = doc["properties"], doc["$defs"]
+        assert isinstance(fields, dict) and isinstance(defs, dict)
+        doc = {k: doc[k] for k in ("$schema", "$id", "title")} | {"$defs": fields | defs}
+    return doc
 
 
 def text(name: str) -> str:

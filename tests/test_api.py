@@ -215,7 +215,7 @@ def test_explain_a_log_a_run_and_a_hang_text(
     found = api.explain(ExplainRequest(ref=str(log)), spinner)
     assert isinstance(found, api.Explanation) and found.source == str(log)
     best = found.fits[0]
-    assert best.cost == 0.0 and "double-subtract" in best.to_json()["defects"]
+    assert best.cost == 0.0 and "double-subtract" in best.defects
     assert spinner.said[0].startswith("start explain: ") and spinner.said[-1] == "done"
     assert found.to_json()["schema"] == "lnrepro.explain/2"
     where, bad, _ = two_runs
@@ -246,7 +246,7 @@ def test_tolerance_of_the_tests_and_of_a_shape(tmp_path: Path) -> None:
     spinner = Spinner()
     tests = api.tolerance(ToleranceRequest(tests=("*2048Features",), trials=2), spinner)
     assert isinstance(tests, api.TestsTolerance)
-    assert [t.to_json()["test"] for t in tests.tests] == [
+    assert [t.test for t in tests.tests] == [
         "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"
     ]
     assert tests.to_json()["schema"] == "lnrepro.tolerance/1"

@@ -1,11 +1,22 @@
-"""Evidence, not noise: what one run of the test says about the bug. Pure: no git, no I/O.
+"""What a run means for the search: the one place that decides it. Pure: no git, no I/O.
 
-A bisect step runs the test one or more times; each run becomes a :class:`RunOutcome`:
+Everything the bisect loop, the strategies, the request's checks and the reports need to know
+about the *meaning* of a run is here, and only here:
+
+* :func:`classify` — one run against the bug's signature, and why;
+* :func:`learn` and :class:`Meaning` — the signature, learned from the buggy endpoint's runs,
+  with the rules for a hang's place (two hangs at the same place, or ``--hang-in``; a hang the
+  watcher does not place teaches nothing) and the crash policy (``--on-crash``);
+* :func:`mark_of` — git's verdict from a step's runs (bad if any shows the bug);
+* :class:`Sense` — ``--find-fix``: which way the search looks. The only place good and bad are
+  turned around; everything else asks it.
+
+A step runs the test one or more times; each run becomes a :class:`RunOutcome`:
 
 * ``FAIL`` — the run shows *the bug's signature*: a test of the signature failing the same way
   (the same failure shape, or the metric over the threshold). The signature is learned from the
-  first failing run of the commit known to be buggy (the ``--bad`` endpoint, or ``--good`` with
-  ``--find-fix``): which tests failed, and how.
+  first failing run of the commit known to be buggy (``--bad``, with or without ``--find-fix``;
+  the newest commit under PATHS when the search is path-limited): which tests failed, and how.
 * ``PASS`` — every test of the signature ran and passed (unrelated failures are recorded).
 * ``NOISE`` — anything that says nothing about the bug: an infrastructure or driver error, a hang,
   a crash that is not the signature's, a failure of another shape (``device.is_healthy()``
@@ -20,11 +31,27 @@ A failure's *shape* is its first line with numbers masked, so ``max_diff=1001.2`
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lnrepro.model.bisect import AttemptObs, RunOutcome, Signature, TestObs
-from lnrepro.model.requests import OnCrash, OnHang, Policy
+from lnrepro.model.bisect import (
+    AttemptObs,
+    Evidence,
+    Mark,
+    RunOutcome,
+    Signature,
+    Step,
+    TestObs,
+)
+from lnrepro.model.requests import (
+    BisectRequest,
+    EndpointRuns,
+    OnCrash,
+    OnHang,
+    Policy,
+    RunOracleSpec,
+)
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b", re.I)
 
@@ -225,3 +252,163 @@ class Tally:
     def runs(self) -> int:
         """Runs that said something about the bug (noise excluded)."""
         return self.fails + self.passes
+
+
+# ---------------------------------------------------------------------- a step's verdict
+def mark_of(outcomes: Sequence[RunOutcome]) -> Mark | None:
+    """git's verdict from a step's runs (in the search's sense): bad if any shows the bug, good
+    if one passed, else none yet (only noise)."""
+    if RunOutcome.FAIL in outcomes:
+        return Mark.BAD
+    if RunOutcome.PASS in outcomes:
+        return Mark.GOOD
+    return None
+
+
+def why(ev: Evidence, outcomes: Sequence[tuple[RunOutcome, str]], mark: Mark) -> str:
+    """The reason a step got ``mark``: a shared verdict, why it could not be tested, or the first
+    run that decided it (the first run's reason when none did)."""
+    if ev.same_as:
+        return f"same inputs as {ev.same_as[:12]}: its verdict, not run again"
+    if ev.cannot_test:
+        return ev.cannot_test
+    decided = (w for o, w in outcomes if mark_of([o]) is mark)
+    return next(decided, outcomes[0][1] if outcomes else "no run")
+
+
+# ---------------------------------------------------------------------- --find-fix
+@dataclass(frozen=True)
+class Sense:
+    """Which way the search looks: the one place ``--find-fix`` turns good and bad around.
+
+    A search (git's, or the Bayesian one) always looks for the first commit of its "bad" side
+    above its "good" ones. Without ``--find-fix`` that is the bug's first bad commit. With it, it
+    is the first *fixed* commit: the search's "bad" is the fixed, newer ``--good``, its "good" the
+    buggy, older ``--bad``, and a *passing* run is what shows its "bad" side. Runs are judged in
+    the bug's terms (:func:`classify`); the search sees them, and the record keeps them, turned
+    by :meth:`turn` (a report turns them back with it). Rates and counts are turned likewise.
+    """
+
+    find_fix: bool = False
+
+    @classmethod
+    def of(cls, req: BisectRequest) -> Sense:
+        return cls(req.find_fix)
+
+    @property
+    def kind(self) -> str:
+        """What the search's first "bad" commit is, in the user's words."""
+        return "first fixed commit" if self.find_fix else "first bad commit"
+
+    def turn(self, outcome: RunOutcome) -> RunOutcome:
+        """A run's outcome from the bug's sense to the search's, and back (its own inverse)."""
+        if not self.find_fix or outcome is RunOutcome.NOISE:
+            return outcome
+        return RunOutcome.PASS if outcome is RunOutcome.FAIL else RunOutcome.FAIL
+
+    def ends(self, good: Sequence[str], bad: str) -> tuple[str, list[str]]:
+        """The search's "bad" commit and its "good" ones, from ``--good`` and ``--bad``."""
+        return (good[0], [bad]) if self.find_fix else (bad, list(good))
+
+    def buggy(self, tip: str, bottoms: Sequence[str]) -> str:
+        """Of the search's ends (its "bad" ``tip``, its "good" ``bottoms``, ``--bad`` first), the
+        one known to have the bug: its runs teach the signature."""
+        return bottoms[0] if self.find_fix else tip
+
+    def rates(self, rates: tuple[float, float]) -> tuple[float, float]:
+        """Fail rates (of the bad side, of the good side) from the bug's sense to the search's,
+        and back: with ``--find-fix`` the search's "bad" (fixed) commits "fail" when they pass."""
+        bad, good = rates
+        return (1 - good, 1 - bad) if self.find_fix else rates
+
+    def counts(self, e: EndpointRuns) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The endpoints' measured runs as (fails, runs) of the search's "bad" end and of its
+        "good" end (``EndpointRuns`` keeps them in the bug's terms)."""
+        bad, good = (e.bad_fails, e.bad_runs), (e.good_fails, e.good_runs)
+        if not self.find_fix:
+            return bad, good
+        return (e.good_runs - e.good_fails, e.good_runs), (e.bad_runs - e.bad_fails, e.bad_runs)
+
+
+# ---------------------------------------------------------------------- a step's runs
+@dataclass(frozen=True)
+class Meaning:
+    """What a step's runs mean for the search, given the request: each run classified against
+    the signature (learned here from the buggy endpoint's runs), then turned for ``--find-fix``.
+
+    Hangs at the buggy endpoint are held back until their place is known: with ``--on-hang bad``
+    and no ``--hang-in``, one hang there is noise until a second at the same place agrees (a
+    flaky hang elsewhere, at device open say, must not become the signature); with the watcher
+    on, a hang it does not place is noise too (a longer timeout lets it write its dump).
+    """
+
+    policy: Policy
+    sense: Sense
+    buggy: str  # the endpoint whose runs teach the signature
+    watched: bool = False  # the runs write a watcher log (--watcher): a hang comes with a place
+
+    @classmethod
+    def of(cls, req: BisectRequest, buggy: str) -> Meaning:
+        o = req.oracle
+        watched = isinstance(o, RunOracleSpec) and bool(o.backend.watcher_s)
+        return cls(req.policy, Sense.of(req), buggy, watched)
+
+    def judge(
+        self, sha: str, ev: Evidence, signature: Signature | None, earlier: Iterable[Step]
+    ) -> tuple[Signature | None, list[tuple[RunOutcome, str]]]:
+        """The signature after this step (learned now when unknown and ``sha`` is the buggy
+        endpoint) and each run's outcome in the search's sense, with why. ``earlier``: the
+        steps so far."""
+        learning = signature is None and sha == self.buggy
+        if learning:
+            signature = self._learn(ev, earlier)
+        held = learning and signature is None
+        outs = [
+            (self._held(a) if held else None) or classify(a, signature, self.policy)
+            for a in ev.attempts
+        ]
+        return signature, [(self.sense.turn(o), w) for o, w in outs]
+
+    def _held(self, a: AttemptObs) -> tuple[RunOutcome, str] | None:
+        """A run of the buggy endpoint that taught no signature and must not be judged yet."""
+        if self.policy.on_hang is not OnHang.BAD or self.policy.hang_in:
+            return None
+        if a.hang:
+            return (
+                RunOutcome.NOISE,
+                "a hang seen once at the bad endpoint: it must hang there twice at the same "
+                "place to be the bug's hang",
+            )
+        hung = a.timed_out or any(t.status == "TIMEOUT" for t in a.tests)
+        if hung and self.watched:
+            return (
+                RunOutcome.NOISE,
+                "a hang at the bad endpoint that the watcher log does not place (no complete "
+                "dump before the timeout?): run again; a longer --timeout lets the watcher "
+                "write one",
+            )
+        return None
+
+    def _learn(self, ev: Evidence, earlier: Iterable[Step]) -> Signature | None:
+        """The bug's signature from the buggy endpoint's runs (this step's, with the hang
+        places of its earlier ones), or None while they show none."""
+        policy = self.policy
+        seen = Counter(
+            a.hang
+            for s in earlier
+            if s.action.sha == self.buggy
+            for a in s.evidence.attempts
+            if a.hang
+        )
+        for a in ev.attempts:
+            sig = learn(a, policy)
+            if sig is None:
+                continue
+            if sig.hang and not sig.hang_key and self.watched and not policy.hang_in:
+                continue  # the watcher is on but did not place this hang: it teaches no place
+            if sig.hang_key and not policy.hang_in:
+                seen[sig.hang_key] += 1
+                if seen[sig.hang_key] < 2:
+                    continue
+            return sig
+        return None

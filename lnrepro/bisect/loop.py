@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -23,16 +22,15 @@ from pathlib import Path
 
 from lnrepro.bisect import prebuilt
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
-from lnrepro.bisect.evidence import classify, learn
+from lnrepro.bisect.evidence import Meaning, Sense, why
 from lnrepro.bisect.oracle import Oracle
-from lnrepro.bisect.strategy import GitSearch, Strategy, mark_of
+from lnrepro.bisect.strategy import GitSearch, Strategy
 from lnrepro.bisect.workspace import GitWorkspace, Prep, Workspace
 from lnrepro.doors import gitops, proc
 from lnrepro.errors import EndpointsDoNotSeparate, EngineLost, LnreproError, Terminated
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
-    AttemptObs,
     BisectRecord,
     BisectResult,
     BisectState,
@@ -41,11 +39,10 @@ from lnrepro.model.bisect import (
     Evidence,
     LostJob,
     RunOutcome,
-    Signature,
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest, OnHang, RunOracleSpec
+from lnrepro.model.requests import BisectRequest, RunOracleSpec
 
 
 @dataclass
@@ -54,7 +51,7 @@ class Bisect:
     oracles: list[Oracle]  # one per job (its own device or Docker engine)
     graph: Graph
     strategy: Strategy
-    buggy: str  # the endpoint whose runs teach the bug's signature
+    meaning: Meaning  # what a run means (signature, hangs, crashes, --find-fix)
     workspace: Workspace  # where a commit's tree is made ready and the record kept
     inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
     artifacts: dict[str, Path] = field(default_factory=dict)  # --prebuilt: commit -> build tree
@@ -87,77 +84,6 @@ class Bisect:
         tree = self.artifacts.get(action.sha)
         return self.oracles[action.job].evaluate(ready.tree, events, runs, known, tree), prep
 
-    def _outcomes(self, action: Action, ev: Evidence) -> list[tuple[RunOutcome, str]]:
-        policy = self.request.policy
-        learning = self.record.signature is None and action.sha == self.buggy
-        if learning:
-            self.record.signature = self._learn(ev)
-        once = (
-            RunOutcome.NOISE,
-            "a hang seen once at the bad endpoint: it must hang there twice at the same place "
-            "to be the bug's hang",
-        )
-        provisional = (
-            learning
-            and self.record.signature is None
-            and policy.on_hang is OnHang.BAD
-            and not policy.hang_in
-        )
-        unplaced = (
-            RunOutcome.NOISE,
-            "a hang at the bad endpoint that the watcher log does not place (no complete dump "
-            "before the timeout?): run again; a longer --timeout lets the watcher write one",
-        )
-
-        def provisional_outcome(a: AttemptObs) -> tuple[RunOutcome, str] | None:
-            if not provisional:
-                return None
-            if a.hang:
-                return once
-            hung = a.timed_out or any(t.status == "TIMEOUT" for t in a.tests)
-            return unplaced if hung and self._watched else None
-
-        outs = [
-            provisional_outcome(a) or classify(a, self.record.signature, policy)
-            for a in ev.attempts
-        ]
-        if self.request.find_fix:  # the search's "bad" is the fixed state: passing runs show it
-            flip = {RunOutcome.FAIL: RunOutcome.PASS, RunOutcome.PASS: RunOutcome.FAIL}
-            outs = [(flip.get(o, o), why) for o, why in outs]
-        return outs
-
-    def _learn(self, ev: Evidence) -> Signature | None:
-        """The bug's signature from the buggy endpoint's runs. A hang the watcher places is the
-        bug's only once two hangs there agree on the place (a flaky hang elsewhere, at device
-        open say, must not become the signature): until then the hangs are noise and the
-        endpoint runs again."""
-        policy = self.request.policy
-        seen = Counter(
-            a.hang
-            for s in self.record.steps
-            if s.action.sha == self.buggy
-            for a in s.evidence.attempts
-            if a.hang
-        )
-        for a in ev.attempts:
-            sig = learn(a, policy)
-            if sig is None:
-                continue
-            if sig.hang and not sig.hang_key and self._watched and not policy.hang_in:
-                continue  # the watcher is on but did not place this hang: it teaches no place
-            if sig.hang_key and not policy.hang_in:
-                seen[sig.hang_key] += 1
-                if seen[sig.hang_key] < 2:
-                    continue
-            return sig
-        return None
-
-    @property
-    def _watched(self) -> bool:
-        """The runs write a watcher log (``--watcher``): a hang should come with its place."""
-        o = self.request.oracle
-        return isinstance(o, RunOracleSpec) and bool(o.backend.watcher_s)
-
     def _observe(self, action: Action, ev: Evidence, outs: list[tuple[RunOutcome, str]]) -> Mark:
         """Tell the strategy what one action showed (a live step and a replayed one alike)."""
         if ev.same_as:
@@ -170,20 +96,12 @@ class Bisect:
     def _record(
         self, action: Action, info: CommitInfo, ev: Evidence, prep: Prep, events: BisectEvents
     ) -> Mark:
-        outs = self._outcomes(action, ev)
+        self.record.signature, outs = self.meaning.judge(
+            action.sha, ev, self.record.signature, self.record.steps
+        )
         mark = self._observe(action, ev, outs)
         self.strategy.learn_costs(action.build, prep.seconds + (ev.build_s or 0.0), ev.run_s)
-        reason = (
-            (
-                f"same inputs as {ev.same_as[:12]}: its verdict, not run again"
-                if ev.same_as
-                else None
-            )
-            or ev.cannot_test
-            or next(
-                (why for o, why in outs if mark_of([o]) is mark), outs[0][1] if outs else "no run"
-            )
-        )
+        reason = why(ev, outs, mark)
         self.record.steps.append(
             Step(
                 action,
@@ -288,9 +206,10 @@ class Bisect:
                 if not running:
                     break
                 finished, _ = wait([r[1] for r in running.values()], return_when=FIRST_COMPLETED)
+                teacher = self.meaning.buggy  # its runs teach the signature: recorded first
                 ready = sorted(
                     (j for j, r in running.items() if r[1] in finished),
-                    key=lambda j: running[j][0].sha != self.buggy,  # the signature's teacher first
+                    key=lambda j: running[j][0].sha != teacher,
                 )
                 for j in ready:
                     a, fut, info = running.pop(j)
@@ -345,8 +264,8 @@ class Bisect:
         return exc
 
     def _result(self) -> BisectResult:
-        kind = "first fixed commit" if self.request.find_fix else "first bad commit"
-        r = self.strategy.answer(kind)
+        sense = self.meaning.sense
+        r = self.strategy.answer(sense.kind)
         kinds = [s.action.kind for s in self.record.steps]
 
         info = self.workspace.describe
@@ -362,6 +281,7 @@ class Bisect:
             steps=kinds.count(ActionKind.STEP),
             endpoint_checks=kinds.count(ActionKind.ENDPOINT) + kinds.count(ActionKind.MERGE_BASE),
             signature=self.record.signature,
+            rates=sense.rates(r.rates) if r.rates else None,  # the bug's: buggy, clean
             prebuilt=r.prebuilt or sum(1 for s in self.record.steps if s.evidence.prebuilt),
             builds=r.builds
             or sum(
@@ -396,23 +316,17 @@ class Range:
 
     graph: Graph
     tip: str  # the search's "bad" (the fixed commit with --find-fix)
-    bottoms: list[str]  # the search's "good" commits, merge bases included
+    # the search's "good" commits (--bad, first, with --find-fix), merge bases last
+    bottoms: list[str]
     merge_bases: list[str]  # of a --good that is not an ancestor of --bad, to be tested first
-    buggy: str
-
-
-def ends(req: BisectRequest) -> tuple[str, list[str]]:
-    """The search's "bad" and "good" commits: with --find-fix the fixed (new) state plays "bad",
-    the older buggy commit plays "good"."""
-    return (req.good[0], [req.bad]) if req.find_fix else (req.bad, list(req.good))
 
 
 def commit_range(req: BisectRequest) -> Range:
     """The commit graph of a (validated, resolved) request; read from git, nothing written."""
     from lnrepro.errors import UsageError
 
-    repo, bad = req.repo, req.bad
-    tip, bottoms = ends(req)
+    repo, sense = req.repo, Sense.of(req)
+    tip, bottoms = sense.ends(req.good, req.bad)
     bases: list[str] = []
     for b in list(bottoms):
         if gitops.is_ancestor(repo, b, tip):
@@ -432,7 +346,7 @@ def commit_range(req: BisectRequest) -> Range:
         repo, tip, [*bottoms, *bases], first_parent=req.first_parent, paths=req.paths
     )
     graph = graph_from_rev_list([*bottoms, *bases, *lines], first_parent=req.first_parent)
-    return Range(graph, tip, [*bottoms, *bases], bases, bad if req.find_fix else tip)
+    return Range(graph, tip, [*bottoms, *bases], bases)
 
 
 def build(
@@ -449,25 +363,20 @@ def build(
     workspace = workspace or GitWorkspace(req.repo, req.picks, req.patches)
     artifacts = prebuilt.find(req.repo, req.prebuilt, rng.graph.order) if req.prebuilt else {}
     prefer = frozenset(artifacts)
+    sense = Sense.of(req)
     strategy: Strategy
     if req.confidence is not None:
         # numpy's, loaded only by a noisy search: 0.13 s of a git search's 0.5 s process here
         from lnrepro.bisect.bayes import BayesSearch, Rates
 
-        rates = Rates(fixed=req.fail_rates) if req.fail_rates else Rates()
-        if req.find_fix and req.fail_rates:  # the search's "bad" (fixed) state passes
-            rates = Rates(fixed=(1 - req.fail_rates[1], 1 - req.fail_rates[0]))
-        if (e := req.endpoint_runs) is not None:  # measured before: the prior, not a point
-            bad, good = (e.bad_fails, e.bad_runs), (e.good_fails, e.good_runs)
-            if req.find_fix:  # the search's "bad" is the fixed commit: its passes are its "fails"
-                bad, good = (
-                    (e.good_runs - e.good_fails, e.good_runs),
-                    (e.bad_runs - e.bad_fails, e.bad_runs),
-                )
+        rates = Rates(fixed=sense.rates(req.fail_rates)) if req.fail_rates else Rates()
+        # the endpoints' runs measured before: the rates' prior, and the search's "good" end
+        # then needs no check of its own
+        measured: list[str] = []
+        if (e := req.endpoint_runs) is not None:
+            bad, good = sense.counts(e)
             rates = rates.with_runs(bad, good)
-        e = req.endpoint_runs
-        measured = [req.bad] if req.find_fix else list(req.good)
-        ran = e is not None and (e.bad_runs if req.find_fix else e.good_runs) > 0
+            measured = sense.ends(req.good, req.bad)[1] if good[1] > 0 else []
         strategy = BayesSearch(
             rng.graph,
             rng.tip,
@@ -476,7 +385,7 @@ def build(
             rates,
             merge_bases=rng.merge_bases,
             prefer=prefer,
-            measured=frozenset(measured if ran and len(measured) == 1 else ()),
+            measured=frozenset(measured if len(measured) == 1 else ()),
         )
     else:
         strategy = GitSearch(
@@ -487,4 +396,5 @@ def build(
             merge_bases=rng.merge_bases,
             prefer=prefer,
         )
-    return Bisect(record, oracles, rng.graph, strategy, rng.buggy, workspace, artifacts=artifacts)
+    meaning = Meaning.of(req, sense.buggy(rng.tip, rng.bottoms))
+    return Bisect(record, oracles, rng.graph, strategy, meaning, workspace, artifacts=artifacts)

@@ -204,7 +204,7 @@ def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
     """One backend spec per job: its own Docker engine (context) and its own device."""
     jobs, contexts, devices = req.jobs, req.contexts, req.devices
     if not devices and not contexts and jobs > 1 and spec.runner == "docker":
-        from lnrepro.run.runners import host_devices
+        from lnrepro.run.runners.docker import host_devices
 
         found = host_devices()[0]
         if 0 < len(found) < jobs:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lnrepro.doors import store
 from lnrepro.errors import InputError, UsageError
-from lnrepro.model.record import RunRecord, RunState
+from lnrepro.model.record import RunRecord, RunState, Seen
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
     BisectRequest,
@@ -31,8 +31,8 @@ def counts(run: RunRecord) -> tuple[int, int]:
     """(fails, runs) of the run's test that failed most: the bug's test (noise not counted)."""
     best = (0, 0)
     for t in run.tests:
-        fails = sum(t.statuses.get(s, 0) for s in _FAILS)
-        runs = fails + t.statuses.get("PASSED", 0)
+        fails = sum(t.statuses.get(Seen(s), 0) for s in _FAILS)
+        runs = fails + t.statuses.get(Seen.PASSED, 0)
         best = max(best, (fails, runs))
     return best
 

@@ -4,12 +4,12 @@
   manners: the endpoints tested first (and, as git does, the merge base of a ``--good`` that is not
   an ancestor of ``--bad``), the culprit and its parents re-tested after, a (K+1)-ary
   split for K jobs, and runs that are only noise retried before a commit is skipped. With
-  ``--repeat N`` a commit is bad when any of its N runs shows the bug's signature.
+  ``--repeat N`` a commit is bad when any of its N runs shows the bug's signature (``mark_of``).
 * :class:`~lnrepro.bisect.bayes.BayesSearch` — ``--confidence``: the noisy search.
 
-Both see the same thing for every action: the runs' outcomes (:mod:`~lnrepro.bisect.evidence`),
-already turned around for ``--find-fix`` (where "bad" is the fixed state), or why the commit
-cannot be tested. Replaying the recorded observations rebuilds either exactly (``--resume``).
+Both see the same thing for every action: the runs' outcomes as
+:mod:`~lnrepro.bisect.evidence` judged them, already turned around for ``--find-fix`` (where
+"bad" is the fixed state), or why the commit cannot be tested; neither judges a run itself. Replaying the recorded observations rebuilds either exactly (``--resume``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lnrepro.bisect.core import Graph, Mark, Search
+from lnrepro.bisect.evidence import (
+    mark_of as mark_of,
+)  # what runs mean: evidence's (bayes asks here)
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
@@ -59,15 +62,6 @@ class Strategy(Protocol):
         ...
 
     def progress(self) -> tuple[int, int]: ...  # candidates (or the 95% set), steps left
-
-
-def mark_of(outcomes: Sequence[RunOutcome]) -> Mark | None:
-    """git's verdict from runs: bad if any shows the bug, good if one passed, else none yet."""
-    if RunOutcome.FAIL in outcomes:
-        return Mark.BAD
-    if RunOutcome.PASS in outcomes:
-        return Mark.GOOD
-    return None
 
 
 def merge_base_error(sha: str, goods: Sequence[str]) -> str:

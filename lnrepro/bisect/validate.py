@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from lnrepro.bisect.evidence import Sense
 from lnrepro.bisect.prebuilt import template
 from lnrepro.doors import gitops
 from lnrepro.errors import GitError, UsageError
@@ -32,18 +33,18 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
     """``req`` checked and resolved, or the one-line error that says what to change."""
     if not req.good or not req.bad:
         raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
-    repo = check_repo(req.repo)
+    repo, sense = check_repo(req.repo), Sense.of(req)
     _policy(req)
     _search(req)
     if isinstance(req.oracle, RunOracleSpec):  # before any engine or image is looked at
         check_tests(req.oracle.tests)
-        _buildable(repo, req.good[0] if req.find_fix else req.bad, req.oracle)
+        _buildable(repo, sense.ends(req.good, req.bad)[0], req.oracle)  # the newest end
     oracle = _oracle(req, repo)
     good = tuple(gitops.resolve(repo, g) for g in req.good)
     bad = gitops.resolve(repo, req.bad)
-    if req.find_fix and len(good) != 1:
+    if sense.find_fix and len(good) != 1:
         raise UsageError("--find-fix takes one --good (the fixed commit)", "pass a single --good")
-    tip, bottoms = (good[0], [bad]) if req.find_fix else (bad, list(good))
+    tip, bottoms = sense.ends(good, bad)
     for b in bottoms:
         if b == tip:
             raise UsageError(f"--good and --bad are the same commit ({b[:12]})", "give two commits")

@@ -58,7 +58,10 @@ def runs(record_dir: Path, as_json: bool) -> int:
 
     entries = api.runs(RunsRequest(record_dir=given_dir(record_dir)))
     if as_json:
-        echo_json({"schema": RUNS_SCHEMA, "records": [e.to_json() for e in entries]})
+        from lnrepro.model.codec import encode
+        from lnrepro.model.listing import RunsDoc
+
+        echo_json(encode(RunsDoc(records=tuple(e.document() for e in entries))))
         return ExitCode.OK
     from lnrepro.present.console import make_console, render_records
 

@@ -23,6 +23,7 @@ from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
 from lnrepro.model import jsonio
 from lnrepro.model.bisect import SCHEMA as BISECT_SCHEMA
 from lnrepro.model.bisect import BisectRecord, BisectState
+from lnrepro.model.listing import Listed, ListedState, RecordKind
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
@@ -47,18 +48,19 @@ class Entry:
     problem: str | None = None  # why it is unreadable
     record: Record | None = field(default=None, compare=False, repr=False)  # for describing it
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "path": str(self.path),
-            "mtime": self.mtime,
-            "state": self.state,
-            "headline": self.headline,
-            "where": self.where,
-            "commit": self.commit,
-            "problem": self.problem,
-        }
+    def document(self) -> Listed:
+        """The entry as ``runs --json`` writes it."""
+        return Listed(
+            id=self.id,
+            kind=RecordKind(self.kind),
+            path=self.path,
+            mtime=self.mtime,
+            state=ListedState(self.state),
+            headline=self.headline,
+            where=self.where,
+            commit=self.commit,
+            problem=self.problem,
+        )
 
 
 # ---------------------------------------------------------------------------------- reading

@@ -27,7 +27,6 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import TextIO, TypeVar
-from xml.sax.saxutils import escape, quoteattr
 
 from lnrepro.emulator.catalogue import (
     CASES,
@@ -41,6 +40,7 @@ from lnrepro.emulator.catalogue import (
     describe,
     failure_text,
 )
+from lnrepro.emulator.cbmodel.report import KINDS, Reported, report_text
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 
@@ -348,12 +348,6 @@ def run_case(
     return Result(case, failures, ms, start)
 
 
-def iso(ts: float) -> str:
-    return (
-        datetime.fromtimestamp(ts).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}"
-    )
-
-
 def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
     kind, _, path_text = spec.partition(":")
     path = Path(path_text or f"test_detail.{kind}")
@@ -366,81 +360,13 @@ def write_report(spec: str, results: list[Result], started: float, total_ms: int
             n += 1
             path = path.parent / f"{stem}_{n}.{kind}"
     path.parent.mkdir(parents=True, exist_ok=True)
-    failed = sum(not r.passed for r in results)
-    if kind == "json":
-        counts = {
-            "tests": len(results),
-            "failures": failed,
-            "disabled": 0,
-            "errors": 0,
-            "timestamp": iso(started) + "Z",
-            "time": f"{total_ms / 1000:.3f}s",
-        }  # one suite: the program's totals and the suite's are the same
-        doc = {
-            **counts,
-            "name": "AllTests",
-            "testsuites": [
-                {
-                    "name": SUITE,
-                    **counts,
-                    "testsuite": [
-                        {
-                            "name": r.case.name,
-                            "file": "tt-train/tests/ops/layernorm_bw_fused_op_test.cpp",
-                            "line": r.case.line,
-                            "status": "RUN",
-                            "result": "COMPLETED",
-                            "timestamp": iso(r.timestamp) + "Z",
-                            "time": f"{r.ms / 1000:.3f}s",
-                            "classname": SUITE,
-                            **(
-                                {
-                                    "failures": [
-                                        {"failure": f"{f}:{ln}\n{m}", "type": ""}
-                                        for f, ln, m in r.failures
-                                    ]
-                                }
-                                if r.failures
-                                else {}
-                            ),
-                        }
-                        for r in results
-                    ],
-                }
-            ],
-        }
-        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    elif kind == "xml":
-        out = ['<?xml version="1.0" encoding="UTF-8"?>']
-        out.append(
-            f'<testsuites tests="{len(results)}" failures="{failed}" disabled="0" errors="0" '
-            f'time="{total_ms / 1000:.3f}" timestamp="{iso(started)}" name="AllTests">'
-        )
-        out.append(
-            f'  <testsuite name="{SUITE}" tests="{len(results)}" failures="{failed}" disabled="0" '
-            f'skipped="0" errors="0" time="{total_ms / 1000:.3f}" timestamp="{iso(started)}">'
-        )
-        for r in results:
-            attrs = (
-                f'name="{r.case.name}" file="tt-train/tests/ops/layernorm_bw_fused_op_test.cpp" '
-                f'line="{r.case.line}" status="run" result="completed" time="{r.ms / 1000:.3f}" '
-                f'timestamp="{iso(r.timestamp)}" classname="{SUITE}"'
-            )
-            if not r.failures:
-                out.append(f"    <testcase {attrs} />")
-                continue
-            out.append(f"    <testcase {attrs}>")
-            for f, ln, m in r.failures:
-                text = f"{f}:{ln}\n{m}"
-                out.append(
-                    f'      <failure message={quoteattr(text)} type=""><![CDATA[{escape(text)}]]></failure>'
-                )
-            out.append("    </testcase>")
-        out.append("  </testsuite>")
-        out.append("</testsuites>")
-        path.write_text("\n".join(out) + "\n", encoding="utf-8")
-    else:
+    if kind not in KINDS:
         raise FlagError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
+    reported = [
+        Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
+        for r in results
+    ]
+    path.write_text(report_text(kind, SUITE, reported, started, total_ms), encoding="utf-8")
 
 
 def shard_of(cases: Sequence[Case], shard: tuple[int, int] | None) -> list[Case]:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from lnrepro.envcheck.checks import CHECKS, Context, Result, Status, evaluate
 from lnrepro.envcheck.facts import Facts, collect, parse_probe, probe_script
+from lnrepro.model.jsonio import JSON
+
+if TYPE_CHECKING:
+    from lnrepro.envcheck.document import EnvCheckDoc
 
 __all__ = [
     "CHECKS",
@@ -24,7 +28,7 @@ __all__ = [
 
 @dataclass
 class EnvReport:
-    mode: str
+    mode: Literal["host", "sysroot", "container"]
     results: list[Result]
     container: list[Result] | None = None  # --container: the inside view, by the same checks
     container_command: str | None = None
@@ -47,34 +51,38 @@ class EnvReport:
             if h.id in judged_inside and inside[h.id].status != h.status
         ]
 
-    def to_json(self) -> dict[str, Any]:
-        def summary(rs: list[Result]) -> dict[str, int]:
-            return {s.value: sum(r.status is s for r in rs) for s in Status}
+    def document(self) -> EnvCheckDoc:
+        """The ``lnrepro.env-check/2`` document (lnrepro/envcheck/document.py)."""
+        import msgspec
 
-        doc: dict[str, Any] = {
-            "schema": "lnrepro.env-check/2",
-            "mode": self.mode,
-            "ok": not self.failed,
-            "checks": [r.to_json() for r in self.results],
-            "summary": summary(self.results),
-        }
-        if self.container is not None:
-            doc["container"] = {
-                "command": self.container_command,
-                "checks": [r.to_json() for r in self.container],
-                "summary": summary(self.container),
-                "differences": [
-                    {
-                        "id": h.id,
-                        "host": h.status.value,
-                        "container": c.status.value,
-                        "detail": c.detail,
-                        "fix": c.fix,
-                    }
+        from lnrepro.envcheck import document as d
+
+        inside = self.container
+        return d.EnvCheckDoc(
+            schema=d.SCHEMA,
+            mode=self.mode,
+            ok=not self.failed,
+            checks=tuple(self.results),
+            summary=d.Summary.of(self.results),
+            container=msgspec.UNSET
+            if inside is None
+            else d.ContainerView(
+                command=self.container_command,
+                checks=tuple(inside),
+                summary=d.Summary.of(inside),
+                differences=tuple(
+                    d.Difference(
+                        id=h.id, host=h.status, container=c.status, detail=c.detail, fix=c.fix
+                    )
                     for h, c in self.differences()
-                ],
-            }
-        return doc
+                ),
+            ),
+        )
+
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+
+        return codec.encode(self.document())
 
 
 def _env_for_probe(tt_metal: Path | None) -> dict[str, str]:

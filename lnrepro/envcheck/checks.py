@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from lnrepro.envcheck.facts import Facts
 
@@ -41,15 +40,6 @@ class Result:
     detail: str
     fix: str = ""  # what to do, in words (container advice included)
     command: str = ""  # the fix's command on this machine, one line of valid shell, if it has one
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status.value,
-            "detail": self.detail,
-            "fix": self.fix,
-            "command": self.command,
-        }
 
 
 @dataclass
@@ -372,19 +362,25 @@ def check_tt_metal_home(f: Facts, ctx: Context) -> Result:
     return Result(i, Status.OK, f"{home}: a tt-metal work tree")
 
 
-def _checkout(ctx: Context) -> Path | None:
-    from lnrepro.doors.gitops import is_work_tree
+def _of_checkout(i: str) -> Callable[[Callable[[str, Path], Result]], Judge]:
+    """A judge (id ``i``) of the tt-metal checkout's own files, given the work tree; SKIP where
+    there is none."""
 
-    if ctx.tt_metal is None or not is_work_tree(ctx.tt_metal):
-        return None
-    return ctx.tt_metal
+    def wrap(judge: Callable[[str, Path], Result]) -> Judge:
+        def run(f: Facts, ctx: Context) -> Result:
+            from lnrepro.doors.gitops import is_work_tree
+
+            if ctx.tt_metal is None or not is_work_tree(ctx.tt_metal):
+                return Result(i, Status.SKIP, "no tt-metal checkout to check")
+            return judge(i, ctx.tt_metal)
+
+        return run
+
+    return wrap
 
 
-def check_submodules(f: Facts, ctx: Context) -> Result:
-    i = "submodules"
-    repo = _checkout(ctx)
-    if repo is None:
-        return Result(i, Status.SKIP, "no tt-metal checkout to check")
+@_of_checkout("submodules")
+def check_submodules(i: str, repo: Path) -> Result:
     from lnrepro.doors.gitops import submodules
     from lnrepro.errors import GitError
 
@@ -403,12 +399,9 @@ def check_submodules(f: Facts, ctx: Context) -> Result:
     return Result(i, Status.OK, f"{len(subs)} submodule(s) initialised at their recorded commits")
 
 
-def check_tests(f: Facts, ctx: Context) -> Result:
+@_of_checkout("tests")
+def check_tests(i: str, repo: Path) -> Result:
     """The tests a default run asks for, read from the checkout's test file before any build."""
-    i = "tests"
-    repo = _checkout(ctx)
-    if repo is None:
-        return Result(i, Status.SKIP, "no tt-metal checkout to check")
     from lnrepro.doors.fsio import read_tree
     from lnrepro.model.checkout import TEST_FILE
     from lnrepro.model.requests import DEFAULT_FILTER
@@ -431,11 +424,8 @@ def check_tests(f: Facts, ctx: Context) -> Result:
     )
 
 
-def check_lfs(f: Facts, ctx: Context) -> Result:
-    i = "lfs"
-    repo = _checkout(ctx)
-    if repo is None:
-        return Result(i, Status.SKIP, "no tt-metal checkout to check")
+@_of_checkout("lfs")
+def check_lfs(i: str, repo: Path) -> Result:
     from lnrepro.doors.gitops import lfs_pointers
 
     pointers = lfs_pointers(repo)

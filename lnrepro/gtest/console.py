@@ -173,9 +173,9 @@ class ConsoleParser:
             if killed_after is not None:
                 status = TestStatus.TIMEOUT
                 crash = CrashInfo(
-                    exit_code,
-                    "SIGTERM",
-                    f"killed by lnrepro after the {killed_after:g} s timeout (--timeout)",
+                    exit_code=exit_code,
+                    signal="SIGTERM",
+                    reason=f"killed by lnrepro after the {killed_after:g} s timeout (--timeout)",
                 )
             else:
                 status, crash = describe_exit(exit_code)
@@ -262,7 +262,7 @@ class ConsoleParser:
     def _new_iteration(self, reason: str) -> Iteration:
         if self._current is not None:
             self._finish_unfinished(
-                TestStatus.CRASHED, CrashInfo(None, None, f"{reason} while the test was running")
+                TestStatus.CRASHED, CrashInfo(reason=f"{reason} while the test was running")
             )
         self._flush_pending()
         self._suite = None

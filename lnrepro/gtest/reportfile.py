@@ -50,10 +50,14 @@ def _failure(text: str) -> Failure:
     m = _FILE_LINE.match(first)
     if m:
         line = m.group("line")
-        return Failure(m.group("file"), int(line) if line.isdigit() else None, rest.rstrip("\n"))
+        return Failure(
+            file=m.group("file"),
+            line=int(line) if line.isdigit() else None,
+            message=rest.rstrip("\n"),
+        )
     if first.startswith("unknown file"):
-        return Failure(None, None, rest.rstrip("\n"))
-    return Failure(None, None, text.rstrip("\n"))
+        return Failure(message=rest.rstrip("\n"))
+    return Failure(message=text.rstrip("\n"))
 
 
 def _status(status: str, result: str | None, failed: bool) -> TestStatus:

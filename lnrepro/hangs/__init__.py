@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from lnrepro.model.hang import Diagnosis, HangSource, Source
+from lnrepro.model.jsonio import JSON
 
 MAX_BYTES = 64 << 20  # past this a file's rest is not read (a watcher log of a long run)
 
@@ -60,14 +60,14 @@ class HangReading:
         """The format and era in a few words, e.g. 'tt-triage, framework/rich'."""
         return f"{self.format.value}, {self.era}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSON:
         return self.diagnosis.to_json()
 
 
 def _scores(text: str) -> dict[HangSource, int]:
     from lnrepro.triage.output import triage_evidence
     from lnrepro.triage.summary import summary_evidence
-    from lnrepro.watcher.log import watcher_evidence
+    from lnrepro.watcher.eras import watcher_evidence
 
     return {
         HangSource.WATCHER_LOG: watcher_evidence(text),
@@ -128,7 +128,8 @@ def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
         from lnrepro.watcher.diagnose import diagnose
-        from lnrepro.watcher.log import noise, parse
+        from lnrepro.watcher.eras import noise
+        from lnrepro.watcher.log import parse
 
         log = parse(text)
         diag = diagnose(log)

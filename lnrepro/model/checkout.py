@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 BUILD_METAL = "build_metal.sh"
 TRAIN_CMAKE = "tt-train/CMakeLists.txt"
@@ -72,7 +71,7 @@ class TrainCompiler(str, Enum):
     ABSENT = "absent"  # no tt-train in this tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TreeFacts:
     """One commit's answers; every field says what was found, never what is usual."""
 
@@ -121,31 +120,19 @@ class TreeFacts:
         modules = tuple(re.findall(r"(?m)^\s*path\s*=\s*(\S+)", files.get(GITMODULES) or ""))
         sfpi = next((f for f in SFPI_VERSION if f in present), None)
         return cls(
-            toolchain,
-            toolchain is not None and toolchain in present,
-            re.search(r"(?m)^(?!\s*#).*configure-only", build) is not None,
-            compiler,
-            root_var,
-            names,
-            test is not None,
-            modules,
-            sfpi,
+            default_toolchain=toolchain,
+            toolchain_present=toolchain is not None and toolchain in present,
+            configure_only=re.search(r"(?m)^(?!\s*#).*configure-only", build) is not None,
+            train_compiler=compiler,
+            runtime_root_var=root_var,
+            tests=names,
+            test_file_present=test is not None,
+            submodules=modules,
+            sfpi_version_file=sfpi,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "default_toolchain": self.default_toolchain,
-            "toolchain_present": self.toolchain_present,
-            "configure_only": self.configure_only,
-            "train_compiler": self.train_compiler.value,
-            "runtime_root_var": self.runtime_root_var,
-            "tests": list(self.tests),
-            "submodules": list(self.submodules),
-            "sfpi_version_file": self.sfpi_version_file,
-        }
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheFacts:
     """A build directory's CMakeCache.txt: what it was configured with (None: not configured)."""
 
@@ -166,11 +153,11 @@ class CacheFacts:
                 values[m.group(1)] = m.group(2)
         tt = values.get("BUILD_TT_TRAIN")
         return cls(
-            values.get("CMAKE_TOOLCHAIN_FILE") or None,
-            values.get("CMAKE_CXX_COMPILER") or None,
-            None if tt is None else tt.upper() in ("ON", "TRUE", "1", "YES"),
-            True,
-            stamp.strip() if stamp else None,
+            toolchain=values.get("CMAKE_TOOLCHAIN_FILE") or None,
+            cxx_compiler=values.get("CMAKE_CXX_COMPILER") or None,
+            build_tt_train=None if tt is None else tt.upper() in ("ON", "TRUE", "1", "YES"),
+            configured=True,
+            where=stamp.strip() if stamp else None,
         )
 
 

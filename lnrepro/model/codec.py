@@ -29,10 +29,14 @@ so they keep working whatever the types become).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lnrepro.errors import MalformedRecord
 from lnrepro.model.jsonio import JSON, NON_FINITE, Reader
 
 T = TypeVar("T")
@@ -107,19 +111,40 @@ def encode(record: object) -> JSON:
     """``record`` as plain JSON values (dicts, lists, str, numbers; enums as their values)."""
     import msgspec  # not at the top: ``lnrepro --help`` loads no record library
 
-    return msgspec.to_builtins(record, enc_hook=_enc_hook)
+    return msgspec.to_builtins(record, enc_hook=_enc_hook, str_keys=True)  # JSON's keys
 
 
 def decode(r: Reader, kind: type[T]) -> T:
     """The value ``r`` holds, as ``kind``: every field checked, or MalformedRecord naming the
-    document and the place in it."""
+    document and the place in it. ``kind`` may be a union of records with no tag, told apart by
+    their fields (``A | B``): the first that reads, or the error of the one whose fields the
+    document names most."""
     import msgspec
 
+    if len(members := _records(kind)) > 1:
+        keys = set(r.value) if isinstance(r.value, dict) else set()
+        best, *rest = sorted(members, key=lambda m: -len(keys & set(_fields(m))))
+        try:
+            return typing.cast(T, decode(r, best))
+        except MalformedRecord as exc:
+            first = exc
+        for m in rest:
+            try:
+                return typing.cast(T, decode(r, m))
+            except MalformedRecord:
+                pass
+        raise first
     try:
-        return msgspec.convert(r.value, kind, dec_hook=_dec_hook)
+        # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
+        return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
     except msgspec.ValidationError as exc:
-        what, _, at = str(exc).partition(" - at `$")
-        if what.startswith("Expected "):
+        what, _, at = str(exc).partition(" - at `")
+        key = at.startswith("key` in `")  # a map's key is wrong, not its value
+        at = at.removeprefix("key` in `").removeprefix("$")
+        if key:
+            bad = what.removeprefix("Invalid enum value ").removeprefix("Expected ")
+            what = f"has the key {bad}, which is not an allowed key"
+        elif what.startswith("Expected "):
             what = "should be " + what.removeprefix("Expected ").replace("`", "")
         elif what.startswith(("Invalid enum value ", "Invalid value ")):  # a union's tag: value
             bad = what.removeprefix("Invalid enum value ").removeprefix("Invalid value ")
@@ -130,6 +155,19 @@ def decode(r: Reader, kind: type[T]) -> T:
             what = what[:1].lower() + what[1:]
         place = at.rstrip("`").lstrip(".")
         r.fail(what, place or None)
+
+
+def _records(kind: object) -> tuple[type[Any], ...]:
+    """The records of an untagged union (``A | B``); () for anything else."""
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType):
+        return ()
+    return tuple(
+        a for a in typing.get_args(kind) if isinstance(a, type) and dataclasses.is_dataclass(a)
+    )
+
+
+def _fields(kind: type[Any]) -> list[str]:
+    return [f.name for f in dataclasses.fields(kind)]
 
 
 def schema(kinds: list[type[Any]]) -> tuple[tuple[dict[str, JSON], ...], dict[str, JSON]]:
@@ -147,11 +185,23 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
     (a msgspec Struct says itself which fields it omits)."""
     import msgspec
 
-    (top,), defs = schema([kind])
-    root = defs.pop(top["$ref"].rsplit("/", 1)[1])
-    root.pop("title", None)
-    if not issubclass(kind, msgspec.Struct):
-        for part in (root, *defs.values()):
+    if members := _records(kind):  # an untagged union of documents: exactly one of them
+        tops, defs = schema(list(members))
+        roots = [defs.pop(t["$ref"].rsplit("/", 1)[1]) for t in tops]
+        for part in (*roots, *defs.values()):
+            _as_written(part)
+        for part in roots:
+            part.pop("title", None)
+        root: dict[str, JSON] = {"oneOf": roots}
+    else:
+        (top,), defs = schema([kind])
+        root = defs.pop(top["$ref"].rsplit("/", 1)[1])
+        root.pop("title", None)
+        written = (root, *defs.values())
+        if issubclass(kind, msgspec.Struct):  # it says itself what it leaves out; not the
+            names = _dataclass_names(kind)  # dataclasses inside it, which write every field
+            written = tuple(part for name, part in defs.items() if name in names)
+        for part in written:
             _as_written(part)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -160,6 +210,31 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         **root,
         "$defs": dict(sorted(defs.items())),
     }
+
+
+def _dataclass_names(kind: type[Any]) -> set[str]:
+    """The names of the dataclasses a Struct holds, at any depth (their ``$defs`` names)."""
+    import msgspec.inspect as mi
+
+    names: set[str] = set()
+    seen: set[int] = set()
+
+    def walk(t: object) -> None:
+        if id(t) in seen:
+            return
+        seen.add(id(t))
+        if isinstance(t, mi.DataclassType):
+            names.add(t.cls.__name__)
+        for f in getattr(t, "fields", ()):
+            walk(f.type)
+        for attr in ("item_type", "key_type", "value_type"):
+            if (inner := getattr(t, attr, None)) is not None:
+                walk(inner)
+        for inner in getattr(t, "types", ()) or getattr(t, "item_types", ()):
+            walk(inner)
+
+    walk(mi.type_info(kind))
+    return names
 
 
 def _as_written(part: dict[str, JSON]) -> None:

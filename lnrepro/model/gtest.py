@@ -5,12 +5,14 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Literal
 
-from lnrepro.model.jsonio import Reader
+from lnrepro.model import codec
+from lnrepro.model.codec import Real
+from lnrepro.model.jsonio import JSON, Reader
 
-# tensor -> metric name -> value (worst seen in the test)
-Metrics = dict[str, dict[str, float]]
+# tensor -> metric name -> value (worst seen in the test; non-finite values too)
+Metrics = dict[str, dict[str, Real]]
 
 
 class TestStatus(str, Enum):
@@ -30,98 +32,51 @@ class TestStatus(str, Enum):
         return self in (TestStatus.FAILED, TestStatus.CRASHED, TestStatus.TIMEOUT)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Failure:
     """One ``file:line: Failure`` block (or a report's failure element)."""
 
     __test__ = False
 
-    file: str | None
-    line: int | None
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "message": self.message}
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Failure:
-        return cls(r.opt_str("file"), r.opt_int("line"), r.str("message", ""))
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CrashInfo:
     """Why a test that started never finished."""
 
-    exit_code: int | None
-    signal: str | None
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"exit_code": self.exit_code, "signal": self.signal, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, r: Reader) -> CrashInfo:
-        return cls(r.opt_int("exit_code"), r.opt_str("signal"), r.str("reason", ""))
+    exit_code: int | None = None
+    signal: str | None = None
+    reason: str = ""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class TestResult:
+    """One test in one iteration. ``suite`` and ``test`` are ``name``'s two parts, derived from
+    it (written for readers of the JSON; read back, they are derived again)."""
+
     __test__ = False
 
     name: str  # as gtest prints it: "Prefix/Suite.Test/0"
-    status: TestStatus
+    suite: str = field(init=False, default="")
+    test: str = field(init=False, default="")
     iteration: int = 1
+    status: TestStatus
     duration_ms: float | None = None
-    failures: list[Failure] = field(default_factory=list)
-    metrics: Metrics = field(default_factory=dict)
     param: str | None = None  # ", where GetParam() = ..."
     type_param: str | None = None  # ", where TypeParam = ..."
+    failures: list[Failure] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=dict)
     skip_message: str | None = None
     crash: CrashInfo | None = None
 
-    @property
-    def suite(self) -> str:
-        """gtest's ``Suite`` of ``Suite.Test``; a pytest node id's file (and class)."""
-        return split_name(self.name)[0]
-
-    @property
-    def test(self) -> str:
-        return split_name(self.name)[1]
+    def __post_init__(self) -> None:
+        self.suite, self.test = split_name(self.name)
 
     def add_metric(self, tensor: str, key: str, value: float) -> None:
         add_metric(self.metrics, tensor, key, value)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "suite": self.suite,
-            "test": self.test,
-            "iteration": self.iteration,
-            "status": self.status.value,
-            "duration_ms": self.duration_ms,
-            "param": self.param,
-            "type_param": self.type_param,
-            "failures": [f.to_json() for f in self.failures],
-            "metrics": self.metrics,
-            "skip_message": self.skip_message,
-            "crash": self.crash.to_json() if self.crash else None,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> TestResult:
-        crash = r.opt_obj("crash")
-        return cls(
-            r.str("name"),
-            r.enum("status", TestStatus),
-            r.int("iteration", 1),
-            r.opt_float("duration_ms"),
-            [Failure.from_json(f) for f in r.list("failures", default=[])],
-            metrics_from_json(r, "metrics"),
-            r.opt_str("param"),
-            r.opt_str("type_param"),
-            r.opt_str("skip_message"),
-            CrashInfo.from_json(crash) if crash is not None else None,
-        )
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -166,7 +121,7 @@ def add_metric(metrics: Metrics, tensor: str, key: str, value: float) -> None:
         slot[key] = value
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Summary:
     """What the closing lines of an iteration said, where present."""
 
@@ -178,11 +133,8 @@ class Summary:
     failed_suites: int | None = None
     total_ms: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
-
-@dataclass
+@dataclass(kw_only=True)
 class Iteration:
     """One ``[==========] Running ...`` block: a --gtest_repeat iteration or one process."""
 
@@ -197,20 +149,20 @@ class Iteration:
     started: bool = False  # saw "[==========] Running"
     finished: bool = False  # saw "[==========] N tests ... ran."
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "filter": self.gtest_filter,
-            "shard": list(self.shard) if self.shard else None,
-            "random_seed": self.random_seed,
-            "finished": self.finished,
-            "summary": self.summary.to_json(),
-            "global_failures": [f.to_json() for f in self.global_failures],
-            "suite_failures": {k: [f.to_json() for f in v] for k, v in self.suite_failures.items()},
-        }
+    def document(self) -> IterationDoc:
+        return IterationDoc(
+            index=self.index,
+            filter=self.gtest_filter,
+            shard=self.shard,
+            random_seed=self.random_seed,
+            finished=self.finished,
+            summary=self.summary,
+            global_failures=tuple(self.global_failures),
+            suite_failures={k: tuple(v) for k, v in self.suite_failures.items()},
+        )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GtestRun:
     """Everything parsed from one console log (and, optionally, its report)."""
 
@@ -223,10 +175,10 @@ class GtestRun:
     def tests(self) -> list[TestResult]:
         return [t for it in self.iterations for t in it.tests]
 
-    def totals(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in TestStatus}
+    def totals(self) -> dict[TestStatus, int]:
+        counts = dict.fromkeys(TestStatus, 0)
         for t in self.tests:
-            counts[t.status.value] += 1
+            counts[t.status] += 1
         return counts
 
     @property
@@ -235,15 +187,47 @@ class GtestRun:
             it.global_failures or it.suite_failures for it in self.iterations
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": "lnrepro.gtest-run/1",
-            "exit_code": self.exit_code,
-            "iterations": [it.to_json() for it in self.iterations],
-            "tests": [t.to_json() for t in self.tests],
-            "totals": self.totals(),
-            "warnings": list(self.warnings),
-        }
+    def document(self) -> GtestRunDoc:
+        """What ``lnrepro parse --json`` writes."""
+        return GtestRunDoc(
+            exit_code=self.exit_code,
+            iterations=tuple(it.document() for it in self.iterations),
+            tests=tuple(self.tests),
+            totals=self.totals(),
+            warnings=tuple(self.warnings),
+        )
+
+    def to_json(self) -> JSON:
+        return codec.encode(self.document())
+
+
+@dataclass(frozen=True, kw_only=True)
+class IterationDoc:
+    """An iteration as ``lnrepro.gtest-run/1`` writes it (its tests are the run's)."""
+
+    index: int
+    filter: str | None
+    shard: tuple[int, int] | None  # (this shard, of how many)
+    random_seed: int | None
+    finished: bool
+    summary: Summary
+    global_failures: tuple[Failure, ...]
+    suite_failures: dict[str, tuple[Failure, ...]]
+
+
+GTEST_RUN_SCHEMA: Literal["lnrepro.gtest-run/1"] = "lnrepro.gtest-run/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GtestRunDoc:
+    """``lnrepro parse --json`` (``lnrepro.gtest-run/1``): a console log, as typed records."""
+
+    schema: Literal["lnrepro.gtest-run/1"] = GTEST_RUN_SCHEMA
+    exit_code: int | None
+    iterations: tuple[IterationDoc, ...]
+    tests: tuple[TestResult, ...]  # every iteration's, in order
+    totals: dict[TestStatus, int]  # tests per status
+    warnings: tuple[str, ...]
 
 
 _SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
@@ -256,9 +240,11 @@ def describe_exit(code: int | None) -> tuple[TestStatus, CrashInfo]:
     negative codes (-N for signal N).
     """
     if code is None:
-        return TestStatus.CRASHED, CrashInfo(None, None, "the log ended while the test was running")
+        return TestStatus.CRASHED, CrashInfo(reason="the log ended while the test was running")
     if code == 124:
-        return TestStatus.TIMEOUT, CrashInfo(code, "SIGTERM", "killed by timeout(1) (exit 124)")
+        return TestStatus.TIMEOUT, CrashInfo(
+            exit_code=code, signal="SIGTERM", reason="killed by timeout(1) (exit 124)"
+        )
     sig: int | None = None
     if code < 0:
         sig = -code
@@ -268,7 +254,9 @@ def describe_exit(code: int | None) -> tuple[TestStatus, CrashInfo]:
         name = _SIGNAL_NAMES.get(sig, f"signal {sig}")
         if sig == signal.SIGKILL:
             return TestStatus.TIMEOUT, CrashInfo(
-                code, name, f"killed by SIGKILL (exit {code}): a timeout's kill, or the OOM killer"
+                exit_code=code,
+                signal=name,
+                reason=f"killed by SIGKILL (exit {code}): a timeout's kill, or the OOM killer",
             )
         reasons: dict[int, str] = {
             signal.SIGSEGV: "segmentation fault",
@@ -279,13 +267,15 @@ def describe_exit(code: int | None) -> tuple[TestStatus, CrashInfo]:
             signal.SIGINT: "interrupted",
         }
         reason = reasons.get(sig, f"killed by {name}")
-        return TestStatus.CRASHED, CrashInfo(code, name, f"{reason} (exit {code})")
+        return TestStatus.CRASHED, CrashInfo(
+            exit_code=code, signal=name, reason=f"{reason} (exit {code})"
+        )
     if code == 0:
         return TestStatus.CRASHED, CrashInfo(
-            code, None, "the process exited 0 while the test was running (exit(0) in the test?)"
+            exit_code=code,
+            reason="the process exited 0 while the test was running (exit(0) in the test?)",
         )
     return TestStatus.CRASHED, CrashInfo(
-        code,
-        None,
-        f"the process exited with {code} while the test was running (exit() in the test?)",
+        exit_code=code,
+        reason=f"the process exited with {code} while the test was running (exit() in the test?)",
     )

@@ -5,7 +5,12 @@ Pure data, one model for every source a user pastes: :mod:`lnrepro.watcher.diagn
 parsed watcher.log into a :class:`Diagnosis`, :mod:`lnrepro.triage.diagnose` reads tt-triage
 output and users' condensed summaries of it; :class:`Source` says which format and era was read.
 :mod:`lnrepro.watcher.dprint` picks the DPRINT lines a diagnosis can carry. The words for the
-waypoints are in :data:`WAYPOINT_MEANING`, read from tt-metal's sources (see there).
+waypoints are in :mod:`lnrepro.model.waypoints`, read from tt-metal's sources (see there).
+
+Each record is defined once (issue 39): its JSON both ways and docs/schemas/hang.json are derived
+from these types by :mod:`lnrepro.model.codec`. What a document shows that follows from the rest
+(``hung``, ``key``; per group ``count``, ``meaning``) is a field computed on construction, written
+and never read back.
 
 /2 added (all optional when reading /1): ``source``, ``idle``, ``unknowns``; per group ``name``,
 ``frames``, ``cbs`` and ``go_message``; per core ``noc0``; the patterns ``KERNEL_ASSERT`` and the
@@ -14,111 +19,36 @@ progress ``SNAPSHOT``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Annotated, Literal
 
-from lnrepro.model.jsonio import Reader
+import msgspec
 
-SCHEMA = "lnrepro.hang/2"
+from lnrepro.model import codec
+from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.waypoints import (
+    CALL_WAYPOINT,
+    WAIT_WAYPOINT,
+    WAYPOINT_CALL,
+    WAYPOINT_MEANING,
+    is_noc_wait,
+    waypoint_meaning,
+)
+
+SCHEMA: Literal["lnrepro.hang/2"] = "lnrepro.hang/2"
 READABLE = ("lnrepro.hang/1", SCHEMA)  # /1: a watcher-only diagnosis, every /2 field absent
 
-# What each waypoint means, in our words. The codes and the calls that set them were read in
-# tenstorrent/tt-metal tt_metal/hw/inc/dataflow_api.h at commit
-# f5fd36ed6fbae5c382b99efb41b6c6864a26f788: cb_reserve_back sets CRBW/CRBD around its spin,
-# cb_wait_front CWFW/CWFD, noc_async_read NARW/NARD, and the NOC command-buffer waits RP<n>W and
-# NWPW; the single letters from the legend tt_metal/impl/debug/watcher_server.cpp writes (commit
-# 007cf7fd108d9c7468c16b3baa239a7065a45357); the firmware codes (GW/GD, NTW/NTD, K/KD) from
-# tt_metal/hw/firmware/src brisc.cc and the kernel wrappers. By the watcher's convention
-# (docs/source/tt-metalium/tools/watcher.rst, commit 6cbc3065ab387d1c0a6c0a2af278da42c983aa11) a
-# code ending in W is "waiting at the top of a loop", one ending in D "done waiting after it".
-WAYPOINT_MEANING: dict[str, str] = {
-    "CWFW": "cb_wait_front: waiting for pages the producer has not pushed yet",
-    "CWFD": "cb_wait_front returned: the pages it waited for arrived",
-    "CRBW": "cb_reserve_back: waiting for free space in a full circular buffer",
-    "CRBD": "cb_reserve_back returned: there was space",
-    "NSW": "noc_semaphore_wait: waiting for a semaphore to reach a value",
-    "NSD": "noc_semaphore_wait returned",
-    "NSMW": "noc_semaphore_wait_min: waiting for a semaphore to reach a minimum",
-    "NSMD": "noc_semaphore_wait_min returned",
-    "NRBW": "noc_async_read_barrier: waiting for NOC reads to complete",
-    "NRBD": "noc_async_read_barrier returned",
-    "NWBW": "noc_async_write_barrier: waiting for NOC writes to complete",
-    "NWBD": "noc_async_write_barrier returned",
-    "NARW": "noc_async_read: waiting to issue a NOC read",
-    "NARD": "noc_async_read issued",
-    "NAWW": "noc_async_write: waiting to issue a NOC write",
-    "NABW": "waiting on a NOC atomic barrier",
-    "NKFW": "after the kernel: waiting for its NOC transactions to be flushed",
-    "NTW": "BRISC's kernel is done; BRISC waits for NCRISC and the TRISCs to finish",
-    "NTD": "BRISC saw NCRISC and the TRISCs finish",
-    "GW": "idle: waiting for a go message from dispatch",
-    "GD": "got the go message",
-    "W": "idle: waiting for BRISC to start it (or back there after its kernel)",
-    "I": "firmware initialisation",
-    "R": "about to enter the kernel",
-    "K": "inside the kernel, past its last waypoint",
-    "KD": "the kernel returned",
-    "D": "done: the kernel returned",
-    "X": "written by the host before the firmware started: never ran",
-    "UPAW": "unpacker waiting inside unpack (llk_unpack_A)",
-    "UPAD": "unpacker finished an unpack",
-    "MWDW": "math waiting for a free destination register",
-    "MWDD": "math got a destination register",
-}
-
-# The code as the API call a kernel developer wrote.
-WAYPOINT_CALL: dict[str, str] = {
-    "CWFW": "cb_wait_front",
-    "CRBW": "cb_reserve_back",
-    "NSW": "noc_semaphore_wait",
-    "NSMW": "noc_semaphore_wait_min",
-    "NRBW": "noc_async_read_barrier",
-    "NWBW": "noc_async_write_barrier",
-    "NARW": "noc_async_read",
-    "NAWW": "noc_async_write",
-    "NABW": "a NOC atomic barrier",
-    "NKFW": "the post-kernel NOC flush",
-}
+Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
-# The other way: the API call a frame 0 names, to the waypoint it sets while it waits.
-CALL_WAYPOINT: dict[str, str] = {c: w for w, c in WAYPOINT_CALL.items() if " " not in c}
+class Coords(str, Enum):
+    """Which coordinates a :class:`CoreRef` holds."""
 
-# The same two waits on the TRISCs: compute_kernel_api/cb_api.h's cb_wait_front and
-# cb_reserve_back call the LLK's llk_wait_tiles and llk_wait_for_free_tiles (tenstorrent/tt-metal
-# tt_metal/hw/ckernels/*/metal/llk_io/llk_io_unpack.h and llk_io_pack.h at
-# f5fd36ed6fbae5c382b99efb41b6c6864a26f788), which set no waypoint of their own: a frame 0 there
-# is the consumer's or the producer's wait all the same.
-WAIT_WAYPOINT: dict[str, str] = {
-    **CALL_WAYPOINT,
-    "llk_wait_tiles": "CWFW",
-    "llk_wait_for_free_tiles": "CRBW",
-}
-
-
-def is_noc_wait(waypoint: str | None) -> bool:
-    """A NOC wait: a semaphore, a barrier, a transfer being issued or a command buffer being
-    ready (``NSW``, ``NRBW``, ``NARW``, ``RP2W``, ``NWPW``…; not BRISC's ``NTW``)."""
-    if not waypoint or not waypoint.endswith("W") or len(waypoint) < 3 or waypoint == "NTW":
-        return False
-    return waypoint[0] == "N" or waypoint.startswith("RP")
-
-
-def waypoint_meaning(waypoint: str | None) -> str:
-    """What a waypoint says, in words ('' for none; a generic sentence for an unknown code)."""
-    if not waypoint:
-        return ""
-    if waypoint in WAYPOINT_MEANING:
-        return WAYPOINT_MEANING[waypoint]
-    if is_noc_wait(waypoint):
-        return "waiting on the NOC (a command buffer, a transfer or a barrier)"
-    if waypoint.endswith("W"):
-        return (
-            'waiting at a waypoint of its own (grep the sources for WAYPOINT("' + waypoint + '"))'
-        )
-    return 'last passed a waypoint of its own (WAYPOINT("' + waypoint + '"))'
+    LOGICAL = "logical"  # the watcher from 2024 on, tt-triage's Loc
+    PHYSICAL = "physical"  # the older watcher lines (2023, 2024-03)
+    NOC0 = "noc0"  # a summary's "1-5"
 
 
 class HangPattern(str, Enum):
@@ -154,50 +84,28 @@ class Progress(str, Enum):
     SNAPSHOT = "SNAPSHOT"  # one reading of the hung device (tt-triage): cannot tell stuck from slow
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CoreRef:
     """A core as the watcher names it: device, kind, and its coordinates (``coords`` says which:
     logical for 2024 on, physical in the older lines)."""
 
-    device: int | None
+    device: int | None = None
     x: int
     y: int
     core_type: str = "worker"
-    coords: str = "logical"  # logical, physical (old watcher lines) or noc0 (a summary's 1-5)
+    coords: Coords = Coords.LOGICAL
     noc0: tuple[int, int] | None = None  # tt-triage's Loc gives both: "1-1 (0,0)"
 
     def label(self) -> str:
         dev = "" if self.device is None else f"{self.device}:"
         kind = "" if self.core_type == "worker" else f"{self.core_type} "
-        if self.coords == "noc0":
+        if self.coords is Coords.NOC0:
             return f"{kind}{dev}{self.x}-{self.y}"
         noc = f" {self.noc0[0]}-{self.noc0[1]}" if self.noc0 else ""
         return f"{kind}{dev}({self.x},{self.y}){noc}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "x": self.x,
-            "y": self.y,
-            "core_type": self.core_type,
-            "coords": self.coords,
-            "noc0": None if self.noc0 is None else list(self.noc0),
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> CoreRef:
-        noc = r.ints("noc0") if r.has("noc0") and r.get("noc0").value is not None else ()
-        return cls(
-            r.opt_int("device"),
-            r.int("x"),
-            r.int("y"),
-            r.str("core_type", "worker"),
-            r.str("coords", "logical"),
-            (noc[0], noc[1]) if len(noc) == 2 else None,
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DprintLine:
     """One DPRINT line of a test's console output, with the core and processor its prefix names
     (``<device>:<core>:<risc>: text``, the core as ``(x=1,y=2)`` or ``1-2``)."""
@@ -220,39 +128,28 @@ class DprintLine:
         core = "?" if self.x is None or self.y is None else f"(x={self.x},y={self.y})"
         return f"{dev}:{core}:{self.risc or '?'}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "line_no": self.line_no,
-            "device": self.device,
-            "x": self.x,
-            "y": self.y,
-            "risc": self.risc,
-            "text": self.text,
-            "cb_ids": list(self.cb_ids),
-            "ops": list(self.ops),
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> DprintLine:
-        return cls(
-            r.int("line_no", 0),
-            r.opt_int("device"),
-            r.opt_int("x"),
-            r.opt_int("y"),
-            r.opt_str("risc"),
-            r.str("text", ""),
-            r.ints("cb_ids"),
-            r.strs("ops"),
-        )
+class RiscStatus(str, Enum):
+    """What a processor beside the waiting one does (the evidence of a :class:`PeerState`)."""
+
+    DONE = "done"
+    WAITING = "waiting"
+    RUNNING = "running"
+    NEVER_STARTED = "never started"
+    IDLE = "idle"
+    IN_RESET = "in reset"
+    ASSERTED = "stopped at an assert"
+    DISPATCH = "dispatch"
+    UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PeerState:
     """Another processor on the same cores, as evidence (the reader that is done, the writer
     that waits too)."""
 
     risc: str
-    state: str  # done, waiting, running, idle, never started, unknown
+    state: RiscStatus
     waypoint: str | None = None
     kernel: str | None = None
     role: str | None = None
@@ -261,26 +158,7 @@ class PeerState:
         who = f"{self.role} ({self.risc}" if self.role else f"{self.risc} ("
         who += f", {PurePosixPath(self.kernel).name})" if self.kernel else ")"
         where = f" at {self.waypoint}" if self.waypoint else ""
-        return f"{who} {self.state}{where}".replace("( ", "(").replace("(,", "(")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "risc": self.risc,
-            "state": self.state,
-            "waypoint": self.waypoint,
-            "kernel": self.kernel,
-            "role": self.role,
-        }
-
-    @classmethod
-    def from_json(cls, r: Reader) -> PeerState:
-        return cls(
-            r.str("risc"),
-            r.str("state", "unknown"),
-            r.opt_str("waypoint"),
-            r.opt_str("kernel"),
-            r.opt_str("role"),
-        )
+        return f"{who} {self.state.value}{where}".replace("( ", "(").replace("(,", "(")
 
 
 class HangSource(str, Enum):
@@ -291,7 +169,7 @@ class HangSource(str, Enum):
     SUMMARY = "summary"  # a user's condensed summary: "Device 1, core 1-5 (brisc):" and frames
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
     """Which format and era a diagnosis was read from, and what the reader had to look past."""
 
@@ -309,27 +187,8 @@ class Source:
             out += f"; looked past: {'; '.join(self.noise)}"
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": self.format.value,
-            "era": self.era,
-            "described": self.described,
-            "scripts": list(self.scripts),
-            "noise": list(self.noise),
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> Source:
-        return cls(
-            r.enum("format", HangSource),
-            r.str("era", ""),
-            r.str("described", ""),
-            r.strs("scripts"),
-            r.strs("noise"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Frame:
     """One callstack frame as tt-triage prints it (``#0 0x… in fn () at file line:col``)."""
 
@@ -351,29 +210,8 @@ class Frame:
                 out += f" {self.line}" + (f":{self.column}" if self.column is not None else "")
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "function": self.function,
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "pc": self.pc,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> Frame:
-        return cls(
-            r.int("index", 0),
-            r.str("function", ""),
-            r.opt_str("file"),
-            r.opt_int("line"),
-            r.opt_int("column"),
-            r.opt_int("pc"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CbState:
     """A circular buffer as tt-triage's dump_circular_buffers reads it on one core and RISC."""
 
@@ -393,33 +231,8 @@ class CbState:
         who = f" on {self.risc}" if self.risc else ""
         return f"CB {self.cb}{who}: {self.state}{counts}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cb": self.cb,
-            "risc": self.risc,
-            "state": self.state,
-            "kind": self.kind,
-            "pages": self.pages,
-            "received": self.received,
-            "acked": self.acked,
-            "occupancy": self.occupancy,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> CbState:
-        return cls(
-            r.int("cb", 0),
-            r.opt_str("risc"),
-            r.str("state", "?"),
-            r.str("kind", "local"),
-            r.opt_int("pages"),
-            r.opt_int("received"),
-            r.opt_int("acked"),
-            r.opt_int("occupancy"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class IdleRisc:
     """RISCs idle in firmware (no kernel, waiting for a go): not to blame for the hang."""
 
@@ -432,26 +245,17 @@ class IdleRisc:
         more = len(self.cores) - limit
         return f"{self.risc} on {shown}{f' and {more} more' if more > 0 else ''}: {self.why}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"risc": self.risc, "cores": [c.to_json() for c in self.cores], "why": self.why}
 
-    @classmethod
-    def from_json(cls, r: Reader) -> IdleRisc:
-        return cls(
-            r.str("risc"),
-            tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
-            r.str("why", ""),
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CoreGroup:
     """Cores in the same state: one pattern, one processor at one waypoint, one kernel."""
 
     pattern: HangPattern
+    count: Count = field(init=False, default=0)  # len(cores)
     cores: tuple[CoreRef, ...]
     risc: str | None = None
     waypoint: str | None = None
+    meaning: str = field(init=False, default="")  # the waypoint in words
     kernel_id: int | None = None
     kernel: str | None = None  # the path the log maps the kernel id to
     role: str | None = None  # reader, compute, writer, dispatch…
@@ -464,18 +268,14 @@ class CoreGroup:
     cbs: tuple[CbState, ...] = ()  # circular buffers of these cores the text shows
     go_message: str | None = None  # tt-triage's Go Message (GO, DONE, INIT…)
 
-    @property
-    def count(self) -> int:
-        return len(self.cores)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", len(self.cores))
+        object.__setattr__(self, "meaning", waypoint_meaning(self.waypoint))
 
     @property
     def kernel_name(self) -> str | None:
         """The kernel's file name when the text names its file, else its printed name."""
         return PurePosixPath(self.kernel).name if self.kernel else self.name
-
-    @property
-    def meaning(self) -> str:
-        return waypoint_meaning(self.waypoint)
 
     @property
     def wait(self) -> str | None:
@@ -498,83 +298,43 @@ class CoreGroup:
         more = len(self.cores) - limit
         return shown + (f" and {more} more" if more > 0 else "")
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "pattern": self.pattern.value,
-            "count": self.count,
-            "cores": [c.to_json() for c in self.cores],
-            "risc": self.risc,
-            "waypoint": self.waypoint,
-            "meaning": self.meaning,
-            "kernel_id": self.kernel_id,
-            "kernel": self.kernel,
-            "role": self.role,
-            "peers": [p.to_json() for p in self.peers],
-            "sentence": self.sentence,
-            "detail": self.detail,
-            "dprint": [d.to_json() for d in self.dprint],
-            "name": self.name,
-            "frames": [f.to_json() for f in self.frames],
-            "cbs": [c.to_json() for c in self.cbs],
-            "go_message": self.go_message,
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> CoreGroup:
-        return cls(
-            r.enum("pattern", HangPattern),
-            tuple(CoreRef.from_json(c) for c in r.list("cores", default=[])),
-            r.opt_str("risc"),
-            r.opt_str("waypoint"),
-            r.opt_int("kernel_id"),
-            r.opt_str("kernel"),
-            r.opt_str("role"),
-            tuple(PeerState.from_json(p) for p in r.list("peers", default=[])),
-            r.str("sentence", ""),
-            r.str("detail", ""),
-            tuple(DprintLine.from_json(d) for d in r.list("dprint", default=[])),
-            r.opt_str("name"),
-            tuple(Frame.from_json(f) for f in r.list("frames", default=[])),
-            tuple(CbState.from_json(c) for c in r.list("cbs", default=[])),
-            r.opt_str("go_message"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Diagnosis:
     """Which kernel hangs where, from one watcher log, tt-triage output or summary: the groups of
     cores in each state (the most telling first), whether the state still changes, a headline,
     the RISCs idle in firmware (not to blame) and what the text cannot tell."""
 
+    schema: Literal["lnrepro.hang/2"] = SCHEMA
     pattern: HangPattern
     progress: Progress
+    hung: bool = field(init=False, default=False)  # a worker kernel that does not move
     summary: str  # the headline: one sentence a kernel developer can act on
     groups: tuple[CoreGroup, ...] = ()
     dump: int | None = None  # the Dump #N read
     dumps_compared: tuple[int, ...] = ()  # the dump numbers compared for STUCK/SLOW
-    cores_total: int = 0  # cores in the dump read
-    cores_idle: int = 0
-    cores_dispatch: int = 0
+    cores_total: Count = 0  # cores in the dump read
+    cores_idle: Count = 0
+    cores_dispatch: Count = 0
     events: tuple[str, ...] = ()  # asserts, NOC errors, pauses the log records
     warnings: tuple[str, ...] = ()  # what could not be read or decided
-    schema: str = SCHEMA
     source: Source | None = None  # which format and era was read (None: a /1 document)
     idle: tuple[IdleRisc, ...] = ()  # RISCs idle in firmware: not to blame
     unknowns: tuple[str, ...] = ()  # what the text cannot tell, each with how to learn it
+    key: str = field(init=False, default="")  # the hang's signature: see _key
 
-    @property
-    def hung(self) -> bool:
-        """Whether the text shows a worker kernel that does not move."""
-        return self.pattern not in (HangPattern.IDLE, HangPattern.UNKNOWN) and (
+    def __post_init__(self) -> None:
+        hung = self.pattern not in (HangPattern.IDLE, HangPattern.UNKNOWN) and (
             self.progress is not Progress.SLOW
         )
+        object.__setattr__(self, "hung", hung)
+        object.__setattr__(self, "key", self._key())
 
     @property
     def primary(self) -> CoreGroup | None:
         return self.groups[0] if self.groups else None
 
-    @property
-    def key(self) -> str:
+    def _key(self) -> str:
         """What two hangs must share to be the same hang: the pattern, and the kernel, processor
         and waypoint of the most telling group (a bisect's hang signature). The kernel is its
         file name when the text names the file, else its printed name. The place is
@@ -643,50 +403,25 @@ class Diagnosis:
             return "one reading of the hung device: cannot tell stuck from slow"
         return "no dump in the log"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": self.schema,
-            "pattern": self.pattern.value,
-            "progress": self.progress.value,
-            "hung": self.hung,
-            "summary": self.summary,
-            "groups": [g.to_json() for g in self.groups],
-            "dump": self.dump,
-            "dumps_compared": list(self.dumps_compared),
-            "cores_total": self.cores_total,
-            "cores_idle": self.cores_idle,
-            "cores_dispatch": self.cores_dispatch,
-            "events": list(self.events),
-            "warnings": list(self.warnings),
-            "source": None if self.source is None else self.source.to_json(),
-            "idle": [i.to_json() for i in self.idle],
-            "unknowns": list(self.unknowns),
-            "key": self.key,
-        }
+    def to_json(self) -> JSON:
+        """The ``lnrepro.hang/2`` document (a run record's ``hang``, ``explain --json``)."""
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> Diagnosis:
-        schema = r.str("schema", SCHEMA)
-        if schema not in READABLE:
-            r.fail(f"is {schema!r}; this lnrepro reads {' and '.join(READABLE)}", "schema")
-        src = r.obj("source") if r.has("source") and r.get("source").value is not None else None
-        return cls(
-            r.enum("pattern", HangPattern),
-            r.enum("progress", Progress),
-            r.str("summary", ""),
-            tuple(CoreGroup.from_json(g) for g in r.list("groups", default=[])),
-            r.opt_int("dump"),
-            r.ints("dumps_compared"),
-            r.int("cores_total", 0),
-            r.int("cores_idle", 0),
-            r.int("cores_dispatch", 0),
-            r.strs("events"),
-            r.strs("warnings"),
-            SCHEMA,
-            None if src is None else Source.from_json(src),
-            tuple(IdleRisc.from_json(i) for i in r.list("idle", default=[])),
-            r.strs("unknowns"),
-        )
+        """A hang document of any readable version, every field checked."""
+        return codec.decode(upgrade(r), cls)
+
+
+def upgrade(r: Reader) -> Reader:
+    """A /1 or /2 document in the /2 shape: /1 lacks what /2 added, and every field /2 added
+    has a default, so only the version changes (a document of another schema is refused)."""
+    schema = r.str("schema", SCHEMA)
+    if schema not in READABLE:
+        r.fail(f"is {schema!r}; this lnrepro reads {' and '.join(READABLE)}", "schema")
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    return r.rewritten({**r.value, "schema": SCHEMA})
 
 
 def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
@@ -710,6 +445,7 @@ __all__ = [
     "WAYPOINT_CALL",
     "WAYPOINT_MEANING",
     "CbState",
+    "Coords",
     "CoreGroup",
     "CoreRef",
     "Diagnosis",
@@ -720,6 +456,7 @@ __all__ = [
     "IdleRisc",
     "PeerState",
     "Progress",
+    "RiscStatus",
     "Source",
     "is_noc_wait",
     "waypoint_meaning",

@@ -152,6 +152,10 @@ class Reader:
         """The member ``key`` (null when absent)."""
         return Reader(self._dict().get(key), self._source, self.where(key))
 
+    def rewritten(self, value: JSON) -> Reader:
+        """The same place of the same document holding ``value``: an upgrader's rewrite of it."""
+        return Reader(value, self._source, self._at)
+
     def obj(self, key: builtins.str) -> Reader:
         r = self.get(key)
         if not isinstance(r.value, dict):

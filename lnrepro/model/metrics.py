@@ -32,7 +32,7 @@ DEFAULT_KEYS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricRules:
     keys: tuple[str, ...] = DEFAULT_KEYS
     # where the tensor's name stands on a line of key=value pairs: "dx FAILED: " or "dx: "

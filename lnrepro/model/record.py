@@ -25,8 +25,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
+from lnrepro.model import codec
 from lnrepro.model.gtest import (
     CrashInfo,
     Failure,
@@ -38,12 +39,19 @@ from lnrepro.model.gtest import (
     split_name,
     worse,
 )
+from lnrepro.model.hang import SCHEMA as HANG_SCHEMA
 from lnrepro.model.hang import Diagnosis
+from lnrepro.model.hang import upgrade as upgrade_hang
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import RunRequest
 from lnrepro.model.stats import wilson
 
-SCHEMA = "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+if TYPE_CHECKING:
+    from lnrepro.model.run_doc import AttemptDoc, RunDoc
+
+SCHEMA: Literal["lnrepro.run/4"] = (
+    "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+)
 PROCESS_EXIT = "(process exit)"  # the entry for how the test binary itself ended
 
 # Printed by tt-metal's driver layer (UMD) or runtime when the machine or container, not the
@@ -107,36 +115,51 @@ class Verdict(str, Enum):
 # outranks a hang or crash; anything that is not about the kernel outranks them all.
 RUN_ORDER = (Verdict.FAIL, Verdict.FLAKY, Verdict.HANG, Verdict.CRASH, Verdict.PASS)
 # The order records list verdicts in (headlines, tables)
-LISTING_ORDER = ("FAIL", "FLAKY", "CRASH", "HANG", "ENV_ERROR", "PASS", "SKIP", "NOT_RUN")
+LISTING_ORDER = (
+    Verdict.FAIL,
+    Verdict.FLAKY,
+    Verdict.CRASH,
+    Verdict.HANG,
+    Verdict.ENV_ERROR,
+    Verdict.PASS,
+    Verdict.SKIP,
+    Verdict.NOT_RUN,
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Inputs:
     """Hashes of everything the tests can read after a build: two commits with the same ``key``
-    test exactly the same thing, so a bisect may share their verdict."""
+    test exactly the same thing, so a bisect may share their verdict (the parts say what went
+    into the key)."""
 
     key: str
-    parts: dict[str, str] = field(default_factory=dict)  # what went into the key, by name
+    outputs_sha256: str = ""  # the build's outputs
+    sources_sha256: str = ""  # the tracked tree, submodule commits and uncommitted changes
+    output_files: str = ""  # how many output files were hashed (a count, written as text)
+    uncommitted_files: str = ""  # how many files differ from the commit
 
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, **self.parts}
+    @property
+    def parts(self) -> dict[str, str]:
+        """What went into the key, by name."""
+        return {
+            "outputs_sha256": self.outputs_sha256,
+            "sources_sha256": self.sources_sha256,
+            "output_files": self.output_files,
+            "uncommitted_files": self.uncommitted_files,
+        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> Inputs:
-        parts = {k: v.as_str() for k, v in r.items() if k != "key"}
-        return cls(r.str("key"), parts)
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildResult:
     """How the code under test was built, and whether it was."""
 
     ok: bool
     profile: str | None = None
     log: str = "build.log"
-    seconds: float = 0.0
+    seconds: float = 0.0  # kept to the millisecond
     tail: tuple[str, ...] = ()  # the failed build's last lines
-    command: tuple[str, ...] | None = None  # the command that failed
+    command: tuple[str, ...] | None = None  # the command that failed (never empty)
     exit_code: int | None = None
     timed_out: bool = False
     reason: str | None = None  # why it counts as failed when no command did
@@ -144,6 +167,11 @@ class BuildResult:
     prebuilt: str | None = None  # an artifact used instead of building
     steps: tuple[str, ...] = ()  # what was done (configure, build target…), in order
     warnings: tuple[str, ...] = ()  # what a person should know about a build that worked
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seconds", round(self.seconds, 3))
+        if not self.command:
+            object.__setattr__(self, "command", None)
 
     @property
     def first_error(self) -> str:
@@ -153,44 +181,8 @@ class BuildResult:
         )
         return line.strip()[:200]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "profile": self.profile,
-            "log": self.log,
-            "seconds": round(self.seconds, 3),
-            "tail": list(self.tail),
-            "command": list(self.command) if self.command else None,
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "reason": self.reason,
-            "inputs": self.inputs.to_json() if self.inputs else None,
-            "prebuilt": self.prebuilt,
-            "steps": list(self.steps),
-            "warnings": list(self.warnings),
-        }
 
-    @classmethod
-    def from_json(cls, r: Reader) -> BuildResult:
-        inputs = r.opt_obj("inputs")
-        return cls(
-            r.bool("ok"),
-            r.opt_str("profile"),
-            r.str("log", "build.log"),
-            r.float("seconds", 0.0),
-            r.strs("tail"),
-            r.strs("command") if r.has("command") else None,
-            r.opt_int("exit_code"),
-            r.bool("timed_out", False),
-            r.opt_str("reason"),
-            Inputs.from_json(inputs) if inputs else None,
-            r.opt_str("prebuilt"),
-            r.strs("steps"),
-            r.strs("warnings"),
-        )
-
-
-@dataclass
+@dataclass(kw_only=True)
 class Attempt:
     """One process (or container) that ran the tests: its exit, its tests, its log."""
 
@@ -230,20 +222,16 @@ class Attempt:
             _status, crash = describe_exit(code)
             reason = f"the test binary died after its last test ended: {crash.reason}"
             return TestResult(
-                PROCESS_EXIT,
-                TestStatus.CRASHED,
-                crash=CrashInfo(crash.exit_code, crash.signal, reason),
+                name=PROCESS_EXIT,
+                status=TestStatus.CRASHED,
+                crash=CrashInfo(exit_code=crash.exit_code, signal=crash.signal, reason=reason),
             )
         failed = any(t.status is TestStatus.FAILED for t in self.tests)
         if self.outside_failures or (code != 0 and not failed):
-            why = (
-                [*self.outside_failures]
-                if self.outside_failures
-                else [
-                    Failure(None, None, f"the test binary exited {code} although every test passed")
-                ]
-            )
-            return TestResult(PROCESS_EXIT, TestStatus.FAILED, failures=why)
+            why = [*self.outside_failures] or [
+                Failure(message=f"the test binary exited {code} although every test passed")
+            ]
+            return TestResult(name=PROCESS_EXIT, status=TestStatus.FAILED, failures=why)
         return None
 
     @property
@@ -252,57 +240,106 @@ class Attempt:
         pe = self.process_exit
         return [*self.tests, pe] if pe is not None else list(self.tests)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "argv": self.argv,
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "seconds": round(self.seconds, 3),
-            "log": self.log,
-            "saw_output": self.saw_output,
-            "env_error": self.env_error,
-            "environment_failed": self.environment_failed,
-            "leftover_processes_killed": self.leftovers,
-            "escaped_processes_killed": self.escaped,
-            "warnings": self.warnings,
-            "outside_failures": [f.to_json() for f in self.outside_failures],
-            "extra_files": self.extra_files,
-            "hang": self.hang.to_json() if self.hang is not None else None,
-            "tests": [t.to_json() for t in self.results],
-        }
+    def document(self) -> AttemptDoc:
+        from lnrepro.model.run_doc import AttemptDoc
+
+        return AttemptDoc(
+            index=self.index,
+            argv=tuple(self.argv),
+            exit_code=self.exit_code,
+            timed_out=self.timed_out,
+            seconds=round(self.seconds, 3),
+            log=self.log,
+            saw_output=self.saw_output,
+            env_error=self.env_error,
+            environment_failed=self.environment_failed,
+            leftover_processes_killed=self.leftovers,
+            escaped_processes_killed=self.escaped,
+            warnings=tuple(self.warnings),
+            outside_failures=tuple(self.outside_failures),
+            extra_files=self.extra_files,
+            hang=self.hang,
+            tests=tuple(self.results),
+        )
 
     @classmethod
-    def from_json(cls, r: Reader) -> Attempt:
-        tests = [TestResult.from_json(t) for t in r.list("tests", default=[])]
+    def from_doc(cls, d: AttemptDoc) -> Attempt:
         return cls(
-            r.int("index"),
-            list(r.strs("argv")),
-            r.int("exit_code"),
-            r.bool("timed_out", False),
-            r.float("seconds", 0.0),
-            r.str("log", ""),
-            [t for t in tests if t.name != PROCESS_EXIT],
-            list(r.strs("warnings")),
-            r.bool("saw_output", True),
-            r.int("leftover_processes_killed", 0),
-            r.int("escaped_processes_killed", 0),
-            r.opt_str("env_error"),
-            [Failure.from_json(f) for f in r.list("outside_failures", default=[])],
-            r.str_map("extra_files"),
-            Diagnosis.from_json(hang) if (hang := r.opt_obj("hang")) is not None else None,
+            index=d.index,
+            argv=list(d.argv),
+            exit_code=d.exit_code,
+            timed_out=d.timed_out,
+            seconds=d.seconds,
+            log=d.log,
+            tests=[t for t in d.tests if t.name != PROCESS_EXIT],  # derived again from the rest
+            warnings=list(d.warnings),
+            saw_output=d.saw_output,
+            leftovers=d.leftover_processes_killed,
+            escaped=d.escaped_processes_killed,
+            env_error=d.env_error,
+            outside_failures=list(d.outside_failures),
+            extra_files=dict(d.extra_files),
+            hang=d.hang,
         )
 
 
-@dataclass
+class Seen(str, Enum):
+    """What one test did in one attempt, as a test's tally counts it: its status, or ENV_ERROR
+    when it crashed or hung in an attempt the environment ended."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    SKIPPED = "SKIPPED"
+    DISABLED = "DISABLED"
+    CRASHED = "CRASHED"
+    TIMEOUT = "TIMEOUT"
+    ENV_ERROR = "ENV_ERROR"
+
+
+NOT_RUNS = (Seen.SKIPPED, Seen.DISABLED)
+_SEEN = {s: Seen(s.value) for s in TestStatus}
+
+
+@dataclass(frozen=True, kw_only=True)
 class TestAggregate:
-    """One test over every attempt and iteration: its counts, verdict and worst metrics."""
+    """One test over every attempt and iteration: its tally, and what the tally says (verdict,
+    runs, pass rate and its 95% interval: derived, written for readers of the JSON)."""
 
     __test__ = False
 
     name: str
-    statuses: Counter[str] = field(default_factory=Counter)
-    worst: Metrics = field(default_factory=dict)
+    verdict: Verdict = field(init=False, default=Verdict.SKIP)
+    runs: int = field(init=False, default=0)  # every tally but SKIPPED and DISABLED
+    passed: int = field(init=False, default=0)
+    pass_rate: float | None = field(init=False, default=None)
+    pass_rate_ci95: tuple[float, float] = field(init=False, default=(0.0, 1.0))
+    statuses: dict[Seen, int] = field(default_factory=dict)  # how many times each was seen
+    worst_metrics: Metrics = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if any(n < 0 for n in self.statuses.values()):
+            raise ValueError(f"{self.name}: a status seen a negative number of times")
+        runs = sum(n for s, n in self.statuses.items() if s not in NOT_RUNS)
+        passed = self.statuses.get(Seen.PASSED, 0)
+        put = object.__setattr__
+        put(self, "runs", runs)
+        put(self, "passed", passed)
+        put(self, "pass_rate", passed / runs if runs else None)
+        put(self, "pass_rate_ci95", wilson(passed, runs))
+        put(self, "verdict", self._verdict())
+
+    def _verdict(self) -> Verdict:
+        if self.runs == 0:
+            return Verdict.SKIP
+        if self.statuses.get(Seen.ENV_ERROR, 0):
+            return Verdict.ENV_ERROR
+        if self.statuses.get(Seen.TIMEOUT, 0):
+            return Verdict.HANG
+        if self.statuses.get(Seen.CRASHED, 0):
+            return Verdict.CRASH
+        if self.passed == self.runs:
+            return Verdict.PASS
+        return Verdict.FAIL if self.passed == 0 else Verdict.FLAKY
 
     @property
     def short(self) -> str:
@@ -310,56 +347,22 @@ class TestAggregate:
         return split_name(self.name)[1] or self.name
 
     @property
-    def runs(self) -> int:
-        return sum(n for s, n in self.statuses.items() if s not in ("SKIPPED", "DISABLED"))
-
-    @property
-    def passed(self) -> int:
-        return self.statuses.get("PASSED", 0)
-
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passed / self.runs if self.runs else None
+    def worst(self) -> Metrics:
+        """The worst value of each metric of each tensor, over every run."""
+        return self.worst_metrics
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson(self.passed, self.runs)
-
-    @property
-    def verdict(self) -> Verdict:
-        if self.runs == 0:
-            return Verdict.SKIP
-        if self.statuses.get("ENV_ERROR", 0):
-            return Verdict.ENV_ERROR
-        if self.statuses.get("TIMEOUT", 0):
-            return Verdict.HANG
-        if self.statuses.get("CRASHED", 0):
-            return Verdict.CRASH
-        if self.passed == self.runs:
-            return Verdict.PASS
-        return Verdict.FAIL if self.passed == 0 else Verdict.FLAKY
+        return self.pass_rate_ci95
 
     def worst_of(self, key: str) -> tuple[str, float] | None:
         """The worst value of metric ``key`` over the test's tensors, with the tensor's name."""
         best: tuple[str, float] | None = None
-        for tensor, vals in self.worst.items():
+        for tensor, vals in self.worst_metrics.items():
             v = vals.get(key)
             if v is not None and (best is None or worse(key, v, best[1])):
                 best = (tensor, v)
         return best
-
-    def to_json(self) -> dict[str, Any]:
-        lo, hi = self.interval
-        return {
-            "name": self.name,
-            "verdict": self.verdict.value,
-            "runs": self.runs,
-            "passed": self.passed,
-            "pass_rate": self.pass_rate,
-            "pass_rate_ci95": [lo, hi],
-            "statuses": dict(self.statuses),
-            "worst_metrics": self.worst,
-        }
 
 
 def merge_worst(into: Metrics, metrics: Metrics) -> None:
@@ -374,17 +377,23 @@ def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
 
     A test that crashed or hung in an attempt the environment ended counts as ENV_ERROR there.
     """
-    by: dict[str, TestAggregate] = {}
+    tally: dict[str, Counter[Seen]] = {}
+    worst: dict[str, Metrics] = {}
     for a in attempts:
         env = a.environment_failed
         for t in a.results:
-            agg = by.setdefault(t.name, TestAggregate(t.name))
-            status = t.status.value
-            if env and status in ("CRASHED", "TIMEOUT"):
-                status = "ENV_ERROR"
-            agg.statuses[status] += 1
-            merge_worst(agg.worst, t.metrics)
-    return list(by.values())
+            seen = _SEEN[t.status]
+            if env and seen in (Seen.CRASHED, Seen.TIMEOUT):
+                seen = Seen.ENV_ERROR
+            counts = tally.get(t.name)
+            if counts is None:
+                counts = tally[t.name] = Counter()
+                worst[t.name] = {}
+            counts[seen] += 1
+            merge_worst(worst[t.name], t.metrics)
+    return [
+        TestAggregate(name=n, statuses=dict(c), worst_metrics=worst[n]) for n, c in tally.items()
+    ]
 
 
 class RunState(str, Enum):
@@ -394,7 +403,7 @@ class RunState(str, Enum):
     ABORTED = "aborted"  # an error ended it; ``stop_reason`` says which
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunRecord:
     """One ``lnrepro run``: the request, how it was built, every attempt, and what it means."""
 
@@ -462,9 +471,9 @@ class RunRecord:
 
     @property
     def headline(self) -> str:
-        counts = Counter(t.verdict.value for t in self.tests)
-        parts = [f"{counts.pop(v)} {v}" for v in LISTING_ORDER if v in counts]
-        parts += [f"{n} {v}" for v, n in counts.items()]
+        counts = Counter(t.verdict for t in self.tests)
+        parts = [f"{counts.pop(v)} {v.value}" for v in LISTING_ORDER if v in counts]
+        parts += [f"{n} {v.value}" for v, n in counts.items()]
         if self.incomplete:  # never a bare PASS when requested tests were not there
             parts.append(f"{len(self.missing)} requested pattern(s) matched no test")
         return ", ".join(parts) or self.verdict.value
@@ -480,7 +489,9 @@ class RunRecord:
     @property
     def why(self) -> str | None:
         """For a run that says nothing about the kernel: what happened, in one line."""
-        v = self.verdict
+        return self.why_of(self.verdict)
+
+    def why_of(self, v: Verdict) -> str | None:
         if v is Verdict.BUILD_FAILED and self.build is not None:
             return f"the build failed: {self.build.reason or self.build.first_error or 'see the build log'}"
         if v is Verdict.ENV_ERROR:
@@ -493,48 +504,85 @@ class RunRecord:
             return self.stop_reason
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def document(self) -> RunDoc:
+        """The record as ``lnrepro.run/4`` writes it (record.json, ``run --json``, ``show``)."""
+        from lnrepro.model.run_doc import RunDoc
+
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
-        return {
-            "schema": SCHEMA,
-            "kind": self.kind,
-            "id": self.id,
-            "state": self.state.value,
-            "stop_reason": self.stop_reason,
-            "verdict": verdict.value,
-            "why": self.why,
-            "ok": verdict is Verdict.PASS,
-            "request": self.request.to_json(),
-            "rerun": self.rerun,
-            "backend": self.backend,
-            "build": self.build.to_json() if self.build else None,
-            "fingerprint": self.fingerprint,
-            "commands": self.commands,
-            "notes": self.notes,
-            "missing": self.missing,
-            "filter": self.gtest_filter,
-            "repeat": self.request.tests.repeat,
-            "timeout_s": self.request.tests.timeout_s,
-            "record_dir": str(self.record_dir),
-            "tests": [t.to_json() for t in tests],
-            "attempts": [a.to_json() for a in self.attempts],
-        }
+        return RunDoc(
+            id=self.id,
+            state=self.state,
+            stop_reason=self.stop_reason,
+            verdict=verdict,
+            why=self.why_of(verdict),
+            ok=verdict is Verdict.PASS,
+            request=self.request,
+            rerun=tuple(self.rerun),
+            backend=self.backend,
+            build=self.build,
+            fingerprint=self.fingerprint,
+            commands=self.commands,
+            notes=tuple(self.notes),
+            missing=tuple(self.missing),
+            filter=self.gtest_filter,
+            repeat=self.request.tests.repeat,
+            timeout_s=self.request.tests.timeout_s,
+            record_dir=str(self.record_dir),
+            tests=tuple(tests),
+            attempts=tuple(a.document() for a in self.attempts),
+        )
+
+    def to_json(self) -> JSON:
+        return codec.encode(self.document())
+
+    @classmethod
+    def from_doc(cls, d: RunDoc, record_dir: Path, schema: str = SCHEMA) -> RunRecord:
+        """The record a document holds (what it derived, its verdict and tallies, is derived
+        again from its attempts)."""
+        return cls(
+            request=d.request,
+            record_dir=record_dir,
+            attempts=[Attempt.from_doc(a) for a in d.attempts],
+            state=d.state,
+            stop_reason=d.stop_reason,
+            build=d.build,
+            backend=dict(d.backend),
+            fingerprint=dict(d.fingerprint),
+            commands=dict(d.commands),
+            notes=list(d.notes),
+            missing=list(d.missing),
+            schema=schema,
+        )
 
     @classmethod
     def from_json(cls, r: Reader, record_dir: Path) -> RunRecord:
-        build = r.opt_obj("build")
-        return cls(
-            RunRequest.from_json(r.obj("request")),
-            record_dir,
-            [Attempt.from_json(a) for a in r.list("attempts", default=[])],
-            r.enum("state", RunState, RunState.COMPLETE),
-            r.opt_str("stop_reason"),
-            BuildResult.from_json(build) if build else None,
-            r.facts("backend"),
-            r.facts("fingerprint"),
-            r.facts("commands"),
-            list(r.strs("notes")),
-            list(r.strs("missing")),
-            r.str("schema", SCHEMA),
-        )
+        """A run document of any schema version (/1 and /2 already in /3's shape: the store's
+        upgrader), every field checked."""
+        from lnrepro.model.run_doc import RunDoc
+
+        schema = r.str("schema", SCHEMA)
+        return cls.from_doc(codec.decode(upgrade(r), RunDoc), record_dir, schema)
+
+
+def upgrade(r: Reader) -> Reader:
+    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
+    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`)."""
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    doc = {**r.value, "schema": SCHEMA}
+    attempts = doc.get("attempts")
+    if isinstance(attempts, list) and any(_old_hang(a) for a in attempts):
+        at = r.list("attempts")
+        doc["attempts"] = [
+            {**a, "hang": upgrade_hang(at[i].obj("hang")).value} if _old_hang(a) else a
+            for i, a in enumerate(attempts)
+        ]
+    return r.rewritten(doc)
+
+
+def _old_hang(attempt: JSON) -> bool:
+    if not isinstance(attempt, dict):
+        return False
+    hang = attempt.get("hang")
+    return isinstance(hang, dict) and hang.get("schema") != HANG_SCHEMA

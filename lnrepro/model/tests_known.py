@@ -13,7 +13,7 @@ import fnmatch
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KnownTests:
     pattern: str  # what their names match
     commit: str  # the commit that adds them
@@ -22,10 +22,10 @@ class KnownTests:
 
 
 BUGREPRO = KnownTests(
-    "LayerNormBackwardOpTest.BugRepro_*",
-    "16165972af",
-    "ivoitovych/layernorm-bw-nightly-test-failure-bug-report-3",
-    "[tt-train] Add bug reproduction tests for LayerNorm backward accumulation bug",
+    pattern="LayerNormBackwardOpTest.BugRepro_*",
+    commit="16165972af",
+    branch="ivoitovych/layernorm-bw-nightly-test-failure-bug-report-3",
+    subject="[tt-train] Add bug reproduction tests for LayerNorm backward accumulation bug",
 )
 KNOWN = (BUGREPRO,)
 

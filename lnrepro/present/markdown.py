@@ -21,7 +21,7 @@ from lnrepro import __version__
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
-from lnrepro.model.record import RunRecord, RunState, TestAggregate, Verdict
+from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
 from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
@@ -131,7 +131,7 @@ def issue_type(rec: RunRecord) -> str:
     verdicts = {t.verdict for t in tests}
     if Verdict.HANG in verdicts:
         hung = [t for t in tests if t.verdict is Verdict.HANG]
-        every = all(t.statuses.get("TIMEOUT", 0) == t.runs for t in hung)
+        every = all(t.statuses.get(Seen.TIMEOUT, 0) == t.runs for t in hung)
         return "Deterministic Hang" if every else "Non-Deterministic Hang"
     if Verdict.CRASH in verdicts:
         return "Runtime Crash"
@@ -577,10 +577,13 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
 
 
 def _bisect_frequency(rec: BisectRecord) -> list[str]:
+    from lnrepro.bisect.evidence import Sense
+
     r, req = rec.result, rec.request
+    sense = Sense.of(req)  # outcomes are kept in the search's sense: the bug's, here
     per: dict[str, list[str]] = {}
     for s in rec.steps:
-        per.setdefault(s.sha, []).extend(o.value for o, _ in s.outcomes)
+        per.setdefault(s.sha, []).extend(sense.turn(o).value for o, _ in s.outcomes)
     roles = {req.bad: "--bad", **{g: "--good" for g in req.good}}
     if r and r.first_bad:
         roles[r.first_bad] = "first fixed" if req.find_fix else "first bad"
@@ -591,8 +594,6 @@ def _bisect_frequency(rec: BisectRecord) -> list[str]:
         outs = per.get(sha, [])
         fails, passes = outs.count("fail"), outs.count("pass")
         n = fails + passes
-        if req.find_fix:
-            fails, passes = passes, fails  # outcomes are stored in the search's sense
         lo, hi = wilson(fails, n)
         rate = f"{fails}/{n} (95% CI {lo:.0%}–{hi:.0%})" if n else "not run"
         rows.append(f"| {markdown_code(sha[:12])} | {role} | {rate} | {outs.count('noise')} |")

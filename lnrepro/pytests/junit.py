@@ -199,7 +199,7 @@ def _last_exception(text: str) -> str:
 def _failure(el: ET.Element) -> Failure:
     text = el.text or ""
     file, line = _location(text)
-    return Failure(file, line, _message(el.get("message", ""), text))
+    return Failure(file=file, line=line, message=_message(el.get("message", ""), text))
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def _read_case(case: ET.Element, nid: str) -> _Case:
         elif tag == "skipped":
             msg = child.get("message", "")
             if msg == "xfail-marked test passes unexpectedly":
-                failures.append(Failure(None, None, msg))
+                failures.append(Failure(message=msg))
             elif child.get("type") == "pytest.xfail":
                 skip_message = f"xfail: {msg}"
             else:
@@ -334,7 +334,9 @@ def parse_junit(
                         where, lineno = _location(text)
                         last = text.splitlines()[-1] if text else child.get("message", "")
                         report.global_failures.append(
-                            Failure(where, lineno, f"pytest internal error: {last}")
+                            Failure(
+                                file=where, line=lineno, message=f"pytest internal error: {last}"
+                            )
                         )
                 continue
             if not classname and not name:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from lnrepro.doors.fsio import log_writer, new_record_dir, write_json
@@ -46,7 +47,7 @@ from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
 from lnrepro.model.requests import BackendSpec, BinarySpec, RunRequest, TestSpec, TtMetalSpec
 from lnrepro.model.tests_known import missing_nodeids, missing_note, missing_patterns
-from lnrepro.run.backends import Backend
+from lnrepro.run.backends import Backend, Call
 
 LIST_TIMEOUT_S = 300.0
 DPRINT_TAIL = 16 << 20  # the end of a hung attempt's log read for DPRINT lines
@@ -105,7 +106,15 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
                 "--gtest_list_tests",
                 f"--gtest_filter={tests.gtest_filter}",
             ]
-        res = backend.execute(argv, work, 1, chunks.append, LIST_TIMEOUT_S)
+        res = backend.execute(
+            Call(
+                argv=argv,
+                record_dir=work,
+                attempt=1,
+                on_output=chunks.append,
+                timeout=LIST_TIMEOUT_S,
+            )
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out = b"".join(chunks).decode("utf-8", "replace")
@@ -206,14 +215,16 @@ def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path |
     if res.timed_out:
         status, crash = (
             TestStatus.TIMEOUT,
-            CrashInfo(None, "SIGKILL", "killed by lnrepro at the timeout"),
+            CrashInfo(signal="SIGKILL", reason="killed by lnrepro at the timeout"),
         )
     else:
         status, crash = describe_exit(res.exit_code)
-        crash = CrashInfo(
-            crash.exit_code, crash.signal, f"{crash.reason}; pytest: {exit_meaning(res.exit_code)}"
-        )
-    it = Iteration(1, [TestResult(nid, status, crash=crash) for nid in tests.pytest], started=True)
+        crash = replace(crash, reason=f"{crash.reason}; pytest: {exit_meaning(res.exit_code)}")
+    it = Iteration(
+        index=1,
+        tests=[TestResult(name=nid, status=status, crash=crash) for nid in tests.pytest],
+        started=True,
+    )
     run.iterations.append(it)
     run.saw_gtest_output = True
     return run
@@ -258,17 +269,26 @@ def run_attempt(
         problem = backend.prepare_attempt(record_dir, index, sink)
         if problem is not None:
             return Attempt(
-                index,
-                argv,
-                0,
-                False,
-                0.0,
-                log_path.name,
+                index=index,
+                argv=argv,
+                exit_code=0,
+                timed_out=False,
+                seconds=0.0,
+                log=log_path.name,
                 saw_output=False,
                 env_error=problem,
                 warnings=[f"not run: {problem}"],
             )
-        res = backend.execute(argv, record_dir, index, sink, tests.timeout_s, extra_env)
+        res = backend.execute(
+            Call(
+                argv=argv,
+                record_dir=record_dir,
+                attempt=index,
+                on_output=sink,
+                timeout=tests.timeout_s,
+                extra_env=extra_env,
+            )
+        )
     if tests.pytest:
         run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
     else:
@@ -314,21 +334,21 @@ def run_attempt(
             if hang is None:  # the watcher's log, when the user asked for one, comes first
                 hang = read_triage(triaged)
     return Attempt(
-        index,
-        argv,
-        res.exit_code,
-        res.timed_out,
-        res.seconds,
-        log_path.name,
-        run.tests,
-        run.warnings,
-        run.saw_gtest_output,
-        res.leftovers,
-        res.escaped,
-        scanner.found,
-        outside,
-        files,
-        hang,
+        index=index,
+        argv=argv,
+        exit_code=res.exit_code,
+        timed_out=res.timed_out,
+        seconds=res.seconds,
+        log=log_path.name,
+        tests=run.tests,
+        warnings=run.warnings,
+        saw_output=run.saw_gtest_output,
+        leftovers=res.leftovers,
+        escaped=res.escaped,
+        env_error=scanner.found,
+        outside_failures=outside,
+        extra_files=files,
+        hang=hang,
     )
 
 
@@ -352,7 +372,7 @@ def run_tests(
     events = events or Events()
     tests = request.tests
     rules = MetricRules(extra_patterns=tests.metric_patterns)
-    record = RunRecord(request, new_record_dir(request.record_dir, "run"))
+    record = RunRecord(request=request, record_dir=new_record_dir(request.record_dir, "run"))
     record.backend = backend.describe()
     try:
         record.fingerprint = backend.fingerprint()

@@ -1,7 +1,7 @@
 """tt-triage around a hung attempt: the command lnrepro runs against the still-hung device, the
 environment that makes tt-metal run it itself, and where its output lies in an attempt's log.
 
-Pure functions; the backend runs the command (:class:`lnrepro.run.runners.OnHang`) and the
+Pure functions; the backend runs the command (:class:`lnrepro.run.runners.base.OnHang`) and the
 pipeline reads the output into the attempt's diagnosis. Facts read from tenstorrent/tt-metal:
 
 * ``tools/tt-triage.py`` is the entry point of the framework in ``tools/triage/``; its options are
@@ -109,7 +109,9 @@ def as_device_timeout(t: TestResult) -> TestResult:
         code = t.crash.exit_code if t.crash else None
         sig = t.crash.signal if t.crash else None
         return replace(
-            t, status=TestStatus.TIMEOUT, crash=CrashInfo(code, sig, DEVICE_TIMEOUT_REASON)
+            t,
+            status=TestStatus.TIMEOUT,
+            crash=CrashInfo(exit_code=code, signal=sig, reason=DEVICE_TIMEOUT_REASON),
         )
     return t
 

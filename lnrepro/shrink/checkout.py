@@ -19,7 +19,7 @@ from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import BuildFailed, EnvironmentProblem
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import ARGS_ENV, CASE_ENV, Case, env_prefixed
-from lnrepro.run.backends import Backend
+from lnrepro.run.backends import Backend, Call
 from lnrepro.shrink import probe
 from lnrepro.shrink.core import Outcome, RunVerdict
 from lnrepro.shrink.emit import Flavour
@@ -28,13 +28,16 @@ _MARGIN = re.compile(re.escape(probe.MARGIN_LINE) + r"(\S+)")
 
 
 def read_margin(text: str) -> float | None:
+    """The margin a probe printed (``lnrepro-probe: margin=<m>``, the gtest probe's and the pytest
+    probe's alike): None when it printed none or no number; a NaN margin is infinitely far out."""
     m = _MARGIN.search(text)
     if m is None:
         return None
     try:
-        return float(m.group(1))
+        value = float(m.group(1))
     except ValueError:
-        return math.inf if m.group(1).lower() in ("inf", "+inf", "nan") else None
+        return None
+    return math.inf if math.isnan(value) else value
 
 
 @dataclass
@@ -55,7 +58,14 @@ class CheckoutProbe:
         out: list[bytes] = []
         env = {CASE_ENV: case.env_value(), ARGS_ENV: case.args_value()}
         res = self.backend.execute(
-            self.argv(), self.record_dir, self.runs, out.append, self.timeout_s, env
+            Call(
+                argv=self.argv(),
+                record_dir=self.record_dir,
+                attempt=self.runs,
+                on_output=out.append,
+                timeout=self.timeout_s,
+                extra_env=env,
+            )
         )
         text = b"".join(out).decode("utf-8", "replace")
         lines = [ln for ln in text.splitlines() if " FAILED: max_diff=" in ln]

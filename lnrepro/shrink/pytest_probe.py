@@ -29,16 +29,15 @@ from pathlib import Path
 from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
 from lnrepro.model.events import Events
 from lnrepro.model.shrink import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
-from lnrepro.run.backends import Backend
-from lnrepro.shrink.checkout import judge
+from lnrepro.run.backends import Backend, Call
+from lnrepro.shrink.checkout import judge, read_margin
 from lnrepro.shrink.core import Outcome
 from lnrepro.shrink.emit import Flavour
+from lnrepro.shrink.probe import MARGIN_LINE
 
 READ_AT = "tenstorrent/tt-metal@091444369a"
 PATH = "tests/ttnn/unit_tests/operations/test_lnrepro_shrink_probe.py"
 NODE = f"{PATH}::test_lnrepro_shrink_probe"
-MARGIN_LINE = "lnrepro-probe: margin="
-_MARGIN = re.compile(re.escape(MARGIN_LINE) + r"(\S+)")
 
 _HEAD = """# SPDX-License-Identifier: Apache-2.0
 # lnrepro shrink's probe: one ttnn.layer_norm case per run, read from $LNREPRO_CASE.
@@ -108,16 +107,6 @@ def probe_source(flavour: Flavour) -> str:
     data = inspect.getsource(ttnn_data.lnrepro_case_input).replace("case: Any) -> Any", "case)")
     head = _HEAD.format(read_at=read_at, imports=imports).replace("\n\n\n\n", "\n\n\n")
     return head + data + _BODY.format(run=run)
-
-
-def read_margin(text: str) -> float | None:
-    m = _MARGIN.search(text)
-    if m is None:
-        return None
-    try:
-        return float(m.group(1))
-    except ValueError:
-        return math.inf
 
 
 # ------------------------------------------------------------------------------ the start
@@ -226,7 +215,14 @@ class PytestProbe:
         out: list[bytes] = []
         env = {**ENV_SET, CASE_ENV: case.env_value()}
         res = self.backend.execute(
-            self.argv(self.runs), self.record_dir, self.runs, out.append, self.timeout_s, env
+            Call(
+                argv=self.argv(self.runs),
+                record_dir=self.record_dir,
+                attempt=self.runs,
+                on_output=out.append,
+                timeout=self.timeout_s,
+                extra_env=env,
+            )
         )
         text = b"".join(out).decode("utf-8", "replace")
         m = re.search(r"pcc=(\S+)", text[text.find(MARGIN_LINE) :])

@@ -18,12 +18,19 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from lnrepro.errors import InputError
+from lnrepro.model.codec import Real
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, Verdict
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+# what a test showed and what a model computes: anything else is not about the kernel
+Outcome = Literal["PASS", "FAIL"]
 
 DEFECT_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -47,53 +54,56 @@ class Observed:
     """One test as a run or log saw it: its verdict and the metrics it printed."""
 
     name: str
-    verdict: str  # PASS | FAIL (anything else is not about the kernel and is skipped)
+    verdict: Outcome  # anything else is not about the kernel and is skipped
     metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class Residual:
+    """One printed metric of one test: what the run saw, what the model computes, and how far
+    apart they are (``|model - observed| / |observed|``)."""
+
+    observed: Real
+    model: Real
+    relative: Real
+
+
+@dataclass(frozen=True, kw_only=True)
 class TestFit:
+    """One test under one model: its verdicts and its residuals (``dx.max_diff`` -> ...); its
+    ``cost`` (1 for a different verdict, plus each residual capped at 1) follows from them."""
+
     __test__ = False
 
-    name: str
-    observed: str
-    modelled: str
-    residuals: dict[str, tuple[float, float, float]]  # "dx.max_diff" -> (observed, model, rel)
+    test: str
+    observed: Outcome
+    model: Outcome
+    cost: Real = field(init=False, default=0.0)
+    residuals: dict[str, Residual]
 
-    @property
-    def cost(self) -> float:
-        return (self.observed != self.modelled) + sum(
-            min(r, 1.0) for _, _, r in self.residuals.values()
+    def __post_init__(self) -> None:
+        cost = (self.observed != self.model) + sum(
+            min(r.relative, 1.0) for r in self.residuals.values()
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "test": self.name,
-            "observed": self.observed,
-            "model": self.modelled,
-            "cost": self.cost,
-            "residuals": {
-                k: {"observed": o, "model": m, "relative": r}
-                for k, (o, m, r) in self.residuals.items()
-            },
-        }
+        object.__setattr__(self, "cost", float(cost))
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class ModelFit:
+    """One candidate model (a defect set x a kernel era x an arch) scored on every test."""
+
     defects: str
-    era: str
-    arch: str
-    tests: list[TestFit]
-    tied: int = 1  # the best models: how many fit exactly as well (see :func:`tie_note`)
+    era: str  # one of ERAS
+    arch: str  # one of ARCHES
+    cost: Real = field(init=False, default=0.0)  # the tests' costs summed
+    verdicts_matched: Count = field(init=False, default=0)
+    tests: tuple[TestFit, ...]
+    tied: Annotated[int, msgspec.Meta(ge=1)] = 1  # the best: how many fit as well (tie_note)
 
-    @property
-    def cost(self) -> float:
-        return sum(t.cost for t in self.tests)
-
-    @property
-    def verdicts_matched(self) -> int:
-        return sum(t.observed == t.modelled for t in self.tests)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cost", float(sum(t.cost for t in self.tests)))
+        matched = sum(t.observed == t.model for t in self.tests)
+        object.__setattr__(self, "verdicts_matched", matched)
 
     @property
     def rank_key(self) -> tuple[float, int]:
@@ -105,15 +115,17 @@ class ModelFit:
         tie = f", one of {self.tied} models that fit equally well" if self.tied > 1 else ""
         return f"{self.defects} @ {self.era}/{self.arch}{tie}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "defects": self.defects,
-            "era": self.era,
-            "arch": self.arch,
-            "cost": self.cost,
-            "verdicts_matched": self.verdicts_matched,
-            "tests": [t.to_json() for t in self.tests],
-        }
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainMeta:
+    """What a scoring covered: its time, how many models and distinct emulator runs, the tests
+    it scored and those the emulator does not model."""
+
+    seconds: float = 0.0
+    models: Count = 0
+    computed: Count = 0
+    tests: tuple[str, ...] = ()
+    skipped_tests: tuple[str, ...] = ()
 
 
 def observed_from_record(rec: RunRecord) -> list[Observed]:
@@ -127,7 +139,7 @@ def observed_from_record(rec: RunRecord) -> list[Observed]:
 def observed_from_run(run: GtestRun) -> list[Observed]:
     """From a parsed gtest log (:class:`~lnrepro.model.gtest.GtestRun`): per test, worst over
     iterations; a test that failed in any iteration is FAIL."""
-    by: dict[str, tuple[str, dict[str, dict[str, float]]]] = {}
+    by: dict[str, tuple[Outcome, dict[str, dict[str, float]]]] = {}
     for t in run.tests:
         status = t.status.value
         if status not in ("PASSED", "FAILED"):
@@ -168,7 +180,7 @@ def explain(
     eras: Iterable[str] = ("2025-12", "2025-11", "fixed"),
     arches: Iterable[str] = ("wormhole_b0", "blackhole"),
     on_progress: Callable[[int, int], None] | None = None,
-) -> tuple[list[ModelFit], dict[str, Any]]:
+) -> tuple[list[ModelFit], ExplainMeta]:
     """Every candidate model scored on the observed tests, best first; and what was skipped.
     ``on_progress(done, total)`` follows the emulator runs (one per distinct effective model
     and test)."""
@@ -206,7 +218,7 @@ def explain(
     # iteration the same), a test's inputs and reference once for all its models
     data = DataSource(Data.COPY)
     total, done = sum(len(r) for r in runs.values()), 0
-    cache: dict[tuple[Any, ...], tuple[str, dict[str, dict[str, float]]]] = {}
+    cache: dict[tuple[Any, ...], tuple[Outcome, dict[str, dict[str, float]]]] = {}
     for name, by_key in runs.items():
         outcomes = run_iterations(BY_NAME[name], list(by_key.values()), data)
         for key, out in zip(by_key, outcomes, strict=True):
@@ -231,21 +243,22 @@ def explain(
             for tensor, vals in o.metrics.items():
                 for k, v in vals.items():
                     if k in METRICS and tensor in metrics:
-                        m = metrics[tensor][k]
-                        res[f"{tensor}.{k}"] = (float(v), float(m), _relative(float(v), float(m)))
-            tests.append(TestFit(o.name, o.verdict, verdict, res))
-        fits.append(ModelFit(label, era_name, arch_name, tests))
+                        m, seen = float(metrics[tensor][k]), float(v)
+                        res[f"{tensor}.{k}"] = Residual(
+                            observed=seen, model=m, relative=_relative(seen, m)
+                        )
+            tests.append(TestFit(test=o.name, observed=o.verdict, model=verdict, residuals=res))
+        fits.append(ModelFit(defects=label, era=era_name, arch=arch_name, tests=tuple(tests)))
     fits.sort(key=lambda m: m.rank_key)
-    tie = best_tie(fits)
-    for model in tie:
-        model.tied = len(tie)
-    meta = {
-        "seconds": round(time.perf_counter() - started, 3),
-        "models": len(fits),
-        "computed": len(cache),
-        "tests": [o.name for o in known],
-        "skipped_tests": skipped,
-    }
+    tied = len(best_tie(fits))
+    fits = [replace(f, tied=tied) if i < tied else f for i, f in enumerate(fits)]
+    meta = ExplainMeta(
+        seconds=round(time.perf_counter() - started, 3),
+        models=len(fits),
+        computed=len(cache),
+        tests=tuple(o.name for o in known),
+        skipped_tests=tuple(skipped),
+    )
     return fits, meta
 
 

@@ -1,20 +1,27 @@
 """What ``lnrepro explain`` reads (a saved run, a gtest console log, a hang text alone) and
-what it finds, as typed records; :func:`lnrepro.api.explain` fits the models to them."""
+what it finds, as typed records; :func:`lnrepro.api.explain` fits the models to them.
+
+``explain --json`` on a run or gtest log writes an :class:`ExplainDoc`, defined once (issue 39):
+its JSON and docs/schemas/explain.json are derived from the types by :mod:`lnrepro.model.codec`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
+from lnrepro.studies.explain import Count, ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
     from lnrepro.hangs import HangReading
-    from lnrepro.model.hang import Diagnosis
-    from lnrepro.studies.explain import ModelFit, Observed
+    from lnrepro.studies.explain import Observed
 
-EXPLAIN_SCHEMA = "lnrepro.explain/2"  # /2: a run's hang diagnoses ("hangs")
+# /2: a run's hang diagnoses ("hangs"); later, additively: the notes the console shows ("scope",
+# "tie", "undiagnosed") and each model's "tied"
+EXPLAIN_SCHEMA: Literal["lnrepro.explain/2"] = "lnrepro.explain/2"
 # every kind of input explain reads, for the fix of an error about one
 EXPLAIN_READS = (
     "pass a run id (`lnrepro runs` lists them) or `last`, a gtest console log, a watcher log "
@@ -29,8 +36,34 @@ class HangText:
     path: Path
     reading: HangReading
 
-    def to_json(self) -> dict[str, JSON]:
+    def to_json(self) -> JSON:
         return self.reading.to_json()
+
+
+@dataclass(frozen=True, kw_only=True)
+class HangAt:
+    """A hang diagnosis and where it was found (a run's attempt, a log)."""
+
+    where: str
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainDoc:
+    """``lnrepro explain --json`` on a run or a gtest log (``lnrepro.explain/2``): every model's
+    fit, best first, the hangs it kept, and the notes the console shows beside them."""
+
+    schema: Literal["lnrepro.explain/2"] = EXPLAIN_SCHEMA
+    source: str  # the run's id, or the log's path
+    seconds: float
+    models: tuple[ModelFit, ...]
+    computed: Count  # distinct emulator runs
+    tests: tuple[str, ...]  # the tests scored
+    skipped_tests: tuple[str, ...]  # observed, but not modelled by the emulator
+    hangs: tuple[HangAt, ...]
+    scope: str | None = None  # what the ranking leaves out (tests that hung, crashed, were cut)
+    tie: str | None = None  # several models fit best alike: which, and what would tell them apart
+    undiagnosed: str | None = None  # a run's hang that kept nothing to place it, and how to
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,7 +75,7 @@ class Explanation:
     hangs: list[tuple[str, Diagnosis]]  # (where, diagnosis) for each hang that kept one
     left_out: list[tuple[str, str]]  # (test, verdict): tests that hung, crashed or were cut off
     fits: list[ModelFit] = field(default_factory=list)  # after api.explain
-    meta: dict[str, JSON] = field(default_factory=dict)  # seconds, models, computed, tests, ...
+    meta: ExplainMeta = field(default_factory=ExplainMeta)
     undiagnosed: str | None = None  # a run's hang that kept nothing to place it
 
     def scope(self) -> str | None:
@@ -57,24 +90,25 @@ class Explanation:
 
         return tie_note(self.fits)
 
-    def to_json(self) -> dict[str, JSON]:
-        """The ``lnrepro.explain/2`` document; an input error when all it found is an undiagnosed
-        hang (the document has no place for one)."""
-        from lnrepro.errors import InputError
+    def document(self) -> ExplainDoc:
+        """The ``lnrepro.explain/2`` document: what the console shows, notes included."""
+        return ExplainDoc(
+            source=self.source,
+            seconds=self.meta.seconds,
+            models=tuple(self.fits),
+            computed=self.meta.computed,
+            tests=self.meta.tests,
+            skipped_tests=self.meta.skipped_tests,
+            hangs=tuple(HangAt(where=w, diagnosis=d) for w, d in self.hangs),
+            scope=self.scope() if self.fits else None,
+            tie=self.tie(),
+            undiagnosed=self.undiagnosed,
+        )
 
-        if not self.observed and not self.hangs and self.undiagnosed:
-            how = self.undiagnosed.partition(" — for a diagnosis: ")[2]
-            raise InputError(
-                f"{self.source}: {self.undiagnosed.partition(' — ')[0]}",
-                how or "pass a run that kept a watcher log or tt-triage output",
-            )
-        return {
-            "schema": EXPLAIN_SCHEMA,
-            "source": self.source,
-            **self.meta,
-            "models": [f.to_json() for f in self.fits],
-            "hangs": [{"where": w, "diagnosis": d.to_json()} for w, d in self.hangs],
-        }
+    def to_json(self) -> JSON:
+        from lnrepro.model import codec
+
+        return codec.encode(self.document())
 
 
 def read_log(path: Path) -> HangText | Explanation:

@@ -24,19 +24,21 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
 from lnrepro.emulator.defects import Defect, Era, parse_defects
 from lnrepro.emulator.kernel import KernelConfig, kernels, reference
+from lnrepro.model.codec import Real
 
 F32 = np.float32
 KINDS = ("test", "mean-shifted", "constant", "ramp")
 RTOLS = (0.0, 1e-3, 1e-2, 1e-1)
 TENSORS = ("dx", "dgamma", "dbeta")
 EULER = 0.5772156649015329
-SCHEMA = "lnrepro.tolerance/1"
+SCHEMA: Literal["lnrepro.tolerance/1"] = "lnrepro.tolerance/1"
 MAX_FEATURES = 1 << 20  # a row of a million features
 MAX_ELEMENTS = 1 << 24  # rows x features: 16M floats per tensor, several tensors per draw
 
@@ -156,13 +158,33 @@ def sample(
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Band:
+    """One tensor at one rtol: the atol the correct kernel passes, and each defect's power."""
+
     tensor: str
     rtol: float
-    atol: float  # the correct kernel passes with probability >= 1 - alpha (Gumbel tail)
+    atol: Real  # the correct kernel passes with probability >= 1 - alpha (Gumbel tail)
     power: dict[str, float]  # per model: share of its draws that fail at this band
+    kind: str  # the data kind the band was measured on
+
+
+@dataclass(frozen=True, kw_only=True)
+class Quantiles:
+    """A distribution of needed atol, by four of its quantiles."""
+
+    p50: Real
+    p90: Real
+    p99: Real
+    max: Real
+
+
+@dataclass(frozen=True, kw_only=True)
+class BestKind:
+    """The data kind that separates a defect from the correct kernel best."""
+
     kind: str
+    ratio: Real  # the defect's median needed atol over the correct kernel's band atol
 
 
 def quantiles(values: Sequence[float]) -> dict[str, float]:
@@ -187,7 +209,7 @@ def bands(s: Samples, *, kind: str, alpha: float) -> list[Band]:
                 for m in s.data
                 if m != "correct"
             }
-            out.append(Band(t, rtol, atol, power, kind))
+            out.append(Band(tensor=t, rtol=rtol, atol=atol, power=power, kind=kind))
     return out
 
 
@@ -238,7 +260,17 @@ def stats_variants(x: Any) -> dict[str, tuple[Any, Any]]:
     return out
 
 
-def variant_spread(x: Any) -> dict[str, dict[str, float]]:
+@dataclass(frozen=True, kw_only=True)
+class VariantSpread:
+    """How far one way of computing the reference's statistics lands from Welford's."""
+
+    mean: Real  # max |Δmean|
+    rstd_rel: Real  # max |Δrstd| / rstd
+    xhat: Real  # max |Δx̂|
+    bf16_flips: Real  # the share of x̂'s bf16 roundings that flip
+
+
+def variant_spread(x: Any) -> dict[str, VariantSpread]:
     """Against Welford: max |Δmean|, max |Δrstd|/rstd, and the share of x̂ = (x - mean)·rstd
     elements whose bf16 rounding flips."""
     import ml_dtypes
@@ -252,17 +284,17 @@ def variant_spread(x: Any) -> dict[str, dict[str, float]]:
         if name == "welford":
             continue
         xh = ((x - m[:, None]) * r[:, None]).astype(F32)
-        out[name] = {
-            "mean": float(np.abs(m - base_m).max()),
-            "rstd_rel": float((np.abs(r - base_r) / base_r).max()),
-            "xhat": float(np.abs(xh - xh0).max()),
-            "bf16_flips": float(np.mean(xh.astype(ml_dtypes.bfloat16) != b0)),
-        }
+        out[name] = VariantSpread(
+            mean=float(np.abs(m - base_m).max()),
+            rstd_rel=float((np.abs(r - base_r) / base_r).max()),
+            xhat=float(np.abs(xh - xh0).max()),
+            bf16_flips=float(np.mean(xh.astype(ml_dtypes.bfloat16) != b0)),
+        )
     return out
 
 
 # ---------------------------------------------------------------------------------- a shape
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class ShapeStudy:
     """Everything ``lnrepro tolerance --shape`` reports, computed; renderers only draw it."""
 
@@ -271,22 +303,26 @@ class ShapeStudy:
     alpha: float
     bands: list[Band]
     best: dict[str, tuple[str, float]]
-    variants: dict[str, dict[str, float]] | None
+    variants: dict[str, VariantSpread] | None
 
-    def to_json(self) -> dict[str, Any]:
+    def document(self, shape: str) -> ShapeDoc:
+        """``lnrepro tolerance --shape --json``: the study without its raw samples."""
         s = self.samples
-        return {
-            "schema": SCHEMA,
-            "trials": self.trials,
-            "alpha": self.alpha,
-            "quantiles": {
-                m: {k: {t: quantiles(s.get(m, k, t, 0.0)) for t in TENSORS} for k in s.data[m]}
+        return ShapeDoc(
+            shape=shape,
+            trials=self.trials,
+            alpha=self.alpha,
+            quantiles={
+                m: {
+                    k: {t: Quantiles(**quantiles(s.get(m, k, t, 0.0))) for t in TENSORS}
+                    for k in s.data[m]
+                }
                 for m in s.data
             },
-            "bands": [vars(b) for b in self.bands],
-            "best_kind": {m: {"kind": k, "ratio": r} for m, (k, r) in self.best.items()},
-            "reference_variants": self.variants,
-        }
+            bands=tuple(self.bands),
+            best_kind={m: BestKind(kind=k, ratio=r) for m, (k, r) in self.best.items()},
+            reference_variants=self.variants,
+        )
 
     def plot_lines(self) -> dict[str, float]:
         """The tolerances a plot of dx marks: the NIGHTLY test's, the tight tests', the band."""
@@ -311,38 +347,64 @@ def shape_study(
         x, _, _ = draw("test", rows, features, np.random.default_rng(0))
         variants = variant_spread(x)
     return ShapeStudy(
-        s,
-        trials,
-        alpha,
-        bands(s, kind="test", alpha=alpha),
-        {m: best_kind(s, m, alpha=alpha) for m in models},
-        variants,
+        samples=s,
+        trials=trials,
+        alpha=alpha,
+        bands=bands(s, kind="test", alpha=alpha),
+        best={m: best_kind(s, m, alpha=alpha) for m in models},
+        variants=variants,
     )
 
 
 # ---------------------------------------------------------------------------------- the seeds' tests
-@dataclass(frozen=True)
+Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeDoc:
+    """``lnrepro tolerance --shape --json`` (``lnrepro.tolerance/1``): per model, data kind and
+    tensor the needed atol's quantiles; the bands on the test's own data; the data kind that
+    separates each defect best; and the reference's own variants (with --reference-variants)."""
+
+    schema: Literal["lnrepro.tolerance/1"] = SCHEMA
+    shape: str
+    trials: int
+    alpha: float
+    quantiles: dict[str, dict[str, dict[str, Quantiles]]]  # model -> data kind -> tensor
+    bands: tuple[Band, ...]
+    best_kind: dict[str, BestKind]  # per defect model
+    reference_variants: dict[str, VariantSpread] | None  # by the way it computes the statistics
+
+
+@dataclass(frozen=True, kw_only=True)
 class TestVerdict:
+    """One test's own tolerance, judged, and the band that does both jobs on its data."""
+
     __test__ = False
 
     test: str
     tolerance: dict[str, tuple[float, float]]  # tensor -> (rtol, atol) as the test has it
-    correct_pass: float  # P(the correct kernel passes the test as written)
-    shipped_fail: float  # P(the shipped kernel fails it)
-    band: dict[str, float]  # tensor -> atol at rtol 0 the correct kernel passes with 1 - alpha
-    band_power: float  # P(the shipped kernel fails the band) on the test's own data
+    correct_pass: Probability  # P(the correct kernel passes the test as written)
+    shipped_fail: Probability  # P(the shipped kernel fails it)
+    band_atol_rtol0: dict[str, Real]  # tensor -> atol at rtol 0 the correct kernel passes
+    band_power: Probability  # P(the shipped kernel fails the band) on the test's own data
     draws: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "test": self.test,
-            "tolerance": {t: list(v) for t, v in self.tolerance.items()},
-            "correct_pass": self.correct_pass,
-            "shipped_fail": self.shipped_fail,
-            "band_atol_rtol0": self.band,
-            "band_power": self.band_power,
-            "draws": self.draws,
-        }
+
+@dataclass(frozen=True, kw_only=True)
+class TestsDoc:
+    """``lnrepro tolerance --json`` without --shape (``lnrepro.tolerance/1``): each test."""
+
+    __test__ = False
+
+    schema: Literal["lnrepro.tolerance/1"] = SCHEMA
+    trials: int
+    alpha: float
+    tests: tuple[TestVerdict, ...]
+
+
+# The two documents of ``lnrepro tolerance --json``: one schema, told apart by their fields.
+ToleranceDoc = TestsDoc | ShapeDoc
 
 
 def _margins(s: Samples, model: str, tol: dict[str, tuple[float, float]]) -> Any:
@@ -395,13 +457,13 @@ def seeds_table(
             power = float(any(need["shipped"][t] > band[t] for t in TENSORS))
             out.append(
                 TestVerdict(
-                    case.full_name,
-                    tol,
-                    float(ok["correct"]),
-                    float(not ok["shipped"]),
-                    band,
-                    power,
-                    1,
+                    test=case.full_name,
+                    tolerance=tol,
+                    correct_pass=float(ok["correct"]),
+                    shipped_fail=float(not ok["shipped"]),
+                    band_atol_rtol0=band,
+                    band_power=power,
+                    draws=1,
                 )
             )
             continue
@@ -435,7 +497,13 @@ def seeds_table(
             fails |= np.asarray(s.get("shipped", "test", t, 0.0)) > band[t]
         out.append(
             TestVerdict(
-                case.full_name, tol, correct_pass, shipped_fail, band, float(fails.mean()), trials
+                test=case.full_name,
+                tolerance=tol,
+                correct_pass=correct_pass,
+                shipped_fail=shipped_fail,
+                band_atol_rtol0=band,
+                band_power=float(fails.mean()),
+                draws=trials,
             )
         )
     return out

@@ -30,6 +30,7 @@ from pathlib import PurePosixPath
 from lnrepro.hangs import rules
 from lnrepro.model.hang import (
     CbState,
+    Coords,
     CoreGroup,
     CoreRef,
     Diagnosis,
@@ -39,6 +40,7 @@ from lnrepro.model.hang import (
     IdleRisc,
     PeerState,
     Progress,
+    RiscStatus,
     Source,
     is_noc_wait,
     waypoint_meaning,
@@ -86,9 +88,9 @@ class _State:
 
 def _ref(p: Place) -> CoreRef:
     if p.x is not None and p.y is not None:
-        return CoreRef(p.device, p.x, p.y, p.core_type, "logical", p.noc0)
+        return CoreRef(device=p.device, x=p.x, y=p.y, core_type=p.core_type, noc0=p.noc0)
     x, y = p.noc0 or (0, 0)
-    return CoreRef(p.device, x, y, p.core_type, "noc0")
+    return CoreRef(device=p.device, x=x, y=y, core_type=p.core_type, coords=Coords.NOC0)
 
 
 def _kernel_file(frames: tuple[Frame, ...], path: str | None) -> str | None:
@@ -325,7 +327,11 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     if out.ops:
         events += [f"running operation: {op}" for op in out.ops[:5]]
     source = Source(
-        out.format, out.era.value, ERA_WORDS[out.era], tuple(out.scripts), tuple(out.noise)
+        format=out.format,
+        era=out.era.value,
+        described=ERA_WORDS[out.era],
+        scripts=tuple(out.scripts),
+        noise=tuple(out.noise),
     )
     if built:
         pattern, summary = built[0].pattern, built[0].sentence
@@ -341,17 +347,15 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
     return Diagnosis(
-        pattern,
-        Progress.SNAPSHOT,
-        summary,
-        tuple(built),
-        None,
-        (),
-        len(places),
-        len(idle_places),
-        len(dispatch_places),
-        tuple(events),
-        tuple(warnings),
+        pattern=pattern,
+        progress=Progress.SNAPSHOT,
+        summary=summary,
+        groups=tuple(built),
+        cores_total=len(places),
+        cores_idle=len(idle_places),
+        cores_dispatch=len(dispatch_places),
+        events=tuple(events),
+        warnings=tuple(warnings),
         source=source,
         idle=idle,
         unknowns=unknowns,
@@ -359,18 +363,13 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
 
 
 def _peer(s: _State) -> PeerState:
-    state = {
-        "idle": "idle",
-        "reset": "in reset",
-        "done": "done",
-        "asserted": "stopped at an assert",
-    }.get(s.status, s.status)
+    state = {"reset": RiscStatus.IN_RESET, "asserted": RiscStatus.ASSERTED}.get(s.status)
     return PeerState(
-        s.row.risc,
-        state,
-        s.waypoint if s.status in ("waiting", "running") else None,
-        s.kernel_file or s.row.kernel_name,
-        _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+        risc=s.row.risc,
+        state=state or RiscStatus(s.status),
+        waypoint=s.waypoint if s.status in ("waiting", "running") else None,
+        kernel=s.kernel_file or s.row.kernel_name,
+        role=_role(s.row.risc, s.row.kernel_name, s.kernel_file),
     )
 
 
@@ -437,21 +436,20 @@ def _group(
     elif row.message:
         detail = row.message
     return CoreGroup(
-        pattern,
-        refs,
-        row.risc,
-        first.waypoint,
-        row.kernel_id or None,
-        first.kernel_file,
-        role,
-        peers,
-        sentence,
-        detail,
-        (),
-        row.kernel_name,
-        first.frames[:6],
-        cbs,
-        row.go_message,
+        pattern=pattern,
+        cores=refs,
+        risc=row.risc,
+        waypoint=first.waypoint,
+        kernel_id=row.kernel_id or None,
+        kernel=first.kernel_file,
+        role=role,
+        peers=peers,
+        sentence=sentence,
+        detail=detail,
+        name=row.kernel_name,
+        frames=first.frames[:6],
+        cbs=cbs,
+        go_message=row.go_message,
     )
 
 
@@ -549,7 +547,9 @@ def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
             ref = _ref(s.row.place)
             if ref not in refs:
                 refs.append(ref)
-    return tuple(IdleRisc(risc, tuple(refs), why) for (risc, why), refs in by.items())
+    return tuple(
+        IdleRisc(risc=risc, cores=tuple(refs), why=why) for (risc, why), refs in by.items()
+    )
 
 
 def _unknowns(

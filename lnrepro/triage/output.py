@@ -246,7 +246,14 @@ def frame(text: str) -> Frame | None:
     fn = m.group(3).strip()
     if fn.endswith("…"):
         return None
-    return Frame(int(m.group(1)), fn, file, _int(line), _int(col), _int(m.group(2)))
+    return Frame(
+        index=int(m.group(1)),
+        function=fn,
+        file=file,
+        line=_int(line),
+        column=_int(col),
+        pc=_int(m.group(2)),
+    )
 
 
 def waypoint_of(function: str) -> str | None:
@@ -560,14 +567,14 @@ def _cb_table(out: TriageOutput, t: Table) -> None:
             CbRow(
                 place,
                 CbState(
-                    cb,
-                    risc.upper() if risc else None,
-                    state,
-                    _name(t.cell(row, "Kind")) or "local",
-                    _int(t.cell(row, "pages")),
-                    _int(t.cell(row, "recv")),
-                    _int(t.cell(row, "acked")),
-                    _int(t.cell(row, "occ")),
+                    cb=cb,
+                    risc=risc.upper() if risc else None,
+                    state=state,
+                    kind=_name(t.cell(row, "Kind")) or "local",
+                    pages=_int(t.cell(row, "pages")),
+                    received=_int(t.cell(row, "recv")),
+                    acked=_int(t.cell(row, "acked")),
+                    occupancy=_int(t.cell(row, "occ")),
                 ),
             )
         )

@@ -164,18 +164,25 @@ def _frames(lines: list[str]) -> tuple[Frame, ...]:
         if "<-" in ln or ("(" in ln and _CALL_AT.search(ln) and "#" not in ln and "()" not in ln):
             # "cb_wait_front (dataflow_api.h:418) <- kernel_main (writer.cpp:57)"
             for c in _CALL_AT.finditer(ln):
-                frames.append(Frame(len(frames), c.group(1), c.group(2), int(c.group(3))))
+                frames.append(
+                    Frame(
+                        index=len(frames),
+                        function=c.group(1),
+                        file=c.group(2),
+                        line=int(c.group(3)),
+                    )
+                )
             continue
         f = frame(ln) if "#" in ln else None
         if f is None and (m := _BARE_FRAME.match(ln)):
             pc = int(m.group(1), 16) if m.group(1) else None
             f = Frame(
-                len(frames),
-                m.group(2),
-                m.group(3),
-                int(m.group(4)) if m.group(4) else None,
-                int(m.group(5)) if m.group(5) else None,
-                pc,
+                index=len(frames),
+                function=m.group(2),
+                file=m.group(3),
+                line=int(m.group(4)) if m.group(4) else None,
+                column=int(m.group(5)) if m.group(5) else None,
+                pc=pc,
             )
         if f is not None:
             frames.append(f)

@@ -36,12 +36,13 @@ from lnrepro.model.hang import (
     HangSource,
     PeerState,
     Progress,
+    RiscStatus,
     Source,
     waypoint_meaning,
 )
 from lnrepro.watcher.dprint import attach
-from lnrepro.watcher.log import (
-    ERA_WORDS,
+from lnrepro.watcher.eras import ERA_WORDS
+from lnrepro.watcher.records import (
     CoreKind,
     CoreLine,
     Dump,
@@ -78,7 +79,13 @@ class _Risc:
 
     def peer(self) -> PeerState:
         wp = self.waypoint if self.status in ("waiting", "running", "never started") else None
-        return PeerState(self.risc, self.status, wp, self.kernel, self.role)
+        return PeerState(
+            risc=self.risc,
+            state=RiscStatus(self.status),
+            waypoint=wp,
+            kernel=self.kernel,
+            role=self.role,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +121,10 @@ def diagnose(
         )
         return _finish(
             Diagnosis(
-                pattern,
-                Progress.NO_DUMP,
-                summary,
-                tuple(error_groups),
+                pattern=pattern,
+                progress=Progress.NO_DUMP,
+                summary=summary,
+                groups=tuple(error_groups),
                 events=_event_texts(last_events),
                 warnings=tuple(warnings),
             ),
@@ -139,7 +146,13 @@ def diagnose(
         if found is None:
             idle += 1
             continue
-        ref = CoreRef(core.device, core.x, core.y, core.kind.value, core.coords)
+        ref = CoreRef(
+            device=core.device,
+            x=core.x,
+            y=core.y,
+            core_type=core.kind.value,
+            coords=core.coords,
+        )
         key = (
             found.pattern,
             found.culprit,
@@ -170,17 +183,17 @@ def diagnose(
     if progress is Progress.SLOW and pattern is not HangPattern.WATCHER_ERROR:
         summary = "not hung yet, the state still changes between dumps; at the last one " + summary
     diag = Diagnosis(
-        pattern,
-        progress,
-        summary,
-        tuple(groups),
-        chosen.number,
-        compared,
-        len(chosen.cores),
-        idle,
-        dispatch,
-        _event_texts(last_events),
-        tuple(warnings),
+        pattern=pattern,
+        progress=progress,
+        summary=summary,
+        groups=tuple(groups),
+        dump=chosen.number,
+        dumps_compared=compared,
+        cores_total=len(chosen.cores),
+        cores_idle=idle,
+        cores_dispatch=dispatch,
+        events=_event_texts(last_events),
+        warnings=tuple(warnings),
     )
     return _finish(diag, dprint, max_dprint, log)
 
@@ -195,7 +208,7 @@ def source(log: WatcherLog) -> Source:
     eras = log.eras
     era = ", ".join(e.value for e in eras) or "no core line"
     words = "; ".join(ERA_WORDS[e] for e in eras) or "no core line of any era"
-    return Source(HangSource.WATCHER_LOG, era, words)
+    return Source(format=HangSource.WATCHER_LOG, era=era, described=words)
 
 
 def _unknowns(diag: Diagnosis, log: WatcherLog) -> tuple[str, ...]:
@@ -252,7 +265,7 @@ def _error_groups(events: list[Event]) -> list[CoreGroup]:
             continue
         refs = by.setdefault((e.risc, e.text), [])
         if e.x is not None and e.y is not None:
-            ref = CoreRef(e.device, e.x, e.y)
+            ref = CoreRef(device=e.device, x=e.x, y=e.y)
             if ref not in refs:
                 refs.append(ref)
     out = []
@@ -260,9 +273,9 @@ def _error_groups(events: list[Event]) -> list[CoreGroup]:
         where = f"on {_cores(len(refs))} " if refs else ""
         out.append(
             CoreGroup(
-                HangPattern.WATCHER_ERROR,
-                tuple(refs),
-                risc,
+                pattern=HangPattern.WATCHER_ERROR,
+                cores=tuple(refs),
+                risc=risc,
                 detail=text,
                 sentence=f"the watcher stopped the device {where}: {text}".replace(" :", ":"),
             )
@@ -273,7 +286,7 @@ def _error_groups(events: list[Event]) -> list[CoreGroup]:
 def _pause_groups(events: list[Event]) -> list[CoreGroup]:
     refs = tuple(
         dict.fromkeys(
-            CoreRef(e.device, e.x, e.y)
+            CoreRef(device=e.device, x=e.x, y=e.y)
             for e in events
             if e.kind is EventKind.PAUSE and e.x is not None and e.y is not None
         )
@@ -285,7 +298,7 @@ def _pause_groups(events: list[Event]) -> list[CoreGroup]:
         f"{_cores(len(refs))} wait in PAUSE() for ENTER on the test's console: press "
         "it, or rebuild without the PAUSE"
     )
-    return [CoreGroup(HangPattern.PAUSED, refs, risc, sentence=sentence)]
+    return [CoreGroup(pattern=HangPattern.PAUSED, cores=refs, risc=risc, sentence=sentence)]
 
 
 # ------------------------------------------------------------------------------- one core
@@ -407,7 +420,10 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
     key = found.sentence_key
     if r is None:
         return CoreGroup(
-            found.pattern, refs, peers=found.peers, sentence=f"on {n} the log alone cannot tell"
+            pattern=found.pattern,
+            cores=refs,
+            peers=found.peers,
+            sentence=f"on {n} the log alone cannot tell",
         )
     upstream = tuple(k for k, v in ROLE_ORDER.items() if v < ROLE_ORDER.get(r.role, 0))
     downstream = tuple(k for k, v in ROLE_ORDER.items() if v > ROLE_ORDER.get(r.role, 3))
@@ -489,16 +505,16 @@ def _group(found: _Finding, refs: tuple[CoreRef, ...]) -> CoreGroup:
             f"alone cannot tell what it waits for{hint}"
         )
     return CoreGroup(
-        found.pattern,
-        refs,
-        r.risc,
-        r.waypoint,
-        r.kernel_id,
-        r.kernel,
-        r.role,
-        found.peers,
-        s + found.after,
-        found.detail,
+        pattern=found.pattern,
+        cores=refs,
+        risc=r.risc,
+        waypoint=r.waypoint,
+        kernel_id=r.kernel_id,
+        kernel=r.kernel,
+        role=r.role,
+        peers=found.peers,
+        sentence=s + found.after,
+        detail=found.detail,
     )
 
 

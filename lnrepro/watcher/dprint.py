@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from lnrepro.model.hang import CoreGroup, CoreRef, Diagnosis, DprintLine
+from lnrepro.model.hang import Coords, CoreGroup, CoreRef, Diagnosis, DprintLine
 
 RISC_NAMES = {
     "BR": "BRISC",
@@ -63,14 +63,14 @@ def parse_line(line: str, line_no: int = 0) -> DprintLine | None:
             if v and int(v) not in ids:
                 ids.append(int(v))
     return DprintLine(
-        line_no,
-        int(m.group(1)),
-        int(x),
-        int(y),
-        RISC_NAMES.get(m.group(6), m.group(6)),
-        text,
-        tuple(ids),
-        ops,
+        line_no=line_no,
+        device=int(m.group(1)),
+        x=int(x),
+        y=int(y),
+        risc=RISC_NAMES.get(m.group(6), m.group(6)),
+        text=text,
+        cb_ids=tuple(ids),
+        ops=ops,
     )
 
 
@@ -90,7 +90,7 @@ def for_cores(
 ) -> tuple[DprintLine, ...]:
     """The last ``cap`` lines printed by these cores (logical coordinates), the lines of ``risc``
     first when it printed any."""
-    where = {(c.device or 0, c.x, c.y) for c in cores if c.coords == "logical"}
+    where = {(c.device or 0, c.x, c.y) for c in cores if c.coords is Coords.LOGICAL}
     mine = [d for d in lines if (d.device or 0, d.x, d.y) in where]
     if cap <= 0 or not mine:
         return ()

@@ -1,8 +1,19 @@
-"""`lnrepro bisect` on look-alike histories, for real: the right culprit, the user's checkout
-untouched, skips, picks, --find-fix, kill -9 and --resume, the lock, and the full build+test oracle.
+"""`lnrepro bisect` for real: subprocesses over generated git histories, kept few.
 
-The loop's own logic (skips hiding the culprit, --find-fix's flip, --confidence, hang places) is
-tested in process with a scripted workspace: tests/bisect/test_loop_inprocess.py.
+The loop's own logic (choices, skips, marks, --find-fix, hang and crash policies, signatures,
+--confidence, merge bases, replaying a saved state, lost jobs) is tested in process with a
+scripted workspace and scripted evidence: tests/bisect/test_loop_inprocess.py. What stays here,
+and why it cannot be scripted:
+
+* real git — the user's checkout, branch, index and stash untouched by the worktrees; --pick
+  cherry-picked onto old commits; git-LFS pointers in a checkout;
+* signals and processes — kill -9 then --resume in a new process; SIGTERM stopping every job's
+  command; the lock that keeps a second `lnrepro bisect` process off the repository;
+* the build+test oracle and containers — tt-metal's build and gtests (compiler), lnrepro's
+  container and Docker contexts (docker).
+
+The command line's answers (exit codes, one-line errors) run in process too, through
+``lnrepro.cli.main``, over a small real repository.
 """
 
 from __future__ import annotations
@@ -18,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from lnrepro.cli import main as cli_main
+from tests.bisect.scripted import git, release_history
 from tests.conftest import need_toolchain, run_gently
 from tests.leftovers import Ran, left
 from tests.lookalike import KERNEL, TEST_FILE, GroundTruth, Spec, device_env, generate
@@ -41,12 +54,6 @@ def bisect(
         timeout=timeout,
         cwd=repo,
     )
-
-
-def git(repo: str | Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout
 
 
 @pytest.fixture
@@ -96,18 +103,18 @@ def test_finds_the_culprit_on_a_merged_branch_and_leaves_the_checkout_alone(
     assert "locked" not in git(repo, "worktree", "list", "--porcelain")
 
 
-def test_unbuildable_commits_are_skipped_and_tests_picked_onto_old_commits(
+def test_tests_are_picked_onto_old_commits_and_unbuildable_ones_skipped(
     history: GroundTruth,
 ) -> None:
-    repo = history.path
+    """Old commits lack the BugRepro tests: --pick cherry-picks them onto every tested commit
+    (git's own cherry-pick, in lnrepro's worktree); the stretch that does not build exits 125.
+    Without the pick nothing can be tested (in process: test_loop_inprocess.py)."""
     check = (
         f"sh -c \"grep -q 'retries=' tt_metal/impl/device.cpp && exit 125; "
         f'grep -q BugRepro_ {TEST_FILE} || exit 125; {HAS_FIX}"'
     )
-    p = bisect(repo, "--good", history.good, "--bad", history.bad, "--command", check, "--json")
-    assert p.returncode == 1 and "endpoint" in p.stderr  # no BugRepro tests: nothing can be tested
     p = bisect(
-        repo,
+        history.path,
         "--good",
         history.good,
         "--bad",
@@ -119,29 +126,15 @@ def test_unbuildable_commits_are_skipped_and_tests_picked_onto_old_commits(
         "--json",
     )
     assert p.returncode == 0, p.stderr
-    assert result(p)["first_bad"] == history.culprit
-
-
-def test_find_fix(history: GroundTruth) -> None:
-    assert history.fix is not None
-    p = bisect(
-        history.path,
-        "--find-fix",
-        "--bad",
-        history.bad,
-        "--good",
-        history.main,
-        "--command",
-        HAS_FIX,
-        "--json",
-    )
-    assert p.returncode == 0, p.stderr
     r = result(p)
-    assert r["first_bad"] == history.fix and r["kind"] == "first fixed commit"
+    assert r["first_bad"] == history.culprit
+    assert all(s["mark"] != "skip" or "125" in s["reason"] for s in r["steps_taken"])
 
 
-@pytest.mark.parametrize("after", [1, 3, 6])
-def test_kill_9_then_resume_repeats_no_step(history: GroundTruth, after: int) -> None:
+def test_kill_9_then_resume_in_a_new_process_repeats_no_step(history: GroundTruth) -> None:
+    """The state a killed process left, resumed by another (the replay itself, after 1, 3 and 6
+    steps: test_loop_inprocess.py)."""
+    after = 3
     slow = f'sh -c "sleep 0.4; {HAS_FIX}"'
     repo = Path(history.path)
     state = repo / ".git" / "lnrepro" / "bisect.json"
@@ -182,37 +175,6 @@ def test_kill_9_then_resume_repeats_no_step(history: GroundTruth, after: int) ->
     assert len(keys) == len(set(keys))
     log = bisect(repo, "--log")
     assert log.returncode == 0 and history.culprit in log.stdout
-
-
-def test_first_parent_names_the_merge_and_paths_limit_the_search(history: GroundTruth) -> None:
-    p = bisect(
-        history.path,
-        "--good",
-        history.good,
-        "--bad",
-        history.bad,
-        "--command",
-        HAS_FIX,
-        "--first-parent",
-        "--json",
-    )
-    assert p.returncode == 0, p.stderr
-    assert result(p)["first_bad"] == history.culprit_merge  # merges as units, as git does
-    p = bisect(
-        history.path,
-        "--good",
-        history.good,
-        "--bad",
-        history.bad,
-        "--command",
-        HAS_FIX,
-        "--json",
-        "--",
-        "tt-train/",
-    )
-    r = result(p)
-    assert p.returncode == 0 and r["first_bad"] == history.culprit
-    assert r["steps"] <= 3  # only the few commits that touch tt-train/ are candidates
 
 
 def test_lfs_pointers_are_pulled_or_said_to_stay(tmp_path: Path) -> None:
@@ -265,91 +227,54 @@ def test_one_bisect_per_repository(history: GroundTruth) -> None:
     assert not lock.exists()
 
 
+def main(capsys: pytest.CaptureFixture[str], repo: Path, *args: str) -> tuple[int, str, str]:
+    """``lnrepro bisect --repo REPO ARGS`` in process: its exit code, stdout and stderr."""
+    code = cli_main(["bisect", "--repo", str(repo), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    return tmp_path / "r", release_history(tmp_path / "r", branch_at=3, fix_on_branch=False)
+
+
 @pytest.mark.parametrize(
     ("args", "code", "needle"),
     [
         (["--good", "nope", "--bad", "HEAD", "--command", "true"], 6, "'nope' is not a commit"),
         (["--bad", "HEAD", "--command", "true"], 2, "needs --good and --bad"),
         (["--resume"], 4, "no bisect to resume"),
+        (["--good", "main", "--bad", "main~9", "--command", "true"], 6, "is an ancestor of"),
     ],
 )
 def test_bisect_errors_are_one_line(
-    history: GroundTruth, args: list[str], code: int, needle: str
+    small: tuple[Path, dict[str, str]],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+    needle: str,
 ) -> None:
-    p = bisect(history.path, *args)
-    assert p.returncode == code and needle in p.stderr and "Traceback" not in p.stderr
-    assert len(p.stderr.strip().splitlines()) == 1
+    got, _, err = main(capsys, small[0], *args)
+    assert got == code and needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    if "ancestor" in needle:
+        assert "--find-fix" in err  # good after bad: perhaps it is the fix that is wanted
 
 
-def test_good_after_bad_is_a_git_error(history: GroundTruth) -> None:
-    p = bisect(history.path, "--good", history.bad, "--bad", history.good, "--command", "true")
-    assert p.returncode == 6 and "is an ancestor of" in p.stderr and "--find-fix" in p.stderr
-
-
-def release_history(repo: Path, branch_at: int, fix_on_branch: bool) -> dict[str, str]:
-    """main c0..c9 with the bug from c5 on; a release branch from c<branch_at> tagged v1."""
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    shas: dict[str, str] = {}
-    for i in range(10):
-        (repo / "bug").write_text("1\n" if i >= 5 else "0\n")
-        (repo / "n").write_text(f"{i}\n")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"c{i}")
-        shas[f"c{i}"] = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "checkout", "-q", "-b", "release", shas[f"c{branch_at}"])
-    for j in range(2):
-        if fix_on_branch and j == 0:
-            (repo / "bug").write_text("0\n")
-        (repo / "r").write_text(f"{j}\n")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"r{j}")
-    git(repo, "tag", "v1")
-    git(repo, "checkout", "-q", "main")
-    return shas
-
-
-def test_a_release_tag_off_the_line_is_a_good_endpoint_through_its_merge_base(
-    tmp_path: Path,
+def test_skips_that_hide_the_culprit_exit_1_with_the_candidates(
+    small: tuple[Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """As git: a --good that is not an ancestor of --bad is accepted; its merge base is tested first."""
-    repo = tmp_path / "r"
-    shas = release_history(repo, branch_at=3, fix_on_branch=False)
-    p = bisect(repo, "--good", "v1", "--bad", "main", "--command", "grep -q 0 bug", "--json")
-    assert p.returncode == 0, p.stderr
-    r = result(p)
-    assert r["first_bad"] == shas["c5"]
-    kinds = [(s["kind"], s["sha"]) for s in r["steps_taken"]]
-    assert ("merge-base", shas["c3"]) in kinds and kinds.index(("merge-base", shas["c3"])) < 3
-
-
-def test_skips_that_hide_the_culprit_exit_1_with_the_candidates(tmp_path: Path) -> None:
     """The loop's answer (in process: test_loop_inprocess.py); here what the command line makes
     of it: no culprit, so exit 1, and the candidates in the JSON."""
-    repo = tmp_path / "r"
-    shas = release_history(repo, branch_at=3, fix_on_branch=False)
+    repo, shas = small
     check = "sh -c 'grep -qx [45] n && exit 125; grep -q 0 bug'"  # c4, c5 do not build
-    p = bisect(repo, "--good", shas["c0"], "--bad", "main", "--command", check, "--json")
-    r = result(p)
-    assert p.returncode == 1 and r["first_bad"] is None
-    assert [c["sha"] for c in r["candidates"]] == [shas["c4"], shas["c5"], shas["c6"]]
-
-
-def test_a_bad_merge_base_says_the_bug_was_fixed_on_the_good_side(tmp_path: Path) -> None:
-    repo = tmp_path / "r"
-    shas = release_history(repo, branch_at=6, fix_on_branch=True)
-    p = bisect(repo, "--good", "v1", "--bad", "main", "--command", "grep -q 0 bug", "--json")
-    last = p.stderr.strip().splitlines()[-1]
-    assert p.returncode == 1 and last.startswith("lnrepro: error: ")
-    assert (
-        f"the merge base {shas['c6'][:12]} is bad: the bug was fixed between {shas['c6'][:12]} and ["
-        in last
+    code, out, err = main(
+        capsys, repo, "--good", shas["c0"], "--bad", "main", "--command", check, "--json"
     )
-    assert shas["c6"][:12] not in last.split(" and [")[1].split("]")[0]  # the goods, not the base
-    assert "--find-fix" in p.stderr
-    assert result(p)["error"].startswith("the merge base")
-    again = bisect(repo, "--resume")  # resuming says the same, not something else
-    assert again.returncode == 1 and "the merge base" in again.stderr
+    doc = json.loads(out)
+    assert code == 1 and doc["result"]["first_bad"] is None, err
+    assert [c["sha"] for c in doc["result"]["candidates"]] == [shas["c4"], shas["c5"], shas["c6"]]
 
 
 @pytest.mark.compiler
@@ -437,49 +362,6 @@ def test_build_and_test_oracle_in_the_container(
         (Path(s["record"]) / "build.log").read_text() for s in r["steps_taken"] if s.get("record")
     ]
     assert logs and not any("Cannot parse tag" in log for log in logs)
-
-
-@pytest.mark.compiler
-def test_unrelated_failures_do_not_mislead_the_search(
-    lookalike: GroundTruth, tmp_path: Path
-) -> None:
-    """Every clean commit's test fails 30% of the time, but as a sick device fails
-    (``device.is_healthy()``), not as the bug does: git's own search, given lnrepro's evidence
-    rules, retries those as noise and still names the culprit."""
-    need_toolchain()
-    env = device_env(tmp_path, Path(lookalike.path))
-    env.pop("TT_METAL_HOME")
-    fp = lookalike.first_parent
-    good = fp[fp.index(lookalike.culprit_merge) - 6]
-    p = bisect(
-        lookalike.path,
-        "--good",
-        good,
-        "--bad",
-        lookalike.culprit_merge,
-        "--pick",
-        lookalike.bugrepro,
-        "--runner",
-        "local",
-        "--filter",
-        "*Deterministic_2048Features",
-        "--env",
-        f"TT_LOOKALIKE_FLAKE=p=0.3,sig=other,seed=3,state={tmp_path / 'flake-state'}",
-        "--record-dir",
-        str(tmp_path / "runs"),
-        "--json",
-        env=env,
-        timeout=900,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
-    r = result(p)
-    assert r["first_bad"] == lookalike.culprit and r["confirmed"] is not False
-    assert r["signature"]["tests"] == [
-        "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"
-    ]
-    noise = [why for s in r["steps_taken"] for o, why in s["outcomes"] if o == "noise"]
-    assert all("device.is_healthy" in why for why in noise)
-    assert noise, "seeded: some clean runs fail the other way"
 
 
 @pytest.mark.docker

@@ -115,23 +115,23 @@ def test_issue_type_is_one_of_the_forms_options(
     from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
 
     rec = RunRecord(
-        RunRequest(
+        request=RunRequest(
             backend=EmulatorSpec(),
             tests=TestSpec(gtest_filter="*", repeat=len(verdicts)),
             record_dir=tmp_path,
         ),
-        tmp_path / "run-1",
+        record_dir=tmp_path / "run-1",
     )
     for i, v in enumerate(verdicts, 1):
         rec.attempts.append(
             Attempt(
-                i,
-                ["p"],
-                0 if v == "PASSED" else 1,
-                v == "TIMEOUT",
-                1.0,
-                "a.log",
-                [TestResult("S.T", TestStatus(v))],
+                index=i,
+                argv=["p"],
+                exit_code=0 if v == "PASSED" else 1,
+                timed_out=v == "TIMEOUT",
+                seconds=1.0,
+                log="a.log",
+                tests=[TestResult(name="S.T", status=TestStatus(v))],
             )
         )
     got = parse(issue_parser, md.run_markdown(rec), tmp_path)

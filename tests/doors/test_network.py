@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from lnrepro.doors import container
-from lnrepro.run.runners import DockerRunner
+from lnrepro.run.runners.base import Place, TimeLimit
+from lnrepro.run.runners.docker import DockerRunner
 
 
 def test_every_mount_set_asks_for_the_hosts_network() -> None:
@@ -40,10 +41,8 @@ def test_the_docker_runners_container_is_in_the_hosts_network_namespace(
     res = DockerRunner(busybox_image).run(
         ["ls", "-l", "/proc/self/ns/net"],
         out.append,
-        cwd=tmp_path,
-        env={},
-        mounts=(tmp_path,),
-        timeout=60,
+        Place(tmp_path, {}, (tmp_path,)),
+        TimeLimit(60),
     )
     assert res.exit_code == 0, b"".join(out)
     assert os.readlink("/proc/self/ns/net") in b"".join(out).decode(), b"".join(out)

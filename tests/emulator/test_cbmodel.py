@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.emulator import cbmodel as M
+from lnrepro.emulator.cbmodel.config import ENV_CONFIG, TEST_FILE, CbConfig, load_config
+from lnrepro.emulator.cbmodel.cores import simulate
+from lnrepro.emulator.cbmodel.dprint import dprint_cores
+from lnrepro.emulator.cbmodel.watcher import watcher_interval, watcher_log_path
 from lnrepro.model.hang import HangPattern, Progress
 from lnrepro.watcher.diagnose import diagnose
 from lnrepro.watcher.dprint import parse_dprint
@@ -123,9 +126,9 @@ def test_the_config_comes_from_the_environment_too_and_toml_works(tmp_path: Path
     toml.write_text(
         'test_name = "GroupNormSharded"\nblocks_per_core = 2\n[kernels]\ncompute = "k/compute/gn.cpp"\n'
     )
-    p = run("--gtest_list_tests", cwd=tmp_path, env={M.ENV_CONFIG: str(toml)})
+    p = run("--gtest_list_tests", cwd=tmp_path, env={ENV_CONFIG: str(toml)})
     assert p.stdout == "CbModelTest.\n  GroupNormSharded\n  GroupNormSharded_SingleCore\n"
-    assert M.load_config(toml).compute_kernel == "k/compute/gn.cpp"
+    assert load_config(toml).compute_kernel == "k/compute/gn.cpp"
 
 
 def test_bad_configs_are_refused(tmp_path: Path) -> None:
@@ -144,7 +147,7 @@ def test_leftover_pages_fail_the_test_without_a_hang(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert p.returncode == 1
-    assert f"{M.TEST_FILE}:58: Failure" in p.stdout and "pages_left_in_cbs" in p.stdout
+    assert f"{TEST_FILE}:58: Failure" in p.stdout and "pages_left_in_cbs" in p.stdout
     assert " 2 FAILED TESTS" in p.stdout
     assert 'failures="2"' in (tmp_path / "r.xml").read_text()
 
@@ -160,7 +163,7 @@ def test_mismatched_pages_hang_and_the_watcher_log_says_consumer_starved(tmp_pat
     assert d.pattern is HangPattern.CONSUMER_STARVED and d.progress is Progress.STUCK
     g = d.groups[0]
     assert g.count == 64 and len(d.groups) == 1
-    assert g.kernel == M.CbConfig().compute_kernel and g.kernel_name == "layernorm_fused_rm.cpp"
+    assert g.kernel == CbConfig().compute_kernel and g.kernel_name == "layernorm_fused_rm.cpp"
     assert (g.risc, g.waypoint) == ("TRISC0", "CWFW")
     assert (
         "on 64 cores compute kernel layernorm_fused_rm.cpp (TRISC0) waits in cb_wait_front"
@@ -248,34 +251,56 @@ def test_a_passing_run_with_the_watcher_logs_idle_cores(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------ pure helpers
 def test_watcher_interval_follows_rtoptions() -> None:
-    assert M.watcher_interval(None) is None
-    assert M.watcher_interval("10") == 10.0
-    assert M.watcher_interval("250ms") == 0.25
-    assert M.watcher_interval("1ms") == 0.1  # floored: a hung run must not fill the disk
-    assert M.watcher_interval("junk") == 0.1
+    assert watcher_interval(None) is None
+    assert watcher_interval("10") == 10.0
+    assert watcher_interval("250ms") == 0.25
+    assert watcher_interval("1ms") == 0.1  # floored: a hung run must not fill the disk
+    assert watcher_interval("junk") == 0.1
 
 
 def test_logs_dir_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert M.watcher_log_path({}) == tmp_path / "generated/watcher/watcher.log"
-    assert M.watcher_log_path({"TT_METAL_LOGS_PATH": "/x/y/../logs/"}) == Path(
+    assert watcher_log_path({}) == tmp_path / "generated/watcher/watcher.log"
+    assert watcher_log_path({"TT_METAL_LOGS_PATH": "/x/y/../logs/"}) == Path(
         "/x/logs/generated/watcher/watcher.log"
     )
 
 
 def test_dprint_cores_forms() -> None:
-    cfg = M.CbConfig()
-    assert M.dprint_cores("1,2", cfg) == {(1, 2)}
-    assert M.dprint_cores("(0,0),(3,4)", cfg) == {(0, 0), (3, 4)}
-    assert M.dprint_cores("(0,0)-(1,1)", cfg) == {(0, 0), (0, 1), (1, 0), (1, 1)}
-    assert len(M.dprint_cores("all", cfg)) == 64 and M.dprint_cores(None, cfg) == set()
+    cfg = CbConfig()
+    assert dprint_cores("1,2", cfg) == {(1, 2)}
+    assert dprint_cores("(0,0),(3,4)", cfg) == {(0, 0), (3, 4)}
+    assert dprint_cores("(0,0)-(1,1)", cfg) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert len(dprint_cores("all", cfg)) == 64 and dprint_cores(None, cfg) == set()
 
 
 def test_the_model_is_deterministic_and_names_who_waits() -> None:
-    cfg = M.CbConfig(reader_pages_per_block=31)
-    a, b = M.simulate(cfg, cfg.cores), M.simulate(cfg, cfg.cores)
+    cfg = CbConfig(reader_pages_per_block=31)
+    a, b = simulate(cfg, cfg.cores), simulate(cfg, cfg.cores)
     assert a.deadlocked and a.steps == b.steps and len(a.hung_cores) == 64
     c = a.cores[0]
     assert (c.reader_done, c.compute_block, c.compute_phase, c.in_avail) == (True, 3, "wait", 28)
-    ok = M.simulate(M.CbConfig(), M.CbConfig().cores)
+    ok = simulate(CbConfig(), CbConfig().cores)
     assert not ok.deadlocked and all(c.written == 128 for c in ok.cores)
+
+
+def test_the_model_is_a_package_of_the_standard_library_only() -> None:
+    """The look-alike ships the package whole as ttnn's ``_cbsim`` (tests/lookalike/generator.py):
+    every module imports only the standard library and its siblings (relatively), so it runs
+    there with no lnrepro installed."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "lnrepro" / "emulator" / "cbmodel"
+    wrong = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            top = {n.split(".")[0] for n in names}
+            wrong += [f"{path.name}: {t}" for t in top - set(sys.stdlib_module_names) - {"tomli"}]
+    assert len(list(root.glob("*.py"))) > 1
+    assert not wrong, wrong

@@ -50,8 +50,8 @@ PY_TESTS = "tests/ttnn/unit_tests/operations"
 PCC_TEST = f"{PY_TESTS}/test_layer_norm.py::test_layer_norm[64-1024]"
 HANG_TEST = f"{PY_TESTS}/test_layernorm_fused_rm.py::test_layernorm_fused_rm[8x8]"
 HANG_KERNEL = "ttnn/cpp/ttnn/operations/normalization/layernorm_fused_rm/device/kernels/compute/layernorm_fused_rm.cpp"
-# the ops' device model, our own (lnrepro.emulator.cbmodel), shipped in the tree as ttnn's
-CBSIM = HERE.parent.parent / "lnrepro" / "emulator" / "cbmodel.py"
+# the ops' device model, our own (the package lnrepro.emulator.cbmodel), shipped as ttnn's
+CBSIM = HERE.parent.parent / "lnrepro" / "emulator" / "cbmodel"
 
 # Eras of tt-metal's history the look-alike goes through, in their real order (flag, default
 # position on main, flags it ends, subject). docs/compatibility.md names the source of each.
@@ -608,7 +608,10 @@ def generate(dest: Path, spec: Spec = Spec()) -> GroundTruth:
         LLK_PATH: ("160000", llk_shas[0]),
         "README.md": ("100644", h.docs("imported")),
         ".github/workflows/build.yaml": ("100644", "name: build\non: [push]\n"),
-        "ttnn/ttnn/_cbsim.py": ("100644", CBSIM.read_text(encoding="utf-8")),
+        **{
+            f"ttnn/ttnn/_cbsim/{p.name}": ("100644", p.read_text(encoding="utf-8"))
+            for p in sorted(CBSIM.glob("*.py"))
+        },
     }
     for k in range(spec.test_tus):
         static[f"tests/tt_metal/gen/test_unit_{k:03d}.cpp"] = (

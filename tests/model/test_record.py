@@ -12,10 +12,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnrepro.errors import InputError
-from lnrepro.model import jsonio
+from lnrepro.model import codec, jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
-from lnrepro.model.record import PROCESS_EXIT, Attempt, BuildResult, RunRecord, Verdict
+from lnrepro.model.hang import Diagnosis
+from lnrepro.model.record import (
+    PROCESS_EXIT,
+    Attempt,
+    BuildResult,
+    Inputs,
+    RunRecord,
+    Seen,
+    TestAggregate,
+    Verdict,
+)
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
+from lnrepro.model.run_doc import AttemptDoc
+
+from .strategies import for_type
 
 
 def attempt(
@@ -23,15 +36,28 @@ def attempt(
 ) -> Attempt:
     results = []
     for name, status in tests:
-        t = TestResult(name, status, duration_ms=5.0)
+        t = TestResult(name=name, status=status, duration_ms=5.0)
         if status is TestStatus.FAILED:
-            t.failures.append(Failure("t.cpp", 9, "dx FAILED: max_diff=inf, mean_diff=nan"))
+            t.failures.append(
+                Failure(file="t.cpp", line=9, message="dx FAILED: max_diff=inf, mean_diff=nan")
+            )
             t.add_metric("dx", "max_diff", float("inf"))
             t.add_metric("dx", "mean_diff", float("nan"))
         if status is TestStatus.CRASHED:
-            t.crash = CrashInfo(139, "SIGSEGV", "segmentation fault (exit 139)")
+            t.crash = CrashInfo(
+                exit_code=139, signal="SIGSEGV", reason="segmentation fault (exit 139)"
+            )
         results.append(t)
-    return Attempt(i, ["prog"], exit_code, False, 1.0, f"attempt-{i}.log", results, env_error=env)
+    return Attempt(
+        index=i,
+        argv=["prog"],
+        exit_code=exit_code,
+        timed_out=False,
+        seconds=1.0,
+        log=f"attempt-{i}.log",
+        tests=results,
+        env_error=env,
+    )
 
 
 def record(*attempts: Attempt, build: BuildResult | None = None) -> RunRecord:
@@ -40,7 +66,7 @@ def record(*attempts: Attempt, build: BuildResult | None = None) -> RunRecord:
         tests=TestSpec(gtest_filter="S.*", repeat=len(attempts) or 1),
         record_dir=Path("/r"),
     )
-    return RunRecord(req, Path("/r/run-1"), list(attempts), build=build)
+    return RunRecord(request=req, record_dir=Path("/r/run-1"), attempts=list(attempts), build=build)
 
 
 P, F, C = TestStatus.PASSED, TestStatus.FAILED, TestStatus.CRASHED
@@ -75,7 +101,9 @@ def test_a_driver_warning_does_not_hide_tests_that_ran_and_failed() -> None:
 
 
 def test_outcomes_that_say_nothing_about_the_kernel_explain_themselves() -> None:
-    rec = record(build=BuildResult(False, "in-tree", tail=("x.cpp:1: error: boom",), reason=None))
+    rec = record(
+        build=BuildResult(ok=False, profile="in-tree", tail=("x.cpp:1: error: boom",), reason=None)
+    )
     assert rec.verdict is Verdict.BUILD_FAILED and "x.cpp:1: error: boom" in (rec.why or "")
     empty = record()
     assert empty.verdict is Verdict.NOT_RUN and "S.*" in (empty.why or "")
@@ -127,3 +155,71 @@ def test_a_real_record_damaged_anywhere_is_named_never_a_crash(
         RunRecord.from_json(jsonio.Reader(doc, "/r/run-1/record.json"), Path("/r/run-1")).to_json()
     except InputError as exc:
         assert "/r/run-1/record.json" in exc.one_line() and "fix:" in exc.one_line()
+
+
+# ---------------------------------------------------------------------------------- defined once
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    attempts=st.lists(for_type(AttemptDoc), max_size=3),
+    build=for_type(BuildResult | None),
+)
+def test_a_record_written_and_read_back_writes_the_same_document(
+    attempts: list[AttemptDoc], build: BuildResult | None
+) -> None:
+    """What a run derives (the process's own entry, environment_failed, the tallies, verdict,
+    why) is derived again on reading: a record read back writes exactly what it read."""
+    rec = RunRecord(
+        request=RunRequest(),
+        record_dir=Path("/r/run-1"),
+        attempts=[Attempt.from_doc(a) for a in attempts],
+        build=build,
+    )
+    text = jsonio.dumps(rec.to_json())
+    back = RunRecord.from_json(jsonio.Reader(json.loads(text), "r.json"), rec.record_dir)
+    assert codec.same(back.document(), rec.document())
+    assert jsonio.dumps(back.to_json()) == text
+
+
+def test_tallies_are_typed_and_never_negative() -> None:
+    rec = record(attempt(1, ("S.a", C), exit_code=134, env="No chips detected"))
+    [t] = rec.tests
+    assert t.statuses == {Seen.ENV_ERROR: 1} and t.verdict is Verdict.ENV_ERROR
+    with pytest.raises(ValueError, match="negative"):
+        TestAggregate(name="S.a", statuses={Seen.PASSED: -1})
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    doc["tests"][0]["statuses"] = {"MAYBE": 1}
+    with pytest.raises(
+        InputError, match=r"r\.json: tests\[0\]\.statuses has the key 'MAYBE', which is not an"
+    ):
+        RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+
+
+def test_a_builds_inputs_stay_one_flat_object_of_named_hashes() -> None:
+    inputs = Inputs(key="k1", outputs_sha256="o", sources_sha256="s", output_files="3")
+    rec = record(build=BuildResult(ok=True, inputs=inputs))
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    assert doc["build"]["inputs"] == {
+        "key": "k1",
+        "outputs_sha256": "o",
+        "sources_sha256": "s",
+        "output_files": "3",
+        "uncommitted_files": "",
+    }
+    back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+    assert back.build is not None and back.build.inputs == inputs
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hang=for_type(Diagnosis))
+def test_a_hang_of_the_first_version_in_a_run_record_reads_as_the_second(hang: Diagnosis) -> None:
+    rec = record(attempt(1, ("S.a", P)))
+    rec.attempts[0].hang = hang
+    doc = json.loads(jsonio.dumps(rec.to_json()))
+    doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/1"
+    back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
+    assert codec.same(back.attempts[0].hang, hang)
+    doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/9"
+    with pytest.raises(
+        InputError, match=r"r\.json: attempts\[0\]\.hang\.schema is 'lnrepro.hang/9'"
+    ):
+        RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)

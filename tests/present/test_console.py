@@ -42,7 +42,7 @@ def table_rows(md: str, marker: str) -> list[int]:
 
 def a_run(name: str, message: str) -> GtestRun:
     t = TestResult(name=f"S.{name}", status=TestStatus.FAILED)
-    t.failures.append(Failure("f.cpp", 3, message))
+    t.failures.append(Failure(file="f.cpp", line=3, message=message))
     t.add_metric(name, "max_diff", 1000.0)
     it = Iteration(index=1, started=True, finished=True)
     it.tests.append(t)
@@ -70,10 +70,22 @@ def test_run_renderers(name: str, message: str, path: str) -> None:
         record_dir=Path("/tmp"),
     )
     rec = RunRecord(
-        req, Path("/tmp/runs/run-1"), backend={"backend": "local", "binary": str(binary)}
+        request=req,
+        record_dir=Path("/tmp/runs/run-1"),
+        backend={"backend": "local", "binary": str(binary)},
     )
     run = a_run(name, message)
-    rec.attempts.append(Attempt(1, [path], 1, False, 0.1, "attempt-1.log", run.tests))
+    rec.attempts.append(
+        Attempt(
+            index=1,
+            argv=[path],
+            exit_code=1,
+            timed_out=False,
+            seconds=0.1,
+            log="attempt-1.log",
+            tests=run.tests,
+        )
+    )
     c, buf = console()
     render_run(rec, c)
     out = buf.getvalue()

@@ -53,11 +53,17 @@ def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str =
         tests=TestSpec(gtest_filter=f"{SUITE}.BugRepro_*:{SUITE}.NIGHTLY_*", repeat=1),
         record_dir=Path(record_dir),
     )
-    rec = RunRecord(req, Path(record_dir) / "run-20261127-122708", backend=codec.encode(spec))
+    rec = RunRecord(
+        request=req,
+        record_dir=Path(record_dir) / "run-20261127-122708",
+        backend=codec.encode(spec),
+    )
     tests = []
     for name in NAMES:
         ok = "NIGHTLY" in name
-        t = TestResult(name, TestStatus.PASSED if ok else TestStatus.FAILED, duration_ms=515.0)
+        t = TestResult(
+            name=name, status=TestStatus.PASSED if ok else TestStatus.FAILED, duration_ms=515.0
+        )
         if "TightTolerance" in name:
             for tensor in ("dx", "dgamma", "dbeta"):
                 t.add_metric(tensor, "rtol", 0.01)
@@ -65,9 +71,21 @@ def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str =
         elif not ok:
             t.add_metric("dx", "max_diff", 1000.0)
             t.add_metric("dx", "mean_diff", 1004.21)
-            t.failures.append(Failure("layernorm_bw_fused_op_test.cpp", 330, "dx mismatch"))
+            t.failures.append(
+                Failure(file="layernorm_bw_fused_op_test.cpp", line=330, message="dx mismatch")
+            )
         tests.append(t)
-    rec.attempts.append(Attempt(1, ["p"], 1, False, 9.2, "attempt-1.log", tests))
+    rec.attempts.append(
+        Attempt(
+            index=1,
+            argv=["p"],
+            exit_code=1,
+            timed_out=False,
+            seconds=9.2,
+            log="attempt-1.log",
+            tests=tests,
+        )
+    )
     return rec
 
 
@@ -210,10 +228,12 @@ def test_parse_of_a_huge_log_prints_the_failures_and_the_counts() -> None:
     it = Iteration(index=1, started=True, finished=True)
     for i in range(5000):
         it.tests.append(
-            TestResult(f"{SUITE}.Case_{i:06d}_NIGHTLY_LargeFeatures", TestStatus.PASSED)
+            TestResult(name=f"{SUITE}.Case_{i:06d}_NIGHTLY_LargeFeatures", status=TestStatus.PASSED)
         )
-    bad = TestResult(f"{SUITE}.Case_000007_BugRepro", TestStatus.FAILED, duration_ms=5.0)
-    bad.failures.append(Failure("f.cpp", 3, "dx mismatch"))
+    bad = TestResult(
+        name=f"{SUITE}.Case_000007_BugRepro", status=TestStatus.FAILED, duration_ms=5.0
+    )
+    bad.failures.append(Failure(file="f.cpp", line=3, message="dx mismatch"))
     it.tests.insert(7, bad)
     run = GtestRun(iterations=[it], saw_gtest_output=True)
     for c, buf in (terminal(80), piped()):
@@ -232,7 +252,8 @@ def test_parse_all_of_a_huge_log_is_one_line_per_test_on_a_terminal() -> None:
     200,000 rows was 78 s and 1.1 GB): one line per test, its name whole."""
     it = Iteration(index=1, started=True, finished=True)
     it.tests += [
-        TestResult(f"{SUITE}.Case_{i:06d}", TestStatus.PASSED, duration_ms=1.0) for i in range(1500)
+        TestResult(name=f"{SUITE}.Case_{i:06d}", status=TestStatus.PASSED, duration_ms=1.0)
+        for i in range(1500)
     ]
     run = GtestRun(iterations=[it], saw_gtest_output=True)
     c, buf = terminal(60)

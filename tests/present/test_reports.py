@@ -186,7 +186,7 @@ def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
         tests=TestSpec(gtest_filter="*", repeat=max(1, len(attempts))),
         record_dir=Path("/r"),
     )
-    rec = RunRecord(req, Path("/r/run-x"), backend={"backend": "emulator"})
+    rec = RunRecord(request=req, record_dir=Path("/r/run-x"), backend={"backend": "emulator"})
     for i, tests in enumerate(attempts, 1):
         code = (
             134
@@ -194,7 +194,16 @@ def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
             else int(any(t.status is TestStatus.FAILED for t in tests))
         )
         rec.attempts.append(
-            Attempt(i, ["p"], code, False, 7.0, f"attempt-{i}.log", tests, env_error=env)
+            Attempt(
+                index=i,
+                argv=["p"],
+                exit_code=code,
+                timed_out=False,
+                seconds=7.0,
+                log=f"attempt-{i}.log",
+                tests=tests,
+                env_error=env,
+            )
         )
     return rec
 
@@ -202,11 +211,11 @@ def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
 def _t(
     name: str, status: TestStatus, message: str | None = None, reason: str | None = None
 ) -> TestResult:
-    t = TestResult(name, status)
+    t = TestResult(name=name, status=status)
     if message is not None:
-        t.failures.append(GFailure(None, None, message))
+        t.failures.append(GFailure(message=message))
     if reason is not None:
-        t.crash = CrashInfo(134, "SIGABRT", reason)
+        t.crash = CrashInfo(exit_code=134, signal="SIGABRT", reason=reason)
     return t
 
 
@@ -264,7 +273,7 @@ def test_outcomes_without_tests_are_a_testcase_that_says_what_happened() -> None
     from lnrepro.present.junit import run_junit
 
     rec = _record()
-    rec.build = BuildResult(False, "in-tree", tail=("x.cpp:3: error: nope",))
+    rec.build = BuildResult(ok=False, profile="in-tree", tail=("x.cpp:3: error: nope",))
     xml = Xunit2.fromstring(run_junit(rec))
     (case,) = [c for s in xml for c in s]
     assert case.name == "BUILD_FAILED" and isinstance(case.result[0], Error)

@@ -25,7 +25,7 @@ from lnrepro.present.console import (
     render_run,
 )
 from lnrepro.present.markdown import run_markdown
-from lnrepro.studies.explain import ModelFit, TestFit
+from lnrepro.studies.explain import ExplainMeta, ModelFit, Residual, TestFit
 from tests.present.test_layout import NAMES, SUITE, a_record, piped, terminal, whole
 
 WIDTHS = [60, 80, 200, None]  # None: piped
@@ -122,7 +122,11 @@ def attempt(index: int, flaky_fails: bool) -> list[TestResult]:
     out = []
     for name in NAMES:
         bad = "Deterministic" in name or ("TightTolerance" in name and flaky_fails)
-        t = TestResult(name, TestStatus.FAILED if bad else TestStatus.PASSED, duration_ms=5.0)
+        t = TestResult(
+            name=name,
+            status=TestStatus.FAILED if bad else TestStatus.PASSED,
+            duration_ms=5.0,
+        )
         if bad:
             t.add_metric("dx", "max_diff", 1000.0)
         out.append(t)
@@ -140,7 +144,17 @@ def test_run_n_prints_a_line_per_attempt_and_only_the_changes() -> None:
             for t in tests:
                 ev.test_started(t.name)
                 ev.test_finished(t)
-            ev.attempt_finished(Attempt(i, ["x"], 1, False, 1.5, f"attempt-{i}.log", tests))
+            ev.attempt_finished(
+                Attempt(
+                    index=i,
+                    argv=["x"],
+                    exit_code=1,
+                    timed_out=False,
+                    seconds=1.5,
+                    log=f"attempt-{i}.log",
+                    tests=tests,
+                )
+            )
     lines = buf.getvalue().splitlines()
     assert all(re.match(r"attempt \d+/20: ", ln) for ln in lines), lines
     counts = [ln for ln in lines if re.match(r"attempt \d+/20: \d+ failed", ln)]
@@ -231,8 +245,8 @@ def test_at_60_columns_every_status_is_on_its_names_line() -> None:
     """Review 18: names of 56 characters or less went to the line under ``FAIL``."""
     it = Iteration(index=1, started=True, finished=True)
     for name in NAMES:
-        t = TestResult(name, TestStatus.FAILED, duration_ms=5.0)
-        t.failures.append(Failure("f.cpp", 3, "dx mismatch"))
+        t = TestResult(name=name, status=TestStatus.FAILED, duration_ms=5.0)
+        t.failures.append(Failure(file="f.cpp", line=3, message="dx mismatch"))
         it.tests.append(t)
     for width in (60, 80):
         c, buf = terminal(width)
@@ -247,16 +261,19 @@ def test_at_60_columns_every_status_is_on_its_names_line() -> None:
 
 # ------------------------------------------------------------------ 19: explain
 def fits() -> list[ModelFit]:
-    tests = [
+    tests = (
         TestFit(
-            NAMES[0],
-            "FAIL",
-            "FAIL",
-            {"dx.max_diff": (1000.0, 1000.0, 3e-6), "dx.mean_diff": (1004.21, 1004.2, 3e-6)},
+            test=NAMES[0],
+            observed="FAIL",
+            model="FAIL",
+            residuals={
+                "dx.max_diff": Residual(observed=1000.0, model=1000.0, relative=3e-6),
+                "dx.mean_diff": Residual(observed=1004.21, model=1004.2, relative=3e-6),
+            },
         ),
-        TestFit(NAMES[2], "PASS", "PASS", {}),
-    ]
-    return [ModelFit("double-subtract", "2025-12", "wormhole_b0", tests)]
+        TestFit(test=NAMES[2], observed="PASS", model="PASS", residuals={}),
+    )
+    return [ModelFit(defects="double-subtract", era="2025-12", arch="wormhole_b0", tests=tests)]
 
 
 @pytest.mark.parametrize("width", [200, None])
@@ -265,9 +282,8 @@ def test_explain_rows_each_name_their_test_and_cost_has_the_sentences_precision(
 ) -> None:
     """Review 19: a test's second metric row started with empty fields; cost ``0.0000``."""
     c, buf = console(width)
-    render_explain(
-        "run-1", fits(), {"tests": NAMES[:1] + NAMES[2:3], "models": 1, "seconds": 1.0}, c
-    )
+    meta = ExplainMeta(tests=(*NAMES[:1], *NAMES[2:3]), models=1, seconds=1.0)
+    render_explain("run-1", fits(), meta, c)
     out = buf.getvalue()
     assert "0.000006" in out and "0.0000 " not in out and "0.0000\t" not in out
     metric_rows = [ln for ln in out.splitlines() if "dx." in ln]

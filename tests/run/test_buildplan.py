@@ -145,11 +145,15 @@ def test_in_tree_plan_configures_once_then_builds_only_the_target() -> None:
     assert fresh.reconfigure and fresh.binary == "build_Debug/tt-train/tests/ttml_tests"
     assert not any("--build-tests" in a for c in fresh.commands for a in c)
     assert fresh.stamps == ((0, "build_Debug"),)  # stamped once the configure succeeded
-    warm = plan_in_tree(f, CacheFacts(CLANG20, None, True, True, "local"))
+    warm = plan_in_tree(
+        f, CacheFacts(toolchain=CLANG20, build_tt_train=True, configured=True, where="local")
+    )
     assert [" ".join(c) for c in warm.commands] == ["cmake --build build_Debug --target ttml_tests"]
     assert not warm.reconfigure and warm.notes == () and warm.stamps == ()
     # the commit's toolchain changed (clang-17 -> clang-20): the cache goes (objects stay)
-    switched = plan_in_tree(f, CacheFacts(CLANG17, None, True, True, "local"))
+    switched = plan_in_tree(
+        f, CacheFacts(toolchain=CLANG17, build_tt_train=True, configured=True, where="local")
+    )
     assert switched.commands[0] == (
         "cmake",
         "-E",
@@ -162,13 +166,19 @@ def test_in_tree_plan_configures_once_then_builds_only_the_target() -> None:
     assert "clang-17" in switched.notes[0] and "clang-20" in switched.notes[0]
     # configured on this host, built now in a container (or by hand): its compiler paths are
     # the host's, so the cache goes
-    moved = plan_in_tree(f, CacheFacts(CLANG20, None, True, True, "local"), "docker:img@default")
+    moved = plan_in_tree(
+        f,
+        CacheFacts(toolchain=CLANG20, build_tt_train=True, configured=True, where="local"),
+        "docker:img@default",
+    )
     assert moved.reconfigure and moved.commands[0][:3] == ("cmake", "-E", "rm")
     assert "on local" in moved.notes[0] and "docker:img@default" in moved.notes[0]
-    by_hand = plan_in_tree(f, CacheFacts(CLANG20, None, True, True, None))
+    by_hand = plan_in_tree(f, CacheFacts(toolchain=CLANG20, build_tt_train=True, configured=True))
     assert by_hand.reconfigure and "outside lnrepro" in by_hand.notes[0]
     # configured without tt-train: configured again, nothing removed
-    no_train = plan_in_tree(f, CacheFacts(CLANG20, None, False, True, "local"))
+    no_train = plan_in_tree(
+        f, CacheFacts(toolchain=CLANG20, build_tt_train=False, configured=True, where="local")
+    )
     assert no_train.commands[0][0] == "./build_metal.sh" and no_train.reconfigure
 
 
@@ -194,8 +204,8 @@ def test_standalone_plan_builds_this_commits_tt_metal_and_passes_the_toolchain()
     # configured tt-train build with the right toolchain: no configure, tt-metal still brought up to date
     warm = plan_standalone(
         f,
-        CacheFacts(CLANG20, None, False, True, "local"),
-        CacheFacts(f"/co/{CLANG20}", None, None, True, "local"),
+        CacheFacts(toolchain=CLANG20, build_tt_train=False, configured=True, where="local"),
+        CacheFacts(toolchain=f"/co/{CLANG20}", build_tt_train=None, configured=True, where="local"),
         Path("/co"),
     )
     assert [c[0] for c in warm.commands] == ["./build_metal.sh", "cmake"] and warm.commands[1][

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.run import runners
-from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
+from lnrepro.run.runners import remote
+from lnrepro.run.runners.base import Place, TimeLimit
+from lnrepro.run.runners.docker import DockerRunner
+from lnrepro.run.runners.remote import RemoteDockerRunner
 from tests import rootfs
 from tests.conftest import need
 from tests.engines import Engine, running
@@ -66,12 +68,7 @@ def run(r: RemoteDockerRunner, repo: Path, record: Path, *argv: str) -> str:
     record.mkdir(parents=True, exist_ok=True)
     out: list[bytes] = []
     res = r.run(
-        list(argv),
-        out.append,
-        cwd=repo,
-        env={"REC": str(record)},
-        mounts=(repo, record),
-        timeout=120,
+        list(argv), out.append, Place(repo, {"REC": str(record)}, (repo, record)), TimeLimit(120)
     )
     text = b"".join(out).decode()
     assert res.exit_code == 0, text
@@ -108,7 +105,7 @@ def test_only_what_changed_is_shipped_and_the_record_comes_back(
     assert (tmp_path / "rec2" / "ls.txt").read_text() == ""
 
     # another process (nothing known here) finds the engine's tree as it left it: nothing to send
-    runners._shipped.clear()
+    remote._shipped.clear()
     third = run(r, repo, tmp_path / "rec3", "cat", "a.txt")
     assert "shipping" not in third and third.rstrip().endswith("two")
     # the engine sees none of this machine's files: a bind mount of the checkout is empty there

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from lnrepro.run import triage
+from lnrepro.run.backends import Call
 from tests.lookalike import HANG_TEST, GroundTruth
 from tests.run.test_pytest_and_hangs import lnrepro
 from tests.triage.corpus import CALLSTACK_HEADER, CB_HEADER
@@ -513,7 +514,7 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
     )
     out: list[bytes] = []
     res = TtMetalBackend(spec, PROFILES["in-tree"], env=tuple(spec.env.items())).execute(
-        hung, rec, 1, out.append, 1.5
+        Call(argv=hung, record_dir=rec, attempt=1, on_output=out.append, timeout=1.5)
     )
     assert res.timed_out and res.exit_code == 124
     text = (rec / "attempt-1.triage.txt").read_text()
@@ -530,7 +531,9 @@ def test_the_backend_runs_triage_against_the_hung_test_before_the_kill(tmp_path:
     # --no-triage: nothing runs, nothing is written
     (rec / "attempt-1.triage.txt").unlink()
     off = TtMetalSpec(checkout=tree, runner="local", python=sys.executable, triage=False)
-    res = TtMetalBackend(off, PROFILES["in-tree"]).execute(hung, rec, 1, out.append, 1.0)
+    res = TtMetalBackend(off, PROFILES["in-tree"]).execute(
+        Call(argv=hung, record_dir=rec, attempt=1, on_output=out.append, timeout=1.0)
+    )
     assert res.timed_out and not (rec / "attempt-1.triage.txt").exists()
     # --dispatch-timeout: tt-metal's variables, the command the same
     env = TtMetalBackend(replace_spec(spec, 2.5), PROFILES["in-tree"]).test_env(rec)
@@ -615,7 +618,9 @@ def test_a_triage_that_hangs_too_is_stopped_at_its_own_limit(tmp_path: Path) -> 
     backend = TtMetalBackend(spec, PROFILES["in-tree"], triage_timeout_s=0.5)
     out: list[bytes] = []
     hung = [sys.executable, "-c", "import time; time.sleep(60)"]
-    res = backend.execute(hung, rec, 1, out.append, 0.5)
+    res = backend.execute(
+        Call(argv=hung, record_dir=rec, attempt=1, on_output=out.append, timeout=0.5)
+    )
     assert res.timed_out and res.seconds < 20
     assert (rec / "attempt-1.triage.txt").read_text() == "reading the device\n"
     assert "tt-triage ran past its 0.5 s limit" in b"".join(out).decode()

@@ -20,6 +20,10 @@ def test_the_margin_line_is_read() -> None:
     assert read_margin("dx FAILED: max_diff=1000\nlnrepro-probe: margin=100000\n") == 100000.0
     assert read_margin("lnrepro-probe: margin=inf") == float("inf")
     assert read_margin("no probe here") is None
+    # one reader for the gtest probe and the pytest probe: a NaN is infinitely far out (a NaN
+    # margin once passed, being no larger than 1), a cut-off line is no margin at all
+    assert read_margin("lnrepro-probe: margin=nan pcc=0.1") == float("inf")
+    assert read_margin("lnrepro-probe: margin=0.5x") is None
 
 
 def _shrink(tree: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from lnrepro.model.jsonio import Reader
+
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 SUITE = "LayerNormBackwardOpTest"
 SEED_LINES = [
@@ -139,10 +141,11 @@ def test_explain_says_what_it_cannot_use(tmp_path: Path) -> None:
 
 
 def fit(defects: str, era: str, arch: str, cost: float) -> Any:
-    from lnrepro.studies.explain import ModelFit, TestFit
+    from lnrepro.studies.explain import ModelFit, Residual, TestFit
 
-    residual = {"dx.max_diff": (1000.0, 1000.0 * (1 + cost), cost)}
-    return ModelFit(defects, era, arch, [TestFit("S.T", "FAIL", "FAIL", residual)])
+    residual = {"dx.max_diff": Residual(observed=1000.0, model=1000.0 * (1 + cost), relative=cost)}
+    test = TestFit(test="S.T", observed="FAIL", model="FAIL", residuals=residual)
+    return ModelFit(defects=defects, era=era, arch=arch, tests=(test,))
 
 
 def test_a_tie_says_what_the_tests_cannot_tell_apart() -> None:
@@ -174,3 +177,21 @@ def test_explain_of_a_shipped_kernel_run_says_the_best_models_tie(tmp_path: Path
     last = p.stdout.strip().splitlines()[-1]  # piped: one line
     assert last.startswith(f"{len(best)} models tie for best") and "cannot tell apart" in last
     assert len(best) > 1 and {m["arch"] for m in best} == {"wormhole_b0", "blackhole"}
+    # --json says what the console says: the tie note, and how many tie on each of them
+    assert doc["tie"] == last and all(m["tied"] == len(best) for m in best)
+    assert doc["models"][len(best)]["tied"] == 1 and doc["undiagnosed"] is None
+
+
+def test_explain_json_of_an_undiagnosed_hang_says_so_as_the_console_does() -> None:
+    """A run whose hang kept nothing to place it: the console says so and exits 0; --json used
+    to refuse (its document had no place for the text), now it carries it."""
+    from lnrepro.model import codec
+    from lnrepro.studies.explained import ExplainDoc, Explanation
+
+    why = "attempt 1 hung in S.T — no watcher log — for a diagnosis: run with --watcher 1"
+    found = Explanation(source="run-1", observed=[], hangs=[], left_out=[], undiagnosed=why)
+    doc = json.loads(json.dumps(found.to_json()))
+    assert doc["undiagnosed"] == why and doc["models"] == []
+    assert doc["schema"] == "lnrepro.explain/2" and doc["tie"] is None and doc["scope"] is None
+    back = codec.decode(Reader(doc, "t"), ExplainDoc)
+    assert back == found.document()

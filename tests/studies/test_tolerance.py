@@ -72,12 +72,12 @@ def test_seed_004_reference_variants_differ_as_the_seed_reports() -> None:
         "one-pass E[x²]-E[x]²",
     }
     # storing the statistics in bf16 (as the device's buffers do) moves far more than the algorithm
-    assert bf16["rstd_rel"] > 100 * max(v["rstd_rel"] for v in spread.values())
-    assert bf16["bf16_flips"] > 100 * max(v["bf16_flips"] for v in spread.values())
+    assert bf16.rstd_rel > 100 * max(v.rstd_rel for v in spread.values())
+    assert bf16.bf16_flips > 100 * max(v.bf16_flips for v in spread.values())
     for name, v in spread.items():
-        assert 1e-9 < v["mean"] < 1e-5, (name, v)
-        assert 0 < v["rstd_rel"] < 1e-4 and v["xhat"] < 1e-4
-        assert 1e-7 < v["bf16_flips"] < 1e-3, (name, v)  # a few elements in a million to a thousand
+        assert 1e-9 < v.mean < 1e-5, (name, v)
+        assert 0 < v.rstd_rel < 1e-4 and v.xhat < 1e-4
+        assert 1e-7 < v.bf16_flips < 1e-3, (name, v)  # a few elements in a million to a thousand
 
 
 def test_the_seeds_tests_own_tolerances_judged(tmp_path: Path) -> None:
@@ -172,3 +172,44 @@ def test_shape_study_writes_an_svg_and_json(tmp_path: Path) -> None:
         [*LNREPRO, "tolerance", "--shape", "1,2,3"], capture_output=True, text=True, cwd=tmp_path
     )
     assert bad.returncode == 2 and "B,S,H,F" in bad.stderr
+
+
+def test_both_tolerance_documents_read_back_as_their_own_type_and_a_wrong_one_names_its_place() -> (
+    None
+):
+    """tolerance --json writes one of two documents under one schema (issue 39: derived from
+    tl.ToleranceDoc = TestsDoc | ShapeDoc): each reads back as its own type, told apart by its
+    fields, and a wrong value is refused at its place in the document it is closest to."""
+    from lnrepro.errors import MalformedRecord
+    from lnrepro.model import codec
+    from lnrepro.model.jsonio import Reader
+
+    verdict = tl.TestVerdict(
+        test="S.T",
+        tolerance={"dx": (0.01, 0.5)},
+        correct_pass=1.0,
+        shipped_fail=0.25,
+        band_atol_rtol0={"dx": math.inf},
+        band_power=0.5,
+        draws=4,
+    )
+    tests = tl.TestsDoc(trials=4, alpha=1e-6, tests=(verdict,))
+    band = tl.Band(tensor="dx", rtol=0.0, atol=0.01, power={"shipped": 1.0}, kind="test")
+    q = tl.Quantiles(p50=0.1, p90=0.2, p99=0.3, max=0.4)
+    shape = tl.ShapeDoc(
+        shape="1,32,1,64",
+        trials=3,
+        alpha=1e-6,
+        quantiles={"correct": {"test": {"dx": q}}},
+        bands=(band,),
+        best_kind={"shipped": tl.BestKind(kind="constant", ratio=12.5)},
+        reference_variants=None,
+    )
+    for doc in (tests, shape):
+        text = json.dumps(codec.encode(doc))
+        back = codec.decode(Reader(json.loads(text), "t.json"), tl.ToleranceDoc)
+        assert type(back) is type(doc) and codec.same(back, doc)
+    bad = json.loads(json.dumps(codec.encode(tests)))
+    bad["tests"][0]["band_power"] = 2.0
+    with pytest.raises(MalformedRecord, match=r"t\.json: tests\[0\]\.band_power"):
+        codec.decode(Reader(bad, "t.json"), tl.ToleranceDoc)

@@ -278,3 +278,19 @@ def test_a_user_kernel_named_like_dispatch_is_not_a_dispatch_core() -> None:
     )
     d = diagnose(parse(text))
     assert d.cores_dispatch == 0 and d.pattern is HangPattern.CONSUMER_STARVED
+
+
+def test_a_wrong_field_names_its_place_and_computed_fields_are_not_read_back() -> None:
+    """The hang document is derived from its types (issue 39): a wrong value is refused at its
+    place, and what follows from the rest (hung, key, count, meaning) is recomputed on read."""
+    from lnrepro.errors import MalformedRecord
+
+    d = diag([S.STARVED] * 2)
+    doc = json.loads(json.dumps(d.to_json()))
+    doc["groups"][0]["cores"][1]["x"] = "one"
+    with pytest.raises(MalformedRecord, match=r"t: groups\[0\]\.cores\[1\]\.x should be int"):
+        Diagnosis.from_json(Reader(doc, "t"))
+    doc = json.loads(json.dumps(d.to_json())) | {"hung": False, "key": "lies"}
+    doc["groups"][0] |= {"count": 99, "meaning": "lies"}
+    back = Diagnosis.from_json(Reader(doc, "t"))
+    assert back == d and back.hung and back.key == d.key and back.groups[0].count == 2

@@ -26,7 +26,14 @@ def test_both_prefix_forms_are_read() -> None:
     old = parse_line("0:(x=1,y=2):TR0: cb_wait_front(c_0, 32)", 4)
     new = parse_line("1:3-5:BR: popped 4 pages of cb 16", 9)
     assert old == DprintLine(
-        4, 0, 1, 2, "TRISC0", "cb_wait_front(c_0, 32)", (0,), ("cb_wait_front",)
+        line_no=4,
+        device=0,
+        x=1,
+        y=2,
+        risc="TRISC0",
+        text="cb_wait_front(c_0, 32)",
+        cb_ids=(0,),
+        ops=("cb_wait_front",),
     )
     assert new is not None and (new.device, new.x, new.y, new.risc, new.cb_ids) == (
         1,

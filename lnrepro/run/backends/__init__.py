@@ -16,6 +16,7 @@ and timeout back as data. Which backend a request means is decided by :mod:`.fac
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +24,18 @@ from lnrepro.doors.proc import ProcResult
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """One command of an attempt, as :meth:`Backend.execute` runs it where the tests run."""
+
+    argv: list[str]
+    record_dir: Path  # the attempt's files (a watcher log, tt-triage's output) land here
+    attempt: int
+    on_output: Callable[[bytes], None]  # each chunk of output, as it comes
+    timeout: float | None  # seconds; None: no limit
+    extra_env: dict[str, str] | None = None  # added to the backend's environment (pytest's)
 
 
 class Backend(Protocol):
@@ -55,17 +68,9 @@ class Backend(Protocol):
         """Before an attempt (a card reset): why the attempt cannot run, or None."""
         ...
 
-    def execute(
-        self,
-        argv: list[str],
-        record_dir: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-        extra_env: dict[str, str] | None = None,
-    ) -> ProcResult:
-        """Run ``argv`` where the tests run, streaming its output; exit and timeout as data.
-        ``extra_env`` is added to the backend's environment (a pytest run's settings)."""
+    def execute(self, call: Call) -> ProcResult:
+        """Run ``call.argv`` where the tests run, streaming its output; exit and timeout as
+        data."""
         ...
 
     def fingerprint(self) -> dict[str, JSON]:

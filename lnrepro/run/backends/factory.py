@@ -30,7 +30,8 @@ def make_backend(spec: BackendSpec, config_dir: Path | None = None) -> Backend:
 def _tt_metal(spec: TtMetalSpec, config_dir: Path) -> Backend:
     from lnrepro.run.backends.ttmetal import TtMetalBackend
     from lnrepro.run.config import load_config
-    from lnrepro.run.runners import LocalRunner, Runner
+    from lnrepro.run.runners.base import Runner
+    from lnrepro.run.runners.local import LocalRunner
 
     cfg = load_config(config_dir)
     profile = cfg.get_profile(spec.profile)
@@ -40,7 +41,8 @@ def _tt_metal(spec: TtMetalSpec, config_dir: Path) -> Backend:
         runner = LocalRunner()
     else:
         from lnrepro.doors.container import context_host, is_local_engine
-        from lnrepro.run.runners import DockerRunner, RemoteDockerRunner
+        from lnrepro.run.runners.docker import DockerRunner
+        from lnrepro.run.runners.remote import RemoteDockerRunner
 
         # an engine named by a context is another machine's: it sees none of this one's paths —
         # unless it is this machine's own engine by another name (the same engine ID); ``default``,

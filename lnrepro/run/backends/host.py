@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lnrepro.doors import proc
 from lnrepro.model.jsonio import JSON
+from lnrepro.run.backends import Call
 
 
 def _first_line(path: str) -> str | None:
@@ -58,17 +59,9 @@ class LocalProcess:
     ) -> str | None:
         return None
 
-    def execute(
-        self,
-        argv: list[str],
-        record_dir: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-        extra_env: dict[str, str] | None = None,
-    ) -> proc.ProcResult:
-        env = {**os.environ, **extra_env} if extra_env else None
-        return proc.stream(argv, on_output, timeout=timeout, env=env)
+    def execute(self, call: Call) -> proc.ProcResult:
+        env = {**os.environ, **call.extra_env} if call.extra_env else None
+        return proc.stream(call.argv, call.on_output, timeout=call.timeout, env=env)
 
     def python(self, attempt: int) -> str:
         return sys.executable

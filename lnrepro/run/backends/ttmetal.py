@@ -38,6 +38,7 @@ from lnrepro.doors import proc
 from lnrepro.doors.fsio import log_writer, read_tree, write_error
 from lnrepro.errors import GitError
 from lnrepro.model import checkout as co
+from lnrepro.model import codec
 from lnrepro.model.checkout import CacheFacts
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
@@ -45,9 +46,11 @@ from lnrepro.model.record import BuildResult, Inputs
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.run import buildplan, triage
 from lnrepro.run import inputs as inp
+from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import host_fingerprint
 from lnrepro.run.config import BuildProfile
-from lnrepro.run.runners import LocalRunner, OnHang, Runner
+from lnrepro.run.runners.base import OnHang, Place, Runner, TimeLimit
+from lnrepro.run.runners.local import LocalRunner
 
 BUILD_TIMEOUT_S = 4 * 3600.0
 TRIAGE_SUFFIX = "triage.txt"  # attempt-N.triage.txt: tt-triage's output on a hung attempt
@@ -96,7 +99,7 @@ class TtMetalBackend:
             "watcher_s": self.spec.watcher_s,
         }
         if self.profile.planned is not None:  # what this commit's files said, and the plan
-            d["tree"] = read_tree(self.checkout).to_json()
+            d["tree"] = codec.encode(read_tree(self.checkout))
             d["build_plan"] = self.plan().to_json()
         return d
 
@@ -123,14 +126,18 @@ class TtMetalBackend:
         env.update(dict(self.env))
         return env
 
-    def _mounts(self, record_dir: Path) -> tuple[Path, ...]:
-        return (self.checkout, record_dir)
-
-    def _ro_mounts(self) -> tuple[Path, ...]:
+    def _place(self, record_dir: Path, extra_env: dict[str, str] | None = None) -> Place:
+        """The checkout, the record directory written to, the git directories and a prebuilt
+        tree read only."""
         from lnrepro.doors import gitops
 
         extra = (self.spec.prebuilt,) if self.spec.prebuilt is not None else ()
-        return (*gitops.git_dirs(self.checkout), *extra)
+        return Place(
+            self.checkout,
+            {**self.test_env(record_dir), **(extra_env or {})},
+            (self.checkout, record_dir),
+            (*gitops.git_dirs(self.checkout), *extra),
+        )
 
     def _run(
         self,
@@ -141,25 +148,11 @@ class TtMetalBackend:
         extra_env: dict[str, str] | None = None,
         on_hang: OnHang | None = None,
     ) -> proc.ProcResult:
-        return self.runner.run(
-            argv,
-            on_output,
-            cwd=self.checkout,
-            env={**self.test_env(record_dir), **(extra_env or {})},
-            mounts=self._mounts(record_dir),
-            ro_mounts=self._ro_mounts(),
-            timeout=timeout,
-            on_hang=on_hang,
-        )
+        place = self._place(record_dir, extra_env)
+        return self.runner.run(argv, on_output, place, TimeLimit(timeout, on_hang))
 
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
-        return self.runner.shell_line(
-            argv,
-            cwd=self.checkout,
-            env=self.test_env(record_dir),
-            mounts=self._mounts(record_dir),
-            ro_mounts=self._ro_mounts(),
-        )
+        return self.runner.shell_line(argv, self._place(record_dir))
 
     # ------------------------------------------------------------------ build
     def plan(self) -> buildplan.BuildPlan:
@@ -245,16 +238,16 @@ class TtMetalBackend:
                 " the build has no version; check that git works where the build runs"
             )
         result = BuildResult(
-            ok,
-            self.profile.name,
-            log_path.name,
-            time.monotonic() - start,
-            tuple(lines[-TAIL_LINES:]) if not ok else (),
-            failed.get("command"),  # type: ignore[arg-type]
-            failed.get("exit_code"),  # type: ignore[arg-type]
-            bool(failed.get("timed_out")),
-            reason,
-            self.inputs() if ok else None,
+            ok=ok,
+            profile=self.profile.name,
+            log=log_path.name,
+            seconds=time.monotonic() - start,
+            tail=tuple(lines[-TAIL_LINES:]) if not ok else (),
+            command=failed.get("command"),  # type: ignore[arg-type]
+            exit_code=failed.get("exit_code"),  # type: ignore[arg-type]
+            timed_out=bool(failed.get("timed_out")),
+            reason=reason,
+            inputs=self.inputs() if ok else None,
             steps=tuple(done),
             warnings=tuple(warnings),
         )
@@ -282,16 +275,12 @@ class TtMetalBackend:
             raise write_error(log_path, exc) from None
         ok = reason is None
         result = BuildResult(
-            ok,
-            "prebuilt",
-            log_path.name,
-            time.monotonic() - start,
-            (),
-            None,
-            None,
-            False,
-            reason,
-            self.inputs() if ok else None,
+            ok=ok,
+            profile="prebuilt",
+            log=log_path.name,
+            seconds=time.monotonic() - start,
+            reason=reason,
+            inputs=self.inputs() if ok else None,
             prebuilt=str(tree),
         )
         events.build_finished(ok, result.seconds)
@@ -332,13 +321,11 @@ class TtMetalBackend:
         sources = hashlib.sha256(f"{tracked}:{modules}:{local}".encode()).hexdigest()
         key = hashlib.sha256(f"{outputs}:{sources}".encode()).hexdigest()[:24]
         return Inputs(
-            key,
-            {
-                "outputs_sha256": outputs,
-                "sources_sha256": sources,
-                "output_files": str(count),
-                "uncommitted_files": str(len(changed)),
-            },
+            key=key,
+            outputs_sha256=outputs,
+            sources_sha256=sources,
+            output_files=str(count),
+            uncommitted_files=str(len(changed)),
         )
 
     # ------------------------------------------------------------------ tests
@@ -369,20 +356,18 @@ class TtMetalBackend:
             return f"the reset command `{shlex.join(self.spec.reset_cmd)}` exited {code}"
         return None
 
-    def execute(
-        self,
-        argv: list[str],
-        record_dir: Path,
-        attempt: int,
-        on_output: Callable[[bytes], None],
-        timeout: float | None,
-        extra_env: dict[str, str] | None = None,
-    ) -> proc.ProcResult:
+    def execute(self, call: Call) -> proc.ProcResult:
         started = time.time()
-        on_hang = self._on_hang(record_dir, attempt, on_output) if timeout is not None else None
-        res = self._run(argv, on_output, record_dir, timeout, extra_env, on_hang)
+        on_hang = (
+            self._on_hang(call.record_dir, call.attempt, call.on_output)
+            if call.timeout is not None
+            else None
+        )
+        res = self._run(
+            call.argv, call.on_output, call.record_dir, call.timeout, call.extra_env, on_hang
+        )
         if self.spec.watcher_s:
-            self._keep_watcher_log(record_dir, attempt, started, keep=res.exit_code != 0)
+            self._keep_watcher_log(call.record_dir, call.attempt, started, keep=res.exit_code != 0)
         return res
 
     # ------------------------------------------------------------------ tt-triage

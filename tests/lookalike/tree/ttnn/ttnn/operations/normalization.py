@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import sys
 
@@ -79,7 +80,7 @@ def _run(cfg, cores):
 
 def layernorm_fused_rm(device, x, grid=(8, 8), epsilon=1e-5):
     cfg = _config(device.root)
-    cfg = cb.replace(cfg, grid=grid)
+    cfg = dataclasses.replace(cfg, grid=grid)
     _run(cfg, cfg.cores)
     return _normalize(bf16(x), 1, epsilon)
 

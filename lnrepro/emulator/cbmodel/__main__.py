@@ -1,0 +1,5 @@
+"""``python -m lnrepro.emulator.cbmodel``: the model as a googletest binary."""
+
+from .gtest import main
+
+raise SystemExit(main())
