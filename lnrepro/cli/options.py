@@ -1,35 +1,42 @@
 """Options shared by commands, and the one place command-line values become typed requests.
 
-Every option that belongs to one backend defaults to ``None`` (or ``False`` for a flag), so "did
-the user pass it?" is ``value is not None``, asked here and nowhere else. The documented default
-applies where the request is carried out. Options carry a help *section* (``group``), which
-:class:`Command` prints as click's own help sections.
+The options of ``run``, ``bisect`` and ``shrink`` that set a request's fields are made from the
+table of options (:mod:`lnrepro.model.option_table`): :func:`table_options` turns its entries
+into click options, and :func:`values_of` reads the parsed values back into a request's fields,
+typed as the request holds them (:func:`backend_spec`, :func:`test_spec`, the commands'
+``request_from``/``_request``). A value option defaults to ``None`` and a repeatable one to
+``()``, so "did the user pass it?" is asked of the value (:func:`is_given`), here and nowhere
+else; the request's own default applies. Options carry a help *section* (``group``), which
+:class:`Command` prints as click's own help sections, and every error names an option by the
+flag the table declares.
 
-Only click is imported here: ``lnrepro --help`` must stay free of numpy, docker and git.
+Loaded only by the commands themselves: ``lnrepro --help`` imports none of this.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
 from lnrepro.cli import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
+from lnrepro.model import option_table as table
+from lnrepro.model.options import Opt, by_dest
 from lnrepro.model.requests import (
-    DEFAULT_FILTER,
     DEFAULT_RECORD_DIR,
-    DEFAULT_TIMEOUT_S,
+    BackendKind,
     BackendSpec,
     BinarySpec,
-    DataKind,
     EmulatorSpec,
+    RunRequest,
     TestSpec,
     TtMetalSpec,
 )
@@ -157,240 +164,91 @@ def tt_metal_home() -> Path | None:
     return Path(v) if v else None
 
 
-# ---------------------------------------------------------------------------------- backend
-EMULATOR = (
-    "kernel_era",
-    "arch",
-    "defect",
-    "block_size",
-    "l1_max_tiles",
-    "fp32_stats",
-    "data",
-    "seed",
-)
-LOCAL = ("binary",)
-TT_METAL = (
-    "tt_metal",
-    "runner",
-    "profile",
-    "image",
-    "mount_set",
-    "env",
-    "require_device",
-    "reset_cmd",
-    "watcher",
-    "docker_context",
-    "device_nodes",
-    "python",
-    "no_triage",
-    "dispatch_timeout",
-)
-BACKEND_NAMES = ("backend", *EMULATOR, *LOCAL, *TT_METAL)
-
-BACKEND_OPTIONS: list[Callable[[F], F]] = [
-    option(
-        "--backend",
-        type=click.Choice(["emulator", "local", "tt-metal"]),
-        group="Backend",
-        help="emulator: the built-in numpy model (no card); local: a gtest binary already built "
-        "here; tt-metal: build a checkout and run its tests. [default: tt-metal with --tt-metal, "
-        "else emulator]",
-    ),
-    option(
-        "--kernel-era",
-        type=click.Choice(["2025-11", "2025-12", "fixed"]),
-        group="Emulator",
-        help="Which kernel, program factory and tests to model: 2025-11 (older factory), 2025-12 "
-        "(newer factory; the reports' main), fixed (after PR #53215). [default: 2025-12]",
-    ),
-    option(
-        "--arch",
-        type=click.Choice(["wormhole_b0", "blackhole"]),
-        group="Emulator",
-        help="The card whose free L1 decides the path. [default: wormhole_b0]",
-    ),
-    option(
-        "--defect",
-        group="Emulator",
-        help=f"The era's defects (default), {DEFECT_NAMES}.",
-    ),
-    option(
-        "--block-size",
-        type=int,
-        group="Emulator",
-        help="Tiles per block on the block path (1 to 1024). [default: the factory's: 2/1 or 3]",
-    ),
-    option(
-        "--l1-max-tiles",
-        type=int,
-        group="Emulator",
-        help="Widest row (in tiles) on the fits-in-L1 path. [default: the factory's byte budget]",
-    ),
-    option(
-        "--fp32-stats",
-        is_flag=True,
-        default=False,
-        group="Emulator",
-        help="Keep mean, rstd and x_hat in fp32 (not the factory's bf16 buffers).",
-    ),
-    option(
-        "--data",
-        type=click.Choice(["copy", "reference", "random"]),
-        group="Emulator",
-        help="The test's std::mt19937(5489) copied (the same data every run), advancing (later "
-        "test versions), or random numpy data from --seed. [default: copy]",
-    ),
-    option(
-        "--seed",
-        type=int,
-        group="Emulator",
-        help="Random data from this seed, 0 to 2^32-1 (implies --data random; attempt k uses "
-        "seed+k-1). With --data random and no seed: a random one, recorded.",
-    ),
-    option(
-        "--binary",
-        type=PATHS,
-        group="Local binary",
-        help="The gtest binary, e.g. build/tt-train/tests/ttml_tests.",
-    ),
-    option(
-        "--tt-metal",
-        "tt_metal",
-        type=PATHS,
-        metavar="DIR",
-        group="tt-metal",
-        help="A tt-metal checkout to build and test (selects --backend tt-metal). "
-        "[default with --backend tt-metal: $TT_METAL_HOME]",
-    ),
-    option(
-        "--runner",
-        type=click.Choice(["docker", "local"]),
-        group="tt-metal",
-        help="Build and test in lnrepro's container, or on this host (or inside a container "
-        "already). [default: docker]",
-    ),
-    option(
-        "--profile",
-        metavar="NAME",
-        group="tt-metal",
-        help="Build profile: in-tree (./build_metal.sh) or standalone (tt-train's CMake), or one "
-        "from lnrepro.toml. [default: in-tree]",
-    ),
-    option(
-        "--image",
-        metavar="IMAGE",
-        group="tt-metal",
-        help="With --runner docker: the image to build and test in. [default: lnrepro's image "
-        "on ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
-    ),
-    option(
-        "--mount-set",
-        type=click.Choice(["full", "tt-metal", "seed-broken"]),
-        group="tt-metal",
-        help="With --runner docker: full is seed 001's working set (devices, /dev, /sys, "
-        "hugepages); tt-metal is tt-metal's scripts' set; seed-broken is --device only. "
-        "[default: full]",
-    ),
-    option(
-        "--env",
-        multiple=True,
-        metavar="KEY=VALUE",
-        group="tt-metal",
-        help="Extra environment for the build and the tests. Repeatable.",
-    ),
-    option(
-        "--require-device",
-        is_flag=True,
-        default=False,
-        group="tt-metal",
-        help="Fail at once when this host has no /dev/tenstorrent device.",
-    ),
-    option(
-        "--reset-cmd",
-        metavar="CMD",
-        group="tt-metal",
-        help="Run on the host before every attempt, e.g. 'tt-smi -r 0'. An attempt whose reset "
-        "fails is not run: it is an environment error.",
-    ),
-    option(
-        "--watcher",
-        type=int,
-        metavar="SECONDS",
-        group="tt-metal",
-        help="Set TT_METAL_WATCHER and keep the watcher log of a failed or hung attempt; a hung "
-        "attempt's log is read into a diagnosis (which kernel waits on what, on which cores).",
-    ),
-    option(
-        "--no-triage",
-        is_flag=True,
-        group="tt-metal",
-        help="Do not run the checkout's tools/tt-triage.py against the still-hung device when an "
-        "attempt times out (by default it runs, with its own time limit, before the kill; its "
-        "output is kept beside the attempt's log and read into the hang's diagnosis).",
-    ),
-    option(
-        "--dispatch-timeout",
-        type=float,
-        metavar="SECONDS",
-        group="tt-metal",
-        help="Set TT_METAL_OPERATION_TIMEOUT_SECONDS (and, when the checkout has tt-triage, "
-        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE to it): tt-metal detects the hang itself, "
-        "runs triage and raises; the attempt is a HANG with triage's diagnosis. Keep it below "
-        "--timeout.",
-    ),
-    option(
-        "--python",
-        metavar="PATH",
-        group="tt-metal",
-        help="The Python that runs --pytest tests. [default: the checkout's python_env/bin/python "
-        "with --runner local if it exists, else python3]",
-    ),
-]
+# ---------------------------------------------------------------------------------- the table
+Params = Mapping[str, Any]  # click's parameters of one command, by dest name
 
 
-# one engine and its devices for a run; a bisect has its own, one per job
-ENGINE_OPTIONS: list[Callable[[F], F]] = [
-    option(
-        "--docker-context",
-        "docker_context",
-        metavar="NAME",
-        group="tt-metal",
-        help="With --runner docker: the Docker context (engine) to build and test on, e.g. a card "
-        "host's (tcp:// or ssh://); sources, image and records go through its API.",
-    ),
-    option(
-        "--device",
-        "device_nodes",
-        multiple=True,
-        metavar="N",
-        group="tt-metal",
-        help="With --runner docker: only these /dev/tenstorrent/N. Repeatable. [default: every device]",
-    ),
-]
+def table_option(o: Opt) -> Callable[[F], F]:
+    """The click option of one entry of the table (lnrepro.model.option_table): its type, choices,
+    repetition and flag-ness from the request field's annotation, the rest as declared. A value
+    option defaults to None and a repeatable one to (): "did the user give it?" is asked of the
+    value, and the request's own default applies."""
+    kw: dict[str, Any] = {"group": o.group, "help": o.help}
+    if "{DEFECT_NAMES}" in o.help:
+        kw["help"] = o.help.replace("{DEFECT_NAMES}", DEFECT_NAMES)
+    if o.metavar:
+        kw["metavar"] = o.metavar
+    if o.is_flag:
+        kw.update(is_flag=True, default=False)
+    elif o.form == "tag":
+        kw["type"] = click.Choice([k.value for k in BackendKind])
+    else:
+        choices = o.choices
+        kind = {int: int, float: float, Path: PATHS}.get(o.item)
+        if choices is not None:
+            kw["type"] = click.Choice(list(choices))
+        elif kind is not None:
+            kw["type"] = kind
+        kw["multiple"] = o.multiple
+    if o.show_default:
+        kw.update(default=o.cli_default(), show_default=True)
+    return option(*o.flags, o.dest, **kw)
 
 
-def backend_options(f: F) -> F:
-    return apply([*BACKEND_OPTIONS, *ENGINE_OPTIONS])(f)
+def table_options(opts: tuple[Opt, ...]) -> Callable[[F], F]:
+    """The options of ``opts`` (one per dest), in the table's order."""
+    return apply([table_option(o) for o in by_dest(opts).values()])
 
 
-def bisect_backend_options(f: F) -> F:
-    """The backend options less the engine's: a bisect has --docker-context and --device per job."""
-    return apply(BACKEND_OPTIONS)(f)
+def is_given(v: object) -> bool:
+    """A parameter's value the user gave (a value, a flag set, a repeatable option repeated)."""
+    return v is not None and v is not False and v != ()
 
 
-def _misplaced(chosen: str, values: dict[str, Any]) -> None:
-    owners = {"emulator": EMULATOR, "local": LOCAL, "tt-metal": TT_METAL}
-    for other, names in owners.items():
-        if other == chosen:
+def values_of(owner: type, opts: tuple[Opt, ...], params: Params) -> dict[str, Any]:
+    """The fields of ``owner`` the command line gave, typed as the request holds them (the
+    fields not given keep the request's defaults)."""
+    out: dict[str, Any] = {}
+    for o in opts:
+        v = params.get(o.dest)
+        if o.owner is not owner or o.form == "tag" or not is_given(v):
             continue
-        for name in names:
-            v = values.get(name)
-            if v is not None and v is not False and v != ():
-                f = flag_of(name)
-                raise UsageError(
-                    f"{f} only applies with --backend {other}",
-                    f"add --backend {other}, or drop {f}",
-                )
+        out[o.field] = typed(o, v)
+    return out
+
+
+def typed(o: Opt, v: Any) -> Any:
+    if o.is_flag:
+        return not o.negate
+    if o.form == "command":
+        return split_command(v, o.flag)
+    if o.form == "pairs":
+        return env_pairs(v, o.flag)
+    if o.form == "rates":
+        return rates(v, o.flag)
+    item = o.item
+    if isinstance(item, type) and issubclass(item, enum.Enum):
+        return tuple(item(x) for x in v) if o.multiple else item(v)
+    return tuple(v) if o.multiple else v
+
+
+def env_pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    env: dict[str, str] = {}  # a name given twice: the last value, as a shell would
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{flag} {item!r} is not KEY=VALUE", f"write it as {flag} NAME=value")
+        env.pop(key, None)
+        env[key] = value
+    return env
+
+
+def rates(text: str, flag: str) -> tuple[float, float]:
+    try:
+        bad_rate, good_rate = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not BAD,GOOD", f"e.g. {flag} 0.7,0.05") from None
+    return bad_rate, good_rate
 
 
 def split_command(text: str, flag: str) -> tuple[str, ...]:
@@ -404,136 +262,81 @@ def split_command(text: str, flag: str) -> tuple[str, ...]:
     return argv
 
 
-def backend_spec(values: dict[str, Any], *, default_checkout: Path | None = None) -> BackendSpec:
+# ---------------------------------------------------------------------------------- backend
+OWNERS: dict[str, tuple[type, tuple[Opt, ...]]] = {
+    "emulator": (EmulatorSpec, table.EMULATOR_OPTS),
+    "local": (BinarySpec, table.LOCAL_OPTS),
+    "tt-metal": (TtMetalSpec, (*table.TT_METAL_OPTS, *table.ENGINE_OPTS)),
+}
+# the dest names of each backend's options (tests/cli/test_flag_names.py walks them)
+EMULATOR, LOCAL, TT_METAL = (tuple(o.dest for o in opts) for _, opts in OWNERS.values())
+
+
+def backend_options(f: F) -> F:
+    return table_options(table.SHRINK_OPTS)(f)  # the backend's, with one engine and its devices
+
+
+def _misplaced(chosen: str, params: Params) -> None:
+    for other, (_, opts) in OWNERS.items():
+        if other == chosen:
+            continue
+        for o in opts:
+            if is_given(params.get(o.dest)):
+                raise UsageError(
+                    f"{o.flag} only applies with --backend {other}",
+                    f"add --backend {other}, or drop {o.flag}",
+                )
+
+
+def given_backend(params: Params, opts: tuple[Opt, ...]) -> list[str]:
+    """The backend options the command line gave, as ``--help`` spells them."""
+    return [
+        o.flag
+        for o in by_dest(opts).values()
+        if o.owner in (EmulatorSpec, BinarySpec, TtMetalSpec, RunRequest)
+        and is_given(params.get(o.dest))
+    ]
+
+
+def backend_spec(params: Params, *, default_checkout: Path | None = None) -> BackendSpec:
     """The backend the options ask for, or a usage error naming the misplaced option."""
-    backend = values.get("backend")
-    chosen = backend or (
-        "tt-metal" if values.get("tt_metal") is not None or default_checkout else "emulator"
+    chosen = params.get("backend") or (
+        "tt-metal" if params.get("tt_metal") is not None or default_checkout else "emulator"
     )
-    _misplaced(chosen, values)
-    if chosen == "emulator":
-        data = values.get("data") or ("random" if values.get("seed") is not None else "copy")
-        return EmulatorSpec(
-            kernel_era=values.get("kernel_era") or "2025-12",
-            arch=values.get("arch") or "wormhole_b0",
-            defect=values.get("defect"),
-            block_size=values.get("block_size"),
-            l1_max_tiles=values.get("l1_max_tiles"),
-            fp32_stats=bool(values.get("fp32_stats")),
-            data=cast(DataKind, data),
-            seed=values.get("seed"),
-        )
-    if chosen == "local":
-        if values.get("binary") is None:
+    _misplaced(chosen, params)
+    owner, opts = OWNERS[chosen]
+    values = values_of(owner, opts, params)
+    if owner is EmulatorSpec:
+        if "seed" in values and "data" not in values:
+            values["data"] = "random"  # --seed implies --data random
+        return EmulatorSpec(**values)
+    if owner is BinarySpec:
+        if "binary" not in values:
             raise UsageError(
                 "--backend local needs --binary PATH",
                 "pass the gtest binary, e.g. build/tt-train/tests/ttml_tests",
             )
-        return BinarySpec(binary=values["binary"])
-    checkout = values.get("tt_metal") or default_checkout or tt_metal_home()
+        return BinarySpec(**values)
+    checkout = values.pop("checkout", None) or default_checkout or tt_metal_home()
     if checkout is None:
         raise UsageError("no tt-metal checkout given", "pass --tt-metal DIR or set TT_METAL_HOME")
-    env: dict[str, str] = {}  # a name given twice: the last value, as a shell would
-    for item in values.get("env") or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--env {item!r} is not KEY=VALUE", "write it as --env NAME=value")
-        env.pop(key, None)
-        env[key] = value
-    reset = values.get("reset_cmd")
-    return TtMetalSpec(
-        checkout=Path(checkout),
-        runner=values.get("runner") or "docker",
-        profile=values.get("profile"),
-        image=values.get("image"),
-        mount_set=values.get("mount_set") or "full",
-        env=env,
-        require_device=bool(values.get("require_device")),
-        reset_cmd=split_command(reset, "--reset-cmd") if reset is not None else None,
-        watcher_s=values.get("watcher"),
-        docker_context=values.get("docker_context"),
-        devices=tuple(values["device_nodes"]) if values.get("device_nodes") else None,
-        python=values.get("python"),
-        triage=not values.get("no_triage"),
-        dispatch_timeout_s=values.get("dispatch_timeout"),
-    )
-
-
-def pop_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {n: kwargs.pop(n) for n in BACKEND_NAMES if n in kwargs}
+    return TtMetalSpec(checkout=Path(checkout), **values)
 
 
 # ---------------------------------------------------------------------------------- tests
-TEST_OPTIONS: list[Callable[[F], F]] = [
-    option(
-        "--filter",
-        "gtest_filter",
-        metavar="PATTERN",
-        group="Tests",
-        help=f"gtest filter. [default: the BugRepro and NIGHTLY LayerNorm backward tests, {DEFAULT_FILTER}]",
-    ),
-    option(
-        "--pytest",
-        "pytest_nodeids",
-        multiple=True,
-        metavar="NODEID",
-        group="Tests",
-        help="Run these pytest tests of the checkout (node ids relative to it, e.g. "
-        "tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm) instead of the gtest "
-        "binary; results come from pytest's JUnit XML, PCC lines become the metric pcc. Repeatable.",
-    ),
-    option(
-        "--repeat",
-        "-n",
-        type=int,
-        group="Tests",
-        help="Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
-        "rates come with 95% intervals. [default: 1]",
-    ),
-    option(
-        "--timeout",
-        "timeout_s",
-        type=float,
-        group="Tests",
-        help="Seconds one attempt (or a bisect's --command) may run before its process group is "
-        f"killed. [default: {DEFAULT_TIMEOUT_S:g}]",
-    ),
-    option(
-        "--metric-pattern",
-        "metric_patterns",
-        multiple=True,
-        metavar="REGEX",
-        group="Tests",
-        help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
-    ),
-]
-TEST_NAMES = ("gtest_filter", "pytest_nodeids", "repeat", "timeout_s", "metric_patterns")
-
-
 def test_options(f: F) -> F:
-    return apply(TEST_OPTIONS)(f)
+    return table_options(table.TEST_OPTS)(f)
 
 
-def test_spec(values: dict[str, Any]) -> TestSpec:
-    pytest = tuple(values.get("pytest_nodeids") or ())
-    if pytest and values.get("gtest_filter") is not None:
+def test_spec(params: Params) -> TestSpec:
+    values = values_of(TestSpec, table.TEST_OPTS, params)
+    if "pytest" in values and "gtest_filter" in values:
+        flt, pyt = table.flag(TestSpec, "gtest_filter"), table.flag(TestSpec, "pytest")
         raise UsageError(
-            "--filter and --pytest do not go together",
-            "--filter picks gtests, --pytest names pytest tests: give one",
+            f"{flt} and {pyt} do not go together",
+            f"{flt} picks gtests, {pyt} names pytest tests: give one",
         )
-    return TestSpec(
-        gtest_filter=(
-            DEFAULT_FILTER if values.get("gtest_filter") is None else values["gtest_filter"]
-        ),
-        repeat=1 if values.get("repeat") is None else values["repeat"],
-        timeout_s=DEFAULT_TIMEOUT_S if values.get("timeout_s") is None else values["timeout_s"],
-        metric_patterns=tuple(values.get("metric_patterns") or ()),
-        pytest=pytest,
-    )
-
-
-def pop_tests(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {n: kwargs.pop(n) for n in TEST_NAMES}
+    return TestSpec(**values)
 
 
 def record_dir_option(

@@ -11,18 +11,17 @@ import click
 from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
 from lnrepro.cli.options import (
     Command,
-    backend_options,
+    Params,
     backend_spec,
     exclusive,
     json_flag,
     option,
-    pop_backend,
-    pop_tests,
-    record_dir_option,
-    test_options,
+    table_options,
     test_spec,
+    values_of,
 )
 from lnrepro.errors import ExitCode
+from lnrepro.model.option_table import RUN_OPTS
 from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import BinarySpec, RunRequest
 
@@ -75,16 +74,17 @@ def _partial_record(record_dir: Path) -> Callable[[], str | None]:
     return hint
 
 
-def request_from(backend: dict[str, Any], tests: dict[str, Any], record_dir: Path) -> RunRequest:
-    return RunRequest(backend=backend_spec(backend), tests=test_spec(tests), record_dir=record_dir)
+def request_from(params: Params) -> RunRequest:
+    """The run the command line asks for (its options are the table's RUN_OPTS)."""
+    return RunRequest(
+        backend=backend_spec(params),
+        tests=test_spec(params),
+        **values_of(RunRequest, RUN_OPTS, params),
+    )
 
 
 @cli.command(cls=Command, short_help=SUMMARY["run"])
-@backend_options
-@test_options
-@record_dir_option(
-    "Each run writes a new directory here (logs, reports, record.json); nothing is overwritten."
-)
+@table_options(RUN_OPTS)
 @option(
     "--list",
     "list_tests",
@@ -140,7 +140,7 @@ def run(
 
     exclusive(as_json=as_json, markdown=markdown)
     exclusive(list_tests=list_tests, dry_run=dry_run)
-    request = request_from(pop_backend(kwargs), pop_tests(kwargs), record_dir)
+    request = request_from({**kwargs, "record_dir": record_dir})
     if isinstance(request.backend, BinarySpec) and not bisect_exit_code:
         from lnrepro.run.validate import check_binary
 

@@ -14,13 +14,14 @@ from lnrepro.cli.options import (
     backend_options,
     backend_spec,
     given,
+    given_backend,
     json_flag,
     option,
-    pop_backend,
     record_dir_option,
     split_command,
 )
 from lnrepro.errors import ExitCode, UsageError
+from lnrepro.model.option_table import SHRINK_OPTS
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import (
     DEFAULT_BUDGET,
@@ -178,17 +179,15 @@ def shrink(
             "--resume goes on with the saved request",
             "drop --test, --pytest, --run and --command (only --budget may change)",
         )
-    values = pop_backend(kwargs)
     if run_ref is not None:
-        extra = [
-            f"--{k.replace('_', '-')}" for k, v in values.items() if v not in (None, False, ())
-        ]
+        extra = given_backend(kwargs, SHRINK_OPTS)
         if extra:
             raise UsageError(
-                f"--run takes the run's backend; {', '.join(extra)} do not apply",
+                f"--run takes the run's backend; {', '.join(extra)} "
+                f"{'does' if len(extra) == 1 else 'do'} not apply",
                 f"drop {', '.join(extra)}",
             )
-    backend = backend_spec(values)
+    backend = backend_spec(kwargs)
     seed = backend.seed if isinstance(backend, EmulatorSpec) and backend.seed is not None else 0
     if isinstance(backend, EmulatorSpec) and backend.seed is not None and backend.data == "random":
         import msgspec

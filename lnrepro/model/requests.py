@@ -7,7 +7,8 @@ request come, each in exactly one place:
 * its validation, before anything starts (:mod:`lnrepro.run.validate`,
   :mod:`lnrepro.bisect.validate`): no record, lock, worktree or state for a request that is wrong;
 * the command line that repeats it (:meth:`RunRequest.argv`, :meth:`BisectRequest.argv`), for
-  records and reports;
+  records and reports, written from the table of options (:mod:`lnrepro.model.options`) that
+  also makes the commands' options;
 * its JSON, both ways, and its JSON Schema (docs/schemas/requests.json), derived from these
   definitions by :mod:`lnrepro.model.codec` (issue 39). The backends and the oracles are msgspec
   Structs because they are tagged unions (the ``backend`` and ``oracle`` keys name the kind,
@@ -77,20 +78,10 @@ class EmulatorSpec(_Backend, frozen=True, kw_only=True, tag="emulator"):
     kind = BackendKind.EMULATOR
 
     def argv(self) -> list[str]:
-        args = ["--backend", "emulator", "--kernel-era", self.kernel_era, "--arch", self.arch]
-        if self.defect is not None:
-            args += ["--defect", self.defect]
-        if self.block_size is not None:
-            args += ["--block-size", str(self.block_size)]
-        if self.l1_max_tiles is not None:
-            args += ["--l1-max-tiles", str(self.l1_max_tiles)]
-        if self.fp32_stats:
-            args.append("--fp32-stats")
-        if self.data != "copy":
-            args += ["--data", self.data]
-        if self.seed is not None:
-            args += ["--seed", str(self.seed)]
-        return args
+        """The options of ``lnrepro run`` that choose this backend (the table's)."""
+        from lnrepro.model.option_table import backend_argv
+
+        return backend_argv(self)
 
 
 class BinarySpec(_Backend, frozen=True, kw_only=True, tag="local"):
@@ -101,7 +92,10 @@ class BinarySpec(_Backend, frozen=True, kw_only=True, tag="local"):
     kind = BackendKind.LOCAL
 
     def argv(self) -> list[str]:
-        return ["--backend", "local", "--binary", str(self.binary)]
+        """The options of ``lnrepro run`` that choose this backend (the table's)."""
+        from lnrepro.model.option_table import backend_argv
+
+        return backend_argv(self)
 
 
 class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
@@ -126,32 +120,10 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
     kind = BackendKind.TT_METAL
 
     def argv(self) -> list[str]:
-        args = ["--tt-metal", str(self.checkout), "--runner", self.runner]
-        if self.profile:
-            args += ["--profile", self.profile]
-        if self.image:
-            args += ["--image", self.image]
-        if self.mount_set != "full":
-            args += ["--mount-set", self.mount_set]
-        for k, v in self.env.items():
-            args += ["--env", f"{k}={v}"]
-        if self.require_device:
-            args.append("--require-device")
-        if self.reset_cmd:
-            args += ["--reset-cmd", shlex.join(self.reset_cmd)]
-        if self.watcher_s:
-            args += ["--watcher", str(self.watcher_s)]
-        if self.docker_context:
-            args += ["--docker-context", self.docker_context]
-        for d in self.devices or ():
-            args += ["--device", d]
-        if self.python:
-            args += ["--python", self.python]
-        if not self.triage:
-            args.append("--no-triage")
-        if self.dispatch_timeout_s is not None:
-            args += ["--dispatch-timeout", f"{self.dispatch_timeout_s:g}"]
-        return args  # prebuilt: chosen per commit by a bisect, never on a command line
+        """The options of ``lnrepro run`` that choose this backend (the table's)."""
+        from lnrepro.model.option_table import backend_argv
+
+        return backend_argv(self)
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
@@ -173,19 +145,6 @@ class TestSpec(msgspec.Struct, frozen=True, kw_only=True):
         """What is run, as a person reads it: the gtest filter, or the pytest node ids."""
         return " ".join(self.pytest) if self.pytest else self.gtest_filter
 
-    def argv(self) -> list[str]:
-        args = [a for nid in self.pytest for a in ("--pytest", nid)] or [
-            "--filter",
-            self.gtest_filter,
-        ]
-        if self.repeat != 1:
-            args += ["--repeat", str(self.repeat)]
-        if self.timeout_s != DEFAULT_TIMEOUT_S:
-            args += ["--timeout", f"{self.timeout_s:g}"]
-        for p in self.metric_patterns:
-            args += ["--metric-pattern", p]
-        return args
-
 
 @dataclass(frozen=True, kw_only=True)
 class RunRequest:
@@ -198,10 +157,9 @@ class RunRequest:
 
     def argv(self) -> list[str]:
         """The command line that repeats this run exactly (the record's ``rerun``)."""
-        args = ["lnrepro", "run", *self.backend.argv(), *self.tests.argv()]
-        if self.record_dir != DEFAULT_RECORD_DIR:
-            args += ["--record-dir", str(self.record_dir)]
-        return args
+        from lnrepro.model.option_table import run_argv
+
+        return run_argv(self)
 
     def to_json(self) -> Any:
         from lnrepro.model import codec
@@ -238,20 +196,6 @@ class Policy:
     higher_is_better: bool = False  # a PCC: bad when the worst value falls BELOW the threshold
     hang_in: NonEmpty | None = None  # only a hang whose watcher diagnosis names this is the bug
 
-    def argv(self) -> list[str]:
-        args = []
-        if self.on_crash is not OnCrash.MATCH:
-            args += ["--on-crash", self.on_crash.value]
-        if self.on_hang is not OnHang.SKIP:
-            args += ["--on-hang", self.on_hang.value]
-        if self.hang_in is not None:
-            args += ["--hang-in", self.hang_in]
-        if self.metric is not None:
-            args += ["--metric", self.metric]
-        if self.threshold is not None:
-            args += ["--threshold", f"{self.threshold:g}"]
-        return args
-
 
 class _Oracle(msgspec.Struct, frozen=True, kw_only=True, tag_field="oracle"):
     """An oracle's JSON object starts with ``"oracle": KIND``."""
@@ -268,23 +212,12 @@ class CommandOracleSpec(_Oracle, frozen=True, kw_only=True, tag="command"):
     def __post_init__(self) -> None:
         msgspec.structs.force_setattr(self, "command", shlex.join(self.argv))
 
-    def cli_args(self) -> list[str]:
-        args = ["--command", self.command]
-        if self.repeat != 1:
-            args += ["--repeat", str(self.repeat)]
-        if self.timeout_s != DEFAULT_TIMEOUT_S:
-            args += ["--timeout", f"{self.timeout_s:g}"]
-        return args
-
 
 class RunOracleSpec(_Oracle, frozen=True, kw_only=True, tag="run"):
     """Without ``--command``: ``lnrepro run`` on each commit's worktree (a tt-metal checkout)."""
 
     backend: TtMetalSpec  # ``checkout`` is the repository; each job tests its own worktree
     tests: TestSpec = msgspec.field(default_factory=TestSpec)
-
-    def cli_args(self) -> list[str]:
-        return [*self.backend.argv()[2:], *self.tests.argv()]  # --tt-metal is --repo's
 
 
 OracleSpec = CommandOracleSpec | RunOracleSpec
@@ -331,39 +264,9 @@ class BisectRequest:
 
     def argv(self) -> list[str]:
         """The command line that starts this bisect again from scratch."""
-        args = ["lnrepro", "bisect", "--repo", str(self.repo)]
-        for g in self.good:
-            args += ["--good", g]
-        args += ["--bad", self.bad, *self.oracle.cli_args(), *self.policy.argv()]
-        if self.confidence is not None:
-            args += ["--confidence", f"{self.confidence:g}"]
-        if self.fail_rates is not None:
-            args += ["--fail-rates", f"{self.fail_rates[0]:g},{self.fail_rates[1]:g}"]
-        for run in self.rates_from:
-            args += ["--rates-from", run]
-        if self.jobs != 1:
-            args += ["--jobs", str(self.jobs)]
-        for c in self.contexts:
-            args += ["--docker-context", c]
-        for d in self.devices:
-            args += ["--device", d]
-        for p in self.picks:
-            args += ["--pick", p]
-        for pt in self.patches:
-            args += ["--patch", str(pt)]
-        for pb in self.prebuilt:
-            args += ["--prebuilt", pb]
-        flags = (
-            (self.find_fix, "--find-fix"),
-            (self.first_parent, "--first-parent"),
-            (not self.confirm, "--no-confirm"),
-        )
-        args += [flag for on, flag in flags if on]
-        if self.record_dir is not None:
-            args += ["--record-dir", str(self.record_dir)]
-        if self.paths:
-            args += ["--", *self.paths]
-        return args
+        from lnrepro.model.option_table import bisect_argv
+
+        return bisect_argv(self)
 
     def to_json(self) -> Any:
         from lnrepro.model import codec

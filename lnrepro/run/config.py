@@ -27,13 +27,20 @@ A configuration file may add profiles with fixed commands::
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
+
+import msgspec
 
 from lnrepro.errors import InputError, UsageError
 from lnrepro.model.checkout import IN_TREE_BINARY, STANDALONE_BINARY
+
+NON_EMPTY = msgspec.Meta(min_length=1)
+T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,50 +115,80 @@ def load_config(start: Path) -> Config:
     return Config()
 
 
+class ProfileDoc(msgspec.Struct, kw_only=True, frozen=True):
+    """``[tool.lnrepro.profiles.NAME]``: fixed build commands and where the binary ends up."""
+
+    build: Annotated[list[Annotated[list[str], msgspec.Meta(min_length=1)]], NON_EMPTY]
+    binary: Annotated[str, NON_EMPTY]
+
+
+class ConfigDoc(msgspec.Struct, kw_only=True, frozen=True):
+    """The keys of lnrepro.toml. Each key but the file-only ones (:data:`FILE_ONLY`) is the
+    default of an option of the table (lnrepro.model.option_table, ``toml=``), with the type of
+    that option's request field (tests/run/test_config_table.py holds the two together)."""
+
+    profile: str = DEFAULT_PROFILE  # --profile
+    image: str | None = None  # --image
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # --env, under the command line's
+    prebuilt: tuple[str, ...] | str = ()  # bisect's --prebuilt when the command line gives none
+    base_image: str | None = None  # lnrepro's image is built on it (no option)
+    profiles: dict[str, ProfileDoc] = msgspec.field(default_factory=dict)  # --profile's choices
+
+
+FILE_ONLY = {"base_image", "profiles"}  # keys that set no option's default
+PREBUILT_EXAMPLE = '["dir:/artifacts/{short}/build_Debug"]'
+
+
+def _wrong(place: list[str], what: str) -> str:
+    """The one line that says which key is wrong and how it should be."""
+    top = place[0] if place else ""
+    if top in ("profile", "image", "base_image"):
+        return "profile, image and base_image must be strings"
+    if top == "env":
+        return "env must be a table of strings"
+    if top == "prebuilt":
+        return f"prebuilt must be a list of strings, e.g. {PREBUILT_EXAMPLE}"
+    if len(place) < 2:
+        return (
+            "profiles must be a table of profiles ([tool.lnrepro.profiles.NAME] or [profiles.NAME])"
+        )
+    name = place[1]
+    key = place[2] if len(place) > 2 else next((k for k in ("build", "binary") if k in what), "")
+    if key == "build":
+        return f"profile {name!r}: build must be a list of commands (lists of strings)"
+    if key == "binary":
+        return f"profile {name!r}: binary must be a path relative to the checkout"
+    return f"profile {name!r} is not a table"
+
+
 def _parse(table: dict[str, Any], path: Path) -> Config:
     def bad(what: str) -> InputError:
         return InputError(f"{path}: {what}", "see the configuration example in docs/commands.md")
 
-    profiles = dict(PROFILES)
-    given = table.get("profiles") or {}
-    if not isinstance(given, dict):
-        raise bad(
-            "profiles must be a table of profiles ([tool.lnrepro.profiles.NAME] or [profiles.NAME])"
-        )
-    for name, spec in given.items():
-        if not isinstance(spec, dict):
-            raise bad(f"profile {name!r} is not a table")
-        build = spec.get("build")
-        binary = spec.get("binary")
-        if not (
-            isinstance(build, list)
-            and build
-            and all(isinstance(c, list) and c and all(isinstance(a, str) for a in c) for c in build)
-        ):
-            raise bad(f"profile {name!r}: build must be a list of commands (lists of strings)")
-        if not isinstance(binary, str) or not binary:
-            raise bad(f"profile {name!r}: binary must be a path relative to the checkout")
-        if "kernels" in spec:
+    given = table.get("profiles")
+    for name, spec in given.items() if isinstance(given, dict) else ():
+        if isinstance(spec, dict) and "kernels" in spec:
             raise bad(
                 f"profile {name!r}: kernels is no longer read (whether two commits test the same "
                 "thing is decided from the whole source tree and the build's outputs); remove it"
             )
-        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in build), binary)
-    env = table.get("env") or {}
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise bad("env must be a table of strings")
-    profile = table.get("profile", DEFAULT_PROFILE)
-    image = table.get("image")
-    base = table.get("base_image")
-    if not isinstance(profile, str) or not all(
-        v is None or isinstance(v, str) for v in (image, base)
-    ):
-        raise bad("profile, image and base_image must be strings")
-    prebuilt = table.get("prebuilt", [])
-    if isinstance(prebuilt, str):
-        prebuilt = [prebuilt]
-    if not isinstance(prebuilt, list) or not all(isinstance(x, str) for x in prebuilt):
-        raise bad('prebuilt must be a list of strings, e.g. ["dir:/artifacts/{short}/build_Debug"]')
-    cfg = Config(profile, profiles, image, base, dict(env), str(path), tuple(prebuilt))
+        _convert(spec, ProfileDoc, ["profiles", name], bad)  # so the error names the profile
+    doc = _convert(table, ConfigDoc, [], bad)
+    profiles = dict(PROFILES)
+    for name, spec in doc.profiles.items():
+        profiles[name] = BuildProfile(name, tuple(tuple(c) for c in spec.build), spec.binary)
+    prebuilt = (doc.prebuilt,) if isinstance(doc.prebuilt, str) else doc.prebuilt
+    cfg = Config(
+        doc.profile, profiles, doc.image, doc.base_image, dict(doc.env), str(path), prebuilt
+    )
     cfg.get_profile(None)  # the default must exist
     return cfg
+
+
+def _convert(value: object, kind: type[T], at: list[str], bad: Callable[[str], InputError]) -> T:
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        what, _, where = str(exc).partition(" - at `$")
+        place = [p for p in re.split(r"[.\[\]`]+", where) if p]
+        raise bad(_wrong([*at, *place], what)) from None

@@ -1,0 +1,197 @@
+"""One table of options (issue 39): each request field a command line sets is declared once, in
+lnrepro/model/option_table.py, and the commands' options, their ``--help``, the rerun line,
+resume's refusal, the errors' flag names and lnrepro.toml's keys all come from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+
+from lnrepro.cli import all_commands, cli
+from lnrepro.cli.bisect import RESUME_OWN
+from lnrepro.cli.bisect import _request as bisect_request
+from lnrepro.cli.run import request_from
+from lnrepro.model import option_table as table
+from lnrepro.model.gtest import HIGHER_IS_BETTER
+from lnrepro.model.options import Opt, bare, by_dest, hints, text
+from lnrepro.model.requests import (
+    DEFAULT_FILTER,
+    BinarySpec,
+    BisectRequest,
+    CommandOracleSpec,
+    EmulatorSpec,
+    OnHang,
+    Policy,
+    RunOracleSpec,
+    RunRequest,
+    TestSpec,
+    TtMetalSpec,
+)
+from lnrepro.run.config import FILE_ONLY, ConfigDoc
+from tests.model.strategies import for_type
+
+from .test_flag_names import check
+
+REQUESTS = (
+    EmulatorSpec,
+    BinarySpec,
+    TtMetalSpec,
+    TestSpec,
+    RunRequest,
+    Policy,
+    CommandOracleSpec,
+    RunOracleSpec,
+    BisectRequest,
+)
+COMMANDS = {"run": table.RUN_OPTS, "bisect": table.BISECT_OPTS, "shrink": table.SHRINK_OPTS}
+
+
+def names(owner: type) -> list[str]:
+    if dataclasses.is_dataclass(owner):
+        return [f.name for f in dataclasses.fields(owner)]
+    return [f.name for f in msgspec.structs.fields(owner)]
+
+
+def test_every_entry_names_a_field_and_every_field_is_an_option_or_says_why_not() -> None:
+    for o in table.ALL:
+        assert o.field in names(o.owner), f"{o.flag}: {o.owner.__name__} has no {o.field}"
+        assert o.annotation is not None
+    every = {(t, n) for t in REQUESTS for n in names(t)}
+    declared = set(table.BY_FIELD) | table.NOT_OPTIONS
+    assert every - declared == set(), "fields no option sets and NOT_OPTIONS does not name"
+    assert table.NOT_OPTIONS & set(table.BY_FIELD) == set()
+
+
+def help_text(command: str) -> str:
+    out = CliRunner().invoke(cli, [command, "--help"], terminal_width=80).output
+    return " ".join(out.split())
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_option_is_in_its_command_s_help_exactly_as_declared(command: str) -> None:
+    params = {p.name: p for p in all_commands()[command].params}
+    shown = help_text(command)
+    for o in by_dest(COMMANDS[command]).values():
+        p = params[o.dest]
+        assert isinstance(p, click.Option)
+        assert tuple(p.opts) == o.flags and getattr(p, "group", None) == o.group, o.flag
+        assert p.is_flag == o.is_flag and p.multiple == o.multiple, o.flag
+        if o.choices is not None:
+            assert isinstance(p.type, click.Choice) and tuple(p.type.choices) == o.choices
+            assert f"[{'|'.join(o.choices)}]" in shown, o.flag
+        for f in o.flags:
+            assert re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", shown), f
+        declared = " ".join(o.help.split()).split("{DEFECT_NAMES}")[0]
+        assert declared in shown, f"{o.flag}'s help is not shown as declared"
+        if o.form != "tag" and o.default() not in (None, (), False, {}) and "[default: " in o.help:
+            default = o.help.rsplit("[default: ", 1)[1]
+            assert text(o.default()) in default, f"{o.flag} says another default than its field"
+
+
+def test_resume_refuses_every_request_option_but_the_repository() -> None:
+    assert RESUME_OWN - {"resume", "as_json", "show_log"} == {"repo"}
+    assert {o.dest for o in table.BISECT_OPTS if o.resume} == {"repo"}
+
+
+def test_every_toml_key_is_a_declared_option_of_the_same_type() -> None:
+    keys = {f.name for f in msgspec.structs.fields(ConfigDoc)}
+    by_key = {o.toml: o for o in table.ALL if o.toml}
+    assert keys - FILE_ONLY == set(by_key)
+    config = hints(ConfigDoc)
+    for key, o in by_key.items():
+        kinds = typing.get_args(bare(config[key])) or (bare(config[key]),)
+        assert o.annotation in kinds or bare(config[key]) == o.annotation, key
+
+
+def parsed(command: str, argv: list[str]) -> dict[str, Any]:
+    ctx = all_commands()[command].make_context(command, argv)
+    return dict(ctx.params)
+
+
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def sayable_backend(b: Any) -> Any:
+    """``b`` as the command line can say it: --seed implies --data random; an empty --device
+    list or reset command is no option at all; a KEY=VALUE key has no '='; the prebuilt tree is
+    a bisect's choice per commit."""
+    if isinstance(b, EmulatorSpec) and b.seed is not None and b.data == "copy":
+        return msgspec.structs.replace(b, data="random")
+    if isinstance(b, TtMetalSpec):
+        return msgspec.structs.replace(
+            b,
+            prebuilt=None,
+            devices=b.devices or None,
+            reset_cmd=b.reset_cmd or None,
+            env={k: v for k, v in b.env.items() if k and "=" not in k},
+        )
+    return b
+
+
+def sayable_tests(t: TestSpec) -> TestSpec:
+    """--pytest names the tests, or --filter picks them: not both."""
+    return msgspec.structs.replace(t, gtest_filter=DEFAULT_FILTER) if t.pytest else t
+
+
+@FUZZ
+@given(for_type(RunRequest))
+def test_a_run_s_rerun_line_parses_back_into_the_same_request(drawn: RunRequest) -> None:
+    req = dataclasses.replace(
+        drawn, backend=sayable_backend(drawn.backend), tests=sayable_tests(drawn.tests)
+    )
+    argv = req.argv()
+    assert argv[:2] == ["lnrepro", "run"]
+    assert request_from(parsed("run", argv[2:])) == req
+
+
+def sayable_bisect(req: BisectRequest) -> BisectRequest:
+    """``req`` as the command line can say it: the policy's derived part follows --metric,
+    --hang-in goes with --on-hang bad, --confidence decides the repeats, a job's engine and
+    devices come from --jobs, the checkout is --repo, and validation counts the endpoints' runs."""
+    p, o = req.policy, req.oracle
+    hang_in = p.hang_in if p.on_hang is OnHang.BAD and p.hang_in and p.hang_in.strip() else None
+    policy = dataclasses.replace(p, higher_is_better=p.metric in HIGHER_IS_BETTER, hang_in=hang_in)
+    if isinstance(o, RunOracleSpec):
+        backend = msgspec.structs.replace(
+            sayable_backend(o.backend), checkout=req.repo, docker_context=None, devices=None
+        )
+        o = RunOracleSpec(backend=backend, tests=sayable_tests(o.tests))
+        repeat = o.tests.repeat
+    else:
+        repeat = o.repeat
+    confidence = req.confidence if repeat == 1 else None
+    return dataclasses.replace(
+        req, oracle=o, policy=policy, confidence=confidence, endpoint_runs=None
+    )
+
+
+@FUZZ
+@given(for_type(BisectRequest))
+def test_a_bisect_s_command_line_parses_back_into_the_same_request(drawn: BisectRequest) -> None:
+    req = sayable_bisect(drawn)
+    params = parsed("bisect", req.argv()[2:])
+    assert bisect_request(params.pop("repo"), params) == req
+
+
+def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before the table, shrink built this message from dest names: --device-nodes."""
+    err = check(["shrink", "--run", "last", "--device", "0"], capsys, "--device")
+    assert "--device-nodes" not in err
+
+
+def test_a_flag_in_an_error_comes_from_the_table() -> None:
+    assert table.flag(TestSpec, "gtest_filter") == "--filter"
+    assert table.flag(TtMetalSpec, "watcher_s") == "--watcher"
+    assert table.flag(BisectRequest, "contexts") == "--docker-context"
+    assert all(isinstance(o, Opt) and o.flag.startswith("--") for o in table.ALL)
