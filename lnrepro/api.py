@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.jsonio import JSON
+from lnrepro.model.jsonio import JSON, strings
 from lnrepro.model.record import RunRecord
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
@@ -148,11 +148,7 @@ def plan(request: RunRequest) -> Plan:
     where = req.record_dir / "run-<id>"
     test = backend.shell_line(attempt_argv(backend, req.tests, 1, where), where)
     desc = backend.describe()
-    warnings = (
-        [str(w) for w in desc.get("warnings") or []]
-        if isinstance(desc.get("warnings"), list)
-        else []
-    )
+    warnings = strings(desc, "warnings")
     if isinstance(req.backend, TtMetalSpec):  # the requested tests, read before any build
         from lnrepro.doors.fsio import read_tree
         from lnrepro.model.tests_known import missing_note, missing_patterns

@@ -21,6 +21,7 @@ from lnrepro.cli.options import (
     values_of,
 )
 from lnrepro.errors import ExitCode
+from lnrepro.model.jsonio import strings
 from lnrepro.model.option_table import RUN_OPTS
 from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import BinarySpec, RunRequest
@@ -170,11 +171,7 @@ def run(
         progress.width = max(progress.width - 2, 20)  # of a full-width bar it wraps, and the bar,
     with RichRunEvents(progress) as events:  # erased one line too high, stayed on the screen
         rec = api.run(request, events)
-    for w in (
-        [str(x) for x in rec.backend.get("warnings") or []]
-        if isinstance(rec.backend.get("warnings"), list)
-        else []
-    ):
+    for w in strings(rec.backend, "warnings"):
         click.echo(f"lnrepro: warning: {w}", err=True)
     if as_json:
         echo_json(rec.to_json())

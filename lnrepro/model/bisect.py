@@ -26,7 +26,7 @@ import msgspec
 from lnrepro.model import codec
 from lnrepro.model.codec import Real
 from lnrepro.model.gtest import TestStatus
-from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.jsonio import JSON, Reader, member
 from lnrepro.model.record import Verdict
 from lnrepro.model.requests import BisectRequest
 
@@ -382,14 +382,13 @@ def upgrade(r: Reader) -> dict[str, JSON]:
 
 def upgrade_v2(d: dict[str, JSON]) -> dict[str, JSON]:
     """A /2 bisect document in /3's shape: its plan and oracle become the request."""
-    plan: dict[str, JSON] = d["plan"] if isinstance(d.get("plan"), dict) else {}
-    o: dict[str, JSON] = d["oracle"] if isinstance(d.get("oracle"), dict) else {}
+    plan, o = member(d, "plan"), member(d, "oracle")
     if o.get("oracle") == "command":
         import shlex
 
         command = str(o.get("command", ""))
         try:
-            argv = shlex.split(command)
+            argv: list[JSON] = list(shlex.split(command))
         except ValueError:  # unbalanced quotes: the line as one word, as a shell would refuse it
             argv = [command]
         oracle: dict[str, JSON] = {

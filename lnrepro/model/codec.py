@@ -111,7 +111,15 @@ def encode(record: object) -> JSON:
     """``record`` as plain JSON values (dicts, lists, str, numbers; enums as their values)."""
     import msgspec  # not at the top: ``lnrepro --help`` loads no record library
 
-    return msgspec.to_builtins(record, enc_hook=_enc_hook, str_keys=True)  # JSON's keys
+    value: JSON = msgspec.to_builtins(record, enc_hook=_enc_hook, str_keys=True)  # JSON's keys
+    return value
+
+
+def encode_obj(record: object) -> dict[str, JSON]:
+    """A record (a dataclass or Struct) as the JSON object it writes."""
+    value = encode(record)
+    assert isinstance(value, dict), f"{type(record).__name__} is not a record"
+    return value
 
 
 def decode(r: Reader, kind: type[T]) -> T:
@@ -206,13 +214,24 @@ def _fields(kind: type[Any]) -> list[str]:
     return [f.name for f in dataclasses.fields(kind)]
 
 
-def schema(kinds: list[type[Any]]) -> tuple[tuple[dict[str, JSON], ...], dict[str, JSON]]:
+Schema = dict[str, JSON]  # a JSON Schema, or one definition of it
+
+
+def schema(kinds: list[type[Any]]) -> tuple[tuple[Schema, ...], dict[str, Schema]]:
     """The JSON Schemas of ``kinds`` and the definitions they share (``#/$defs/NAME``)."""
     import msgspec
 
-    return msgspec.json.schema_components(
+    tops, defs = msgspec.json.schema_components(
         kinds, schema_hook=_schema_hook, ref_template="#/$defs/{name}"
     )
+    return tuple(tops), dict(defs)
+
+
+def _ref(top: Schema) -> str:
+    """The definition's name a ``{"$ref": "#/$defs/NAME"}`` points to."""
+    ref = top["$ref"]
+    assert isinstance(ref, str)
+    return ref.rsplit("/", 1)[1]
 
 
 def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON]:
@@ -223,15 +242,16 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
 
     if members := _records(kind):  # an untagged union of documents: exactly one of them
         tops, defs = schema(list(members))
-        roots = [defs.pop(t["$ref"].rsplit("/", 1)[1]) for t in tops]
+        roots: list[JSON] = [defs.pop(_ref(t)) for t in tops]
         for part in (*roots, *defs.values()):
             _as_written(part)
         for part in roots:
+            assert isinstance(part, dict)
             part.pop("title", None)
         root: dict[str, JSON] = {"oneOf": roots}
     else:
         (top,), defs = schema([kind])
-        root = defs.pop(top["$ref"].rsplit("/", 1)[1])
+        root = defs.pop(_ref(top))
         root.pop("title", None)
         written = (root, *defs.values())
         if issubclass(kind, msgspec.Struct):  # it says itself what it leaves out; not the
@@ -273,9 +293,12 @@ def _dataclass_names(kind: type[Any]) -> set[str]:
     return names
 
 
-def _as_written(part: dict[str, JSON]) -> None:
-    if part.get("type") == "object" and "properties" in part:
-        part["required"] = list(part["properties"])
+def _as_written(part: JSON) -> None:
+    if isinstance(part, dict) and part.get("type") == "object":
+        props = part.get("properties")
+        if not isinstance(props, dict):
+            return
+        part["required"] = list(props)
         part.setdefault("additionalProperties", False)
 
 

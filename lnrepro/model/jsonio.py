@@ -22,14 +22,20 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 from lnrepro.errors import InputError, MalformedRecord
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
-JSON = Any  # a value json.loads returns; typed access goes through Reader
+if TYPE_CHECKING:
+    # A value json.loads returns, what a document holds (typed access goes through Reader).
+    JSON = None | bool | int | float | str | list["JSON"] | dict[str, "JSON"]
+else:
+    # msgspec cannot read a recursive alias: at run time a record's open bag of facts takes any
+    # value, which, read from JSON text, is one of the above. mypy checks the exact type.
+    JSON = Any
 E = TypeVar("E")
 T = TypeVar("T")
 NonFinite = Literal["NaN", "Infinity", "-Infinity"]  # a non-finite number, as JSON carries it
@@ -56,7 +62,21 @@ def plain(obj: object) -> JSON:
         return {str(k): plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [plain(v) for v in obj]
-    return obj
+    if obj is None or isinstance(obj, (bool, int)):
+        return obj
+    raise TypeError(f"{type(obj).__name__} is not a JSON value")
+
+
+def member(d: Mapping[str, JSON], key: str) -> dict[str, JSON]:
+    """``d[key]`` when it is an object, else an empty one (an open bag of facts, read leniently)."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def strings(d: Mapping[str, JSON], key: str) -> list[str]:
+    """``d[key]`` as strings when it is a list (a backend's warnings, a build's lines), else []."""
+    v = d.get(key)
+    return [str(x) for x in v] if isinstance(v, list) else []
 
 
 def dumps(obj: object, *, indent: int | None = 2) -> str:
@@ -78,7 +98,7 @@ def decode_number(v: object) -> float | None:
 def loads_text(text: str, source: Path | str) -> JSON:
     """``json.loads`` with every failure as a MalformedRecord that names ``source``."""
     try:
-        return json.loads(text)
+        value: JSON = json.loads(text)
     except RecursionError:
         raise MalformedRecord(
             f"{source} is nested too deeply to be an lnrepro document", _fix(source)
@@ -88,6 +108,7 @@ def loads_text(text: str, source: Path | str) -> JSON:
             f"{source} is not valid JSON ({exc}); it was probably cut off while being written",
             _fix(source),
         ) from None
+    return value
 
 
 def _fix(source: Path | str) -> str:

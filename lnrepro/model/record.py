@@ -575,7 +575,9 @@ def upgrade(r: Reader) -> Reader:
     if isinstance(attempts, list) and any(_old_hang(a) for a in attempts):
         at = r.list("attempts")
         doc["attempts"] = [
-            {**a, "hang": upgrade_hang(at[i].obj("hang")).value} if _old_hang(a) else a
+            {**a, "hang": upgrade_hang(at[i].obj("hang")).value}
+            if isinstance(a, dict) and _old_hang(a)
+            else a
             for i, a in enumerate(attempts)
         ]
     return r.rewritten(doc)

@@ -178,8 +178,7 @@ class ShrinkDoc(_Doc, kw_only=True, frozen=True):
 def builtins(doc: _Doc) -> dict[str, JSON]:
     from lnrepro.model import codec  # a backend's Paths are strings
 
-    out: dict[str, JSON] = codec.encode(doc)
-    return out
+    return codec.encode_obj(doc)
 
 
 def opt_number(v: float | None) -> Number | None:

@@ -21,6 +21,7 @@ from lnrepro import __version__
 from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
+from lnrepro.model.jsonio import strings
 from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
 from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
@@ -262,11 +263,7 @@ def _observed(rec: RunRecord) -> list[str]:
 
 def _steps(rec: RunRecord) -> list[str]:
     out = ["With lnrepro (the run recorded here):", "", fence(shlex.join(rec.rerun), "sh")]
-    build = (
-        [str(x) for x in rec.commands.get("build") or []]
-        if isinstance(rec.commands.get("build"), list)
-        else []
-    )
+    build = strings(rec.commands, "build")
     test = str(rec.commands.get("test") or "")
     if build or test:
         out += [
@@ -346,7 +343,7 @@ def _hardware(rec: RunRecord | None) -> list[str]:
     if rec is None:
         return ["- (no test run recorded)"]
     fp = rec.fingerprint
-    devices = fp.get("devices") if isinstance(fp.get("devices"), list) else []
+    devices = strings(fp, "devices")
     lines = [
         f"- **Devices:** {', '.join(markdown_code(d) for d in devices) if devices else 'none (no Tenstorrent card on the host)'}",
         f"- **Driver (tt-kmd):** {markdown(fp.get('driver') or 'not loaded')}",

@@ -43,6 +43,7 @@ from lnrepro.model.gtest import (
     describe_exit,
 )
 from lnrepro.model.hang import Diagnosis
+from lnrepro.model.jsonio import JSON
 from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
 from lnrepro.model.requests import BackendSpec, BinarySpec, RunRequest, TestSpec, TtMetalSpec
@@ -377,7 +378,7 @@ def run_tests(
     try:
         record.fingerprint = backend.fingerprint()
         record.commands = {
-            "build": backend.build_lines(record.record_dir),
+            "build": list[JSON](backend.build_lines(record.record_dir)),
             "test": backend.shell_line(
                 attempt_argv(backend, tests, 1, record.record_dir), record.record_dir
             ),

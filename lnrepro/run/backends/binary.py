@@ -20,8 +20,7 @@ class BinaryBackend(LocalProcess):
     def describe(self) -> dict[str, JSON]:
         from lnrepro.model import codec
 
-        described: dict[str, JSON] = codec.encode(self.spec)
-        return described
+        return codec.encode_obj(self.spec)
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         """Nothing to build; a missing binary makes this commit untestable, not lnrepro broken

@@ -24,7 +24,7 @@ class EmulatorBackend(LocalProcess):
 
         s = self.spec
         return {
-            **codec.encode(s),
+            **codec.encode_obj(s),
             "defect": s.defect or defects_label(ERA_DEFECTS[Era(s.kernel_era)]),
         }
 
