@@ -75,15 +75,17 @@ def shrink(
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
-    from lnrepro.cli.options import exclusive
+    from lnrepro.cli.options import exclusive, flag_of
 
     exclusive(json=as_json, markdown=markdown)
-    starts = (shrink_table.RUN, *shrink_table.START_OPTS, shrink_table.EVALUATOR_OPTS[0])
-    if resume_dir is not None and any(kwargs.get(o.dest) for o in starts):
-        raise UsageError(
-            "--resume goes on with the saved request",
-            "drop --test, --pytest, --run and --command (only --budget may change)",
-        )
+    if resume_dir is not None:
+        starts = (*shrink_table.START_OPTS, shrink_table.RUN, shrink_table.EVALUATOR_OPTS[0])
+        if any(kwargs.get(o.dest) for o in starts):
+            *most, last = (o.flag for o in starts)
+            raise UsageError(
+                f"{flag_of('resume_dir')} goes on with the saved request",
+                f"drop {', '.join(most)} and {last} (only {flag_of('budget')} may change)",
+            )
     request = shrink_request({**kwargs, "budget": budget})
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
@@ -112,7 +114,7 @@ def shrink_request(params: Params) -> ShrinkRequest:
         extra = given_backend(params, SHRINK_OPTS)
         if extra:
             raise UsageError(
-                f"--run takes the run's backend; {', '.join(extra)} "
+                f"{shrink_table.RUN.flag} takes the run's backend; {', '.join(extra)} "
                 f"{'does' if len(extra) == 1 else 'do'} not apply",
                 f"drop {', '.join(extra)}",
             )
