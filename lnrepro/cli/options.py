@@ -1,14 +1,15 @@
 """Options shared by commands, and the one place command-line values become typed requests.
 
 The options of ``run``, ``bisect`` and ``shrink`` that set a request's fields are made from the
-table of options (:mod:`lnrepro.model.option_table`): :func:`table_options` turns its entries
-into click options, and :func:`values_of` reads the parsed values back into a request's fields,
-typed as the request holds them (:func:`backend_spec`, :func:`test_spec`, the commands'
-``request_from``/``_request``). A value option defaults to ``None`` and a repeatable one to
-``()``, so "did the user pass it?" is asked of the value (:func:`is_given`), here and nowhere
-else; the request's own default applies. Options carry a help *section* (``group``), which
-:class:`Command` prints as click's own help sections, and every error names an option by the
-flag the table declares.
+table of options (:mod:`lnrepro.model.option_table`, and shrink's own in
+:mod:`lnrepro.model.option_table_shrink`): :func:`table_options` turns its entries into click
+options, and :func:`values_of` reads the parsed values back into a request's fields, typed as
+the request holds them (:func:`backend_spec`, :func:`test_spec`, the commands'
+``request_from``/``_request``/``shrink_request``). A value option defaults to ``None`` and a
+repeatable one to ``()``, so "did the user pass it?" is asked of the value (:func:`is_given`),
+here and nowhere else; the request's own default applies. Options carry a help *section*
+(``group``), which :class:`Command` prints as click's own help sections, and every error names
+an option by the flag the table declares.
 
 Loaded only by the commands themselves: ``lnrepro --help`` imports none of this.
 """

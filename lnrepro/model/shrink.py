@@ -11,11 +11,10 @@ patched-in probe, a ``--command``).
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON, Reader, convert, dumps
@@ -309,6 +308,7 @@ class ShrinkEvents(Events):
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_START_RUNS = 5
 DEFAULT_BUDGET = 600
+SourceFor = Literal["tt-metal", "lookalike"]  # --source-for
 
 
 @dataclass(frozen=True)
@@ -324,7 +324,7 @@ class ShrinkRequest:
     seed: int = 0  # random data's seed
     source: Path | None = None  # write the emitted test here
     timeout_s: float = 600.0  # one --command run
-    source_flavour: str = "tt-metal"  # whose helpers the emitted test uses: tt-metal, lookalike
+    source_flavour: SourceFor = "tt-metal"  # whose helpers the emitted test uses
     record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
     run: str | None = None  # start from this run record's test, backend and pass rate
     known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
@@ -337,34 +337,10 @@ class ShrinkRequest:
         return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
     def argv(self) -> list[str]:
-        args = ["lnrepro", "shrink"]
-        if self.run is not None:
-            args += ["--run", self.run]
-        if self.test:
-            args += ["--test", self.test]
-        if self.pytest:
-            args += ["--pytest", self.pytest]
-        if self.run is None:
-            args += self.backend.argv()
-        if self.command is not None:
-            args += ["--command", shlex.join(self.command)]
-            if self.timeout_s != 600.0:
-                args += ["--timeout", f"{self.timeout_s:g}"]
-        if self.confidence != DEFAULT_CONFIDENCE:
-            args += ["--confidence", f"{self.confidence:g}"]
-        if self.start_runs != DEFAULT_START_RUNS:
-            args += ["--start-runs", str(self.start_runs)]
-        if self.budget != DEFAULT_BUDGET:
-            args += ["--budget", str(self.budget)]
-        if self.seed:
-            args += ["--seed", str(self.seed)]
-        if self.source is not None:
-            args += ["--source", str(self.source)]
-        if self.source_flavour != "tt-metal":
-            args += ["--source-for", self.source_flavour]
-        if self.record_dir != DEFAULT_RECORD_DIR:
-            args += ["--record-dir", str(self.record_dir)]
-        return args
+        """The command line that repeats this shrink (the table's options)."""
+        from lnrepro.model.option_table_shrink import shrink_argv
+
+        return shrink_argv(self)
 
     def to_json(self) -> dict[str, JSON]:
         from lnrepro.model.shrink_doc import builtins, request_doc

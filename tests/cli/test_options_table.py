@@ -20,7 +20,9 @@ from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.bisect import _request as bisect_request
 from lnrepro.cli.run import request_from
+from lnrepro.cli.shrink import shrink_request
 from lnrepro.model import option_table as table
+from lnrepro.model import option_table_shrink as shrink_table
 from lnrepro.model.gtest import HIGHER_IS_BETTER
 from lnrepro.model.options import Opt, bare, by_dest, hints, text
 from lnrepro.model.requests import (
@@ -36,6 +38,7 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.run.config import FILE_ONLY, ConfigDoc
 from tests.model.strategies import for_type
 
@@ -51,8 +54,11 @@ REQUESTS = (
     CommandOracleSpec,
     RunOracleSpec,
     BisectRequest,
+    ShrinkRequest,
 )
-COMMANDS = {"run": table.RUN_OPTS, "bisect": table.BISECT_OPTS, "shrink": table.SHRINK_OPTS}
+COMMANDS = {"run": table.RUN_OPTS, "bisect": table.BISECT_OPTS, "shrink": shrink_table.OPTS}
+ALL = (*table.ALL, *shrink_table.OPTS)
+NOT_OPTIONS = table.NOT_OPTIONS | shrink_table.NOT_OPTIONS
 
 
 def names(owner: type) -> list[str]:
@@ -62,13 +68,22 @@ def names(owner: type) -> list[str]:
 
 
 def test_every_entry_names_a_field_and_every_field_is_an_option_or_says_why_not() -> None:
-    for o in table.ALL:
+    for o in ALL:
         assert o.field in names(o.owner), f"{o.flag}: {o.owner.__name__} has no {o.field}"
         assert o.annotation is not None
     every = {(t, n) for t in REQUESTS for n in names(t)}
-    declared = set(table.BY_FIELD) | table.NOT_OPTIONS
-    assert every - declared == set(), "fields no option sets and NOT_OPTIONS does not name"
-    assert table.NOT_OPTIONS & set(table.BY_FIELD) == set()
+    set_by = {(o.owner, o.field) for o in ALL}
+    assert every - (set_by | NOT_OPTIONS) == set(), "fields no option sets, NOT_OPTIONS unnamed"
+    assert NOT_OPTIONS & set_by == set()
+
+
+def test_every_shrink_request_field_is_a_shrink_option_or_says_why_not() -> None:
+    """Before, shrink's own options were click options written by hand beside ShrinkRequest."""
+    own = {o.field for o in shrink_table.OPTS if o.owner is ShrinkRequest}
+    missing = set(names(ShrinkRequest)) - own - {n for _, n in shrink_table.NOT_OPTIONS}
+    assert missing == set()
+    params = {p.name for p in all_commands()["shrink"].params}
+    assert {o.dest for o in shrink_table.OPTS} <= params
 
 
 def help_text(command: str) -> str:
@@ -107,6 +122,7 @@ def test_every_toml_key_is_a_declared_option_of_the_same_type() -> None:
     by_key = {o.toml: o for o in table.ALL if o.toml}
     assert keys - FILE_ONLY == set(by_key)
     config = hints(ConfigDoc)
+    assert not any(o.toml for o in shrink_table.OPTS if o.owner is ShrinkRequest)
     for key, o in by_key.items():
         kinds = typing.get_args(bare(config[key])) or (bare(config[key]),)
         assert o.annotation in kinds or bare(config[key]) == o.annotation, key
@@ -182,6 +198,33 @@ def test_a_bisect_s_command_line_parses_back_into_the_same_request(drawn: Bisect
     assert bisect_request(params.pop("repo"), params) == req
 
 
+def sayable_shrink(req: ShrinkRequest) -> ShrinkRequest:
+    """``req`` as the command line can say it: --run takes the run's backend (and its measured
+    start); one --seed is the emulator's and the request's (random data: shrink's own seed); an
+    empty --command is no command."""
+    b, seed = sayable_backend(req.backend), 0
+    if req.run is not None:
+        b = EmulatorSpec()
+    elif isinstance(b, EmulatorSpec):
+        given = b.seed if b.seed is not None else (req.seed or None)
+        if given is not None and b.data == "advancing":
+            b, seed = msgspec.structs.replace(b, seed=given), given
+        elif given is not None:
+            b, seed = msgspec.structs.replace(b, data="copy", seed=None), given
+    return dataclasses.replace(
+        req, backend=b, seed=seed, command=req.command or None, known_start=None
+    )
+
+
+@FUZZ
+@given(for_type(ShrinkRequest))
+def test_a_shrink_s_rerun_line_parses_back_into_the_same_request(drawn: ShrinkRequest) -> None:
+    req = sayable_shrink(drawn)
+    argv = req.argv()
+    assert argv[:2] == ["lnrepro", "shrink"]
+    assert shrink_request(parsed("shrink", argv[2:])) == req
+
+
 def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -194,4 +237,4 @@ def test_a_flag_in_an_error_comes_from_the_table() -> None:
     assert table.flag(TestSpec, "gtest_filter") == "--filter"
     assert table.flag(TtMetalSpec, "watcher_s") == "--watcher"
     assert table.flag(BisectRequest, "contexts") == "--docker-context"
-    assert all(isinstance(o, Opt) and o.flag.startswith("--") for o in table.ALL)
+    assert all(isinstance(o, Opt) and o.flag.startswith("--") for o in ALL)

@@ -3,6 +3,7 @@ rerun line doing what it says, usage errors before anything runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from lnrepro.cli import main
+from lnrepro.model.requests import TtMetalSpec
+from lnrepro.model.shrink import ShrinkRequest
 from tests.consumers.schemas import errors
 
 SMALL = "BugRepro_Deterministic_2048Features"  # constant data, 100 x 2048: cheap
@@ -143,3 +146,20 @@ def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
     assert "--run takes the run's backend; --defect" in capsys.readouterr().err
     assert main(["shrink", "--run", "last", "--test", "NIGHTLY_*", "--record-dir", runs]) == 2
     assert "did not run" in capsys.readouterr().err
+
+
+def test_a_checkout_shrink_s_rerun_line_keeps_its_timeout() -> None:
+    """Before the table, the rerun line wrote --timeout only with --command."""
+    req = ShrinkRequest(test=SMALL, backend=TtMetalSpec(checkout=Path("/src/tt-metal")))
+    args = dataclasses.replace(req, timeout_s=30.0, source_flavour="lookalike").argv()
+    assert args[args.index("--timeout") + 1] == "30"
+    assert args[args.index("--source-for") + 1] == "lookalike"
+    assert "--timeout" not in req.argv()  # the default is left out
+
+
+def test_resume_refuses_a_new_start(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for start in (["--test", SMALL], ["--pytest", "t.py::t"], ["--command", "true"]):
+        assert main(["shrink", "--resume", str(tmp_path), *start]) == 2
+        err = capsys.readouterr().err
+        assert "--resume goes on with the saved request" in err
+        assert "drop --test, --pytest, --run and --command (only --budget may change)" in err
