@@ -342,13 +342,16 @@ def resolve(base: Bases, ref: str) -> Path:
                     return as_path / n
     except OSError:
         pass
-    entries = [e for e in scan(base) if e.state is not ListedState.UNREADABLE or e.id == ref]
+    every = scan(base)
+    entries = [e for e in every if e.state is not ListedState.UNREADABLE or e.id == ref]
     if ref in ("last", "latest"):
-        if not entries:
+        if not every:
             raise InputError(
                 f"no records under {_names(base)}", "run `lnrepro run` first, or pass --record-dir"
             )
-        return entries[-1].path
+        # the newest, readable or not: a damaged one is named with what is wrong in it (its
+        # reader's error), never passed over for an older record the user did not mean
+        return every[-1].path
     exact = [e for e in entries if e.id == ref]
     if exact:
         return exact[0].path

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from lnrepro.doors import store
+from lnrepro.errors import MalformedRecord
 from lnrepro.model import codec
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.listing import ListedState, RecordKind
@@ -27,4 +31,11 @@ def test_entries_carry_their_kind_and_state_as_enums(tmp_path: Path) -> None:
     assert broken.state is ListedState.UNREADABLE and broken.problem
     listed = codec.encode(broken.document())
     assert listed["state"] == "unreadable" and listed["kind"] == "bisect"
-    assert store.resolve(tmp_path, "last") in (done.path, stopped.path)  # unreadable ones skipped
+    # `last` is the newest record even when it cannot be read: its reader says what is wrong
+    # (an older record shown in its place would be one the user did not mean)
+    newest = max(store.scan(tmp_path), key=lambda e: (e.mtime, e.id))
+    assert newest is not None and store.resolve(tmp_path, "last") == newest.path
+    os.utime(broken.path, (9e9, 9e9))
+    assert store.resolve(tmp_path, "last") == broken.path
+    with pytest.raises(MalformedRecord, match=r"bisect-3/bisect\.json"):
+        store.load(tmp_path, "last")
