@@ -512,6 +512,11 @@ def tolerance_model(text: str) -> str:
         chosen = parse_defects(text)
     except ValueError as exc:
         raise UsageError(f"--defect: {exc}", "see `lnrepro tolerance --help`") from None
+    if not chosen:  # the correct kernel: the study's reference, not a model to compare with it
+        raise UsageError(
+            f"--defect {text} is the correct kernel, which every study measures as its reference",
+            "name a defect to compare with it, e.g. --defect shipped",
+        )
     return next((name for name, d in MODELS.items() if d == chosen), defects_label(chosen))
 
 

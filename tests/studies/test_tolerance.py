@@ -213,3 +213,15 @@ def test_both_tolerance_documents_read_back_as_their_own_type_and_a_wrong_one_na
     bad["tests"][0]["band_power"] = 2.0
     with pytest.raises(MalformedRecord, match=r"t\.json: tests\[0\]\.band_power"):
         codec.decode(Reader(bad, "t.json"), tl.ToleranceDoc)
+
+
+def test_the_correct_kernel_is_no_defect_to_compare() -> None:
+    """Review: ``tolerance --defect none`` compared the correct kernel with itself (power 0% on
+    every row, "none separates best"); it is the study's reference, so it is refused."""
+    from lnrepro.api import tolerance_model
+    from lnrepro.errors import UsageError
+
+    with pytest.raises(UsageError, match="--defect none is the correct kernel") as exc:
+        tolerance_model("none")
+    assert "--defect shipped" in (exc.value.fix or "")
+    assert tolerance_model("shipped")  # a defect still names its model
