@@ -66,6 +66,26 @@ def _close(name: str, flags: list[str]) -> list[str]:
     return [by_bare[m] for m in difflib.get_close_matches(name.lstrip("-"), by_bare, 3, SIMILAR)]
 
 
+def _as_choice(command: click.Command, name: str) -> str | None:
+    """``--VALUE`` where this command takes ``--option VALUE``: the option and value it may mean
+    (``--json`` for ``--format json``; ``--markdown`` for ``--format md``, a value whose letters
+    come in order in the flag's, from its first)."""
+    bare = name.lstrip("-").lower()
+
+    def means(choice: str) -> bool:
+        rest = iter(bare)
+        return choice == bare or (
+            choice[:1] == bare[:1] and len(choice) > 1 and all(c in rest for c in choice)
+        )
+
+    for p in command.params:
+        if isinstance(p, click.Option) and isinstance(p.type, click.Choice) and p.opts:
+            for choice in p.type.choices:
+                if means(str(choice).lower()):
+                    return f"{p.opts[0]} {choice}"
+    return None
+
+
 def no_such_option(ctx: click.Context, name: str) -> click.NoSuchOption:
     """An unknown flag, with the flags it may be a typo of: this command's, or else another
     command's (``run --thershold``: --threshold is bisect's). click's own suggestion compares
@@ -74,6 +94,9 @@ def no_such_option(ctx: click.Context, name: str) -> click.NoSuchOption:
     message = f"no such option {name}"
     if own:
         message += f"; did you mean {' or '.join(own)}?"
+    elif chosen := _as_choice(ctx.command, name):  # report --markdown: --format md
+        message += f"; did you mean {chosen}?"
+        own = [chosen]
     parent = ctx.parent
     if not own and parent is not None and isinstance(parent.command, click.Group):
         group = parent.command

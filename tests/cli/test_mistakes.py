@@ -295,3 +295,17 @@ def test_a_failed_git_command_is_named_in_the_fix(tmp_path: Path) -> None:
     with pytest.raises(GitError) as info:
         gitops.git(repo, "cat-file", "-p", "no-such-ref")
     assert info.value.fix == f"run git -C {repo} cat-file -p no-such-ref by hand to see why"
+
+
+@pytest.mark.parametrize(
+    ("flag", "meant"),
+    [("--markdown", "--format md"), ("--json", "--format json"), ("--junit", "--format junit")],
+)
+def test_a_value_given_as_a_flag_names_the_option_that_takes_it(
+    flag: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: ``report last --markdown`` pointed at compare's --markdown; report takes
+    ``--format md`` (run's help says its Markdown is report's)."""
+    code, _, err = lnrepro(["report", "last", flag], capsys)
+    assert code == 2 and f"no such option {flag}; did you mean {meant}?" in err, err
+    assert "is an option of" not in err
