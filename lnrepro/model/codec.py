@@ -251,14 +251,16 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         root: dict[str, JSON] = {"oneOf": roots}
     else:
         (top,), defs = schema([kind])
-        root = defs.pop(_ref(top))
+        top_name = _ref(top)
+        root = defs.pop(top_name)
         root.pop("title", None)
-        written = (root, *defs.values())
+        written = {top_name: root, **defs}
         if issubclass(kind, msgspec.Struct):  # it says itself what it leaves out; not the
             names = _dataclass_names(kind)  # dataclasses inside it, which write every field
-            written = tuple(part for name, part in defs.items() if name in names)
-        for part in written:
-            _as_written(part)
+            written = {name: part for name, part in defs.items() if name in names}
+        unset = _unset_fields(kind)
+        for name, part in written.items():
+            _as_written(part, unset.get(name, set()))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://lnrepro.invalid/schemas/{file}",
@@ -270,9 +272,21 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
 
 def _dataclass_names(kind: type[Any]) -> set[str]:
     """The names of the dataclasses a Struct holds, at any depth (their ``$defs`` names)."""
+    return _walk_records(kind)[0]
+
+
+def _unset_fields(kind: type[Any]) -> dict[str, set[str]]:
+    """Per record ``kind`` holds (its ``$defs`` name): the fields written only when set
+    (``X | msgspec.UnsetType = msgspec.UNSET``), which a document may lack."""
+    return _walk_records(kind)[1]
+
+
+def _walk_records(kind: type[Any]) -> tuple[set[str], dict[str, set[str]]]:
+    import msgspec
     import msgspec.inspect as mi
 
     names: set[str] = set()
+    unset: dict[str, set[str]] = {}
     seen: set[int] = set()
 
     def walk(t: object) -> None:
@@ -281,6 +295,11 @@ def _dataclass_names(kind: type[Any]) -> set[str]:
         seen.add(id(t))
         if isinstance(t, mi.DataclassType):
             names.add(t.cls.__name__)
+        if isinstance(t, (mi.DataclassType, mi.StructType)):
+            for f in t.fields:
+                # msgspec.inspect shows a default of UNSET as no default on an optional field
+                if not f.required and f.default is f.default_factory is msgspec.NODEFAULT:
+                    unset.setdefault(t.cls.__name__, set()).add(f.encode_name)
         for f in getattr(t, "fields", ()):
             walk(f.type)
         for attr in ("item_type", "key_type", "value_type"):
@@ -290,15 +309,15 @@ def _dataclass_names(kind: type[Any]) -> set[str]:
             walk(inner)
 
     walk(mi.type_info(kind))
-    return names
+    return names, unset
 
 
-def _as_written(part: JSON) -> None:
+def _as_written(part: JSON, unset: set[str] | None = None) -> None:
     if isinstance(part, dict) and part.get("type") == "object":
         props = part.get("properties")
         if not isinstance(props, dict):
             return
-        part["required"] = list(props)
+        part["required"] = [p for p in props if p not in (unset or set())]
         part.setdefault("additionalProperties", False)
 
 

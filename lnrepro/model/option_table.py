@@ -9,6 +9,7 @@ from pathlib import Path
 
 from lnrepro.model.options import Opt, argv, written
 from lnrepro.model.requests import (
+    CASE_ENV,
     DEFAULT_FILTER,
     DEFAULT_TIMEOUT_S,
     BackendSpec,
@@ -614,6 +615,7 @@ for _o in ALL:
 # containers of other options
 NOT_OPTIONS = {
     (TtMetalSpec, "prebuilt"),  # a bisect's --prebuilt tree for one commit
+    (EmulatorSpec, "case"),  # $LNREPRO_CASE (shrink's rerun line), kept by validation
     (CommandOracleSpec, "command"),  # argv as one line
     (Policy, "higher_is_better"),  # follows from --metric
     (RunRequest, "tests"),  # the Tests options
@@ -648,7 +650,9 @@ def backend_argv(b: BackendSpec) -> list[str]:
 def run_argv(req: RunRequest) -> list[str]:
     """``lnrepro run`` with the options that repeat ``req`` exactly (the record's ``rerun``)."""
     rest = written(RUN_RECORD_DIR, req.record_dir)
-    return ["lnrepro", "run", *backend_argv(req.backend), *tests_argv(req.tests), *rest]
+    run = ["lnrepro", "run", *backend_argv(req.backend), *tests_argv(req.tests), *rest]
+    case = req.backend.case if isinstance(req.backend, EmulatorSpec) else None
+    return ["env", f"{CASE_ENV}={case}", *run] if isinstance(case, str) else run
 
 
 def bisect_argv(req: BisectRequest) -> list[str]:

@@ -59,6 +59,9 @@ class BackendKind(str, Enum):
     TT_METAL = "tt-metal"
 
 
+CASE_ENV = "LNREPRO_CASE"  # a probe test's case, as compact JSON (lnrepro.model.shrink.Case)
+
+
 class _Backend(msgspec.Struct, frozen=True, kw_only=True, tag_field="backend"):
     """A backend's JSON object starts with ``"backend": KIND``."""
 
@@ -74,6 +77,9 @@ class EmulatorSpec(_Backend, frozen=True, kw_only=True, tag="emulator"):
     fp32_stats: bool = False
     data: DataKind = "copy"
     seed: Count | None = None  # --data random: attempt k uses seed + k - 1
+    # the case its probe test runs (``$LNREPRO_CASE``, as shrink's rerun line sets it): kept,
+    # so that the run's own rerun line sets it again (absent from the JSON when there is none)
+    case: str | msgspec.UnsetType = msgspec.UNSET
 
     kind = BackendKind.EMULATOR
 

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON, Reader, convert, dumps
-from lnrepro.model.requests import DEFAULT_RECORD_DIR, BackendSpec, EmulatorSpec
+from lnrepro.model.requests import (  # CASE_ENV: the case, as compact JSON, for a probe
+    CASE_ENV as CASE_ENV,
+)
+from lnrepro.model.requests import (
+    DEFAULT_RECORD_DIR,
+    BackendSpec,
+    EmulatorSpec,
+)
 
 if TYPE_CHECKING:
     from lnrepro.model.shrink_doc import ShrinkDoc
@@ -27,7 +34,6 @@ if TYPE_CHECKING:
 # to_json/from_json import it late (it imports this module, and msgspec stays out of --help).
 
 SCHEMA: Final = "lnrepro.shrink/1"
-CASE_ENV = "LNREPRO_CASE"  # the case, as compact JSON, for a probe or a --command
 ARGS_ENV = "LNREPRO_CASE_ARGS"  # the same case as numbers, for a C++ probe (Case.args_value)
 PROBE_TEST = "LayerNormBackwardOpTest.LnreproProbe"
 TENSORS = ("dx", "dgamma", "dbeta")

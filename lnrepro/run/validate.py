@@ -22,6 +22,7 @@ from lnrepro.errors import EnvironmentProblem, UsageError
 from lnrepro.model.metrics import validate_pattern
 from lnrepro.model.requests import (
     ARCHES,
+    CASE_ENV,
     DATA_KINDS,
     DEFAULT_FILTER,
     KERNEL_ERAS,
@@ -278,8 +279,9 @@ def validate_run(req: RunRequest) -> RunRequest:
             f"{BUILD_METAL} is), or --backend local --binary PATH for a "
             "gtest binary built elsewhere",
         )
-    return replace(
-        req,
-        backend=check_backend(req.backend, req.tests.repeat),
-        record_dir=check_record_dir(req.record_dir),
-    )
+    backend = check_backend(req.backend, req.tests.repeat)
+    if isinstance(backend, EmulatorSpec) and CASE_ENV in os.environ and not backend.case:
+        # the emulator's probe test reads the case from the environment: the request keeps it,
+        # so the record says which case ran and its rerun line sets it again
+        backend = msgspec.structs.replace(backend, case=os.environ[CASE_ENV])
+    return replace(req, backend=backend, record_dir=check_record_dir(req.record_dir))

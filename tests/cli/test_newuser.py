@@ -102,9 +102,14 @@ def test_tolerance_and_run_take_the_same_defect_names(
         *(d.value for d in Defect),
         "double-subtract,drop-partial-tile",
     ]:
-        _model(name)  # accepted, as run accepts it
+        if name != "none":
+            _model(name)  # accepted, as run accepts it
         code = _main(["run", "--defect", name, "--dry-run", "--record-dir", str(tmp_path)])
         assert code == 0, name
+    # a name run knows, refused by the study for what it is: the reference, not a defect
+    capsys.readouterr()
+    code = _main(["tolerance", "--shape", "1,32,1,64", "--defect", "none"])
+    assert code == 2 and "is the correct kernel" in capsys.readouterr().err
     assert _model("overwrite-dy-gamma-sum") == "overwrite (refuted)"  # the study's label
     capsys.readouterr()
     code = _main(["tolerance", "--shape", "1,32,1,64", "--defect", "overwrite (refuted)"])

@@ -165,6 +165,11 @@ def test_a_run_s_rerun_line_parses_back_into_the_same_request(drawn: RunRequest)
         drawn, backend=sayable_backend(drawn.backend), tests=sayable_tests(drawn.tests)
     )
     argv = req.argv()
+    b = req.backend
+    if isinstance(b, EmulatorSpec) and isinstance(b.case, str):  # the probe's case: env, no flag
+        assert argv[:2] == ["env", f"LNREPRO_CASE={b.case}"]
+        argv = argv[2:]
+        req = dataclasses.replace(req, backend=msgspec.structs.replace(b, case=msgspec.UNSET))
     assert argv[:2] == ["lnrepro", "run"]
     assert request_from(parsed("run", argv[2:])) == req
 
@@ -211,6 +216,8 @@ def sayable_shrink(req: ShrinkRequest) -> ShrinkRequest:
             b, seed = msgspec.structs.replace(b, seed=given), given
         elif given is not None:
             b, seed = msgspec.structs.replace(b, data="copy", seed=None), given
+    if isinstance(b, EmulatorSpec):  # shrink hands each candidate its case itself
+        b = msgspec.structs.replace(b, case=msgspec.UNSET)
     return dataclasses.replace(
         req, backend=b, seed=seed, command=req.command or None, known_start=None
     )

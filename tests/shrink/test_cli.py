@@ -69,6 +69,17 @@ def test_the_rerun_line_runs_exactly_the_case(
     assert done.returncode == 1, done.stderr
     [test] = json.loads(done.stdout)["tests"]
     assert test["name"] == "LayerNormBackwardOpTest.LnreproProbe" and test["verdict"] == "FAIL"
+    # review: that run's own record (show, report) must rerun the same case; it dropped the
+    # environment, and its rerun line found no test
+    again = json.loads(done.stdout)["rerun"]
+    assert again[:2] == argv[:2] and again[2:4] == ["lnrepro", "run"], again
+    bare = {"PATH": "/usr/bin:/bin"}  # the case comes from the line itself, not from here
+    cmd = [sys.executable, "-m", "lnrepro", *again[3:], "--json"]
+    redone = subprocess.run(
+        ["env", again[1], *cmd], env=bare, capture_output=True, text=True, cwd=tmp_path
+    )
+    [test] = json.loads(redone.stdout)["tests"]
+    assert test["verdict"] == "FAIL" and json.loads(redone.stdout)["rerun"] == again
 
 
 @pytest.mark.parametrize(

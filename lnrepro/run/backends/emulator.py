@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lnrepro.doors.proc import ProcResult
 from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult
-from lnrepro.model.requests import EmulatorSpec
+from lnrepro.model.requests import CASE_ENV, EmulatorSpec
+from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import LocalProcess
 
 
@@ -27,6 +29,11 @@ class EmulatorBackend(LocalProcess):
             **codec.encode_obj(s),
             "defect": s.defect or defects_label(ERA_DEFECTS[Era(s.kernel_era)]),
         }
+
+    def execute(self, call: Call) -> ProcResult:
+        if isinstance(self.spec.case, str):  # the probe's case, whatever this environment says
+            call = replace(call, extra_env={**(call.extra_env or {}), CASE_ENV: self.spec.case})
+        return super().execute(call)
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         return None  # nothing to build
