@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lnrepro.errors import MalformedRecord
-from lnrepro.model.jsonio import JSON, NON_FINITE, Reader
+from lnrepro.model.jsonio import JSON, NON_FINITE, Reader, kind_of
 
 T = TypeVar("T")
 
@@ -75,11 +75,11 @@ def _dec_hook(kind: type, obj: object) -> object:
             return Real(obj)
         if isinstance(obj, str) and obj in NON_FINITE:
             return Real(NON_FINITE[obj])
-        raise TypeError(f"Expected `number`, got `{_json_kind(obj)}`")
+        raise TypeError(f"Expected `number`, got {kind_of(obj)}")
     if kind is Path:
         if isinstance(obj, str):
             return Path(obj)
-        raise TypeError(f"Expected `str`, got `{_json_kind(obj)}`")
+        raise TypeError(f"Expected `str`, got {kind_of(obj)}")
     raise NotImplementedError(kind)
 
 
@@ -89,22 +89,6 @@ def _schema_hook(kind: type) -> dict[str, JSON]:
     if kind is Path:
         return {"type": "string"}
     raise NotImplementedError(kind)
-
-
-def _json_kind(v: object) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "str"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return type(v).__name__
 
 
 def encode(record: object) -> JSON:

@@ -163,7 +163,7 @@ class Reader:
     # ------------------------------------------------------------------ shape
     def _dict(self) -> dict[builtins.str, JSON]:
         if not isinstance(self.value, dict):
-            self.fail(f"should be an object, not {_kind(self.value)}")
+            self.fail(f"should be an object, not {kind_of(self.value)}")
         return self.value
 
     def has(self, key: builtins.str) -> builtins.bool:
@@ -180,7 +180,7 @@ class Reader:
     def obj(self, key: builtins.str) -> Reader:
         r = self.get(key)
         if not isinstance(r.value, dict):
-            self.fail(f"should be an object, not {_kind(r.value)}", key)
+            self.fail(f"should be an object, not {kind_of(r.value)}", key)
         return r
 
     def opt_obj(self, key: builtins.str) -> Reader | None:
@@ -197,12 +197,12 @@ class Reader:
         if v is None and default is not None:
             v = list(default)
         if not isinstance(v, list):
-            self.fail(f"should be a list, not {_kind(v)}", key)
+            self.fail(f"should be a list, not {kind_of(v)}", key)
         return [Reader(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
 
     def elements(self) -> builtins.list[Reader]:
         if not isinstance(self.value, list):
-            self.fail(f"should be a list, not {_kind(self.value)}")
+            self.fail(f"should be a list, not {kind_of(self.value)}")
         return [Reader(x, self._source, f"{self.where()}[{i}]") for i, x in enumerate(self.value)]
 
     # ------------------------------------------------------------------ scalars
@@ -216,9 +216,9 @@ class Reader:
             return default
         v = d[key]
         if isinstance(v, bool) and bool not in types:
-            self.fail(f"should be {name}, not {_kind(v)}", key)
+            self.fail(f"should be {name}, not {kind_of(v)}", key)
         if not isinstance(v, types):
-            self.fail(f"should be {name}, not {_kind(v)}", key)
+            self.fail(f"should be {name}, not {kind_of(v)}", key)
         return v
 
     def str(self, key: builtins.str, default: object = None) -> builtins.str:
@@ -260,7 +260,7 @@ class Reader:
             return None
         v = decode_number(d[key])
         if v is None:
-            self.fail(f"should be a number, not {_kind(d[key])}", key)
+            self.fail(f"should be a number, not {kind_of(d[key])}", key)
         return v
 
     def enum(self, key: builtins.str, kind: type[E], default: E | None = None) -> E:
@@ -280,7 +280,7 @@ class Reader:
         out = []
         for r in self.list(key, default=list(default)):
             if not isinstance(r.value, str):
-                r.fail(f"should be a string, not {_kind(r.value)}")
+                r.fail(f"should be a string, not {kind_of(r.value)}")
             out.append(r.value)
         return tuple(out)
 
@@ -289,19 +289,19 @@ class Reader:
         out = []
         for r in self.list(key, default=[]):
             if not isinstance(r.value, int) or isinstance(r.value, bool):
-                r.fail(f"should be an integer, not {_kind(r.value)}")
+                r.fail(f"should be an integer, not {kind_of(r.value)}")
             out.append(int(r.value))
         return tuple(out)
 
     def as_str(self) -> builtins.str:
         if not isinstance(self.value, str):
-            self.fail(f"should be a string, not {_kind(self.value)}")
+            self.fail(f"should be a string, not {kind_of(self.value)}")
         return self.value
 
     def as_float(self) -> builtins.float:
         v = decode_number(self.value)
         if v is None:
-            self.fail(f"should be a number, not {_kind(self.value)}")
+            self.fail(f"should be a number, not {kind_of(self.value)}")
         return v
 
     def str_map(self, key: builtins.str) -> dict[builtins.str, builtins.str]:
@@ -353,7 +353,8 @@ class _Required:
 _REQUIRED: Any = _Required()
 
 
-def _kind(v: object) -> str:
+def kind_of(v: object) -> str:
+    """What a JSON value is, as an error message says it (``the string 'x'``, ``a list``)."""
     if v is None:
         return "null"
     if isinstance(v, bool):

@@ -10,10 +10,8 @@ drawn value is one the type allows.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -25,6 +23,7 @@ from lnrepro.model import codec, requests
 from lnrepro.model.jsonio import Reader, dumps
 
 from ..consumers.schemas import _registry as registry
+from ..test_schemas_generated import script
 from .strategies import for_type
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,14 +36,6 @@ PENDING_SCHEMAS: set[str] = set()
 UNTYPED_BACKEND: set[str] = set()
 # Request types still encoded by hand (their own to_json/from_json).
 PENDING_REQUESTS: set[str] = set()
-
-
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("schemas_script", ROOT / "scripts" / "schemas.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 DERIVED: dict[str, tuple[type[Any], str]] = script().DERIVED
