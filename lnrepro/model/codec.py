@@ -30,7 +30,6 @@ so they keep working whatever the types become).
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 import typing
 from pathlib import Path
@@ -303,24 +302,3 @@ def _as_written(part: JSON, unset: set[str] | None = None) -> None:
             return
         part["required"] = [p for p in props if p not in (unset or set())]
         part.setdefault("additionalProperties", False)
-
-
-def same(a: object, b: object) -> bool:
-    """``a == b`` as JSON sees them: NaN equals NaN (a round trip keeps a NaN a NaN)."""
-    return _same(encode(a), encode(b))
-
-
-def _same(a: JSON, b: JSON) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if _number(a) and _number(b):
-        return bool(a == b)
-    return type(a) is type(b) and bool(a == b)
-
-
-def _number(v: JSON) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)

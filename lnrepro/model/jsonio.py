@@ -318,34 +318,6 @@ class Reader:
         return dict(self.obj(key)._dict())
 
 
-def convert(r: Reader, kind: type[T]) -> T:
-    """The value ``r`` holds as ``kind`` (a msgspec Struct): every field checked against its
-    type and constraints, or MalformedRecord naming the document and the place in it."""
-    import msgspec  # not at the top: ``lnrepro --help`` loads no record library
-
-    try:
-        return msgspec.convert(r.value, kind, dec_hook=_path)
-    except msgspec.ValidationError as exc:
-        what, _, at = str(exc).partition(" - at `$")
-        if what.startswith("Expected "):
-            what = "should be " + what.removeprefix("Expected ")
-        elif what.startswith("Invalid enum value "):
-            what = f"is {what.removeprefix('Invalid enum value ')}, which is not an allowed value"
-        else:
-            what = what[:1].lower() + what[1:]
-        place = at.rstrip("`").lstrip(".")
-        r.fail(what, place or None)
-
-
-def _path(kind: type, obj: object) -> object:
-    """A ``Path`` field (a request's checkout) is a JSON string."""
-    if kind is Path:
-        if isinstance(obj, builtins.str):
-            return Path(obj)
-        raise TypeError(f"Expected `str`, got `{type(obj).__name__}`")
-    raise NotImplementedError(kind)
-
-
 class _Required:
     pass
 

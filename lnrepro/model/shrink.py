@@ -16,8 +16,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
+from lnrepro.model.codec import decode
 from lnrepro.model.events import Events
-from lnrepro.model.jsonio import JSON, Reader, convert, dumps
+from lnrepro.model.jsonio import JSON, Reader, dumps
 from lnrepro.model.requests import (  # CASE_ENV: the case, as compact JSON, for a probe
     CASE_ENV as CASE_ENV,
 )
@@ -109,7 +110,7 @@ class DataSpec:
     def from_json(cls, r: Reader) -> DataSpec:
         from lnrepro.model.shrink_doc import DataDoc, data
 
-        return data(convert(r, DataDoc), r)
+        return data(decode(r, DataDoc), r)
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -245,7 +246,7 @@ class Case:
     def from_json(cls, r: Reader) -> Case:
         from lnrepro.model.shrink_doc import CaseDoc, case
 
-        return case(convert(r, CaseDoc), r)
+        return case(decode(r, CaseDoc), r)
 
     @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
@@ -281,7 +282,7 @@ class Judged:
     def from_json(cls, r: Reader) -> Judged:
         from lnrepro.model.shrink_doc import JudgedDoc, judged
 
-        return judged(convert(r, JudgedDoc), r)
+        return judged(decode(r, JudgedDoc), r)
 
 
 @dataclass(frozen=True)
@@ -357,7 +358,7 @@ class ShrinkRequest:
     def from_json(cls, r: Reader) -> ShrinkRequest:
         from lnrepro.model.shrink_doc import RequestDoc, request
 
-        return request(convert(r, RequestDoc))
+        return request(decode(r, RequestDoc))
 
 
 STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
@@ -383,7 +384,7 @@ class ShrinkState:
     def from_json(cls, r: Reader) -> ShrinkState:
         from lnrepro.model.shrink_doc import StateDoc, state
 
-        return state(convert(r, StateDoc), r)
+        return state(decode(r, StateDoc), r)
 
 
 # ---------------------------------------------------------------------------------- record

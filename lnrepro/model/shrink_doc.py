@@ -1,6 +1,6 @@
 """``lnrepro.shrink/1`` and ``lnrepro.shrink-state/1``, defined once: msgspec Structs,
 keyword-only, closed sets as enums. Reading validates against them
-(:func:`~lnrepro.model.jsonio.convert`), writing goes through them, and ``scripts/schemas.py``
+(:func:`~lnrepro.model.codec.decode`), writing goes through them, and ``scripts/schemas.py``
 derives docs/schemas/shrink*.json from them. The types of :mod:`lnrepro.model.shrink` keep their
 in-memory shape (a Case's Shape, the tolerances in TENSORS order); the functions here map.
 

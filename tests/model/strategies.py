@@ -23,7 +23,9 @@ import msgspec
 from hypothesis import strategies as st
 
 from lnrepro.errors import LnreproError
+from lnrepro.model import codec
 from lnrepro.model.codec import Real
+from lnrepro.model.jsonio import JSON
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 FLOAT = st.floats(allow_nan=False, allow_infinity=False, width=64)
@@ -137,3 +139,24 @@ def _bounded_float(metas: tuple[msgspec.Meta, ...]) -> st.SearchStrategy[float]:
         allow_nan=False,
         allow_infinity=False,
     )
+
+
+def same(a: object, b: object) -> bool:
+    """``a == b`` as JSON sees them: NaN equals NaN (a round trip keeps a NaN a NaN)."""
+    return _same(codec.encode(a), codec.encode(b))
+
+
+def _same(a: JSON, b: JSON) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if _number(a) and _number(b):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _number(v: JSON) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

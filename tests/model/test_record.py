@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnrepro.errors import InputError
-from lnrepro.model import codec, jsonio
+from lnrepro.model import jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
 from lnrepro.model.hang import Diagnosis
 from lnrepro.model.record import (
@@ -28,7 +28,7 @@ from lnrepro.model.record import (
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
 from lnrepro.model.run_doc import AttemptDoc
 
-from .strategies import for_type
+from .strategies import for_type, same
 
 
 def attempt(
@@ -176,7 +176,7 @@ def test_a_record_written_and_read_back_writes_the_same_document(
     )
     text = jsonio.dumps(rec.to_json())
     back = RunRecord.from_json(jsonio.Reader(json.loads(text), "r.json"), rec.record_dir)
-    assert codec.same(back.document(), rec.document())
+    assert same(back.document(), rec.document())
     assert jsonio.dumps(back.to_json()) == text
 
 
@@ -217,7 +217,7 @@ def test_a_hang_of_the_first_version_in_a_run_record_reads_as_the_second(hang: D
     doc = json.loads(jsonio.dumps(rec.to_json()))
     doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/1"
     back = RunRecord.from_json(jsonio.Reader(doc, "r.json"), rec.record_dir)
-    assert codec.same(back.attempts[0].hang, hang)
+    assert same(back.attempts[0].hang, hang)
     doc["attempts"][0]["hang"]["schema"] = "lnrepro.hang/9"
     with pytest.raises(
         InputError, match=r"r\.json: attempts\[0\]\.hang\.schema is 'lnrepro.hang/9'"
