@@ -272,6 +272,29 @@ def _on_signal(signum: int, _frame: object) -> None:
     proc.raise_or_hold(Interrupted() if signum == signal.SIGINT else Terminated(signum))
 
 
+def _redeliver(
+    hook: Callable[[sys.UnraisableHookArgs], object],
+) -> Callable[[sys.UnraisableHookArgs], object]:
+    """Python runs a signal's handler wherever the main thread is, also in a callback whose
+    exceptions it ignores (an import lock's weakref callback): the stop it raises would be printed
+    as a traceback and lost, and the command go on (a bisect step of an hour). Such a stop is sent
+    again instead, to be raised where it can propagate."""
+
+    def on_unraisable(u: sys.UnraisableHookArgs) -> object:
+        exc = u.exc_value
+        if isinstance(exc, (Terminated, Interrupted)):
+            import threading
+
+            # from another thread, a moment later: the main thread has left the callback (sent
+            # from here, the handler would run here again, in the same ignoring place)
+            signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
+            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+            return None
+        return hook(u)
+
+    return on_unraisable
+
+
 def on_stop(then: Callable[[], str | None]) -> None:
     """What to add to the line a signal's stop prints (called then; None: nothing to add)."""
     _signals.then = then
@@ -314,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(sig, _on_signal)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if started ignoring it
         signal.signal(signal.SIGINT, _on_signal)
+    sys.unraisablehook = _redeliver(sys.unraisablehook)
     code = _main(args)
     if _signals.first is not None and not _signals.reported:
         code = _stopped(_signals.first)  # its exception was lost on the way: the signal still wins

@@ -441,3 +441,43 @@ def test_default_human_output_of_run_and_env_check(tmp_path: Path) -> None:
     p = run("env-check", "--sysroot", str(tmp_path), cwd=tmp_path, env=env)
     assert p.returncode == 1 and "lnrepro env-check (sysroot)" in p.stdout
     assert "verdict: not ready" in p.stdout and "device" in p.stdout
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_raised_where_python_ignores_exceptions_still_stops_the_command(
+    sig: str,
+) -> None:
+    """CI: a SIGINT's handler ran inside an import lock's weakref callback, where Python prints
+    and drops exceptions ("Exception ignored in ... Traceback"): the stop was lost and a bisect
+    went on to the end of its step. A weakref callback is the same kind of place: the signal
+    arrives there, and the command must still stop, with no traceback."""
+    import sys
+
+    code = f"""
+import os, signal, sys, time, weakref
+import lnrepro.cli as c
+
+class Obj: pass
+
+def cb(_ref):
+    os.kill(os.getpid(), signal.{sig})  # the handler runs here, in the ignored callback
+    time.sleep(0.2)
+
+def command(args):
+    o = Obj()
+    r = weakref.ref(o, cb)
+    del o  # the callback runs now
+    time.sleep(5)  # the rest of the command: it must not get here
+    print("went on")
+    return 0
+
+c._main = command  # the stop must come out of it (main's own handling lives in _main)
+try:
+    c.main([])
+except BaseException as exc:
+    print("stopped by", type(exc).__name__)
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    stop = "Interrupted" if sig == "SIGINT" else "Terminated"
+    assert p.stdout.strip() == f"stopped by {stop}", (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and "ignored" not in p.stderr, p.stderr

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from lnrepro.studies import tolerance as tl
+from tests.model.strategies import same
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 
@@ -208,7 +209,7 @@ def test_both_tolerance_documents_read_back_as_their_own_type_and_a_wrong_one_na
     for doc in (tests, shape):
         text = json.dumps(codec.encode(doc))
         back = codec.decode(Reader(json.loads(text), "t.json"), tl.ToleranceDoc)
-        assert type(back) is type(doc) and codec.same(back, doc)
+        assert type(back) is type(doc) and same(back, doc)
     bad = json.loads(json.dumps(codec.encode(tests)))
     bad["tests"][0]["band_power"] = 2.0
     with pytest.raises(MalformedRecord, match=r"t\.json: tests\[0\]\.band_power"):
