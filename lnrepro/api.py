@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
+from lnrepro import options
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.jsonio import JSON, strings
@@ -199,7 +200,7 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
 
     req = validate_bisect(request)
     runs = _runs_dir(req)
-    record = BisectRecord(request=req, rerun=tuple(req.argv()))
+    record = BisectRecord(request=req, rerun=tuple(options.argv(req)))
     b = loop.build(record, oracles_for(req, runs))
     with state.lock(req.repo):
         state.check_replaceable(req.repo)  # an interrupted bisect is continued or discarded

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -24,8 +24,6 @@ from lnrepro.cli.options import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table as table
-from lnrepro.model.options import by_dest
 from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
@@ -36,6 +34,8 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options import table as table
+from lnrepro.options.opt import by_dest
 
 # what --resume takes from the command line (the table's resume=True, and the command's own
 # switches); every other option is the saved request's

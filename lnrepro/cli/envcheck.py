@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import PATHS, Command, json_flag, option, tt_metal_home
+from lnrepro.cli.params import PATHS, Command, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import EnvCheckRequest, MountSet
 

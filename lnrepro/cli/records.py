@@ -9,7 +9,7 @@ import click
 
 from lnrepro.api import RUNS_SCHEMA
 from lnrepro.cli import SUMMARY, cli, echo_json, write_output
-from lnrepro.cli.options import (
+from lnrepro.cli.params import (
     PATHS,
     Command,
     exclusive,

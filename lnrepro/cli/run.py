@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -22,9 +22,9 @@ from lnrepro.cli.options import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
-from lnrepro.model.option_table import RUN_OPTS
 from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import BinarySpec, RunRequest
+from lnrepro.options.table import RUN_OPTS
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 

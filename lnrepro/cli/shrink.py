@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import (
+from lnrepro.cli.params import (
     PATHS,
     Command,
     Params,
@@ -22,10 +22,10 @@ from lnrepro.cli.options import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table_shrink as shrink_table
-from lnrepro.model.option_table import SHRINK_OPTS
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_table
+from lnrepro.options.table import SHRINK_OPTS
 
 
 @cli.command(
@@ -75,7 +75,7 @@ def shrink(
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
-    from lnrepro.cli.options import exclusive, flag_of
+    from lnrepro.cli.params import exclusive, flag_of
 
     exclusive(json=as_json, markdown=markdown)
     if resume_dir is not None:

@@ -343,12 +343,6 @@ class ShrinkRequest:
         test's tolerances: the emulator backend's, else the default era and arch."""
         return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
-    def argv(self) -> list[str]:
-        """The command line that repeats this shrink (the table's options)."""
-        from lnrepro.model.option_table_shrink import shrink_argv
-
-        return shrink_argv(self)
-
     def to_json(self) -> dict[str, JSON]:
         from lnrepro.model.shrink_doc import builtins, request_doc
 

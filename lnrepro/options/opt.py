@@ -7,9 +7,9 @@ type (a ``Literal`` or an enum is a choice, a ``bool`` a flag, a tuple a repeata
 default and the constraints come from the request's annotation. From this table come:
 
 * the click options of ``run``, ``bisect`` and ``shrink`` and their typed parse into requests
-  (:mod:`lnrepro.cli.options`);
-* the command line that repeats a request (:mod:`lnrepro.model.option_table`, behind
-  ``RunRequest.argv`` and ``BisectRequest.argv``, and :mod:`lnrepro.model.option_table_shrink`,
+  (:mod:`lnrepro.cli.params`);
+* the command line that repeats a request (:mod:`lnrepro.options.table`, behind
+  ``RunRequest.argv`` and ``BisectRequest.argv``, and :mod:`lnrepro.options.shrink`,
   behind ``ShrinkRequest.argv``);
 * the keys of lnrepro.toml that set an option's default (:mod:`lnrepro.run.config`);
 * ``bisect --resume``'s "cannot be changed" (every option but ``--repo``: the request is saved);
@@ -23,8 +23,8 @@ them, not the order of the fields. tests/cli/test_options_table.py holds the two
 every entry names a real field, every field a command line can set has an entry (or is named in
 :data:`NOT_OPTIONS`), and each entry's flag and help are in its command's ``--help``.
 
-The entries are in :mod:`lnrepro.model.option_table` (``shrink``'s own in
-:mod:`lnrepro.model.option_table_shrink`); only the standard library is imported
+The entries are in :mod:`lnrepro.options.table` (``shrink``'s own in
+:mod:`lnrepro.options.shrink`); only the standard library is imported
 here and there (and the requests): no click.
 """
 

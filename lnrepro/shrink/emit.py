@@ -27,6 +27,7 @@ import shlex
 from enum import Enum
 from pathlib import Path
 
+from lnrepro import options
 from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
 
 SUITE = "LayerNormBackwardShrunkTest"
@@ -100,7 +101,7 @@ def _header(case: Case, req: ShrinkRequest | None, flavour: Flavour) -> list[str
         "// The smallest, loudest case that failed every time; one step smaller on any axis passes.",
     ]
     if req is not None:
-        lines.append(f"// Found with: {shlex.join(req.argv())}")
+        lines.append(f"// Found with: {shlex.join(options.argv(req))}")
     if flavour is Flavour.TT_METAL:
         lines.append(
             f"// Helpers and assertions in the style of tt-train/tests/ops/"

@@ -18,6 +18,7 @@ import re
 import shlex
 from pathlib import Path
 
+from lnrepro import options
 from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
 from lnrepro.shrink.emit import Flavour
 from lnrepro.shrink.pytest_probe import READ_AT
@@ -56,7 +57,7 @@ def source(case: Case, flavour: Flavour, req: ShrinkRequest | None = None) -> st
         "# The smallest, loudest case that failed every time; one step smaller on any axis passes.",
     ]
     if req is not None:
-        lines.append(f"# Found with: {shlex.join(req.argv())}")
+        lines.append(f"# Found with: {shlex.join(options.argv(req))}")
     lines = [" ".join(ln.splitlines()) for ln in lines]  # a name's newline stays in its comment
     if flavour is Flavour.TT_METAL:
         lines.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from lnrepro import options
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 from lnrepro.emulator.probe import TensorCheck
@@ -65,7 +66,9 @@ class EmulatorEvaluator:
         return all(c.ok for c in control)
 
     def rerun(self, case: Case) -> list[str]:
-        return env_prefixed(case, ["lnrepro", "run", *self.spec.argv(), "--filter", PROBE_TEST])
+        return env_prefixed(
+            case, ["lnrepro", "run", *options.argv(self.spec), "--filter", PROBE_TEST]
+        )
 
     def why(self, smaller: Case, result: Case) -> str | None:
         cfg = self.config

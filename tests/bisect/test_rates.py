@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lnrepro import options
 from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
 from lnrepro.bisect.rates import counts, describe, find, named, resolve
 from lnrepro.doors.fsio import write_json
@@ -44,6 +45,7 @@ def run_record(
     )
     rec = RunRecord(
         request=req,
+        rerun=options.argv(req),
         record_dir=base / name,
         state=RunState.COMPLETE,
         fingerprint={"commit": commit},
@@ -169,7 +171,7 @@ def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
     ).to_json()
     back = BisectRequest.from_json(Reader(json.loads(json.dumps(doc)), "state"))
     assert back.endpoint_runs == e and back.rates_from == ("run-1",)
-    assert "--rates-from" in back.argv() and "run-1" in back.argv()
+    assert "--rates-from" in options.argv(back) and "run-1" in options.argv(back)
 
 
 def test_the_prior_is_a_beta_from_the_counts_not_a_point() -> None:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from lnrepro.cli import _main, all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
-from lnrepro.cli.options import EMULATOR, LOCAL, TT_METAL
+from lnrepro.cli.params import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
