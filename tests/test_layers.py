@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 import subprocess
-import textwrap
 import sys
+import textwrap
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "lnrepro"

@@ -28,7 +28,8 @@ from enum import Enum
 from pathlib import Path
 
 from lnrepro import options
-from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
+from lnrepro.model.case import Case, DataKind, case_text
+from lnrepro.model.shrink import ShrinkRequest
 
 SUITE = "LayerNormBackwardShrunkTest"
 READ_AT = "tenstorrent/tt-metal@16165972af"

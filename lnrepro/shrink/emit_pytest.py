@@ -19,7 +19,8 @@ import shlex
 from pathlib import Path
 
 from lnrepro import options
-from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
+from lnrepro.model.case import Case, DataKind, case_text
+from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.shrink.emit import Flavour
 from lnrepro.shrink.pytest_probe import READ_AT
 

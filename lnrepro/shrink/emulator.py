@@ -11,8 +11,8 @@ from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 from lnrepro.emulator.probe import TensorCheck
 from lnrepro.emulator.probe import evaluate as run_case
+from lnrepro.model.case import PROBE_TEST, Case, env_prefixed
 from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import PROBE_TEST, Case, env_prefixed
 from lnrepro.shrink.core import Outcome, RunVerdict
 
 
