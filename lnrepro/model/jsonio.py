@@ -132,6 +132,15 @@ def load(path: Path) -> Reader:
     return Reader(loads_text(text, path), str(path))
 
 
+def load_schema(path: Path) -> tuple[Reader, str | None]:
+    """A JSON file that must hold an object (a record, a state), and its ``schema`` (None when
+    it has none): the one way a saved document is opened before its schema picks the reader."""
+    r = load(path)
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    return r, r.opt_str("schema")
+
+
 class Reader:
     """A typed view of one value inside a parsed JSON document.
 
