@@ -195,10 +195,10 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
     """
     from lnrepro.bisect import loop, state
     from lnrepro.bisect.oracle import oracles_for
-    from lnrepro.bisect.validate import validate_bisect
+    from lnrepro.bisect.validate import check_bisect, resolve_bisect
     from lnrepro.doors.fsio import new_record_dir
 
-    req = validate_bisect(request)
+    req = resolve_bisect(check_bisect(request))  # the request's rules, then what it names
     runs = _runs_dir(req)
     record = BisectRecord(request=req, rerun=tuple(options.argv(req)))
     b = loop.build(record, oracles_for(req, runs))

@@ -11,7 +11,6 @@ the bisect's. Reading only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from lnrepro.doors import store
@@ -122,18 +121,10 @@ def find(req: BisectRequest) -> EndpointRuns | None:
     return _tally(req, runs, found=True)
 
 
-def resolve(req: BisectRequest) -> BisectRequest:
-    """``req`` (validated, its commits full shas) with the endpoints' runs counted."""
-    if req.rates_from:
-        if req.confidence is None:
-            raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
-        if req.fail_rates is not None:
-            raise UsageError(
-                "--rates-from and --fail-rates both give the fail rates",
-                "use one: --rates-from keeps learning from the runs, --fail-rates does not",
-            )
-        return replace(req, endpoint_runs=named(req))
-    return replace(req, endpoint_runs=find(req))
+def endpoint_runs(req: BisectRequest) -> EndpointRuns | None:
+    """The endpoints' runs of a checked ``req`` (its commits full shas): those of --rates-from,
+    or those found in the store."""
+    return named(req) if req.rates_from else find(req)
 
 
 def describe(e: EndpointRuns) -> str:
