@@ -1,4 +1,5 @@
-"""Options shared by commands, and the one place command-line values become typed requests.
+"""The click side of the options: the table's entries as click parameters, the parameters
+shared by commands, and the one place command-line values become typed requests.
 
 The options of ``run``, ``bisect`` and ``shrink`` that set a request's fields are made from the
 table of options (:mod:`lnrepro.options.table`, and shrink's own in

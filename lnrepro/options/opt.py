@@ -1,4 +1,5 @@
-"""One table of options (issue 39): every request field a command line sets is declared here once.
+"""An entry of the table of options (:class:`Opt`) and what is derived from one: every request
+field a command line sets is declared once (issue 39).
 
 An :class:`Opt` names its field (the request type and the field's name) and says what only a
 command line knows: its flag(s), help, help section, metavar, whether ``bisect --resume`` may
@@ -8,9 +9,7 @@ default and the constraints come from the request's annotation. From this table 
 
 * the click options of ``run``, ``bisect`` and ``shrink`` and their typed parse into requests
   (:mod:`lnrepro.cli.params`);
-* the command line that repeats a request (:mod:`lnrepro.options.table`, behind
-  ``RunRequest.argv`` and ``BisectRequest.argv``, and :mod:`lnrepro.options.shrink`,
-  behind ``ShrinkRequest.argv``);
+* the command line that repeats a request (:func:`lnrepro.options.argv`), which records keep;
 * the keys of lnrepro.toml that set an option's default (:mod:`lnrepro.run.config`);
 * ``bisect --resume``'s "cannot be changed" (every option but ``--repo``: the request is saved);
 * the flag every error names (:func:`flag`, and :class:`Opt.flag`).
