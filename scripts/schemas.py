@@ -19,8 +19,7 @@ from typing import Any
 
 from lnrepro import api
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import bisect, compare, gtest, hang, listing, record, requests
-from lnrepro.model import shrink
+from lnrepro.model import bisect, compare, gtest, hang, listing, record, requests, shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.studies import explained, tolerance
 
