@@ -26,7 +26,7 @@ from lnrepro.present.console import (
     render_run,
 )
 from lnrepro.present.markdown import run_markdown
-from lnrepro.studies.explain import ExplainMeta, ModelFit, Residual, TestFit
+from lnrepro.studies.model_fit import ExplainMeta, ModelFit, Residual, TestFit
 from tests.present.test_layout import NAMES, SUITE, a_record, piped, terminal, whole
 
 WIDTHS = [60, 80, 200, None]  # None: piped
