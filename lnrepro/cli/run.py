@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
 from lnrepro.cli.options import (
     Command,
     Params,
@@ -20,6 +21,7 @@ from lnrepro.cli.options import (
     test_spec,
     values_of,
 )
+from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
 from lnrepro.model.option_table import RUN_OPTS

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import click
 
 from lnrepro.api import EXPLAIN_SCHEMA, Progress
-from lnrepro.cli import SUMMARY, cli, echo_json
+from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
+from lnrepro.cli.output import echo_json
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode

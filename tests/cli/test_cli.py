@@ -298,7 +298,7 @@ def own_signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """main() in this process installs lnrepro's handlers: put pytest's back, forget the signal."""
     import signal
 
-    import lnrepro.cli as cli_module
+    import lnrepro.cli.exits as cli_module
 
     monkeypatch.setattr(cli_module, "_signals", cli_module._Signals())
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
@@ -455,7 +455,7 @@ def test_a_signal_raised_where_python_ignores_exceptions_still_stops_the_command
 
     code = f"""
 import os, signal, sys, time, weakref
-import lnrepro.cli as c
+import lnrepro.cli.exits as c
 
 class Obj: pass
 

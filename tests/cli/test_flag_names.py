@@ -13,8 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, all_commands, cli
+from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
+from lnrepro.cli.exits import _main
 from lnrepro.cli.options import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
 

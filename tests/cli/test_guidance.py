@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import _main
+from lnrepro.cli.exits import _main
 
 LNREPRO = [shutil.which("lnrepro") or sys.executable + " -m lnrepro"]
 if LNREPRO[0].endswith(" -m lnrepro"):

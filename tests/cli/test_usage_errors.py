@@ -13,7 +13,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, all_commands, cli
+from lnrepro.cli import all_commands, cli
+from lnrepro.cli.exits import _main
 
 
 def lnrepro(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -263,6 +264,9 @@ def test_the_command_list_imports_no_command() -> None:
     assert loaded <= {
         "lnrepro",
         "lnrepro.cli",
+        "lnrepro.cli.commands",
+        "lnrepro.cli.exits",
+        "lnrepro.cli.help",
         "lnrepro.errors",
         "lnrepro.doors",
         "lnrepro.doors.proc",
