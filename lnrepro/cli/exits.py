@@ -62,6 +62,13 @@ class _Signals:
 _signals = _Signals()
 
 
+def forget_signals() -> None:
+    """Forget the signal that came and the stop's hint (for a caller that runs :func:`main` more
+    than once in a process: the test suite)."""
+    global _signals
+    _signals = _Signals()
+
+
 def _on_signal(signum: int, _frame: object) -> None:
     from lnrepro.doors import proc
 
