@@ -56,20 +56,39 @@ class Result:
 @contextlib.contextmanager
 def _own_process_state() -> Iterator[None]:
     """main() installs lnrepro's signal handlers and unraisable hook and keeps the first signal:
-    all of it is put back after the command, as pytest had it."""
+    all of it is put back after the command, as pytest had it. And the test process is not made
+    lnrepro's subreaper: as one, lnrepro kills every child it did not start itself (escaped
+    test binaries), which here would be the test's own (a bisect it runs in the background)."""
     from lnrepro.cli import exits
+    from lnrepro.doors import proc
 
     sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     saved = {s: signal.getsignal(s) for s in sigs}
     hook = sys.unraisablehook
+    become, reaping = proc.become_subreaper, proc._subreaper
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as a process starts
+    proc.become_subreaper = lambda: False  # type: ignore[assignment]
+    proc._subreaper = False
     try:
         yield
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)
         sys.unraisablehook = hook
+        proc.become_subreaper, proc._subreaper = become, reaping  # type: ignore[method-assign]
         exits.forget_signals()
+
+
+@contextlib.contextmanager
+def _chdir(where: Path | None) -> Iterator[None]:
+    """``contextlib.chdir`` (Python 3.11), for 3.10 too."""
+    back = os.getcwd()
+    if where is not None:
+        os.chdir(where)
+    try:
+        yield
+    finally:
+        os.chdir(back)
 
 
 def lnrepro(
@@ -79,13 +98,14 @@ def lnrepro(
     input: str | None = None,
 ) -> Result:
     """``lnrepro ARGS`` in this process: ``cwd`` the working directory for the command, ``env``
-    variables set (None: unset) for it, ``input`` its stdin."""
+    variables set (None: unset) for it, ``input`` its stdin. click's runner lays help out at 80
+    columns whatever ``COLUMNS`` says: a test of the terminal's width runs a process."""
     from lnrepro.cli import main
 
     runner = CliRunner()
     with (
         _own_process_state(),
-        contextlib.chdir(cwd or Path.cwd()),
+        _chdir(cwd),
         runner.isolation(input=input, env=env) as (out, err, _),
     ):
         code = main([str(a) for a in args])

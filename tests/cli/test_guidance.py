@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import LNREPRO, Result, lnrepro
+from tests.harness import LNREPRO, Result, lnrepro, lnrepro_process
 from tests.harness import assert_one_line_error as one_error
 
 
@@ -179,7 +179,7 @@ def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
 
 
 def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
-    p = lnrepro("run", "--help", env={"COLUMNS": "80"})
+    p = lnrepro_process("run", "--help", env={"COLUMNS": "80"})
     assert p.code == 0, p.err
     words = p.stdout.split()
     for token in (
