@@ -39,18 +39,7 @@ from lnrepro.emulator.catalogue import (
     describe,
     failure_text,
 )
-from lnrepro.emulator.cbmodel.gtest_front import (
-    ExitNow,
-    FlagError,
-    Help,
-    Printer,
-    Reported,
-    exit_status,
-    list_tests,
-    select,
-    use_color,
-    write_report,
-)
+from lnrepro.emulator.cbmodel import gtest_front as front
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 
@@ -159,19 +148,19 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
             if total is None
             else ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")
         )
-        raise ExitNow(
+        raise front.ExitNow(
             f"Invalid environment variables: you have {have} = {env[have]}, but have left {missing} unset."
         )
     try:
         t, i = int(total), int(index)
     except ValueError:
         bad = "GTEST_TOTAL_SHARDS" if not total.lstrip("-").isdigit() else "GTEST_SHARD_INDEX"
-        raise ExitNow(
+        raise front.ExitNow(
             f"WARNING: The value of environment variable {bad} is expected to be a 32-bit "
             f'integer, but actually has value "{env[bad]}".'
         ) from None
     if not 0 <= i < t:
-        raise ExitNow(
+        raise front.ExitNow(
             "Invalid environment variables: we require 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS, "
             f"but you have GTEST_SHARD_INDEX={i}, GTEST_TOTAL_SHARDS={t}."
         )
@@ -187,7 +176,7 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
     }
     for arg in argv:
         if arg in ("-h", "--help", "-?", "/?"):
-            raise Help
+            raise front.Help
         if not arg.startswith("--gtest_") and not arg.startswith("--emu_"):
             continue  # gtest leaves unknown arguments to the program; so do we
         name, has_value, value = arg[2:].partition("=")
@@ -216,7 +205,7 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
                 model[name[4:]] = value
             # other --gtest_ flags are accepted and ignored, as a binary that does not use them
         except ValueError:
-            raise FlagError(f"bad value for --{name}: {value!r}") from None
+            raise front.FlagError(f"bad value for --{name}: {value!r}") from None
     try:
         era = _choice(Era, model.get("kernel", Era.DEC_2025.value), "--emu_kernel")
         arch = _choice(
@@ -235,12 +224,12 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
         if "seed" in model:
             opts.seed = int(model["seed"])
     except ValueError as exc:
-        raise FlagError(str(exc)) from None
+        raise front.FlagError(str(exc)) from None
     k = opts.kernel
     if (k.block_size is not None and k.block_size < 1) or (
         k.l1_max_tiles is not None and k.l1_max_tiles < 0
     ):
-        raise FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
+        raise front.FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
     return opts
 
 
@@ -265,7 +254,7 @@ class Result:
         return not self.failures
 
 
-def logger(printer: Printer, text: str) -> None:
+def logger(printer: front.Printer, text: str) -> None:
     # shaped like tt-metal's logger lines, which a real run prints around every test
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     printer.out.write(f"{stamp} | info     |        Emulator | {text} (gtest_main.py:0)\n")
@@ -288,7 +277,7 @@ def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -
 
 
 def run_case(
-    case: Case, opts: Options, iterations: Iterations, printer: Printer, iteration: int
+    case: Case, opts: Options, iterations: Iterations, printer: front.Printer, iteration: int
 ) -> Result:
     start = time.time()
     t0 = time.perf_counter()
@@ -339,14 +328,14 @@ def run(opts: Options, out: TextIO) -> int:
             return 1
     from lnrepro.emulator.probe import probe_cases
 
-    cases = select(
+    cases = front.select(
         [*CASES, *probe_cases(os.environ, sys.stderr)], opts.gtest_filter, lambda c: c.full_name
     )
     if opts.list_tests:  # never sharded
-        list_tests(out, SUITE, [c.name for c in cases])
+        front.list_tests(out, SUITE, [c.name for c in cases])
         return 0
-    color = use_color(opts.color, out, os.environ.get("TERM"))
-    printer = Printer(out, color, opts.brief, opts.print_time)
+    color = front.use_color(opts.color, out, os.environ.get("TERM"))
+    printer = front.Printer(out, color, opts.brief, opts.print_time)
     data_seed = opts.seed if opts.seed is not None else secrets.randbits(32)
     iterations = Iterations(DataSource(opts.data, data_seed))
     any_failed = False
@@ -392,16 +381,16 @@ def run(opts: Options, out: TextIO) -> int:
         any_failed = any_failed or bool(failed)
         if opts.output:
             reported = [
-                Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
+                front.Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
                 for r in results
             ]
-            write_report(opts.output, SUITE, reported, started, total, "ttml_tests")
+            front.write_report(opts.output, SUITE, reported, started, total, "ttml_tests")
         out.flush()
     return 1 if any_failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    return exit_status(
+    return front.exit_status(
         lambda: run(parse_args(args, dict(os.environ)), sys.stdout), USAGE, "lnrepro-emulator"
     )
