@@ -178,7 +178,7 @@ def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
         assert not wide, (name, wide[:3])  # a token longer than the line, an example: alone
 
 
-def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
+def test_help_piped_at_80_columns_keeps_long_tokens_whole() -> None:
     p = lnrepro_process("run", "--help", env={"COLUMNS": "80"})
     assert p.code == 0, p.err
     words = p.stdout.split()

@@ -1,4 +1,4 @@
-"""One table of options (issue 39): each request field a command line sets is declared once, in
+"""One table of options: each request field a command line sets is declared once, in
 lnrepro/model/option_table.py, and the commands' options, their ``--help``, the rerun line,
 resume's refusal, the errors' flag names and lnrepro.toml's keys all come from it."""
 

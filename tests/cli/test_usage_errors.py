@@ -278,7 +278,7 @@ def test_a_failed_git_command_is_named_in_the_fix(tmp_path: Path) -> None:
     [("--markdown", "--format md"), ("--json", "--format json"), ("--junit", "--format junit")],
 )
 def test_a_value_given_as_a_flag_names_the_option_that_takes_it(flag: str, meant: str) -> None:
-    """Review: ``report last --markdown`` pointed at compare's --markdown; report takes
+    """Was: ``report last --markdown`` pointed at compare's --markdown; report takes
     ``--format md`` (run's help says its Markdown is report's)."""
     err = assert_one_line_error(
         lnrepro("report", "last", flag), 2, f"no such option {flag}; did you mean {meant}?"
