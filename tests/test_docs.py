@@ -55,8 +55,7 @@ def test_every_guarantee_names_tests_that_exist() -> None:
 
 
 def _current_schemas() -> set[str]:
-    from lnrepro.cli.records import RUNS_SCHEMA
-    from lnrepro.cli.studies import EXPLAIN_SCHEMA
+    from lnrepro.api import EXPLAIN_SCHEMA, RUNS_SCHEMA
     from lnrepro.model import bisect, compare, hang, record
     from lnrepro.studies import tolerance
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from lnrepro.api import RUNS_SCHEMA
 from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.options import (
     PATHS,
@@ -177,4 +176,4 @@ def report(
     return ExitCode.OK
 
 
-__all__ = ["DEFAULT_RECORD_DIR", "RUNS_SCHEMA", "given_dir"]
+__all__ = ["DEFAULT_RECORD_DIR", "given_dir"]

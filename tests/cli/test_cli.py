@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from lnrepro.cli import all_commands, cli
+from lnrepro.cli.commands import COMMANDS
 from lnrepro.errors import ExitCode
 from tests.conftest import ROOT
 from tests.harness import LNREPRO, assert_one_line_error, lnrepro
@@ -34,13 +35,13 @@ def run_fresh(code: str, heavy: tuple[str, ...]) -> tuple[str, list[str]]:
     return printed, ast.literal_eval(loaded)
 
 
-def test_help_does_not_import_heavy_modules() -> None:
-    code = (
-        "from lnrepro.cli import main\n"
-        "for args in (['--help'], ['parse', '--help'], ['run', '--help'], ['env-check', '--help'], ['bisect', '--help']):\n"
-        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
-    )
-    assert run_fresh(code, ("numpy", "docker", "git", "rich", "ml_dtypes"))[1] == []
+@pytest.mark.parametrize("command", [None, *sorted(COMMANDS)])
+def test_help_does_not_import_heavy_modules(command: str | None) -> None:
+    """``lnrepro --help`` and every ``lnrepro COMMAND --help``: each in a new interpreter."""
+    args = ["--help"] if command is None else [command, "--help"]
+    code = f"from lnrepro.cli import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+    heavy = ("numpy", "docker", "git", "rich", "ml_dtypes", "msgspec")
+    assert run_fresh(code, heavy)[1] == []
 
 
 def test_checking_an_emulator_run_does_not_import_numpy() -> None:
