@@ -1,5 +1,6 @@
-"""The model behind googletest's command line: its flags, console output, reports and exit
-status (``python -m lnrepro.emulator.cbmodel``)."""
+"""The model as a googletest binary (``python -m lnrepro.emulator.cbmodel``): its flags, its two
+tests and what a deadlock does; the console, the reports and the exit status are googletest's,
+from :mod:`.gtest_front`."""
 
 from __future__ import annotations
 
