@@ -1,5 +1,4 @@
-"""A pytest plugin that counts the processes a test run starts (``subprocess.Popen`` and
-``os.posix_spawn`` in pytest's own processes; not what those processes start in turn), for
+"""A pytest plugin that counts the processes a test run starts (``subprocess.Popen`` in pytest's own processes; not what those processes start in turn), for
 comparing the suite's cost before and after a change:
 ``LNREPRO_PROCESS_COUNT=DIR pytest -p tests.process_count ...`` writes one count per worker into
 DIR; add them up."""
@@ -13,28 +12,37 @@ from typing import Any
 
 import pytest
 
-_started = [0]
+_started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
+
+
+def _is_lnrepro(args: Any) -> bool:
+    """A new interpreter running lnrepro: ``python -m lnrepro``, the ``lnrepro`` script, or
+    ``python -c`` code that imports it (behind runuser, sh or tmux too)."""
+    argv = [str(a) for a in (args if isinstance(args, (list, tuple)) else [args])]
+    joined = " ".join(argv) + " "
+    return (
+        "-m lnrepro " in joined
+        or Path(argv[0]).name == "lnrepro"
+        or ("-c" in argv and "lnrepro" in joined)
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("LNREPRO_PROCESS_COUNT"):
         return
     init = subprocess.Popen.__init__
-    spawn = os.posix_spawn
 
     def counted_init(self: subprocess.Popen[Any], *args: Any, **kw: Any) -> None:
         _started[0] += 1
+        _started[1] += _is_lnrepro(args[0] if args else kw.get("args"))
         init(self, *args, **kw)
 
-    def counted_spawn(*args: Any, **kw: Any) -> int:
-        _started[0] += 1
-        return spawn(*args, **kw)
-
     subprocess.Popen.__init__ = counted_init  # type: ignore[method-assign]
-    os.posix_spawn = counted_spawn
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     where = os.environ.get("LNREPRO_PROCESS_COUNT")
     if where:
-        Path(where, f"{os.getpid()}.count").write_text(f"{_started[0]}\n", encoding="utf-8")
+        Path(where, f"{os.getpid()}.count").write_text(
+            f"{_started[0]} {_started[1]}\n", encoding="utf-8"
+        )

@@ -345,6 +345,7 @@ def test_markdown_and_junit_of_a_bisect(tmp_path: Path) -> None:
         has_fix,
         "--json",
         cwd=tmp_path,
+        env=GIT_FILE_OK,  # the look-alike's submodules are local clones
     )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
