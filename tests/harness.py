@@ -137,15 +137,19 @@ def lnrepro_process(
     return Result(ran.returncode, ran.stdout, ran.stderr, ran.owner)
 
 
-def assert_one_line_error(result: Result, code: int | None, *contains: str) -> str:
-    """Exit ``code`` (None: any but 0), nothing on stdout, and on stderr exactly one line,
-    ``lnrepro: error: …`` (no traceback, no internal error, no blank line), holding each of
-    ``contains``: that line."""
+def assert_one_line_error(
+    result: Result, code: int | None, *contains: str, out: str | None = ""
+) -> str:
+    """Exit ``code`` (None: any but 0), on stderr exactly one line, ``lnrepro: error: …`` (no
+    traceback, no internal error, no blank line), holding each of ``contains``: that line. And
+    stdout is ``out`` (nothing, by default: a refused request prints nothing; None: anything, for
+    a command that ran and says what it found before the error)."""
     if code is None:
         assert result.code != 0, (result.err, result.out[-500:])
     else:
         assert result.code == code, (result.code, result.err, result.out[-500:])
-    assert result.out == "", repr(result.out[-500:])
+    if out is not None:
+        assert result.out == out, repr(result.out[-500:])
     assert result.err.startswith("lnrepro: error: ") and result.err.count("\n") == 1, repr(
         result.err
     )
