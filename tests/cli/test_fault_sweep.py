@@ -127,6 +127,9 @@ def test_a_failed_reset_makes_the_attempt_an_environment_error(tmp_path: Path) -
 
 
 # ---------------------------------------------------------------------------------- usage errors
+BISECT_TRUE = ("--good", "HEAD~3", "--bad", "HEAD", "--command", "true")
+
+
 def repo_with_commits(where: Path, n: int = 4) -> Path:
     where.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(where)], check=True)
@@ -312,22 +315,8 @@ def test_odd_repositories_are_one_line_errors(tmp_path: Path) -> None:
     repo = repo_with_commits(tmp_path / "r")
     lock = repo / ".git" / "lnrepro" / "bisect.lock"
     lock.mkdir(parents=True)
-    assert_one_line_error(
-        lnrepro(
-            "bisect",
-            "--repo",
-            str(repo),
-            "--good",
-            "HEAD~3",
-            "--bad",
-            "HEAD",
-            "--command",
-            "true",
-        ),
-        5,
-        "is a directory",
-        "rmdir",
-    )
+    ran = lnrepro("bisect", "--repo", repo, *BISECT_TRUE)
+    assert_one_line_error(ran, 5, "is a directory", "rmdir")
     lock.rmdir()
     odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
     os.rename(repo, odd)
@@ -433,22 +422,8 @@ def test_a_repository_on_a_read_only_mount_is_one_line(tmp_path: Path) -> None:
     subprocess.run(["mount", "--bind", str(repo), str(ro)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
-        assert_one_line_error(
-            lnrepro(
-                "bisect",
-                "--repo",
-                str(ro),
-                "--good",
-                "HEAD~3",
-                "--bad",
-                "HEAD",
-                "--command",
-                "true",
-            ),
-            5,
-            "Read-only file system",
-            "clone",
-        )
+        ran = lnrepro("bisect", "--repo", ro, *BISECT_TRUE)
+        assert_one_line_error(ran, 5, "Read-only file system", "clone")
         assert not (repo / ".git" / "lnrepro").exists()
     finally:
         subprocess.run(["umount", str(ro)], check=False)
