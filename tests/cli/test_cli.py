@@ -35,7 +35,23 @@ def run_fresh(code: str, heavy: tuple[str, ...]) -> tuple[str, list[str]]:
     return printed, ast.literal_eval(loaded)
 
 
-@pytest.mark.parametrize("command", [None, *sorted(COMMANDS)])
+@pytest.mark.parametrize(
+    "command",
+    [
+        None,
+        *(
+            pytest.param(
+                c,
+                marks=pytest.mark.xfail(
+                    not (ROOT / "lnrepro" / "options").is_dir(),
+                    reason="model/requests.py loads msgspec until h-model lands (lnrepro/options/)",
+                    strict=True,
+                ),
+            )
+            for c in sorted(COMMANDS)
+        ),
+    ],
+)
 def test_help_does_not_import_heavy_modules(command: str | None) -> None:
     """``lnrepro --help`` and every ``lnrepro COMMAND --help``: each in a new interpreter."""
     args = ["--help"] if command is None else [command, "--help"]
