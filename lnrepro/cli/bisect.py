@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
 from lnrepro.cli.options import (
     Command,
     Params,
@@ -23,6 +24,7 @@ from lnrepro.cli.options import (
     test_spec,
     values_of,
 )
+from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode, UsageError
 from lnrepro.model import option_table as table
 from lnrepro.model.options import by_dest

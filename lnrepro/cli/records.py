@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from lnrepro.api import RUNS_SCHEMA
-from lnrepro.cli import SUMMARY, cli, echo_json, write_output
+from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.options import (
     PATHS,
     Command,
@@ -18,6 +17,7 @@ from lnrepro.cli.options import (
     option,
     record_dir_option,
 )
+from lnrepro.cli.output import echo_json, write_output
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
@@ -176,4 +176,4 @@ def report(
     return ExitCode.OK
 
 
-__all__ = ["DEFAULT_RECORD_DIR", "RUNS_SCHEMA", "given_dir"]
+__all__ = ["DEFAULT_RECORD_DIR", "given_dir"]

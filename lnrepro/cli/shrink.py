@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
+from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.options import (
     PATHS,
     Command,
@@ -21,6 +21,7 @@ from lnrepro.cli.options import (
     table_options,
     values_of,
 )
+from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode, UsageError
 from lnrepro.model import option_table_shrink as shrink_table
 from lnrepro.model.option_table import SHRINK_OPTS
