@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
+from lnrepro.cli.output import echo_json
 from lnrepro.cli.params import (
     Command,
     Params,

@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import Context
+from lnrepro.cli.help import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
 from lnrepro.model.requests import (

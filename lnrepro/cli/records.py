@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from lnrepro.api import RUNS_SCHEMA
-from lnrepro.cli import SUMMARY, cli, echo_json, write_output
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json, write_output
 from lnrepro.cli.params import (
     PATHS,
     Command,
@@ -176,4 +176,4 @@ def report(
     return ExitCode.OK
 
 
-__all__ = ["DEFAULT_RECORD_DIR", "RUNS_SCHEMA", "given_dir"]
+__all__ = ["DEFAULT_RECORD_DIR", "given_dir"]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
+from lnrepro.cli.output import echo_json
 from lnrepro.cli.params import (
     Command,
     Params,
@@ -22,9 +24,11 @@ from lnrepro.cli.params import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
-from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import BinarySpec, RunRequest
 from lnrepro.options.table import RUN_OPTS
+
+if TYPE_CHECKING:
+    from lnrepro.model.record import RunRecord
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 
@@ -41,6 +45,8 @@ def exit_code(rec: RunRecord, bisect_protocol: bool = False) -> int:
     ENV_ERROR                               5         128 abort (nothing here can)
     ======================================  ========  ===========================
     """
+    from lnrepro.model.record import Verdict
+
     v = rec.verdict
     if v.failing:
         return ExitCode.FAILED

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json
 from lnrepro.cli.params import (
     PATHS,
     Command,
