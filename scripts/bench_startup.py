@@ -137,7 +137,7 @@ def help_ratio(times: int) -> float:
     """Per command, the median CPU of ``lnrepro COMMAND --help`` over that of a bare ``python -c
     'import click'``, the two run in pairs (a loaded machine slows both alike); printed as a
     table with what each imports of :data:`HEAVY`. Returns the worst ratio."""
-    from lnrepro.cli import COMMANDS
+    from lnrepro.cli.commands import COMMANDS
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     click_argv = [sys.executable, "-c", "import click"]

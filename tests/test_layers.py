@@ -108,7 +108,7 @@ MSGSPEC_AT_HELP = {
 def test_no_command_help_loads_numpy_docker_or_git() -> None:
     """Every ``lnrepro COMMAND --help``, each in its own process (scripts/bench_startup.py
     --help-ratio times them)."""
-    from lnrepro.cli import COMMANDS
+    from lnrepro.cli.commands import COMMANDS
 
     code = (
         "import sys; from lnrepro.cli import main\n"
