@@ -102,7 +102,10 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
     _choice(s.data, DATA_KINDS, "--data")
     if s.defect is not None:
         if not s.defect.strip():
-            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
+            raise UsageError(
+                "--defect is empty",
+                "use --defect none for no defect (--kernel-era fixed for the fix)",
+            )
         try:
             parse_defects(s.defect)
         except ValueError as exc:
