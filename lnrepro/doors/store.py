@@ -234,10 +234,11 @@ def lock_owner(lock: Path) -> str | None:
     from lnrepro.doors.container import owner_gone
 
     try:
-        text = lock.read_text().strip()
+        # bytes that are not text (a disk's garbage) name no owner: a stale lock like any other
+        text = lock.read_bytes().decode("utf-8", "replace").strip()
     except OSError:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return (
             text if text != "0" and Path(f"/proc/{text}").exists() and not _zombie(text) else None
         )
