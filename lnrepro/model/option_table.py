@@ -430,10 +430,11 @@ SEARCH_OPTS = (
         dest="rates_from",
         metavar="RUN",
         group=SEARCH,
-        help="With --confidence: `lnrepro run` records at --bad (and --good) whose pass/fail "
-        "counts start the fail rates (a prior the search keeps learning from). Repeatable; ids, "
-        "`last` or paths. Without it, records of the endpoints with the same tests are found by "
-        "themselves.",
+        help="With --confidence: lnrepro's own run records (`lnrepro run` of the same tests at "
+        "--bad, and --good) whose pass/fail counts start the fail rates (a prior the search keeps "
+        "learning from). Repeatable; ids, `last` or paths. Without it, records of the endpoints "
+        "with the same tests are found by themselves. A --command bisect has no such records: "
+        "give what you measured with --fail-rates.",
     ),
     Opt(
         owner=BisectRequest,

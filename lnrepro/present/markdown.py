@@ -457,8 +457,12 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
             f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |"
         )
     if r.search is SearchKind.BAYESIAN and r.rates:
+        from lnrepro.bisect.rates import prior
+
+        said = prior(rec.request)
         out += [
             "",
+            *([f"Prior: {markdown(said)}", ""] if said else []),
             f"Posterior (fail rate learned: buggy {r.rates.bad:.2f}, clean {r.rates.good:.2f}):",
             "",
             "| commit | subject | P(first bad) |",
