@@ -176,7 +176,11 @@ class Bisect:
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
         info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
-        events.step_started(a.kind, info, cands, left)
+        note = self.strategy.progress_note()
+        if note:
+            events.step_started(a.kind, info, cands, left, note)
+        else:
+            events.step_started(a.kind, info, cands, left)
         return info
 
     def _run_jobs(self, events: BisectEvents) -> None:

@@ -31,8 +31,11 @@ class BisectEvents(Events):
         """Something a person should know before the steps (e.g. where the fail rates came from)."""
 
     def step_started(
-        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
-    ) -> None: ...
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int, note: str = ""
+    ) -> None:
+        """``note``: the search's own word on its progress, instead of the candidates and steps
+        (a noisy search's leading commit and the runs expected to its stop)."""
+
     def step_finished(
         self, kind: ActionKind, info: CommitInfo, mark: Mark, reason: str, seconds: float
     ) -> None: ...

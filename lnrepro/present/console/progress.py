@@ -222,15 +222,10 @@ class RichBisectEvents(BisectEvents):
         self.console.print(esc(text))
 
     def step_started(
-        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int, note: str = ""
     ) -> None:
-        say(
-            self.console,
-            esc(
-                f"  {kind.value} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
-            ),
-            hang=4,
-        )
+        where = note or f"{candidates} left, ~{steps_left} steps"
+        say(self.console, esc(f"  {kind.value} {info.sha[:12]} {info.subject} ({where})"), hang=4)
 
     def build_started(self, what: str) -> None:
         say(self.console, esc(f"    building ({what})"), hang=4)
