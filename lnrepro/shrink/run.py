@@ -163,13 +163,36 @@ def shrink(
     if result is not None and req.source is not None:
         from lnrepro.shrink.emit import write_source
 
+        smaller = neighbours_text(rec)
         if result.case.op is OpKind.TTNN_LAYER_NORM:
             from lnrepro.shrink import emit_pytest
 
-            rec.source = emit_pytest.write_source(req.source, result.case, req)
+            rec.source = emit_pytest.write_source(req.source, result.case, req, smaller)
         else:
-            rec.source = write_source(req.source, result.case, req)
+            rec.source = write_source(req.source, result.case, req, smaller)
     return rec
+
+
+def neighbours_text(rec: ShrinkRecord) -> str:
+    """What the one-step-smaller cases did, for the emitted file's header: only what is true
+    (no axis may have a smaller step; a neighbour may have been skipped or flaky)."""
+    passes = [n.axis.value for n in rec.smaller if n.judged and n.judged.status is Status.PASSES]
+    other = [
+        f"{n.axis.value} {n.judged.status.value}"
+        for n in rec.smaller
+        if n.judged and n.judged.status is not Status.PASSES
+    ]
+    bounds = [a.value for a in rec.lower_bounds]
+    if not passes and not other:
+        return f"every axis ({', '.join(bounds)}) is at its lower bound" if bounds else ""
+    said = []
+    if passes:
+        said.append(f"one step smaller on {', '.join(passes)} passes")
+    if other:
+        said.append(f"one step smaller: {', '.join(other)}")
+    if bounds:
+        said.append(f"{', '.join(bounds)} at {'its' if len(bounds) == 1 else 'their'} lower bound")
+    return "; ".join(said)
 
 
 def note(rec: ShrinkRecord) -> str:
