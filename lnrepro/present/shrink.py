@@ -21,6 +21,17 @@ def _margin(m: float | None) -> str:
     return f"{m:,.0f}x" if m >= 10 else f"{m:.3g}x"
 
 
+def _margin_text(rec: ShrinkRecord) -> str:
+    """The result's margin over the tolerance, or why there is none (a --command that prints
+    no margin line: the search ranked its failures by data kind and size)."""
+    m = rec.result.margin if rec.result is not None else None
+    if m is not None:
+        return f"margin {_margin(m)} the tolerance"
+    if rec.evaluator == "command":
+        return "margin not reported (the command prints no `lnrepro-probe: margin=M`)"
+    return "margin not measured"
+
+
 def _runs(rec: ShrinkRecord) -> str:
     r = rec.result
     if r is not None and r.runs < rec.repeats:
@@ -76,8 +87,9 @@ class RichShrinkEvents(ShrinkEvents):
         )
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
+        margin = f" {_margin(best.margin)}" if best and best.margin is not None else ""
         b = (
-            f"best {best.case.shape_label} {best.case.data.kind.value} {_margin(best.margin)}"
+            f"best {best.case.shape_label} {best.case.data.kind.value}{margin}"
             if best
             else "no failing case yet"
         )
@@ -102,7 +114,7 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
         styled(
             ("  fails ", "bold"),
             _runs(rec),
-            f", margin {_margin(r.margin)} the tolerance",
+            f", {_margin_text(rec)}",
             f" ({r.detail})" if r.detail else "",
         ),
     )
@@ -145,7 +157,7 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
     out += [
         "",
         f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
-        f"fails {_runs(rec)}, margin {_margin(r.margin)} the tolerance"
+        f"fails {_runs(rec)}, {markdown(_margin_text(rec))}"
         + (f" ({markdown(r.detail)})" if r.detail else "")
         + ".",
         "",

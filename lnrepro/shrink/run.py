@@ -207,9 +207,10 @@ def note(rec: ShrinkRecord) -> str:
             if rec.inadmissible
             else ""
         )
+        # the record's found (and every view's heading) says that nothing fails: not again here
         if rec.budget_exhausted:
-            return f"the budget ran out after {tried} with nothing failing{extra}"
-        return f"nothing fails: every case tried passes or is not deterministic, {tried}{extra}"
+            return f"the budget ran out after {tried}{extra}"
+        return f"every case tried passes or is not deterministic: {tried}{extra}"
     if rec.budget_exhausted:
         return "the budget ran out: the case fails every time but may not be the smallest"
     return ""

@@ -130,6 +130,11 @@ def validate_search(req: ShrinkRequest) -> ShrinkRequest:
     source = req.source
     if source is not None:
         source = source.expanduser().absolute()
+        if not source.parent.is_dir():  # as for -o: a folder is never made for a file
+            raise UsageError(
+                f"--source {req.source}: the directory {source.parent} does not exist",
+                f"create it (mkdir -p {source.parent}), or write elsewhere",
+            )
         check_record_dir(source.parent, "--source")
         if source.is_dir():
             raise UsageError(
