@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
+from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
 from lnrepro.cli.options import (
     PATHS,
     Command,
@@ -90,7 +90,9 @@ def shrink(
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
 
-    with RichShrinkEvents(make_console(stderr=True)) as events:
+    events = RichShrinkEvents(make_console(stderr=True))
+    on_stop(events.stop_hint)  # Ctrl-C: the best case so far, and the --resume line
+    with events:
         if resume_dir is not None:
             ctx = click.get_current_context()
             rec = api.shrink_resume(resume_dir, events, budget if given(ctx, "budget") else None)

@@ -4,6 +4,7 @@ item, so 80 columns hold it and a pipe gets plain lines), and Markdown for an is
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
@@ -46,6 +47,8 @@ class RichShrinkEvents(ShrinkEvents):
         self.console = console
         self.status = console.status("shrink: measuring the start")
         self.text = ""
+        self.best: Judged | None = None  # what a stop printed
+        self.saved: Path | None = None  # the saved state a stop left
 
     def __enter__(self) -> RichShrinkEvents:
         self.status.start()
@@ -94,6 +97,37 @@ class RichShrinkEvents(ShrinkEvents):
             else "no failing case yet"
         )
         self.status.update(esc(f"shrink: {candidates} cases, {evaluations} runs; {b}"))
+
+    def interrupted(self, best: Judged | None, rerun: tuple[str, ...], saved: Path | None) -> None:
+        self.status.stop()
+        self.best, self.saved = best, saved
+        if best is None:
+            return
+        say(
+            self.console,
+            styled(("stopped: ", "bold"), "the best case so far (it may not be the smallest)"),
+        )
+        say(self.console, styled(("case ", "bold"), (case_text(best.case), "bold red")))
+        margin = f", margin {_margin(best.margin)} the tolerance" if best.margin is not None else ""
+        say(
+            self.console,
+            styled(
+                ("  fails ", "bold"),
+                f"every one of its {best.runs} run(s){margin}",
+                f" ({best.detail})" if best.detail else "",
+            ),
+        )
+        if rerun:
+            say_command(self.console, "  rerun ", rerun)
+
+    def stop_hint(self) -> str | None:
+        """What the ``lnrepro: interrupted`` line adds: how to continue, or where the best is."""
+        if self.saved is not None:
+            where = shlex.join([str(self.saved)])
+            return f"its state is saved in {self.saved}: `lnrepro shrink --resume {where}` continues it"
+        if self.best is not None:
+            return "the best case so far is above, with its rerun line"
+        return None
 
 
 def render_shrink(rec: ShrinkRecord, console: Console) -> None:

@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from lnrepro.errors import Terminated
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import (
     STATE_FILE,
@@ -102,6 +103,9 @@ class Persist(ShrinkEvents):
         self.save()
         self.inner.judged(j, candidates, evaluations, best)
 
+    def interrupted(self, best: Judged | None, rerun: tuple[str, ...], saved: Path | None) -> None:
+        self.inner.interrupted(best, rerun, saved)
+
 
 def shrink(
     req: ShrinkRequest,
@@ -135,7 +139,14 @@ def shrink(
     if resumed is not None:
         search.cache = {j.case: j for j in resumed.judged}
         search.evaluations = resumed.evaluations
-    result = search.run()
+    try:
+        result = search.run()
+    except (KeyboardInterrupt, Terminated):
+        # what the search knows is not thrown away: the best case (and where the state is)
+        best = search.best
+        saved = persist.path.parent if persist is not None and persist.path is not None else None
+        events.interrupted(best, tuple(evaluator.rerun(best.case)) if best else (), saved)
+        raise
     assert search.measured is not None
     inadmissible = [j for j in search.cache.values() if j.status is Status.INADMISSIBLE]
     rec = ShrinkRecord(
