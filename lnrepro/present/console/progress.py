@@ -161,15 +161,23 @@ class RichRunEvents(Events):
             return  # no change: the attempt's count line says it
         was = f"  (was {before.value})" if before is not None else ""
         metrics = f"  {fmt_metrics(result.metrics)}" if result.metrics else ""
-        _status_line(
-            self.progress.console,
-            styled(
-                *([self._prefix() + " "] if self._prefix() else []),
-                (f"{result.status.value:<7}", STATUS_STYLE[result.status]),
-                f" {name}{was}",
-            ),
-            metrics,
-        )
+        prefix = [self._prefix() + " "] if self._prefix() else []
+        status = (f"{result.status.value:<7}", STATUS_STYLE[result.status])
+        console = self.progress.console
+        head = styled(*prefix, status, f" {name}{was}")
+        from rich.cells import cell_len
+
+        if console.is_terminal and cell_len(head.plain) > console.width:
+            # a long name would fold in its middle among the other words: the status line
+            # first, then the name whole at the start of a line of its own (a fold there does
+            # no harm: a copy or tmux's joined capture gets it whole), then the metrics
+            bare = (result.status.value, STATUS_STYLE[result.status])
+            say(console, styled(*prefix, bare, was), hang=8)
+            console.print(esc("  " + name), soft_wrap=True)
+            if metrics.strip():
+                say(console, esc(metrics.strip()), indent=8)
+            return
+        _status_line(console, head, metrics)
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
