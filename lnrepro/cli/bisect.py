@@ -105,8 +105,8 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     with the evidence.
 
     \b
-    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --tt-metal . --runner local
-    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'      # like git bisect run
+    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --runner local
+    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'  # git bisect run
     lnrepro bisect --resume        # after Ctrl-C, kill -9, a reboot
     lnrepro bisect --log           # the steps so far
     """

@@ -167,7 +167,7 @@ def report(
     \b
     lnrepro report last > issue.md          # paste into a GitHub issue
     lnrepro report run-20261122-101500 --format junit -o results.xml
-    lnrepro report bisect-20261122-110000   # first bad commit, evidence, posterior
+    lnrepro report bisect-20261122-110000  # first bad commit, evidence, posterior
     """
     from lnrepro import api
 

@@ -71,7 +71,8 @@ def shrink(
     lnrepro shrink --test '*TightTolerance_8462*' --source shrunk_test.cpp --json
     lnrepro shrink --run last       # the last run's first failing test
     lnrepro shrink --test 'NIGHTLY_*' --tt-metal ~/tt-metal --runner local
-    lnrepro shrink --pytest 'tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]' --tt-metal ~/tt-metal --runner local
+    lnrepro shrink --tt-metal ~/tt-metal --runner local --pytest \\
+    'tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]'
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
