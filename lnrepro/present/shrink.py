@@ -22,15 +22,20 @@ def _margin(m: float | None) -> str:
     return f"{m:,.0f}x" if m >= 10 else f"{m:.3g}x"
 
 
-def _margin_text(rec: ShrinkRecord) -> str:
-    """The result's margin over the tolerance, or why there is none (a --command that prints
-    no margin line: the search ranked its failures by data kind and size)."""
-    m = rec.result.margin if rec.result is not None else None
-    if m is not None:
-        return f"margin {_margin(m)} the tolerance"
-    if rec.evaluator == "command":
-        return "margin not reported (the command prints no `lnrepro-probe: margin=M`)"
-    return "margin not measured"
+def _fails_text(rec: ShrinkRecord) -> list[str]:
+    """How the result fails: its runs, its margin over the tolerance and what the evaluator
+    said; a --command that prints no margin line has none (the search ranked its failures by
+    data kind and size), and that is said instead of a margin."""
+    r = rec.result
+    detail = f" ({r.detail})" if r is not None and r.detail else ""
+    if r is not None and r.margin is not None:
+        return [_runs(rec), f", margin {_margin(r.margin)} the tolerance", detail]
+    why = (
+        "the command prints no `lnrepro-probe: margin=M` line"
+        if rec.evaluator == "command"
+        else "not measured"
+    )
+    return [_runs(rec), detail, f"; no margin: {why}"]
 
 
 def _runs(rec: ShrinkRecord) -> str:
@@ -147,9 +152,7 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
         console,
         styled(
             ("  fails ", "bold"),
-            _runs(rec),
-            f", {_margin_text(rec)}",
-            f" ({r.detail})" if r.detail else "",
+            *_fails_text(rec),
         ),
     )
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
@@ -191,9 +194,7 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
     out += [
         "",
         f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
-        f"fails {_runs(rec)}, {markdown(_margin_text(rec))}"
-        + (f" ({markdown(r.detail)})" if r.detail else "")
-        + ".",
+        f"fails {markdown(''.join(_fails_text(rec)))}" + ".",
         "",
         "Rerun:",
         "",

@@ -27,7 +27,10 @@ def test_a_command_without_a_margin_is_not_given_one(
     code, out, err = run([*START, "--command", "false", "--record-dir", str(tmp_path)], capsys)
     assert code == 1, err
     assert "?" not in out.replace("LNREPRO_CASE", ""), out
-    assert "margin not reported (the command prints no `lnrepro-probe: margin=M`)" in out
+    assert (
+        "fails 5/5 runs (exit 1); no margin: the command prints no `lnrepro-probe: margin=M` line"
+        in out
+    )
 
 
 def test_nothing_fails_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
