@@ -118,7 +118,10 @@ class RichShrinkEvents(ShrinkEvents):
             self.console,
             styled(
                 ("  fails ", "bold"),
-                f"every one of its {best.runs} run(s){margin}",
+                f"{best.runs}/{best.runs} runs"
+                if best.runs > 1
+                else "(one run tells: a deterministic model)",
+                margin,
                 f" ({best.detail})" if best.detail else "",
             ),
         )
