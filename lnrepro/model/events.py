@@ -26,7 +26,7 @@ class BisectEvents(Events):
     """A bisect's progress: the search started, a step started, a step has its verdict; and,
     inherited from :class:`Events`, the build and attempts of a step's run."""
 
-    def started(self, candidates: int, steps_left: int) -> None: ...
+    def started(self, candidates: int, steps_left: int, note: str = "") -> None: ...
     def note(self, text: str) -> None:
         """Something a person should know before the steps (e.g. where the fail rates came from)."""
 

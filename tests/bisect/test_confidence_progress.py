@@ -25,6 +25,9 @@ class Said(Steps):
         self.out = io.StringIO()
         self.rich = RichBisectEvents(Console(file=self.out, width=80, force_terminal=False))
 
+    def started(self, candidates: int, steps_left: int, note: str = "") -> None:
+        self.rich.started(candidates, steps_left, note)
+
     def step_started(
         self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int, note: str = ""
     ) -> None:
@@ -47,6 +50,8 @@ def test_the_progress_of_a_noisy_search_is_its_posterior_and_runs_to_go() -> Non
     steps = [line for line in lines if "step " in line and " -> " not in line]
     assert steps, said.out.getvalue()
     assert not any(re.search(r"\(\d+ left, ~\d+ steps\)", line) for line in lines), lines
+    first = said.out.getvalue().splitlines()[0]
+    assert first.startswith("bisecting: ") and "step(s)" not in first and "runs to go" in first
     found = [LEADING.search(line) for line in steps]
     assert all(found), steps
     ps = [float(m.group(2)) for m in found if m]

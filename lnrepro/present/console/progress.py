@@ -223,8 +223,9 @@ class RichBisectEvents(BisectEvents):
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def started(self, candidates: int, steps_left: int) -> None:
-        say(self.console, esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
+    def started(self, candidates: int, steps_left: int, note: str = "") -> None:
+        where = note or f"about {steps_left} step(s)"
+        say(self.console, esc(f"bisecting: {candidates} candidate(s), {where}"), hang=2)
 
     def note(self, text: str) -> None:
         self.console.print(esc(text))
