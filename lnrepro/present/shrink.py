@@ -192,7 +192,8 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
     out.append(f"Start: {markdown(case_text(s.case))}, passed {s.passes}/{s.runs} runs.")
     r = rec.result
     if r is None:
-        out += ["", f"**Nothing fails.** {markdown(rec.note)}", ""]
+        note = rec.note[:1].upper() + rec.note[1:]
+        out += ["", f"**Nothing fails.** {markdown(note)}.", ""]
         return "\n".join(out)
     out += [
         "",
