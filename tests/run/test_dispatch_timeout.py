@@ -88,3 +88,14 @@ def test_a_bisect_checks_the_dispatch_timeout_against_its_timeout(
     code = _main([*argv, "--runner", "local", "--dispatch-timeout", "60", "--timeout", "30"])
     err = capsys.readouterr().err
     assert code == 2 and "--dispatch-timeout 60 is not below --timeout 30" in err, err
+
+
+def test_a_shrink_checks_the_dispatch_timeout_against_its_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = checkout(tmp_path)
+    argv = ["shrink", "--test", "BugRepro_Deterministic_2048Features", "--tt-metal", str(tree)]
+    capsys.readouterr()
+    code = _main([*argv, "--runner", "local", "--dispatch-timeout", "900", "--timeout", "600"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--dispatch-timeout 900 is not below --timeout 600" in err, err
