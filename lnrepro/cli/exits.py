@@ -162,6 +162,10 @@ def _main(args: list[str]) -> int:
         rv: Any = cli.main(args=args, prog_name="lnrepro", standalone_mode=False)
     except click.exceptions.Abort:  # click's wrapping of Ctrl-C
         return _stopped(_signals.first or signal.SIGINT)
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `lnrepro`: the help, as asked for
+        if exc.ctx is not None:
+            click.echo(exc.ctx.get_help())
+        return ExitCode.OK
     except click.UsageError as exc:  # one line, like every other error
         cmd = exc.ctx.command_path if exc.ctx is not None else "lnrepro"
         return _error(UsageError(exc.format_message(), f"see `{cmd} --help`"))

@@ -137,10 +137,11 @@ def run(
     could be learned (build failed, environment error, no test matched, requested tests missing).
 
     \b
-    lnrepro run                          # emulator, the kernel as shipped: 7 BugRepro tests fail
-    lnrepro run --defect none            # the fixed kernel: all pass
-    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'   # pass rates with 95% intervals
-    lnrepro run --tt-metal ~/tt-metal    # build in the container, run the tests there
+    lnrepro run                       # the emulator, as shipped: 7 tests fail
+    lnrepro run --defect none         # no defect: 3 tests still fail (bf16)
+    lnrepro run --kernel-era fixed    # after the fix (PR #53215): all pass
+    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'  # pass rates
+    lnrepro run --tt-metal ~/tt-metal    # build in the container, test there
     lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
     """
     from lnrepro import api

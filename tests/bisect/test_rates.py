@@ -153,7 +153,7 @@ def test_the_endpoints_runs_are_found_when_commit_and_tests_match(tmp_path: Path
 def test_nothing_is_found_without_a_run_at_the_bad_commit(tmp_path: Path) -> None:
     run_record(tmp_path, "run-2", GOOD, [P] * 20)
     assert find(request(tmp_path)) is None
-    assert endpoint_runs(request(tmp_path)) is None
+    assert endpoint_runs(request(tmp_path))[1] is None
 
 
 def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
