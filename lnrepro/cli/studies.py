@@ -13,7 +13,7 @@ from lnrepro.cli.params import PATHS, Command, json_flag, option, record_dir_opt
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode
-from lnrepro.model.requests import ExplainRequest, StudyEra, ToleranceRequest
+from lnrepro.model.kinds import StudyEra
 
 if TYPE_CHECKING:
     from lnrepro.api import Progress
@@ -83,6 +83,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     lnrepro explain last --json
     """
     from lnrepro import api
+    from lnrepro.model.requests import ExplainRequest
     from lnrepro.present.console import make_console, render_explain, render_hang, say
 
     found = api.explain(ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _spinner())
@@ -198,6 +199,7 @@ def tolerance(
     lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
     """
     from lnrepro import api
+    from lnrepro.model.requests import ToleranceRequest
     from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
 
     request = ToleranceRequest(
