@@ -47,6 +47,17 @@ import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.evidence import Tally
+from lnrepro.bisect.margins import (
+    FIRST_LOOK,
+    SEPARATES,
+    MarginDecision,
+    MarginMode,
+    MarginModel,
+    RunMargins,
+    choose,
+    decide,
+)
+from lnrepro.bisect.margins import information as margin_information
 from lnrepro.bisect.strategy import mark_of, merge_base_error
 from lnrepro.model.bisect import (
     Action,
@@ -154,6 +165,12 @@ class Posterior:
         self._stated: Array | None = None
         self.rivals = True  # stated(): the second pass (False: the leading candidate's rates only)
         self.excluded = np.zeros(len(self.hyps), dtype=bool)
+        # margin evidence (issue 47): per commit, the summed log-likelihood of its runs' margins
+        # if it is bad and if it is good; with a model, a run is valued by its margin
+        self.margin: MarginModel | None = None
+        self.margin_ll: dict[str, tuple[float, float]] = {}
+        self.drifting: set[str] = set()  # commits whose margins matched neither side: verdicts
+        self._channels: dict[tuple[object, ...], list[tuple[Array, Array]]] = {}
 
     # ------------------------------------------------------------------ data
     def row(self, sha: str) -> Array:
@@ -173,6 +190,19 @@ class Posterior:
         self.fails[sha] = self.fails.get(sha, 0) + fails
         self.runs[sha] = self.runs.get(sha, 0) + runs
         self._cache = self._stated = None
+
+    def observe_margin(self, sha: str, log_bad: float, log_good: float) -> None:
+        """One run of ``sha`` whose margin is ``log_bad``/``log_good`` likely on each side."""
+        lb, lg = self.margin_ll.get(sha, (0.0, 0.0))
+        self.margin_ll[sha] = (lb + log_bad, lg + log_good)
+        self._cache = self._stated = None
+
+    def _margin_term(self) -> Array:
+        """Each candidate's log-likelihood of every margin seen (0 without margins)."""
+        out = np.zeros(len(self.hyps))
+        for sha, (lb, lg) in self.margin_ll.items():
+            out += np.where(self.row(sha), lb, lg)
+        return out - out.max() if len(out) else out
 
     def equate(self, a: str, b: str) -> None:
         """``a`` and ``b`` test the same thing: no culprit lies between them."""
@@ -214,7 +244,7 @@ class Posterior:
                     - _lbeta(np.array(ag), np.array(bg))
                 )
                 mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
-            ll = np.where(self.excluded, -np.inf, ll)
+            ll = np.where(self.excluded, -np.inf, ll + self._margin_term())
             p = np.exp(ll - ll.max())
             self._cache = (p / p.sum(), mb, mg)
         return self._cache
@@ -267,7 +297,7 @@ class Posterior:
             + np.outer(np.log(qg), c[2])
             + np.outer(np.log1p(-qg), c[3] - c[2])
         )
-        ll = np.where(self.excluded[None, :], -np.inf, ll)
+        ll = np.where(self.excluded[None, :], -np.inf, ll + self._margin_term()[None, :])
         w = np.exp(ll - ll.max(axis=1, keepdims=True))
         out: Array = (w / w.sum(axis=1, keepdims=True)).mean(axis=0)
         return out
@@ -296,7 +326,25 @@ class Posterior:
 
     # ------------------------------------------------------------------ what a test would tell
     def information(self, shas: Sequence[str], ms: Sequence[int] = _M) -> Array:
-        """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms))."""
+        """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms)).
+        With a margin model, each run is valued by its margin (:mod:`lnrepro.bisect.margins`)."""
+        p = self._compute()[0]
+        if self.margin is not None:
+            qb, qg = self.rates_now()
+            key = (*ms, round(qb, 2), round(qg, 2))
+            if key not in self._channels:
+                self._channels[key] = self.margin.channel(ms, (qb, qg))
+            live = p > 1e-12
+            pl = p[live] / p[live].sum()
+            rows = np.stack([self.row(s)[live] for s in shas]).astype(float)
+            out = np.stack([margin_information(pl, rows, ch) for ch in self._channels[key]], axis=1)
+            drift = [i for i, s in enumerate(shas) if s in self.drifting]
+            if drift:  # their margins match neither side: what their verdicts would tell
+                out[drift] = self._verdict_information([shas[i] for i in drift], ms)
+            return out
+        return self._verdict_information(shas, ms)
+
+    def _verdict_information(self, shas: Sequence[str], ms: Sequence[int]) -> Array:
         p, mb, mg = self._compute()
         live = p > 1e-12
         p, mb, mg = p[live], mb[live], mg[live]
@@ -340,6 +388,8 @@ class BayesSearch:
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
     measured: frozenset[str] = frozenset()  # clean endpoints run before (--rates-from): no check
+    margin: MarginMode = MarginMode.OFF  # --margin: runs' margins weigh in (issue 47)
+    margin_runs: int = 5  # runs of each endpoint that teach the margins
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -358,6 +408,11 @@ class BayesSearch:
         self.error: str | None = None
         self.actions = 0  # every observed action, runs or not: a bound no loop can pass
         self._measured: set[str] = set()
+        self.decision: MarginDecision | None = None  # what the endpoints' margins decided
+        self._learn: dict[str, list[RunMargins]] = {self.tip: [], self.bottoms[0]: []}
+        self.drifted: dict[str, list[float]] = {}  # commit -> margins that match neither side
+        if self.margin is MarginMode.OFF:
+            self.decision = decide(MarginMode.OFF, [], [])
 
     # ------------------------------------------------------------------ status
     def tally(self, sha: str) -> Tally:
@@ -373,7 +428,17 @@ class BayesSearch:
         )
 
     def _certain(self) -> bool:
-        return self._endpoints_known() and self._best()[1] >= self.confidence
+        return (
+            not self._learning() and self._endpoints_known() and self._best()[1] >= self.confidence
+        )
+
+    def _learning(self) -> bool:
+        """The endpoints' runs are still teaching the margins (``--margin auto|on``)."""
+        return self.decision is None
+
+    @property
+    def margin_on(self) -> bool:
+        return self.decision is not None and self.decision.on
 
     def _best(self) -> tuple[str, float]:
         if self.stop == "exact":  # git-bayesect's: conservative when the rates are learned
@@ -383,7 +448,7 @@ class BayesSearch:
         return self.post.best()
 
     def _endpoints_known(self) -> bool:
-        return self.rates.bug_shown or self.tally(self.tip).fails > 0
+        return self.rates.bug_shown or self.tally(self.tip).fails > 0 or self.margin_on
 
     def progress(self) -> tuple[int, int]:
         """Commits holding 95% of the posterior, and about how many bits are still missing."""
@@ -433,6 +498,8 @@ class BayesSearch:
                 self.set_aside_for_noise.discard(sha)
                 self.untestable.pop(sha, None)
         running = set(busy.values())
+        if self._learning():
+            return self._learning_action(job, running)
         # the buggy endpoint first, until it shows the bug: its failure is the bug's signature.
         # Not when the runs measured there before (--rates-from) showed it: a run that says
         # nothing about the culprit, 1.4 runs of 23 at 70%/5% (issue 41)
@@ -511,6 +578,40 @@ class BayesSearch:
         best = pool[int(np.argmax(self.rescore(pool, scores)))]
         return Action(job=job, sha=best, kind=ActionKind.STEP, build=self._build_kind(job, best))
 
+    def _learning_action(self, job: int, running: set[str]) -> Action | None:
+        """The next run of an endpoint that teaches the margins: the buggy one first, then in
+        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count)."""
+        good = self.bottoms[0]
+        order = sorted((self.tip, good), key=lambda s: (len(self._learn[s]), s != self.tip))
+        for sha in order:
+            if sha not in running and sha not in self.untestable:
+                return Action(
+                    job=job, sha=sha, kind=ActionKind.ENDPOINT, build=self._build_kind(job, sha)
+                )
+        return None
+
+    def _decide_margins(self) -> None:
+        """After each learning run: decide once both endpoints have their runs, or at once
+        when the buggy endpoint's first run reports no margin at all (nothing to learn)."""
+        bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
+        if bad and not any(m for m, _ in bad):
+            self.decision = decide(self.margin, [], [])
+        elif (
+            self.margin is MarginMode.AUTO
+            and len(bad) == len(good) == FIRST_LOOK
+            and (seps := choose(bad, good))
+            and all(s.compared and s.nats < SEPARATES / 2 for s in seps)
+        ):  # a first look: margins that say nothing cost no more endpoint runs
+            self.decision = decide(self.margin, bad, good)
+        elif len(bad) >= self.margin_runs and len(good) >= self.margin_runs:
+            self.decision = decide(self.margin, bad, good)
+        elif self.bottoms[0] in self.untestable or self.tip in self.untestable:
+            self.decision = decide(self.margin, [], [])
+        else:
+            return
+        if self.decision.on:
+            self.post.margin = self.decision.model
+
     def rescore(self, pool: list[str], scores: list[float]) -> list[float]:
         """The scores of the commits worth scoring, as the next action is picked from them: a
         seam where scripts/bench_bisect.py measures other choice rules (a lookahead of two)."""
@@ -548,7 +649,10 @@ class BayesSearch:
         action: Action,
         outcomes: Iterable[tuple[RunOutcome, str]],
         cannot_test: str | None = None,
+        margins: Sequence[Mapping[str, float]] | None = None,
     ) -> Mark:
+        """One action's runs: each run's outcome (in the search's sense) and, aligned with
+        them, each run's margins (quantity -> share of its tolerance used, or a metric)."""
         sha = action.sha
         if action.build is BuildKind.BUILD and sha not in self.built:
             self.builds += 1
@@ -561,6 +665,8 @@ class BayesSearch:
             self.untestable[sha] = cannot_test
             self.set_aside_for_noise.discard(sha)
             self.current.pop(action.job, None)
+            if self._learning():
+                self._decide_margins()
             return Mark.SKIP
         self.built.add(sha)
         self.current[action.job] = sha
@@ -576,8 +682,51 @@ class BayesSearch:
         if self.noise_run[sha] >= self.noise_streak_limit(self.noise_run[sha]):
             self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
             self.set_aside_for_noise.add(sha)
+        per_run = list(margins) if margins is not None else [{} for _ in outs]
+        per_run += [{} for _ in range(len(outs) - len(per_run))]
+        if self._learning() and sha in self._learn:
+            self._learn[sha].extend(
+                (dict(m), o is RunOutcome.FAIL)
+                for (o, _), m in zip(outs, per_run, strict=True)
+                if o is not RunOutcome.NOISE
+            )
+        elif self.margin_on:
+            self._weigh_margins(sha, outs, per_run)
         self.post.observe(sha, fails, runs)
+        if self._learning():
+            self._decide_margins()
         return mark_of([o for o, _ in outs]) or Mark.SKIP
+
+    def _weigh_margins(
+        self,
+        sha: str,
+        outs: Sequence[tuple[RunOutcome, str]],
+        per_run: Sequence[Mapping[str, float]],
+    ) -> None:
+        """Each run with the chosen quantity adds its margin's likelihood given its verdict
+        (counted apart); a margin that matches neither endpoint (drift) adds nothing."""
+        model = self.decision.model if self.decision else None
+        assert model is not None
+        for (o, _), m in zip(outs, per_run, strict=True):
+            if o is RunOutcome.NOISE or (value := m.get(model.quantity)) is None:
+                continue
+            ll = model.loglik(value, o is RunOutcome.FAIL)
+            if ll is not None:
+                self.post.observe_margin(sha, *ll)
+                continue
+            self.drifted.setdefault(sha, []).append(value)
+            self.post.drifting.add(sha)
+
+    def drift_note(self, sha: str) -> str | None:
+        """Why ``sha``'s margins are flagged: they match neither endpoint."""
+        vals = self.drifted.get(sha)
+        if not vals or self.decision is None or self.decision.model is None:
+            return None
+        q = self.decision.model.quantity
+        return (
+            f"drift: {q}={', '.join(f'{v:.3g}' for v in vals[-3:])} matches neither endpoint "
+            "(an unrelated numerics change?): weighed by its verdict, not forced to a side"
+        )
 
     def noise_streak_limit(self, streak: int = 0) -> int:
         """Noisy runs in a row before a commit is set aside as untestable: ``noise_limit``, or
@@ -647,4 +796,6 @@ class BayesSearch:
             builds=self.builds,
             rebuilds=self.rebuilds,
             prebuilt=self.prebuilt,
+            margin=self.decision.why if self.decision else None,
+            drifted=tuple(sorted(self.drifted)),
         )

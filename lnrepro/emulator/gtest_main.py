@@ -39,6 +39,7 @@ from lnrepro.emulator.catalogue import (
     Iterations,
     describe,
     failure_text,
+    tolerances,
 )
 from lnrepro.emulator.cbmodel.report import KINDS, Reported, report_text
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
@@ -276,6 +277,7 @@ class Result:
     failures: list[tuple[str, int, str]]  # (file, line, message)
     ms: int
     timestamp: float
+    properties: list[tuple[str, str]] = field(default_factory=list)  # RecordProperty calls
 
     @property
     def passed(self) -> bool:
@@ -335,9 +337,13 @@ def run_case(
         f"kernel={opts.kernel.era.value} arch={opts.kernel.arch.value}",
     )
     failures: list[tuple[str, int, str]] = []
+    worst: dict[str, tuple[float, float]] = {}  # tensor -> (max_diff, share of tolerance used)
     for _ in range(case.iterations):
         outcome = iterations(case, opts.kernel)
         dump(opts, iteration, case, outcome)
+        for t in outcome.tensors:
+            old = worst.get(t.tensor, (-1.0, -1.0))
+            worst[t.tensor] = (_worse(old[0], t.max_diff), _worse(old[1], t.used))
         stdout, failed = failure_text(case, outcome, opts.kernel.era)
         for ln in stdout:  # the test's own prints, before its assertions
             printer.out.write(ln + "\n")
@@ -345,7 +351,32 @@ def run_case(
             printer.out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
             failures.append((TEST_FILE, line, message))
     ms = int((time.perf_counter() - t0) * 1000)
-    return Result(case, failures, ms, start)
+    return Result(case, failures, ms, start, properties(case, opts.kernel.era, worst))
+
+
+def _worse(a: float, b: float) -> float:
+    return b if b != b or a != a or b > a else a  # NaN is the worst
+
+
+def properties(
+    case: Case, era: Era, worst: dict[str, tuple[float, float]]
+) -> list[tuple[str, str]]:
+    """What the test records with ``RecordProperty`` (the line the real test lacks, e.g.
+    ``RecordProperty("dx.max_diff", max_diff);``): per tensor its worst ``max_diff`` over the
+    iterations, its tolerance, and the share of the tolerance used
+    (max |metal - ref| / (atol + rtol·|ref|); the test fails above 1). Kept for passing tests
+    too, in both report formats."""
+    tol = tolerances(case, era)
+    out: list[tuple[str, str]] = []
+    for tensor, (max_diff, used) in worst.items():
+        rtol, atol, _ = tol[tensor]
+        out += [
+            (f"{tensor}.max_diff", f"{max_diff:.6g}"),
+            (f"{tensor}.rtol", f"{rtol:g}"),
+            (f"{tensor}.atol", f"{atol:g}"),
+            (f"{tensor}.used", f"{used:.6g}"),
+        ]
+    return out
 
 
 def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
@@ -363,7 +394,7 @@ def write_report(spec: str, results: list[Result], started: float, total_ms: int
     if kind not in KINDS:
         raise FlagError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
     reported = [
-        Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
+        Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures, r.properties)
         for r in results
     ]
     path.write_text(report_text(kind, SUITE, reported, started, total_ms), encoding="utf-8")

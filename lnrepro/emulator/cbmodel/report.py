@@ -26,6 +26,8 @@ class Reported:
     timestamp: float  # when it started (seconds since the epoch)
     ms: int
     failures: Sequence[Failure] = ()
+    # RecordProperty(key, value) calls, in order: googletest keeps the last value of a key
+    properties: Sequence[tuple[str, str]] = ()
 
 
 def iso(ts: float) -> str:
@@ -60,6 +62,10 @@ def report_text(
                 "time": f"{r.ms / 1000:.3f}s",
                 "classname": suite,
             }
+            # googletest 1.12.1 gtest.cc, JsonUnitTestResultPrinter::OutputJsonTestResult ->
+            # TestPropertiesAsJson: each property a string member of the test object, after
+            # "classname" (before "failures")
+            t.update(dict(r.properties))
             if r.failures:
                 t["failures"] = [
                     {"failure": f"{f}:{ln}\n{m}", "type": ""} for f, ln, m in r.failures
@@ -87,7 +93,12 @@ def report_text(
                 f'result="completed" time="{r.ms / 1000:.3f}" timestamp="{iso(r.timestamp)}" '
                 f'classname="{suite}"'
             )
-            if not r.failures:
+            props = dict(r.properties)
+            # googletest 1.12.1 gtest.cc, XmlUnitTestResultPrinter::OutputXmlTestInfo: the
+            # properties as attributes after "classname" (TestPropertiesAsXmlAttributes), then,
+            # after the failures, a <properties> element (OutputXmlTestProperties)
+            attrs += "".join(f" {k}={quoteattr(v)}" for k, v in props.items())
+            if not r.failures and not props:
                 xml.append(f"    <testcase {attrs} />")
                 continue
             xml.append(f"    <testcase {attrs}>")
@@ -96,6 +107,11 @@ def report_text(
                 xml.append(
                     f'      <failure message={quoteattr(text)} type=""><![CDATA[{escape(text)}]]></failure>'
                 )
+            if props:
+                xml.append("      <properties>")
+                for k, v in props.items():
+                    xml.append(f"        <property name={quoteattr(k)} value={quoteattr(v)}/>")
+                xml.append("      </properties>")
             xml.append("    </testcase>")
         xml.append("  </testsuite>")
     xml.append("</testsuites>")
