@@ -47,17 +47,8 @@ import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.evidence import Tally
-from lnrepro.bisect.margins import (
-    FIRST_LOOK,
-    SEPARATES,
-    MarginDecision,
-    MarginMode,
-    MarginModel,
-    RunMargins,
-    choose,
-    decide,
-)
-from lnrepro.bisect.margins import information as margin_information
+from lnrepro.bisect.margin_search import MarginLearning, margin_information_of, margin_term
+from lnrepro.bisect.margins import MarginDecision, MarginMode, MarginModel, RunMargins, decide
 from lnrepro.bisect.strategy import mark_of, merge_base_error
 from lnrepro.model.bisect import (
     Action,
@@ -170,7 +161,7 @@ class Posterior:
         self.margin: MarginModel | None = None
         self.margin_ll: dict[str, tuple[float, float]] = {}
         self.drifting: set[str] = set()  # commits whose margins matched neither side: verdicts
-        self._channels: dict[tuple[object, ...], list[tuple[Array, Array]]] = {}
+        self.channels: dict[tuple[object, ...], list[tuple[Array, Array]]] = {}
 
     # ------------------------------------------------------------------ data
     def row(self, sha: str) -> Array:
@@ -196,13 +187,6 @@ class Posterior:
         lb, lg = self.margin_ll.get(sha, (0.0, 0.0))
         self.margin_ll[sha] = (lb + log_bad, lg + log_good)
         self._cache = self._stated = None
-
-    def _margin_term(self) -> Array:
-        """Each candidate's log-likelihood of every margin seen (0 without margins)."""
-        out = np.zeros(len(self.hyps))
-        for sha, (lb, lg) in self.margin_ll.items():
-            out += np.where(self.row(sha), lb, lg)
-        return out - out.max() if len(out) else out
 
     def equate(self, a: str, b: str) -> None:
         """``a`` and ``b`` test the same thing: no culprit lies between them."""
@@ -244,7 +228,7 @@ class Posterior:
                     - _lbeta(np.array(ag), np.array(bg))
                 )
                 mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
-            ll = np.where(self.excluded, -np.inf, ll + self._margin_term())
+            ll = np.where(self.excluded, -np.inf, ll + margin_term(self))
             p = np.exp(ll - ll.max())
             self._cache = (p / p.sum(), mb, mg)
         return self._cache
@@ -297,7 +281,7 @@ class Posterior:
             + np.outer(np.log(qg), c[2])
             + np.outer(np.log1p(-qg), c[3] - c[2])
         )
-        ll = np.where(self.excluded[None, :], -np.inf, ll + self._margin_term()[None, :])
+        ll = np.where(self.excluded[None, :], -np.inf, ll + margin_term(self)[None, :])
         w = np.exp(ll - ll.max(axis=1, keepdims=True))
         out: Array = (w / w.sum(axis=1, keepdims=True)).mean(axis=0)
         return out
@@ -328,23 +312,12 @@ class Posterior:
     def information(self, shas: Sequence[str], ms: Sequence[int] = _M) -> Array:
         """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms)).
         With a margin model, each run is valued by its margin (:mod:`lnrepro.bisect.margins`)."""
-        p = self._compute()[0]
         if self.margin is not None:
-            qb, qg = self.rates_now()
-            key = (*ms, round(qb, 2), round(qg, 2))
-            if key not in self._channels:
-                self._channels[key] = self.margin.channel(ms, (qb, qg))
-            live = p > 1e-12
-            pl = p[live] / p[live].sum()
-            rows = np.stack([self.row(s)[live] for s in shas]).astype(float)
-            out = np.stack([margin_information(pl, rows, ch) for ch in self._channels[key]], axis=1)
-            drift = [i for i, s in enumerate(shas) if s in self.drifting]
-            if drift:  # their margins match neither side: what their verdicts would tell
-                out[drift] = self._verdict_information([shas[i] for i in drift], ms)
-            return out
-        return self._verdict_information(shas, ms)
+            return margin_information_of(self, shas, ms)
+        return self.verdict_information(shas, ms)
 
-    def _verdict_information(self, shas: Sequence[str], ms: Sequence[int]) -> Array:
+    def verdict_information(self, shas: Sequence[str], ms: Sequence[int]) -> Array:
+        """The same, each run valued by its verdict alone."""
         p, mb, mg = self._compute()
         live = p > 1e-12
         p, mb, mg = p[live], mb[live], mg[live]
@@ -369,7 +342,7 @@ class Posterior:
 
 
 @dataclass
-class BayesSearch:
+class BayesSearch(MarginLearning):
     """The noisy search: which commit each job runs next, and when the answer is certain enough."""
 
     graph: Graph
@@ -431,14 +404,6 @@ class BayesSearch:
         return (
             not self._learning() and self._endpoints_known() and self._best()[1] >= self.confidence
         )
-
-    def _learning(self) -> bool:
-        """The endpoints' runs are still teaching the margins (``--margin auto|on``)."""
-        return self.decision is None
-
-    @property
-    def margin_on(self) -> bool:
-        return self.decision is not None and self.decision.on
 
     def _best(self) -> tuple[str, float]:
         if self.stop == "exact":  # git-bayesect's: conservative when the rates are learned
@@ -578,40 +543,6 @@ class BayesSearch:
         best = pool[int(np.argmax(self.rescore(pool, scores)))]
         return Action(job=job, sha=best, kind=ActionKind.STEP, build=self._build_kind(job, best))
 
-    def _learning_action(self, job: int, running: set[str]) -> Action | None:
-        """The next run of an endpoint that teaches the margins: the buggy one first, then in
-        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count)."""
-        good = self.bottoms[0]
-        order = sorted((self.tip, good), key=lambda s: (len(self._learn[s]), s != self.tip))
-        for sha in order:
-            if sha not in running and sha not in self.untestable:
-                return Action(
-                    job=job, sha=sha, kind=ActionKind.ENDPOINT, build=self._build_kind(job, sha)
-                )
-        return None
-
-    def _decide_margins(self) -> None:
-        """After each learning run: decide once both endpoints have their runs, or at once
-        when the buggy endpoint's first run reports no margin at all (nothing to learn)."""
-        bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
-        if bad and not any(m for m, _ in bad):
-            self.decision = decide(self.margin, [], [])
-        elif (
-            self.margin is MarginMode.AUTO
-            and len(bad) == len(good) == FIRST_LOOK
-            and (seps := choose(bad, good))
-            and all(s.compared and s.nats < SEPARATES / 2 for s in seps)
-        ):  # a first look: margins that say nothing cost no more endpoint runs
-            self.decision = decide(self.margin, bad, good)
-        elif len(bad) >= self.margin_runs and len(good) >= self.margin_runs:
-            self.decision = decide(self.margin, bad, good)
-        elif self.bottoms[0] in self.untestable or self.tip in self.untestable:
-            self.decision = decide(self.margin, [], [])
-        else:
-            return
-        if self.decision.on:
-            self.post.margin = self.decision.model
-
     def rescore(self, pool: list[str], scores: list[float]) -> list[float]:
         """The scores of the commits worth scoring, as the next action is picked from them: a
         seam where scripts/bench_bisect.py measures other choice rules (a lookahead of two)."""
@@ -651,8 +582,7 @@ class BayesSearch:
         cannot_test: str | None = None,
         margins: Sequence[Mapping[str, float]] | None = None,
     ) -> Mark:
-        """One action's runs: each run's outcome (in the search's sense) and, aligned with
-        them, each run's margins (quantity -> share of its tolerance used, or a metric)."""
+        """One action's runs' outcomes (the search's sense) and, aligned, their margins."""
         sha = action.sha
         if action.build is BuildKind.BUILD and sha not in self.built:
             self.builds += 1
@@ -696,37 +626,6 @@ class BayesSearch:
         if self._learning():
             self._decide_margins()
         return mark_of([o for o, _ in outs]) or Mark.SKIP
-
-    def _weigh_margins(
-        self,
-        sha: str,
-        outs: Sequence[tuple[RunOutcome, str]],
-        per_run: Sequence[Mapping[str, float]],
-    ) -> None:
-        """Each run with the chosen quantity adds its margin's likelihood given its verdict
-        (counted apart); a margin that matches neither endpoint (drift) adds nothing."""
-        model = self.decision.model if self.decision else None
-        assert model is not None
-        for (o, _), m in zip(outs, per_run, strict=True):
-            if o is RunOutcome.NOISE or (value := m.get(model.quantity)) is None:
-                continue
-            ll = model.loglik(value, o is RunOutcome.FAIL)
-            if ll is not None:
-                self.post.observe_margin(sha, *ll)
-                continue
-            self.drifted.setdefault(sha, []).append(value)
-            self.post.drifting.add(sha)
-
-    def drift_note(self, sha: str) -> str | None:
-        """Why ``sha``'s margins are flagged: they match neither endpoint."""
-        vals = self.drifted.get(sha)
-        if not vals or self.decision is None or self.decision.model is None:
-            return None
-        q = self.decision.model.quantity
-        return (
-            f"drift: {q}={', '.join(f'{v:.3g}' for v in vals[-3:])} matches neither endpoint "
-            "(an unrelated numerics change?): weighed by its verdict, not forced to a side"
-        )
 
     def noise_streak_limit(self, streak: int = 0) -> int:
         """Noisy runs in a row before a commit is set aside as untestable: ``noise_limit``, or

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,7 @@ _OWN = frozenset(
 )
 
 
-def _properties(case: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _properties(case: Mapping[str, object]) -> dict[str, dict[str, float]]:
     """``<tensor>.<metric>`` properties with a number: tensor -> metric -> value."""
     out: dict[str, dict[str, float]] = {}
     for key, value in case.items():
