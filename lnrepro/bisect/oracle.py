@@ -13,6 +13,7 @@ commit that does not build, or lacks the requested tests, cannot be tested.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -66,18 +67,31 @@ def command_env(reports: Path) -> dict[str, str]:
     ``GTEST_OUTPUT`` naming a directory (googletest 1.12.1 gtest.cc, ``UnitTestOptions::
     GetAbsolutePathToOutputFile``: a value ending in "/" is a directory, the file named after the
     program and made unique), so a gtest binary the command runs leaves its JSON report there,
-    and its ``RecordProperty`` margins with it. A ``GTEST_OUTPUT`` the user set is kept."""
+    and its ``RecordProperty`` margins with it; and a pytest the command runs loads lnrepro's
+    margin plugin (:mod:`lnrepro.numerics.plugin`, copied there as a module of its own, so the
+    project's Python needs no lnrepro) through ``PYTEST_ADDOPTS``. What the user set is kept."""
+    from lnrepro.numerics import plugin
+
     env = dict(os.environ)
     env.setdefault("GTEST_OUTPUT", f"json:{reports}/")
+    shutil.copyfile(plugin.__file__, reports / f"{PLUGIN}.py")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(reports), env.get("PYTHONPATH")) if p)
+    env["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS"), f"-p {PLUGIN}") if p)
+    env[plugin.ENV] = str(reports / "pytest-margins.jsonl")
     return env
 
 
-def read_margins(reports: Path) -> dict[str, float]:
-    """Every ``<test>/<tensor>`` share of tolerance used that the reports in ``reports`` hold
-    (the worst when a test ran more than once). A report that cannot be read gives none."""
-    from lnrepro.gtest.reportfile import read_report
+PLUGIN = "lnrepro_margins_plugin"
 
-    out: dict[str, float] = {}
+
+def read_margins(reports: Path) -> dict[str, float]:
+    """Every ``<test>/<tensor>`` (gtest) and ``<nodeid>/<file:line>`` (pytest) share of
+    tolerance used that the reports in ``reports`` hold (the worst when a test ran more than
+    once). A report that cannot be read gives none."""
+    from lnrepro.gtest.reportfile import read_report
+    from lnrepro.numerics import plugin
+
+    out: dict[str, float] = plugin.read(reports / "pytest-margins.jsonl")
     for path in sorted(reports.glob("*.json")):
         try:
             report = read_report(path)

@@ -78,7 +78,21 @@ def _status(status: str, result: str | None, failed: bool) -> TestStatus:
 
 # the members googletest itself writes into a test's JSON object or XML element
 _OWN = frozenset(
-    ["name", "file", "line", "status", "result", "timestamp", "time", "classname", "failures", "skipped", "value_param", "type_param", "skip_message"]
+    [
+        "name",
+        "file",
+        "line",
+        "status",
+        "result",
+        "timestamp",
+        "time",
+        "classname",
+        "failures",
+        "skipped",
+        "value_param",
+        "type_param",
+        "skip_message",
+    ]
 )
 
 

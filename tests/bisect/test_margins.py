@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from lnrepro.bisect.margins import MarginMode, choose, decide, log_margin
 from lnrepro.emulator.gtest_main import main as emulator
@@ -96,3 +97,45 @@ def test_the_emulators_reports_keep_each_tensors_margin_for_passing_tests(
     doc = json.loads((tmp_path / "r.json").read_text())
     case = doc["testsuites"][0]["testsuite"][0]
     assert isinstance(case["dx.used"], str)  # googletest writes every property as a string
+
+
+def test_end_to_end_the_emulators_nightly_test_passes_everywhere_and_the_culprit_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real history whose commits pick the emulated kernel (fixed, then shipped from c3 on);
+    ``--command`` runs the emulator as the gtest binary: its NIGHTLY test passes at every
+    commit, and lnrepro reads dx's share of its tolerance from the JSON report GTEST_OUTPUT
+    asked for."""
+    import sys
+
+    from lnrepro.cli import main as cli_main
+    from tests.bisect.scripted import git
+
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    shas = []
+    for i in range(6):
+        (repo / "era").write_text("2025-12" if i >= 3 else "fixed")
+        (repo / "n").write_text(str(i))
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", f"c{i}")
+        shas.append(git(repo, "rev-parse", "HEAD").strip())
+    script = repo.parent / "nightly.sh"
+    script.write_text(
+        f'exec {sys.executable} -m lnrepro.emulator --gtest_filter="*NIGHTLY*" '
+        '--emu_kernel="$(cat era)" >/dev/null\n'
+    )
+    code = cli_main(
+        [
+            "bisect", "--repo", str(repo), "--good", shas[0], "--bad", shas[-1],
+            "--confidence", "0.95", "--command", f"sh {script}", "--json",
+        ]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    r = doc["result"]
+    assert r["first_bad"] == shas[3]
+    assert r["margin"].startswith("--margin auto: on, LayerNormBackwardOpTest.NIGHTLY")
+    assert "/dx:" in r["margin"]  # dx separates; dgamma is the same at both kernels
+    assert all(o[0] == "pass" for s in doc["steps"] for o in s["outcomes"])  # never failed
