@@ -148,7 +148,11 @@ class Bisect:
     # ------------------------------------------------------------------ the loop
     def run(self, events: BisectEvents) -> BisectResult:
         cands, left = self.strategy.progress()
-        events.started(cands, left)
+        note = self.strategy.progress_note()
+        if note:
+            events.started(cands, left, note)
+        else:
+            events.started(cands, left)
         if (bayes := self._bayes()) is not None and not self.record.steps:
             d = bayes.decision
             events.note(
@@ -203,7 +207,11 @@ class Bisect:
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
         info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
-        events.step_started(a.kind, info, cands, left)
+        note = self.strategy.progress_note()
+        if note:
+            events.step_started(a.kind, info, cands, left, note)
+        else:
+            events.step_started(a.kind, info, cands, left)
         return info
 
     def _run_jobs(self, events: BisectEvents) -> None:
