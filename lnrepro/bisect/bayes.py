@@ -46,9 +46,15 @@ from typing import Any
 import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.costs import Costs as Costs  # re-exported: where it always was
 from lnrepro.bisect.evidence import Tally
-from lnrepro.bisect.margin_search import MarginLearning, margin_information_of, margin_term
-from lnrepro.bisect.margins import MarginDecision, MarginMode, MarginModel, RunMargins, decide
+from lnrepro.bisect.margin_search import (
+    MarginEvidence,
+    MarginLearning,
+    margin_information_of,
+    margin_term,
+)
+from lnrepro.bisect.margins import MarginMode
 from lnrepro.bisect.strategy import mark_of, merge_base_error
 from lnrepro.model.bisect import (
     Action,
@@ -100,24 +106,6 @@ class Rates:
         }
 
 
-@dataclass
-class Costs:
-    """Seconds an action takes. Defaults are tt-metal's; a session learns its own as it goes."""
-
-    build_s: float = 1800.0
-    rebuild_s: float = 90.0  # back to a commit built before: ccache is warm (bench_run: ~4%)
-    run_s: float = 60.0
-    fetch_s: float = 180.0  # a prebuilt artifact: fetched, not built
-
-    def to_json(self) -> dict[str, float]:
-        return {
-            "build_s": self.build_s,
-            "rebuild_s": self.rebuild_s,
-            "run_s": self.run_s,
-            "fetch_s": self.fetch_s,
-        }
-
-
 def _lgamma(x: Array) -> Array:
     out: Array = np.array([math.lgamma(v) for v in np.ravel(x)]).reshape(np.shape(x))
     return out
@@ -156,12 +144,7 @@ class Posterior:
         self._stated: Array | None = None
         self.rivals = True  # stated(): the second pass (False: the leading candidate's rates only)
         self.excluded = np.zeros(len(self.hyps), dtype=bool)
-        # margin evidence (issue 47): per commit, the summed log-likelihood of its runs' margins
-        # if it is bad and if it is good; with a model, a run is valued by its margin
-        self.margin: MarginModel | None = None
-        self.margin_ll: dict[str, tuple[float, float]] = {}
-        self.drifting: set[str] = set()  # commits whose margins matched neither side: verdicts
-        self.channels: dict[tuple[object, ...], list[tuple[Array, Array]]] = {}
+        self.margins = MarginEvidence()  # issue 47: what runs' margins say, with a model
 
     # ------------------------------------------------------------------ data
     def row(self, sha: str) -> Array:
@@ -184,9 +167,8 @@ class Posterior:
 
     def observe_margin(self, sha: str, log_bad: float, log_good: float) -> None:
         """One run of ``sha`` whose margin is ``log_bad``/``log_good`` likely on each side."""
-        lb, lg = self.margin_ll.get(sha, (0.0, 0.0))
-        self.margin_ll[sha] = (lb + log_bad, lg + log_good)
-        self._cache = self._stated = None
+        lb, lg = self.margins.ll.get(sha, (0.0, 0.0))
+        self.margins.ll[sha], self._cache, self._stated = (lb + log_bad, lg + log_good), None, None
 
     def equate(self, a: str, b: str) -> None:
         """``a`` and ``b`` test the same thing: no culprit lies between them."""
@@ -312,7 +294,7 @@ class Posterior:
     def information(self, shas: Sequence[str], ms: Sequence[int] = _M) -> Array:
         """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms)).
         With a margin model, each run is valued by its margin (:mod:`lnrepro.bisect.margins`)."""
-        if self.margin is not None:
+        if self.margins.model is not None:
             return margin_information_of(self, shas, ms)
         return self.verdict_information(shas, ms)
 
@@ -381,11 +363,7 @@ class BayesSearch(MarginLearning):
         self.error: str | None = None
         self.actions = 0  # every observed action, runs or not: a bound no loop can pass
         self._measured: set[str] = set()
-        self.decision: MarginDecision | None = None  # what the endpoints' margins decided
-        self._learn: dict[str, list[RunMargins]] = {self.tip: [], self.bottoms[0]: []}
-        self.drifted: dict[str, list[float]] = {}  # commit -> margins that match neither side
-        if self.margin is MarginMode.OFF:
-            self.decision = decide(MarginMode.OFF, [], [])
+        self._start_margins()
 
     # ------------------------------------------------------------------ status
     def tally(self, sha: str) -> Tally:
@@ -639,16 +617,7 @@ class BayesSearch(MarginLearning):
         if self.noise_run[sha] >= self.noise_streak_limit(self.noise_run[sha]):
             self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
             self.set_aside_for_noise.add(sha)
-        per_run = list(margins) if margins is not None else [{} for _ in outs]
-        per_run += [{} for _ in range(len(outs) - len(per_run))]
-        if self._learning() and sha in self._learn:
-            self._learn[sha].extend(
-                (dict(m), o is RunOutcome.FAIL)
-                for (o, _), m in zip(outs, per_run, strict=True)
-                if o is not RunOutcome.NOISE
-            )
-        elif self.margin_on:
-            self._weigh_margins(sha, outs, per_run)
+        self._observe_margins(sha, outs, margins)
         self.post.observe(sha, fails, runs)
         if self._learning():
             self._decide_margins()

@@ -5,6 +5,7 @@ run's margin weighed into the posterior (or flagged as drift). Pure: numpy, no g
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from lnrepro.bisect.margins import (
     SEPARATES,
     MarginDecision,
     MarginMode,
+    MarginModel,
     RunMargins,
     choose,
     decide,
@@ -29,21 +31,34 @@ if TYPE_CHECKING:
 Array = np.ndarray[Any, Any]
 
 
+@dataclass
+class MarginEvidence:
+    """A posterior's margin evidence: per commit, the summed log-likelihood of its runs' margins
+    if it is bad and if it is good; the model that values a run by its margin once chosen."""
+
+    model: MarginModel | None = None
+    ll: dict[str, tuple[float, float]] = field(default_factory=dict)
+    drifting: set[str] = field(default_factory=set)  # margins that matched neither side
+    channels: dict[tuple[object, ...], list[tuple[Array, Array]]] = field(default_factory=dict)
+
+
 def margin_information_of(post: Posterior, shas: Sequence[str], ms: Sequence[int]) -> Array:
     """``post.information`` with a margin model: each run valued by its verdict and its margin
     (:meth:`~lnrepro.bisect.margins.MarginModel.channel` at the fail rates learned so far), a
     commit flagged for drift by its verdict alone."""
-    assert post.margin is not None
+    model = post.margins.model
+    assert model is not None
     p = post.probs()
     qb, qg = post.rates_now()
     key = (*ms, round(qb, 2), round(qg, 2))
-    if key not in post.channels:
-        post.channels[key] = post.margin.channel(ms, (qb, qg))
+    channels = post.margins.channels
+    if key not in channels:
+        channels[key] = model.channel(ms, (qb, qg))
     live = p > 1e-12
     pl = p[live] / p[live].sum()
     rows = np.stack([post.row(s)[live] for s in shas]).astype(float)
-    out = np.stack([information(pl, rows, ch) for ch in post.channels[key]], axis=1)
-    drift = [i for i, s in enumerate(shas) if s in post.drifting]
+    out = np.stack([information(pl, rows, ch) for ch in channels[key]], axis=1)
+    drift = [i for i, s in enumerate(shas) if s in post.margins.drifting]
     if drift:  # their margins match neither side: what their verdicts would tell
         out[drift] = post.verdict_information([shas[i] for i in drift], ms)
     return out
@@ -52,7 +67,7 @@ def margin_information_of(post: Posterior, shas: Sequence[str], ms: Sequence[int
 def margin_term(post: Posterior) -> Array:
     """Each candidate's log-likelihood of every margin seen (0 without margins)."""
     out = np.zeros(len(post.hyps))
-    for sha, (lb, lg) in post.margin_ll.items():
+    for sha, (lb, lg) in post.margins.ll.items():
         out += np.where(post.row(sha), lb, lg)
     return out - out.max() if len(out) else out
 
@@ -69,6 +84,31 @@ class MarginLearning:
     decision: MarginDecision | None
     _learn: dict[str, list[RunMargins]]
     drifted: dict[str, list[float]]
+
+    def _start_margins(self) -> None:
+        self.decision = None  # what the endpoints' margins decided
+        self._learn = {self.tip: [], self.bottoms[0]: []}
+        self.drifted = {}  # commit -> margins that match neither side
+        if self.margin is MarginMode.OFF:
+            self.decision = decide(MarginMode.OFF, [], [])
+
+    def _observe_margins(
+        self,
+        sha: str,
+        outs: Sequence[tuple[RunOutcome, str]],
+        margins: Sequence[Mapping[str, float]] | None,
+    ) -> None:
+        """A learning run's margins kept, a later run's weighed (or flagged as drift)."""
+        per_run = list(margins) if margins is not None else [{} for _ in outs]
+        per_run += [{} for _ in range(len(outs) - len(per_run))]
+        if self._learning() and sha in self._learn:
+            self._learn[sha].extend(
+                (dict(m), o is RunOutcome.FAIL)
+                for (o, _), m in zip(outs, per_run, strict=True)
+                if o is not RunOutcome.NOISE
+            )
+        elif self.margin_on:
+            self._weigh_margins(sha, outs, per_run)
 
     def tally(self, sha: str) -> Tally:
         raise NotImplementedError  # BayesSearch's
@@ -116,7 +156,7 @@ class MarginLearning:
         else:
             return
         if self.decision.on:
-            self.post.margin = self.decision.model
+            self.post.margins.model = self.decision.model
 
     def _weigh_margins(
         self,
@@ -136,7 +176,7 @@ class MarginLearning:
                 self.post.observe_margin(sha, *ll)
                 continue
             self.drifted.setdefault(sha, []).append(value)
-            self.post.drifting.add(sha)
+            self.post.margins.drifting.add(sha)
 
     def drift_note(self, sha: str) -> str | None:
         """Why ``sha``'s margins are flagged: they match neither endpoint."""

@@ -223,9 +223,11 @@ class MarginModel:
         if pair is None:
             return 0.0, 0.0
         x = log_margin(value)
-        judged = min(len(pair[0].samples), len(pair[1].samples)) >= DRIFT_RUNS
-        if judged and not pair[0].matches(x) and not pair[1].matches(x):
-            return None
+        if not pair[0].matches(x) and not pair[1].matches(x):
+            # where neither side's runs fell, only the floors speak, and they differ by the
+            # number of runs, not by the side: no evidence; drift once both sides had their runs
+            judged = min(len(pair[0].samples), len(pair[1].samples)) >= DRIFT_RUNS
+            return None if judged else (0.0, 0.0)
         xs = np.array([x])
         return float(pair[0].logpdf(xs)[0]), float(pair[1].logpdf(xs)[0])
 
