@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < model < (gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
+errors < model < (gtest, watcher, pytests, numerics, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -19,6 +19,7 @@ RANK = {
     "gtest": 2,
     "watcher": 2,
     "pytests": 2,
+    "numerics": 2,
     "triage": 2,
     "hangs": 2,
     "doors": 3,
