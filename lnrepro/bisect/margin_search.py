@@ -24,7 +24,7 @@ from lnrepro.bisect.margins import (
 from lnrepro.model.bisect import Action, ActionKind, BuildKind, RunOutcome
 
 if TYPE_CHECKING:
-    from lnrepro.bisect.bayes import Posterior
+    from lnrepro.bisect.bayes import Posterior, Rates
     from lnrepro.bisect.evidence import Tally
 
 
@@ -79,6 +79,7 @@ class MarginLearning:
     bottoms: list[str]
     margin: MarginMode
     margin_runs: int
+    rates: Rates
     post: Posterior
     untestable: dict[str, str]
     decision: MarginDecision | None
@@ -91,6 +92,14 @@ class MarginLearning:
         self.drifted = {}  # commit -> margins that match neither side
         if self.margin is MarginMode.OFF:
             self.decision = decide(MarginMode.OFF, [], [])
+        elif self.margin is MarginMode.AUTO and self.rates.bug_shown:
+            # the endpoints were measured before (--rates-from) and the bug failed there: no
+            # endpoint runs are spent on margins (they would be runs verdicts alone do not need)
+            self.decision = MarginDecision(
+                on=False,
+                why="--margin auto: off, the endpoints' runs were measured before "
+                "(--rates-from) and show the bug: verdicts only",
+            )
 
     def _observe_margins(
         self,
