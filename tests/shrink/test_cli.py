@@ -70,8 +70,8 @@ def test_the_rerun_line_runs_exactly_the_case(
     assert done.returncode == 1, done.stderr
     [test] = json.loads(done.stdout)["tests"]
     assert test["name"] == "LayerNormBackwardOpTest.LnreproProbe" and test["verdict"] == "FAIL"
-    # review: that run's own record (show, report) must rerun the same case; it dropped the
-    # environment, and its rerun line found no test
+    # that run's own record (show, report) reruns the same case: its rerun line carries the
+    # environment that selects it (without it, the line finds no test)
     again = json.loads(done.stdout)["rerun"]
     assert again[:2] == argv[:2] and again[2:4] == ["lnrepro", "run"], again
     bare = {"PATH": "/usr/bin:/bin"}  # the case comes from the line itself, not from here

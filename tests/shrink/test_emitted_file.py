@@ -1,4 +1,4 @@
-"""The emitted test file as a maintainer keeps it (issue 48): a test name of its own per shrink
+"""The emitted test file as a maintainer keeps it: a test name of its own per shrink
 (two kept files must still link into one binary), a header that says only what is true of the
 neighbours, and the SPDX lines tt-metal's license check requires."""
 

@@ -1,4 +1,4 @@
-"""Ctrl-C in a shrink (issue 48): the best case found so far is kept and printed with its rerun
+"""Ctrl-C in a shrink: the best case found so far is kept and printed with its rerun
 line, and a shrink whose state is saved (a --command, a checkout) says so with its --resume line;
 not a bare ``lnrepro: interrupted``."""
 
