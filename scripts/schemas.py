@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro import api
+from lnrepro import api, hang
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import bisect, compare, gtest, hang, listing, requests, run_doc
+from lnrepro.model import bisect, compare, gtest, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.studies import explained, tolerance

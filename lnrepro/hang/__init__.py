@@ -1,15 +1,21 @@
-"""Whatever a user pastes about a hang, read into one :class:`~lnrepro.model.hang.Diagnosis`.
+"""Everything about a hang, behind one door: other packages import only this module.
 
-The one door (stable API; other modules and helpers call only these):
+The rooms (none imports the door): :mod:`.model` (a hang's records, ``lnrepro.hang/2``),
+:mod:`.waypoints` (the words for tt-metal's waypoints), :mod:`.rules` (which waiting processor is
+the cause), :mod:`.watcher` (watcher.log and DPRINT lines), :mod:`.triage` (tt-triage's output and
+users' summaries), :mod:`.dispatch` (tt-metal's dispatch timeout and the tt-triage command run on
+a hung attempt).
+
+Whatever a user pastes about a hang is read into one :class:`~lnrepro.hang.model.Diagnosis`:
 
 * :func:`read_paste` — text in, a :class:`HangReading` out (``None`` when the text is not about
   a hang). The format is sniffed from the content, never from a file name:
 
-  - a watcher log of any era, whole or an excerpt (:mod:`lnrepro.watcher.log`);
+  - a watcher log of any era, whole or an excerpt (:mod:`lnrepro.hang.watcher.log`);
   - tt-triage output of any era: the one-script era, the script framework with tabulate or rich
-    tables, cut at the right edge, several scripts in one paste (:mod:`lnrepro.triage.output`);
+    tables, cut at the right edge, several scripts in one paste (:mod:`lnrepro.hang.triage.output`);
   - a user's condensed summary (``Device 1, core 1-5 (brisc):`` then frames,
-    :mod:`lnrepro.triage.summary`).
+    :mod:`lnrepro.hang.triage.summary`).
 
 * :func:`read_file` — the same for a file (the first :data:`MAX_BYTES` of it).
 * :func:`read_triage` — text known to be tt-triage's output (a run's own triage capture): its
@@ -27,7 +33,29 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lnrepro.model.hang import Diagnosis, HangSource, Source
+from lnrepro.hang.dispatch import (
+    COMMAND_ENV,
+    DEVICE_TIMEOUT,
+    FRAMEWORK,
+    TIMEOUT_ENV,
+    TRIAGE_SCRIPT,
+    TRIAGE_TIMEOUT_S,
+    DeviceTimeoutScanner,
+    as_device_timeout,
+    device_timeout_seen,
+    dispatch_env,
+    triage_argv,
+    triage_flags,
+    triage_in_log,
+)
+from lnrepro.hang.model import SCHEMA, Diagnosis, HangSource, Source, upgrade
+from lnrepro.hang.triage.diagnose import diagnose_triage
+from lnrepro.hang.triage.output import parse_triage, triage_evidence
+from lnrepro.hang.triage.summary import parse_summary, summary_evidence
+from lnrepro.hang.watcher.diagnose import diagnose
+from lnrepro.hang.watcher.dprint import parse_dprint
+from lnrepro.hang.watcher.formats import noise, watcher_evidence
+from lnrepro.hang.watcher.log import parse, parse_file
 from lnrepro.model.jsonio import JSON
 
 MAX_BYTES = 64 << 20  # past this a file's rest is not read (a watcher log of a long run)
@@ -65,10 +93,6 @@ class HangReading:
 
 
 def _scores(text: str) -> dict[HangSource, int]:
-    from lnrepro.triage.output import triage_evidence
-    from lnrepro.triage.summary import summary_evidence
-    from lnrepro.watcher.eras import watcher_evidence
-
     return {
         HangSource.WATCHER_LOG: watcher_evidence(text),
         HangSource.TT_TRIAGE: triage_evidence(text),
@@ -127,35 +151,28 @@ def _read(text: str) -> HangReading | None:
 def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
-        from lnrepro.watcher.diagnose import diagnose
-        from lnrepro.watcher.eras import noise
-        from lnrepro.watcher.log import parse
-
         log = parse(text)
         diag = diagnose(log)
         if diag.source is not None:
             diag = replace(diag, source=replace(diag.source, noise=noise(text, log)))
         return HangReading(diag, in_gtest)
     if kind is HangSource.TT_TRIAGE:
-        from lnrepro.triage.diagnose import diagnose_triage
-        from lnrepro.triage.output import parse_triage
-
         return HangReading(diagnose_triage(parse_triage(text)), in_gtest)
-    from lnrepro.triage.diagnose import diagnose_triage
-    from lnrepro.triage.summary import parse_summary
-
     return HangReading(diagnose_triage(parse_summary(text)), in_gtest)
 
 
 def read_triage(text: str) -> Diagnosis | None:
     """tt-triage's output captured by a run (stdout of ``tt-triage.py``, or a test's console with
     tt-metal's timeout command in it): its diagnosis; None when no triage output is in it."""
-    from lnrepro.triage.diagnose import diagnose_triage
-    from lnrepro.triage.output import parse_triage, triage_evidence
-
     if triage_evidence(text) <= 0:
         return None
     return diagnose_triage(parse_triage(text))
+
+
+def read_watcher(path: Path, console: str = "") -> Diagnosis:
+    """A hung attempt's watcher log read into a diagnosis, with the DPRINT lines about circular
+    buffers in its console output attached to the cores they came from."""
+    return diagnose(parse_file(path), parse_dprint(console))
 
 
 def read_file(path: Path) -> HangReading | None:
@@ -171,4 +188,31 @@ def read_file(path: Path) -> HangReading | None:
     return read_paste(data.decode("utf-8", errors="replace"))
 
 
-__all__ = ["MAX_BYTES", "HangReading", "read_file", "read_paste", "read_triage", "sniff", "unquote"]
+__all__ = [
+    "COMMAND_ENV",
+    "DEVICE_TIMEOUT",
+    "FRAMEWORK",
+    "MAX_BYTES",
+    "SCHEMA",
+    "TIMEOUT_ENV",
+    "TRIAGE_SCRIPT",
+    "TRIAGE_TIMEOUT_S",
+    "DeviceTimeoutScanner",
+    "Diagnosis",
+    "HangReading",
+    "HangSource",
+    "Source",
+    "as_device_timeout",
+    "device_timeout_seen",
+    "dispatch_env",
+    "read_file",
+    "read_paste",
+    "read_triage",
+    "read_watcher",
+    "sniff",
+    "triage_argv",
+    "triage_flags",
+    "triage_in_log",
+    "unquote",
+    "upgrade",
+]

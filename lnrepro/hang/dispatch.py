@@ -17,7 +17,7 @@ pipeline reads the output into the attempt's diagnosis. Facts read from tenstorr
   unrecoverable`` (``completion_queue_wait_front``) or ``TIMEOUT: device timeout in fetch queue
   wait, potential hang detected`` (``fetch_queue_reserve_back``), both in
   ``tt_metal/impl/dispatch/system_memory_manager.cpp``.
-* tt-metal's own tests of triage (``tools/tests/triage/``) run the timeout command as
+* tt-metal's own tests of triage (``tools/tests/hang/triage/``) run the timeout command as
   ``tt-triage.py --disable-progress --skip-version-check``.
 """
 

@@ -1,11 +1,11 @@
 """A hang, explained: which kernel waits for what, typed both ways (schema ``lnrepro.hang/2``;
 ``lnrepro.hang/1`` documents, written before tt-triage was read, are still read).
 
-Pure data, one model for every source a user pastes: :mod:`lnrepro.watcher.diagnose` reads a
-parsed watcher.log into a :class:`Diagnosis`, :mod:`lnrepro.triage.diagnose` reads tt-triage
+Pure data, one model for every source a user pastes: :mod:`lnrepro.hang.watcher.diagnose` reads a
+parsed watcher.log into a :class:`Diagnosis`, :mod:`lnrepro.hang.triage.diagnose` reads tt-triage
 output and users' condensed summaries of it; :class:`Source` says which format and era was read.
-:mod:`lnrepro.watcher.dprint` picks the DPRINT lines a diagnosis can carry. The words for the
-waypoints are in :mod:`lnrepro.model.waypoints`, read from tt-metal's sources (see there).
+:mod:`lnrepro.hang.watcher.dprint` picks the DPRINT lines a diagnosis can carry. The words for the
+waypoints are in :mod:`lnrepro.hang.waypoints`, read from tt-metal's sources (see there).
 
 Each record is defined once (issue 39): its JSON both ways and docs/schemas/hang.json are derived
 from these types by :mod:`lnrepro.model.codec`. What a document shows that follows from the rest
@@ -26,9 +26,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from lnrepro.model import codec
-from lnrepro.model.jsonio import JSON, Reader
-from lnrepro.model.waypoints import (
+from lnrepro.hang.waypoints import (
     CALL_WAYPOINT,
     WAIT_WAYPOINT,
     WAYPOINT_CALL,
@@ -36,6 +34,8 @@ from lnrepro.model.waypoints import (
     is_noc_wait,
     waypoint_meaning,
 )
+from lnrepro.model import codec
+from lnrepro.model.jsonio import JSON, Reader
 
 SCHEMA: Literal["lnrepro.hang/2"] = "lnrepro.hang/2"
 READABLE = ("lnrepro.hang/1", SCHEMA)  # /1: a watcher-only diagnosis, every /2 field absent

@@ -25,11 +25,12 @@ reads the :class:`Verdict`; the words stay the reader's own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lnrepro.model.hang import HangPattern, is_noc_wait
+from lnrepro.hang.model import HangPattern, is_noc_wait
 
 ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
 
@@ -56,6 +57,22 @@ DONE, WAITING, RUNNING, NEVER, UNKNOWN, ASSERTED = (
     "unknown",
     "asserted",
 )
+
+
+# tt-metal's own dispatch and fabric kernels wait forever by design: by file name or directory,
+# or by the kernel name tt-triage prints
+DISPATCH_FILE = re.compile(
+    r"(^|/)(cq_[a-z_]+|packet_[a-z_]+|[a-z_]*fabric[a-z_]*)\.cpp$|/impl/dispatch/kernels/"
+)
+DISPATCH_NAME = re.compile(
+    r"^(?:cq_(?:prefetch|dispatch)\w*|packet_(?:mux|demux|queue)\w*|\w*fabric\w*)$"
+)
+
+
+def is_dispatch(name: str | None, file: str | None) -> bool:
+    """Whether a kernel (by the name tt-triage prints, or its source file) is tt-metal's own
+    dispatch or fabric kernel, which waits by design."""
+    return bool(name and DISPATCH_NAME.match(name)) or bool(file and DISPATCH_FILE.search(file))
 
 
 def role(risc: str, *names: str | None) -> str:

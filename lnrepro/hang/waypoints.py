@@ -1,6 +1,6 @@
 """The watcher's waypoints in words: what each code means, the API call that sets it, and
 which of them are NOC waits. Read from tt-metal's sources (the files and commits are named
-below); :mod:`lnrepro.model.hang` and the readers of watcher logs and tt-triage output use it."""
+below); :mod:`lnrepro.hang.model` and the readers of watcher logs and tt-triage output use it."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from lnrepro.hang import Diagnosis
 from lnrepro.model.gtest import Failure, TestResult
-from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import SCHEMA, BuildResult, RunState, TestAggregate, Verdict
 from lnrepro.model.requests import RunRequest

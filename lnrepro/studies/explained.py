@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from lnrepro.model.hang import Diagnosis
+from lnrepro.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.studies.explain import Count, ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
-    from lnrepro.hangs import HangReading
+    from lnrepro.hang import HangReading
     from lnrepro.studies.explain import Observed
 
 # /2: a run's hang diagnoses ("hangs"); later, additively: the notes the console shows ("scope",
@@ -115,7 +115,7 @@ def read_log(path: Path) -> HangText | Explanation:
     """A log file: a hang text alone, or a gtest console log (with a hang in it, maybe)."""
     from lnrepro.errors import MalformedLog
     from lnrepro.gtest.files import parse_log_file
-    from lnrepro.hangs import read_file as read_hang
+    from lnrepro.hang import read_file as read_hang
     from lnrepro.studies.explain import observed_from_run
 
     reading = read_hang(path)  # a watcher log, tt-triage, a summary

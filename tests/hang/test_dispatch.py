@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from lnrepro.run import triage
+from lnrepro.hang import dispatch as triage
 from lnrepro.run.backends import Call
+from tests.hang.triage.corpus import CALLSTACK_HEADER, CB_HEADER
 from tests.lookalike import HANG_TEST, GroundTruth
 from tests.run.test_pytest_and_hangs import lnrepro
-from tests.triage.corpus import CALLSTACK_HEADER, CB_HEADER
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
@@ -277,7 +277,7 @@ def test_a_hung_lookalike_run_gives_one_diagnosis_from_the_watcher_and_from_tria
     """The look-alike's hung ttnn test run once with the watcher on: the attempt keeps the
     watcher's log and tt-triage's output of the same hang, and both read to the same cause,
     compute's unpacker (TRISC0), with the writer downstream of it a consequence."""
-    from lnrepro.hangs import read_file
+    from lnrepro.hang import read_file
 
     p, rec = hung_run(
         lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6", "--watcher", "1"
@@ -350,7 +350,7 @@ def test_the_framework_eras_triage_prints_the_hung_models_state_as_the_real_scri
     at = lines.index("dump_callstacks.py:")
     assert lines[at - 1] == "" and lines[at + 1].startswith("┏━")
     header = [c.strip() for c in lines[at + 2].strip("┃").split("┃")]
-    assert header == CALLSTACK_HEADER  # the real columns (tests/triage/corpus.py)
+    assert header == CALLSTACK_HEADER  # the real columns (tests/hang/triage/corpus.py)
     assert lines[at + 3].startswith("┡━")
     rows = [
         [c.strip() for c in ln.strip("│").split("│")]
@@ -443,7 +443,7 @@ def test_the_watcher_and_triage_give_the_same_hang_the_same_diagnosis(
     it. Both readers name the unpacker: the same key, and the same primary group (kernel,
     RISC, cores, wait); triage's writer is a consequence, not a group. Before the shared rule
     triage's key was ...:writer_layernorm_fused_rm.cpp:BRISC:CWFW."""
-    from lnrepro.hangs import read_paste, read_triage
+    from lnrepro.hang import read_paste, read_triage
 
     old = era == "triage-one-script"
     sha = history.eras[era] if old else history.main

@@ -1,4 +1,4 @@
-"""Which kernel hangs, waiting for what: a :class:`~lnrepro.model.hang.Diagnosis` from tt-triage's
+"""Which kernel hangs, waiting for what: a :class:`~lnrepro.hang.model.Diagnosis` from tt-triage's
 rows (or a summary's). Pure.
 
 The rules, from tt-triage's sources (tenstorrent/tt-metal ``tools/triage``) and how its authors
@@ -27,8 +27,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lnrepro.hangs import rules
-from lnrepro.model.hang import (
+from lnrepro.hang import rules
+from lnrepro.hang.model import (
     CbState,
     Coords,
     CoreGroup,
@@ -45,8 +45,8 @@ from lnrepro.model.hang import (
     is_noc_wait,
     waypoint_meaning,
 )
-from lnrepro.triage.output import (
-    ERA_WORDS,
+from lnrepro.hang.triage.output import (
+    FORMAT_WORDS,
     AssertRow,
     Place,
     RiscRow,
@@ -132,7 +132,7 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if row.go_message == "DONE":
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
-    if _is_dispatch(row.kernel_name, kfile):
+    if rules.is_dispatch(row.kernel_name, kfile):
         return _State(
             row,
             "dispatch",
@@ -199,18 +199,6 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     return _State(row, status, pattern, fw_wp, base or None, kfile, frames)
 
 
-# tt-metal's own dispatch and fabric kernels wait forever by design (the watcher rules' list)
-DISPATCH_NAME = re.compile(
-    r"^(?:cq_(?:prefetch|dispatch)\w*|packet_(?:mux|demux|queue)\w*|\w*fabric\w*)$"
-)
-
-
-def _is_dispatch(name: str | None, file: str | None) -> bool:
-    from lnrepro.watcher.diagnose import DISPATCH_KERNEL
-
-    return bool(name and DISPATCH_NAME.match(name)) or bool(file and DISPATCH_KERNEL.search(file))
-
-
 def _role(risc: str, name: str | None, file: str | None) -> str:
     return rules.role(risc, name, file)
 
@@ -235,7 +223,7 @@ _RULE_STATUS = {
 
 
 def _cause(states: list[_State]) -> _Cause | None:
-    """One core's cause by the rule the watcher's reader uses (lnrepro.hangs.rules): idle, reset
+    """One core's cause by the rule the watcher's reader uses (lnrepro.hang.rules): idle, reset
     and dispatch RISCs left out, a waiting RISC's wait from its frame 0 or waypoint."""
     if any(s.status == "dispatch" for s in states):
         return None
@@ -329,7 +317,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     source = Source(
         format=out.format,
         era=out.era.value,
-        described=ERA_WORDS[out.era],
+        described=FORMAT_WORDS[out.era],
         scripts=tuple(out.scripts),
         noise=tuple(out.noise),
     )

@@ -35,8 +35,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from lnrepro.model.hang import CbState, Frame, HangSource
-from lnrepro.triage.tables import (
+from lnrepro.hang.model import CbState, Frame, HangSource
+from lnrepro.hang.triage.tables import (
     CLIPPED,
     Table,
     find_tables,
@@ -58,7 +58,7 @@ class TriageEra(str, Enum):
     SUMMARY = "summary"  # a user's condensed summary, no tool's layout
 
 
-ERA_WORDS: dict[TriageEra, str] = {
+FORMAT_WORDS: dict[TriageEra, str] = {
     TriageEra.ONE_SCRIPT: "the one-script era (scripts/debugging_scripts/tt-triage.py at "
     "90b63baa50e2, '= ' titles, tabulate tables with -v/-vv)",
     TriageEra.FRAMEWORK_TABULATE: "the script framework with tabulate rounded tables "
@@ -646,7 +646,7 @@ def _failures(
 
 
 __all__ = [
-    "ERA_WORDS",
+    "FORMAT_WORDS",
     "AssertRow",
     "CbRow",
     "Place",

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from lnrepro.model.hang import WAYPOINT_MEANING, Frame, HangSource
-from lnrepro.triage.output import (
+from lnrepro.hang.model import WAYPOINT_MEANING, Frame, HangSource
+from lnrepro.hang.triage.output import (
     AssertRow,
     Place,
     RiscRow,

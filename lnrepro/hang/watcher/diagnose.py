@@ -1,11 +1,11 @@
-"""Which kernel hangs, waiting for what: a :class:`~lnrepro.model.hang.Diagnosis` from a parsed
+"""Which kernel hangs, waiting for what: a :class:`~lnrepro.hang.model.Diagnosis` from a parsed
 watcher.log. Pure.
 
 How a dump is read (the maintainers' method, tt-metal's CONTRIBUTING.md and watcher.rst at commit
 6cbc3065ab387d1c0a6c0a2af278da42c983aa11, turned into rules):
 
 1. The last *complete* dump of the last run is the state to explain; the dumps before it say
-   whether anything still moves (:class:`~lnrepro.model.hang.Progress`).
+   whether anything still moves (:class:`~lnrepro.hang.model.Progress`).
 2. Idle cores (``GW`` and ``W`` everywhere, a finished go message, kernel ids all 0) and
    dispatch cores (they wait forever by design) are counted and set aside.
 3. On each remaining core every processor with a kernel is *done*, *waiting* (a waypoint ending
@@ -14,19 +14,18 @@ How a dump is read (the maintainers' method, tt-metal's CONTRIBUTING.md and watc
    the processors that feed it or drain it on the same core, upstream first: reader, then
    compute, then writer (the roles come from the kernel file names, else tt-metal's usual
    placement: reader on NCRISC, compute on the TRISCs, writer on BRISC).
-4. Cores whose explanation is the same are one :class:`~lnrepro.model.hang.CoreGroup`.
+4. Cores whose explanation is the same are one :class:`~lnrepro.hang.model.CoreGroup`.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from lnrepro.hangs import rules
-from lnrepro.model.hang import (
+from lnrepro.hang import rules
+from lnrepro.hang.model import (
     WAYPOINT_CALL,
     CoreGroup,
     CoreRef,
@@ -40,15 +39,15 @@ from lnrepro.model.hang import (
     Source,
     waypoint_meaning,
 )
-from lnrepro.watcher.dprint import attach
-from lnrepro.watcher.eras import ERA_WORDS
-from lnrepro.watcher.records import (
+from lnrepro.hang.watcher.dprint import attach
+from lnrepro.hang.watcher.formats import FORMAT_WORDS
+from lnrepro.hang.watcher.records import (
     CoreKind,
     CoreLine,
     Dump,
-    Era,
     Event,
     EventKind,
+    LineFormat,
     RiscState,
     WatcherLog,
 )
@@ -57,10 +56,6 @@ BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
 SUB_DONE = frozenset({"KD", "D"})
 NOT_STARTED = frozenset({"I", "X"})
 ROLE_ORDER = rules.ROLE_ORDER
-# tt-metal's own dispatch and fabric kernels (by file name or directory), waiting by design
-DISPATCH_KERNEL = re.compile(
-    r"(^|/)(cq_[a-z_]+|packet_[a-z_]+|[a-z_]*fabric[a-z_]*)\.cpp$|/impl/dispatch/kernels/"
-)
 DISPATCH_WAYPOINTS = frozenset({"HQW", "UAPW"})
 RANK = rules.RANK
 COMPARE_DUMPS = 3  # how many complete dumps (the last one included) say stuck or slow
@@ -95,14 +90,14 @@ class _Finding:
     peers: tuple[PeerState, ...]
     sentence_key: str  # which sentence, with what it depends on
     detail: str = ""
-    after: str = ""  # the consequences, in words (lnrepro.hangs.rules)
+    after: str = ""  # the consequences, in words (lnrepro.hang.rules)
 
 
 def diagnose(
     log: WatcherLog, dprint: Sequence[DprintLine] = (), *, max_dprint: int = 8
 ) -> Diagnosis:
     """Name the hang the log shows. ``dprint``: DPRINT lines of the same run (see
-    :func:`lnrepro.watcher.dprint.parse_dprint`), attached to the groups of the cores that
+    :func:`lnrepro.hang.watcher.dprint.parse_dprint`), attached to the groups of the cores that
     printed them, at most ``max_dprint`` per group."""
     warnings = list(log.warnings[:20])
     dumps = log.last_run_dumps()
@@ -207,7 +202,7 @@ def source(log: WatcherLog) -> Source:
     """The format and eras of a parsed log, in words."""
     eras = log.eras
     era = ", ".join(e.value for e in eras) or "no core line"
-    words = "; ".join(ERA_WORDS[e] for e in eras) or "no core line of any era"
+    words = "; ".join(FORMAT_WORDS[e] for e in eras) or "no core line of any era"
     return Source(format=HangSource.WATCHER_LOG, era=era, described=words)
 
 
@@ -222,7 +217,11 @@ def _unknowns(diag: Diagnosis, log: WatcherLog) -> tuple[str, ...]:
             )
     if diag.progress is Progress.SINGLE_DUMP:
         out.append("whether it still moves: one dump only (paste two or more dumps in a row)")
-    if any(c.era in (Era.CORE_2023, Era.DEVICE_CORE_2024) for d in log.dumps for c in d.cores):
+    if any(
+        c.era in (LineFormat.CORE_2023, LineFormat.DEVICE_CORE_2024)
+        for d in log.dumps
+        for c in d.cores
+    ):
         out.append("logical core coordinates: lines of this era print physical ones")
     return tuple(dict.fromkeys(out))
 
@@ -344,7 +343,7 @@ def _status(core: CoreLine, r: RiscState, enabled: bool | None) -> str:
 def _is_dispatch(log: WatcherLog, dump: Dump, core: CoreLine) -> bool:
     for r in core.riscs:
         path = log.kernel(r.kernel_id, dump) if r.kernel_id else None
-        if path and DISPATCH_KERNEL.search(path):
+        if rules.is_dispatch(None, path):
             return True
         if r.waypoint in DISPATCH_WAYPOINTS:
             return True

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from lnrepro.model.hang import Coords, CoreGroup, CoreRef, Diagnosis, DprintLine
+from lnrepro.hang.model import Coords, CoreGroup, CoreRef, Diagnosis, DprintLine
 
 RISC_NAMES = {
     "BR": "BRISC",

@@ -1,6 +1,6 @@
 """What tt-metal's watcher.log looks like in every era: the patterns of its lines, the eras in
-words, how much of a text reads as one, and what a pasted log adds. :mod:`lnrepro.watcher.log`
-reads a log with them into the records of :mod:`lnrepro.watcher.records`.
+words, how much of a text reads as one, and what a pasted log adds. :mod:`lnrepro.hang.watcher.log`
+reads a log with them into the records of :mod:`lnrepro.hang.watcher.records`.
 
 What the file holds (facts from tenstorrent/tt-metal; the file and commit are named where used):
 
@@ -17,7 +17,7 @@ What the file holds (facts from tenstorrent/tt-metal; the file and commit are na
 * The core line (``watcher_device_reader.cpp``: commit 6631b32e58205e00b93122874ed625942d322044
   for the ``phys`` era, where ethernet cores are ``ethnet`` and print ``rmsg:<state> k_id:<n>``;
   the newer ``virtual`` form as tt-metal's watcher tests expect it), in the eras this parser
-  knows (:class:`Era`):
+  knows (:class:`LineFormat`):
 
   ====================  =====================================================================
   ``Core (x=,y=):``      2023: physical coordinates, no device, waypoints unpadded
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 
-from lnrepro.watcher.records import Era, WatcherLog
+from lnrepro.hang.watcher.records import LineFormat, WatcherLog
 
 MAX_LINES = 2_000_000  # past this the rest of a file is not read (a warning says so)
 _N = r"\s*(\d{1,9})"  # a number as %2d/%3d print it (bounded: no giant int from garbage)
@@ -112,13 +112,13 @@ def watcher_evidence(text: str) -> int:
     return score + kids if score else 0
 
 
-ERA_WORDS: dict[Era, str] = {
-    Era.CORE_2023: "2023 core lines: 'Core (x=,y=):', physical coordinates, no device",
-    Era.DEVICE_CORE_2024: "2024-03 core lines: 'Device N, Core (x=,y=):', physical coordinates",
-    Era.PHYS_2024: "2024-04..06 core lines: 'worker core(x=,y=) phys(x=,y=)' (watcher_device_reader.cpp "
+FORMAT_WORDS: dict[LineFormat, str] = {
+    LineFormat.CORE_2023: "2023 core lines: 'Core (x=,y=):', physical coordinates, no device",
+    LineFormat.DEVICE_CORE_2024: "2024-03 core lines: 'Device N, Core (x=,y=):', physical coordinates",
+    LineFormat.PHYS_2024: "2024-04..06 core lines: 'worker core(x=,y=) phys(x=,y=)' (watcher_device_reader.cpp "
     "at 6631b32e5820)",
-    Era.VIRTUAL_2025: "2025 core lines: 'virtual(x=,y=)', h_id, three kernel ids brisc|ncrisc|trisc",
-    Era.NEWEST: "newest core lines: %3d padding, one kernel id per processor (watcher_device_reader.cpp "
+    LineFormat.VIRTUAL_2025: "2025 core lines: 'virtual(x=,y=)', h_id, three kernel ids brisc|ncrisc|trisc",
+    LineFormat.NEWEST: "newest core lines: %3d padding, one kernel id per processor (watcher_device_reader.cpp "
     "at 0000823065da)",
 }
 

@@ -1,7 +1,7 @@
 """tt-metal's watcher.log, every era of it, read into typed records. Pure and tolerant: text in,
-a :class:`~lnrepro.watcher.records.WatcherLog` out; a line that cannot be read is kept in
+a :class:`~lnrepro.hang.watcher.records.WatcherLog` out; a line that cannot be read is kept in
 ``unparsed`` and malformed input gives warnings, never an exception. What each era of the file
-looks like, line by line, is in :mod:`lnrepro.watcher.eras` (with the tt-metal sources it follows).
+looks like, line by line, is in :mod:`lnrepro.hang.watcher.formats` (with the tt-metal sources it follows).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lnrepro.watcher.eras import (
+from lnrepro.hang.watcher.formats import (
     ATTACH,
     CB,
     DUMP,
@@ -37,7 +37,7 @@ from lnrepro.watcher.eras import (
     TEXT_START,
     WAYPOINT,
 )
-from lnrepro.watcher.records import (
+from lnrepro.hang.watcher.records import (
     DRAM_RISCS,
     ETH_RISCS,
     TENSIX_RISCS,
@@ -45,9 +45,9 @@ from lnrepro.watcher.records import (
     CoreKind,
     CoreLine,
     Dump,
-    Era,
     Event,
     EventKind,
+    LineFormat,
     RiscState,
     Run,
     Unparsed,
@@ -301,12 +301,12 @@ def _core(st: _State, no: int, line: str) -> bool:
             virtual = (int(m.group(5)), int(m.group(6)))
         if m.group(7) is not None:
             phys = (int(m.group(7)), int(m.group(8)))
-        era = Era.PHYS_2024 if virtual is None else Era.VIRTUAL_2025
+        era = LineFormat.PHYS_2024 if virtual is None else LineFormat.VIRTUAL_2025
     elif m := PREFIX_DEVICE_CORE.search(line):
-        device, kind, era = int(m.group(1)), CoreKind.WORKER, Era.DEVICE_CORE_2024
+        device, kind, era = int(m.group(1)), CoreKind.WORKER, LineFormat.DEVICE_CORE_2024
         x, y = int(m.group(2)), int(m.group(3))
     elif m := PREFIX_CORE.search(line):
-        device, kind, era = None, CoreKind.WORKER, Era.CORE_2023
+        device, kind, era = None, CoreKind.WORKER, LineFormat.CORE_2023
         x, y = int(m.group(1)), int(m.group(2))
     else:
         return False
@@ -349,7 +349,7 @@ def _core(st: _State, no: int, line: str) -> bool:
 def _body(
     st: _State,
     no: int,
-    era: Era,
+    era: LineFormat,
     device: int | None,
     kind: CoreKind,
     x: int,
@@ -441,9 +441,11 @@ def _error_start(body: str, at: int) -> int:
     return words[-1].start() if words else at
 
 
-def _era(era: Era, k_ids: tuple[int, ...], hm: re.Match[str] | None) -> Era:
-    if era is Era.VIRTUAL_2025 and (len(k_ids) > 3 or (hm and hm.group(0).startswith("h_id: "))):
-        return Era.NEWEST
+def _era(era: LineFormat, k_ids: tuple[int, ...], hm: re.Match[str] | None) -> LineFormat:
+    if era is LineFormat.VIRTUAL_2025 and (
+        len(k_ids) > 3 or (hm and hm.group(0).startswith("h_id: "))
+    ):
+        return LineFormat.NEWEST
     return era
 
 

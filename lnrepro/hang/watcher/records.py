@@ -1,8 +1,8 @@
 """A parsed watcher.log as typed records: its runs, dumps, core lines, processors and events.
 
-Each record is defined once (issue 39): its JSON both ways (an ``lnrepro.watcher-log/1``
+Each record is defined once (issue 39): its JSON both ways (an ``lnrepro.hang.watcher-log/1``
 document) is derived from these types by :mod:`lnrepro.model.codec`. What each era of the log
-looks like is in :mod:`lnrepro.watcher.eras`; :mod:`lnrepro.watcher.log` reads text into these.
+looks like is in :mod:`lnrepro.hang.watcher.formats`; :mod:`lnrepro.hang.watcher.log` reads text into these.
 """
 
 from __future__ import annotations
@@ -11,17 +11,18 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from lnrepro.model.hang import Coords
+from lnrepro.hang.model import Coords
 
-SCHEMA: Literal["lnrepro.watcher-log/1"] = "lnrepro.watcher-log/1"
+SCHEMA: Literal["lnrepro.hang.watcher-log/1"] = "lnrepro.hang.watcher-log/1"
 
 TENSIX_RISCS = ("BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2")
 ETH_RISCS = ("ERISC", "ERISC1", "ERISC2", "ERISC3", "ERISC4")
 DRAM_RISCS = ("DRISC",)
 
 
-class Era(str, Enum):
-    """Which form a core line has (see the module docstring)."""
+class LineFormat(str, Enum):
+    """Which format a core line has, by the era of tt-metal that printed it (see
+    :mod:`lnrepro.hang.watcher.formats`)."""
 
     CORE_2023 = "2023"
     DEVICE_CORE_2024 = "2024-03"
@@ -78,7 +79,7 @@ class CoreLine:
     """One core's line in a dump: every field its era prints (None where it prints none)."""
 
     line_no: int
-    era: Era
+    era: LineFormat
     device: int | None
     kind: CoreKind
     x: int  # logical from the 2024 ``core(x=,y=)`` form on; physical in the two older forms
@@ -101,7 +102,7 @@ class CoreLine:
 
     @property
     def coords(self) -> Coords:
-        old = self.era in (Era.CORE_2023, Era.DEVICE_CORE_2024)
+        old = self.era in (LineFormat.CORE_2023, LineFormat.DEVICE_CORE_2024)
         return Coords.PHYSICAL if old else Coords.LOGICAL
 
     @property
@@ -186,9 +187,9 @@ class Unparsed:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WatcherLog:
-    """A parsed watcher.log (as JSON: an ``lnrepro.watcher-log/1`` document)."""
+    """A parsed watcher.log (as JSON: an ``lnrepro.hang.watcher-log/1`` document)."""
 
-    schema: Literal["lnrepro.watcher-log/1"] = SCHEMA
+    schema: Literal["lnrepro.hang.watcher-log/1"] = SCHEMA
     runs: tuple[Run, ...] = ()
     dumps: tuple[Dump, ...] = ()
     kernel_names: dict[int, str] | None = None  # every k_id line and ``N: path`` line seen
@@ -205,7 +206,7 @@ class WatcherLog:
         return (self.kernel_names or {}).get(kernel_id)
 
     @property
-    def eras(self) -> tuple[Era, ...]:
+    def eras(self) -> tuple[LineFormat, ...]:
         return tuple(dict.fromkeys(c.era for d in self.dumps for c in d.cores))
 
     def last_run_dumps(self) -> tuple[Dump, ...]:
@@ -222,9 +223,9 @@ __all__ = [
     "CoreKind",
     "CoreLine",
     "Dump",
-    "Era",
     "Event",
     "EventKind",
+    "LineFormat",
     "RiscState",
     "Run",
     "Unparsed",

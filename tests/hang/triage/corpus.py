@@ -913,8 +913,8 @@ def mixed(s: Scenario) -> str:
 # ------------------------------------------------------------------------------ spoiled pastes
 def numbered(text: str, start: int = 41, style: str = "  {n}  ") -> str:
     """Each line behind an editor's line number, as the watcher pastes have them
-    (tests/watcher/pastes.py), blank lines numbered too."""
-    from tests.watcher.pastes import numbered as watcher_numbered
+    (tests/hang/watcher/pastes.py), blank lines numbered too."""
+    from tests.hang.watcher.pastes import numbered as watcher_numbered
 
     return watcher_numbered(text, start, style)
 

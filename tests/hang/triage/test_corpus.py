@@ -1,6 +1,6 @@
-"""The tt-triage corpus (tests/triage/corpus.py): every scenario in every era and style is read
+"""The tt-triage corpus (tests/hang/triage/corpus.py): every scenario in every era and style is read
 into the right diagnosis, and nothing in a diagnosis is made up. These fail on the code before
-lnrepro.hangs existed (it had no reader for any of this text)."""
+lnrepro.hang existed (it had no reader for any of this text)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from lnrepro.hangs import read_paste
-from lnrepro.model.hang import Diagnosis
-from tests.triage import corpus as C
+from lnrepro.hang import read_paste
+from lnrepro.hang.model import Diagnosis
+from tests.hang.triage import corpus as C
 
 CASES = C.cases()
 

@@ -1,5 +1,5 @@
 """`lnrepro explain FILE` on what users paste about a hang: watcher logs of every era (excerpts
-with noise too), tt-triage of every era and style, condensed summaries. Before lnrepro.hangs
+with noise too), tt-triage of every era and style, condensed summaries. Before lnrepro.hang
 every one of these exited 4: "no googletest output in FILE: it is text with no googletest
 markers"."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from lnrepro.cli import main
 from tests.consumers.schemas import errors
-from tests.triage import corpus as C
-from tests.watcher import pastes as P
+from tests.hang.triage import corpus as C
+from tests.hang.watcher import pastes as P
 
 PICK = [
     "starved/one-script",

@@ -8,12 +8,12 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnrepro.hangs import read_paste, read_triage, sniff
-from lnrepro.model.hang import HangPattern, HangSource
-from lnrepro.triage.output import frame, parse_place, parse_triage, waypoint_of
-from lnrepro.triage.summary import parse_summary
-from lnrepro.triage.tables import CLIPPED, find_tables, strip_ansi
-from tests.triage import corpus as C
+from lnrepro.hang import read_paste, read_triage, sniff
+from lnrepro.hang.model import HangPattern, HangSource
+from lnrepro.hang.triage.output import frame, parse_place, parse_triage, waypoint_of
+from lnrepro.hang.triage.summary import parse_summary
+from lnrepro.hang.triage.tables import CLIPPED, find_tables, strip_ansi
+from tests.hang.triage import corpus as C
 
 
 def test_a_rounded_table_with_multirow_cells_is_one_row_per_risc() -> None:
@@ -263,7 +263,7 @@ def test_a_paste_quoted_in_an_issue_reply_is_read() -> None:
 
 
 def test_a_paste_of_two_kinds_is_read_as_the_larger_and_says_so() -> None:
-    from tests.watcher import pastes as P
+    from tests.hang.watcher import pastes as P
 
     r = read_paste(P.excerpt("2024-03") + "\n" + C.rich_framework(C.NOC))
     assert r is not None and r.format is HangSource.TT_TRIAGE
@@ -272,9 +272,9 @@ def test_a_paste_of_two_kinds_is_read_as_the_larger_and_says_so() -> None:
 
 def test_a_brisc_given_a_go_still_at_its_go_wait_never_started_as_the_watcher_says() -> None:
     """BRISC with a kernel, go message GO, waypoint GW, in firmware main (): the watcher rules'
-    NEVER_STARTED (tests/watcher/test_diagnose.py), not a kernel that returned."""
-    from lnrepro.watcher.diagnose import diagnose
-    from lnrepro.watcher.log import parse
+    NEVER_STARTED (tests/hang/watcher/test_diagnose.py), not a kernel that returned."""
+    from lnrepro.hang.watcher.diagnose import diagnose
+    from lnrepro.hang.watcher.log import parse
 
     core = C.Core(
         0,

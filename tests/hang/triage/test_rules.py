@@ -1,10 +1,10 @@
-"""The shared rule for a hang's cause on one core (lnrepro/hangs/rules.py), on its own: pure."""
+"""The shared rule for a hang's cause on one core (lnrepro/hang/rules.py), on its own: pure."""
 
 from __future__ import annotations
 
-from lnrepro.hangs import rules
-from lnrepro.hangs.rules import Proc
-from lnrepro.model.hang import HangPattern as P
+from lnrepro.hang import rules
+from lnrepro.hang.model import HangPattern as P
+from lnrepro.hang.rules import Proc
 
 
 def _w(risc: str, wait: P, role: str) -> Proc:

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnrepro.model.hang import SCHEMA, Diagnosis, HangPattern, Progress
+from lnrepro.hang.model import SCHEMA, Diagnosis, HangPattern, Progress
+from lnrepro.hang.watcher.diagnose import counts, diagnose
+from lnrepro.hang.watcher.log import parse
 from lnrepro.model.jsonio import Reader
-from lnrepro.watcher.diagnose import counts, diagnose
-from lnrepro.watcher.log import parse
-from tests.watcher import samples as S
+from tests.hang.watcher import samples as S
 
 
 def diag(cores: list[tuple[str, str, str, str]], dumps: int = 2) -> Diagnosis:
@@ -257,7 +257,7 @@ def test_any_mix_or_cut_never_raises(
 
 
 def test_noc_command_buffer_waits_are_noc_waits_and_ntw_is_not() -> None:
-    from lnrepro.model.hang import is_noc_wait
+    from lnrepro.hang.model import is_noc_wait
 
     assert [is_noc_wait(w) for w in ("RP2W", "NWPW", "NSMW", "NTW", "CWFW", "W", None)] == [
         True,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from lnrepro.model.hang import DprintLine
-from lnrepro.watcher.diagnose import diagnose
-from lnrepro.watcher.dprint import attach, parse_dprint, parse_line
-from lnrepro.watcher.log import parse
-from tests.watcher import samples as S
+from lnrepro.hang.model import DprintLine
+from lnrepro.hang.watcher.diagnose import diagnose
+from lnrepro.hang.watcher.dprint import attach, parse_dprint, parse_line
+from lnrepro.hang.watcher.log import parse
+from tests.hang.watcher import samples as S
 
 CONSOLE = """\
 2026-01-16 10:00:01.001 | info     |          Device | Opening device 0 (device.cpp:120)

@@ -8,13 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lnrepro.hang.watcher.log import parse, parse_file
+from lnrepro.hang.watcher.records import CoreKind, EventKind, LineFormat, WatcherLog
 from lnrepro.model import codec
 from lnrepro.model.jsonio import Reader
-from lnrepro.watcher.log import parse, parse_file
-from lnrepro.watcher.records import CoreKind, Era, EventKind, WatcherLog
-from tests.watcher import samples as S
-
-from ..model.strategies import for_type
+from tests.hang.watcher import samples as S
+from tests.model.strategies import for_type
 
 
 @pytest.mark.parametrize("name", sorted(S.ALL_ERAS))
@@ -36,11 +35,11 @@ def test_every_era_parses_into_cores_with_kernels(name: str) -> None:
 
 def test_each_era_is_recognised() -> None:
     seen = {name: parse(text).eras for name, text in S.ALL_ERAS.items()}
-    assert seen["2023"] == (Era.CORE_2023,)
-    assert seen["2024-03"] == (Era.DEVICE_CORE_2024,)
-    assert seen["2024-phys"] == (Era.PHYS_2024,)
-    assert seen["2025-virtual"][0] is Era.VIRTUAL_2025
-    assert seen["newest"] == (Era.NEWEST,)
+    assert seen["2023"] == (LineFormat.CORE_2023,)
+    assert seen["2024-03"] == (LineFormat.DEVICE_CORE_2024,)
+    assert seen["2024-phys"] == (LineFormat.PHYS_2024,)
+    assert seen["2025-virtual"][0] is LineFormat.VIRTUAL_2025
+    assert seen["newest"] == (LineFormat.NEWEST,)
 
 
 def test_the_2023_line_has_physical_coordinates_and_no_device() -> None:
@@ -203,7 +202,7 @@ def test_an_unreadable_file_is_a_warning(tmp_path) -> None:  # type: ignore[no-u
 def test_json_round_trip(name: str) -> None:
     log = parse(S.ALL_ERAS[name] + "an unknown line\n")
     doc = json.loads(json.dumps(codec.encode(log)))
-    assert doc["schema"] == "lnrepro.watcher-log/1"
+    assert doc["schema"] == "lnrepro.hang.watcher-log/1"
     back = codec.decode(Reader(doc, "t"), WatcherLog)
     assert back == log
 

@@ -1,6 +1,6 @@
-"""Watcher logs as users paste them (tests/watcher/pastes.py), every era and style, read through
-lnrepro.hangs.read_paste: the right diagnosis, the era and noise named, nothing made up. Before
-lnrepro.hangs, `explain` refused every excerpt without a 'Dump #' header or a legend."""
+"""Watcher logs as users paste them (tests/hang/watcher/pastes.py), every era and style, read through
+lnrepro.hang.read_paste: the right diagnosis, the era and noise named, nothing made up. Before
+lnrepro.hang, `explain` refused every excerpt without a 'Dump #' header or a legend."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from lnrepro.hangs import read_paste, sniff
-from lnrepro.model.hang import HangSource
-from tests.watcher import pastes as P
+from lnrepro.hang import read_paste, sniff
+from lnrepro.hang.model import HangSource
+from tests.hang.watcher import pastes as P
 
 PASTES = P.pastes()
 
@@ -47,7 +47,7 @@ def test_the_2023_excerpt_is_refused_by_the_old_sniffer_and_read_now() -> None:
 
 @pytest.mark.parametrize("era", P.ERAS)
 def test_an_excerpt_is_one_dump_of_its_own(era: str) -> None:
-    from lnrepro.watcher.log import parse
+    from lnrepro.hang.watcher.log import parse
 
     log = parse(P.numbered(P.excerpt(era)))
     assert [d.number for d in log.dumps] == [0] and len(log.dumps[0].cores) == 2
@@ -55,7 +55,7 @@ def test_an_excerpt_is_one_dump_of_its_own(era: str) -> None:
 
 
 def test_a_dropped_k_of_a_map_line_is_still_read() -> None:
-    from lnrepro.watcher.log import parse
+    from lnrepro.hang.watcher.log import parse
 
     log = parse("_id[301]: " + P.WRITER + "\n")
     assert log.kernel(301) == P.WRITER
