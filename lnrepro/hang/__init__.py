@@ -108,12 +108,12 @@ def sniff(text: str) -> HangSource | None:
     return best if scores[best] > 0 else None
 
 
-_QUOTE = re.compile(r"^ {0,3}> ?", re.M)
+_QUOTE = re.compile(r"^ {0,3}(?:> ?)+", re.M)  # quoted once, or a reply to a reply
 
 
 def unquote(text: str) -> tuple[str, bool]:
-    """A paste quoted Markdown- or mail-style (most lines begin with '> '): the text without
-    one level of quoting, and whether there was one."""
+    """A paste quoted Markdown- or mail-style (most lines begin with '> ', or '> > ' in a reply
+    to a reply): the text without its quoting, and whether there was any."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     quoted = sum(1 for ln in lines if _QUOTE.match(ln))
     if not lines or quoted * 2 <= len(lines):

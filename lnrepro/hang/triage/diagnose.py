@@ -252,7 +252,7 @@ def _merge(rows: list[RiscRow]) -> list[RiscRow]:
     """One row per (core, RISC): dump_callstacks' first, a later script's only where it adds."""
     seen: dict[tuple[object, ...], RiscRow] = {}
     for r in rows:
-        k = (r.place.key(), r.risc)
+        k = (r.place.key(), r.risc, r.line_no if r.risc.endswith("?") else 0)  # TRISC?: each
         if k not in seen or (not seen[k].frames and r.frames):
             seen[k] = r
     return list(seen.values())
@@ -332,6 +332,12 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     else:
         pattern = HangPattern.UNKNOWN
         summary = "the text shows no core: it cannot tell which kernel hangs"
+        if out.empty:
+            summary = (
+                f"nothing to diagnose: the table of {', '.join(out.empty)} has its header and "
+                "no row, so tt-triage showed no core there (no kernel was found running, or the paste "
+                "lost the rows: paste the whole table)"
+            )
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
     return Diagnosis(
@@ -551,13 +557,21 @@ def _unknowns(
             f"what the cut columns held ({', '.join(cut)}): the table was cut at the right "
             "edge; paste whole lines (tt-triage writes them unwrapped to a file or pipe)"
         )
+    first = sorted(states, key=lambda s: not (g is not None and s.row.risc == g.risc))
+    short = list(dict.fromkeys(c for s in first for c in s.row.shortened))
+    if short:
+        more = f" and {len(short) - 4} more" if len(short) > 4 else ""
+        u.append(
+            f"what rich cut to fit the terminal ({', '.join(short[:4])}{more}): shown as cut, "
+            "never read as values; paste tt-triage's output from a wider terminal or a file"
+        )
     if g is not None:
         if not g.kernel:
             u.append(
                 "the kernel's source file: no kernel_main frame with its file in the text (cut, "
                 "or only the top frame shown: --full-callstack walks to kernel_main)"
             )
-        if not g.name:
+        if not g.name and not any("Name '" in c for c in short):
             u.append(
                 "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"
             )

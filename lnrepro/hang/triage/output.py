@@ -43,6 +43,7 @@ from lnrepro.hang.triage.tables import (
     restore_first_box,
     strip_ansi,
     unnumber,
+    unwrap,
 )
 
 MAX_LINES = 400_000
@@ -105,6 +106,7 @@ class RiscRow:
     message: str | None = None  # the callstack cell's notice: "Core is in reset"…
     cut: tuple[str, ...] = ()  # columns this row lost to a cut at the right edge
     said_idle: bool = False  # a summary's own words: idle / in firmware
+    shortened: tuple[str, ...] = ()  # cells rich cut to fit ("RiscV 'tri…'"), shown as cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,7 @@ class TriageOutput:
     warnings: list[str] = field(default_factory=list)
     unknowns: list[str] = field(default_factory=list)
     failed_scripts: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)  # the scripts whose table has no row
 
 
 # ---------------------------------------------------------------------------------- patterns
@@ -153,7 +156,7 @@ _FAILURE = re.compile(
 _NOC_RISC = re.compile(r"\b(brisc|ncrisc|erisc[0-9]?)\s+NOC(\d)\s*:", re.I)
 _NOC_MISMATCH = re.compile(r"\b(NIU_MST_\w+)\s+(noc_\w+)\s+(\d{1,20})\s+(\d{1,20})")
 _FRAME = re.compile(
-    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16})\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at(?:\s+(\S+?)"
+    r"#(\d{1,4})\s+(?:(0x[0-9A-Fa-f]{1,16}|0x[0-9A-Fa-f]{0,15}…)\s+in\s+)?(\S.*?)\s*\(\)(?:\s+at(?:\s+(\S+?)"
     r"(?:\s+(\d{1,7})(?::(\d{1,5}))?|:(\d{1,7})(?::(\d{1,5}))?)?)?)?\s*$"
 )
 _LOC_FRAMEWORK = re.compile(r"(\d{1,3})-(\d{1,3})(?:\s*\((e?)(\d{1,3}),\s*(\d{1,3})\)?)?")
@@ -168,6 +171,27 @@ NOTICES = (
     "Cannot attach to NCRISC",
     "Failed to get callstack",
 )
+
+
+RISCS = (*("BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2"), "ERISC", "ERISC0", "ERISC1")
+
+
+def risc_cell(text: str | None) -> tuple[str | None, bool]:
+    """A RiscV/Proc cell read as a RISC's name, and whether it was cut. A cut cell is still a
+    RISC's row: a prefix only one name begins (``ncri…``) is that name; one several begin
+    (``tri…``) is the family with ``?`` (``TRISC?``), never one of them guessed; nothing left
+    of it is None."""
+    t = " ".join((text or "").split()).upper()
+    if not t.endswith(CLIPPED):
+        return t or None, False
+    stem = t.rstrip(CLIPPED)
+    fits = [r for r in RISCS if stem and r.startswith(stem)]
+    if len(fits) == 1:
+        return fits[0], True
+    for family in ("TRISC", "ERISC"):
+        if fits and all(f.startswith(family) for f in fits):
+            return f"{family}?", True
+    return None, True
 
 
 def _int(text: str | None, base: int = 10) -> int | None:
@@ -280,6 +304,9 @@ def clean_lines(text: str) -> tuple[list[str], list[str]]:
     lines, numbered = unnumber(lines)
     if numbered:
         noise.append(f"editor line numbers on {numbered} line(s)")
+    lines, wrapped = unwrap(lines)
+    if wrapped:
+        noise.append(f"table lines hard-wrapped at column {wrapped} (joined again)")
     lines, restored = _restore_first(lines)
     if restored:
         noise.append("a dropped first character (put back)")
@@ -324,7 +351,7 @@ def triage_evidence(text: str) -> int:
             t.column("Kernel Callstack", "Kernel ID:Name", "Go Message", "RiscV", "RISC Names")
             is not None
         ):
-            score += 5
+            score += 5 if not t.guessed else 3
         elif t.column("CB") is not None and t.column("State") is not None:
             score += 3
     if score == 0:
@@ -396,6 +423,10 @@ def parse_triage(text: str) -> TriageOutput:
             out.scripts.append(script)
         dev = next((d for i, d in reversed(device_at) if i < t.line_no), None)
         _table(out, t, script or "?", dev)
+        if not t.rows and t.header:
+            out.empty.append(script or "?")
+    if any(t.guessed for t in tables):
+        out.noise.append("rows pasted without their table's header (columns told by their cells)")
     _failures(out, lines, sections)
     if any(t.cut_at for t in tables):
         widths = sorted({t.cut_at for t in tables if t.cut_at})
@@ -478,9 +509,11 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
                 rid, rname = _id_name(t.cell(row, risc))
                 out.rows.append(RiscRow(place, risc, script, no, rid, rname))
             continue
-        risc = (t.cell(row, "RiscV", "Proc", "RISC") or "").strip().upper()
-        if not risc or risc.endswith(CLIPPED):  # never half a RISC's name
+        raw_risc = t.cell(row, "RiscV", "Proc", "RISC")
+        read, risc_cut = risc_cell(raw_risc)
+        if read is None:  # nothing of the name left (or no RISC cell): not a RISC's row
             continue
+        risc = read
         if t.column("Kernel ID:Name") is not None:
             kid, name = _id_name(t.cell(row, "Kernel ID:Name"))
         else:
@@ -492,6 +525,9 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
         if wp and not _WAYPOINT.match(wp):
             wp = None
         cut = tuple(f"{h.rstrip(CLIPPED)} and those right of it" for h in t.cut_columns)
+        shortened = _shortened(t, row, cut)
+        if risc_cut and not cut:
+            shortened = (f"RiscV '{' '.join((raw_risc or '').split())}'", *shortened)
         out.rows.append(
             RiscRow(
                 place,
@@ -507,8 +543,26 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
                 frames,
                 message,
                 cut,
+                shortened=shortened,
             )
         )
+
+
+def _shortened(t: Table, row: list[str], cut: tuple[str, ...]) -> tuple[str, ...]:
+    """The cells of a row that rich cut to fit a narrow terminal (each ends in '…' though the
+    table's right edge is there), as ``column 'text…'``: shown as cut, never used as values."""
+    if cut:  # the right edge is gone: the cut columns say it
+        return ()
+    out = []
+    for k, v in enumerate(row):
+        one = " ".join(v.split())
+        name = t.header[k] if k < len(t.header) else "?"
+        if k == t.column("RiscV", "Proc", "RISC"):  # said by the caller
+            continue
+        words = [w for w in one.split() if w.endswith(CLIPPED)]
+        if words:
+            out.append(f"{name} '{words[0]}'")
+    return tuple(out)
 
 
 _DEV_NOC = re.compile(r"(\S+?):(\d{1,3})-(\d{1,3})")
@@ -599,7 +653,7 @@ def _ops_table(out: TriageOutput, t: Table) -> None:
     for row in t.rows:
         ops = t.cell(row, "Operations", "Op Name") or ""
         cores = t.cell(row, "Core List", "Cores") or ""
-        for op in ops.splitlines():
+        for op in re.sub(r":\n", ": ", ops).splitlines():  # "Kernel:" wrapped from its name
             op = op.strip()
             if op and op != "N/A":
                 where = ", ".join(c.strip() for c in cores.splitlines() if c.strip())

@@ -83,6 +83,50 @@ def unnumber(lines: list[str]) -> tuple[list[str], int]:
     return out, len(found)
 
 
+def unwrap(lines: list[str]) -> tuple[list[str], int | None]:
+    """Box tables hard-wrapped by a terminal or an editor (every line longer than N split into
+    pieces of N): each table line joined again, and N (None when nothing was wrapped). A table
+    is taken as wrapped when its top border has no right corner and the next lines, all border,
+    finish it; its width is then known, and each of its lines is joined to that width."""
+    out: list[str] = []
+    at: int | None = None
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if not (_is_border(ln, TOP_LEFT) and ln.rstrip()[-1:] not in TOP_RIGHT):
+            out.append(ln)
+            i += 1
+            continue
+        w, full, j = len(ln), ln, i + 1
+        while j < len(lines) and lines[j].strip() and _is_rest_of_border(lines[j]):
+            full += lines[j]
+            j += 1
+            if full.rstrip()[-1:] in TOP_RIGHT:
+                break
+        if j == i + 1 or full.rstrip()[-1:] not in TOP_RIGHT:
+            out.append(ln)
+            i += 1
+            continue
+        at, width, pieces = w, len(full.rstrip()), j - i
+        out.append(full.rstrip())
+        i = j
+        while i < len(lines) and lines[i].strip() and lines[i].lstrip()[:1] in BOXED:
+            row, k = lines[i], 1
+            while k < pieces and i + k < len(lines) and len(row) < width:
+                row = row.ljust(w * k) + lines[i + k]
+                k += 1
+            out.append(row)
+            i += k
+    return out, at
+
+
+BOXED = TOP_LEFT + SEP_LEFT + BOTTOM_LEFT + VERTICAL
+
+
+def _is_rest_of_border(line: str) -> bool:
+    return all(c in HORIZONTAL + JUNCTIONS + TOP_RIGHT for c in line.rstrip())
+
+
 def restore_first_box(lines: list[str]) -> tuple[list[str], bool]:
     """A paste that begins one character late inside a table: its first line gets the corner or
     bar it lost back (``━━┳…`` is rich's ``┏━━┳…``, ``─┬…`` tabulate's ``╭─┬…``, a row's first bar
@@ -121,6 +165,7 @@ class Table:
     end_line: int = 0
     cut_at: int | None = None
     cut_columns: list[str] = field(default_factory=list)
+    guessed: bool = False  # rows pasted without their header: the columns told by their cells
 
     def column(self, *names: str) -> int | None:
         """The index of the first header matching one of ``names`` (case, spaces and a rich
@@ -130,6 +175,10 @@ class Table:
             for i, h in enumerate(self.header):
                 got = _norm(h.rstrip("…"))
                 if got == want or (got and h.endswith("…") and want.startswith(got)):
+                    return i
+        for name in names:  # rich at a narrow terminal: every word may be cut ("Ker… Call…")
+            for i, h in enumerate(self.header):
+                if "…" in h and _words_match(h, name):
                     return i
         return None
 
@@ -149,6 +198,21 @@ class Table:
 
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def _words_match(header: str, name: str) -> bool:
+    """A header whose words rich cut to fit (``Ker… Call…``, ``Go Mess…``) names ``name`` when
+    it has as many words and each is the word of ``name`` or, ending in '…', begins it."""
+    got = header.replace(":", " ").split()
+    want = name.replace(":", " ").split()
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        cut = g.endswith("…")
+        g, w = _norm(g), _norm(w)
+        if not (g == w or (cut and g and w.startswith(g))):
+            return False
+    return True
 
 
 def _is_border(line: str, lefts: str) -> bool:
@@ -201,6 +265,57 @@ def _cells(line: str, edges: list[int], closed: bool, width: int) -> list[str]:
     return out
 
 
+_RISC_CELL = re.compile(r"^(?:brisc|ncrisc|trisc[0-2]?|erisc[01]?)(?:…)?$", re.I)
+_LOC_CELL = re.compile(r"^\d{1,3}-\d{1,3}\b|^\(e?\d{1,3},\s*\d{1,3}\)$")
+_GO_CELL = re.compile(r"^(?:GO|DONE|RESET|RUN|INIT)$")
+_WAYPOINT_CELL = re.compile(r"^[A-Z?]{1,4}$")
+
+
+def guess_header(rows: list[list[str]]) -> list[str] | None:
+    """The header of dump_callstacks' rows pasted without it, told by what the cells hold (its
+    columns at d0f77e915dc3: Dev, Loc, RiscV, Kernel ID, Kernel Name, Subdevice, Go Message,
+    Preload, Waypoint, PC, Kernel Callstack); None unless a column of RISC names and one of
+    locations are both there."""
+    n = max((len(r) for r in rows), default=0)
+    cols = [[(r[k].splitlines() or [""])[0].strip() for r in rows if k < len(r)] for k in range(n)]
+    cols = [[c for c in col if c] for col in cols]
+
+    def every(k: int, rx: re.Pattern[str]) -> bool:
+        return bool(cols[k]) and all(rx.search(c) for c in cols[k])
+
+    head = [""] * n
+    for k in range(n):
+        whole = [r[k] for r in rows if k < len(r)]
+        if every(k, _RISC_CELL):
+            head[k] = "RiscV"
+        elif every(k, _LOC_CELL):
+            head[k] = "Loc"
+        elif any(re.search(r"(?m)^\s*#\d", c) for c in whole):
+            head[k] = "Kernel Callstack"
+        elif every(k, re.compile(r"^0x[0-9a-fA-F]*…?$")):
+            head[k] = "PC"
+        elif every(k, _GO_CELL):
+            head[k] = "Go Message"
+        elif every(k, re.compile(r"^(?:True|False)$")):
+            head[k] = "Preload"
+    if "RiscV" not in head or "Loc" not in head:
+        return None
+    loc, risc = head.index("Loc"), head.index("RiscV")
+    numbers = re.compile(r"^-?\d{1,9}$")
+    for k in range(n):
+        if head[k]:
+            continue
+        if k < loc and every(k, numbers):
+            head[k] = "Dev"
+        elif k > risc and every(k, numbers):
+            head[k] = "Subdevice" if "Kernel ID" in head else "Kernel ID"
+        elif k > risc and "Kernel Name" not in head and "Kernel ID" in head and k < n - 1:
+            head[k] = "Kernel Name"
+        elif k > risc and every(k, _WAYPOINT_CELL):
+            head[k] = "Waypoint"
+    return head
+
+
 def find_tables(lines: list[str]) -> list[Table]:
     """Every box table in ``lines`` (ANSI already stripped), in order."""
     tables: list[Table] = []
@@ -236,6 +351,7 @@ def _read(lines: list[str], start: int, borderless: bool = False) -> tuple[Table
         edges, closed = _bounds(lines[start])
         style = "heavy" if "┏" in lines[start] else "rounded"
         i = start + 1
+    guessed = False
     head_raw: list[str] = []
     body_raw: list[tuple[int, str]] = []
     in_head = not borderless or "┃" in lines[start]
@@ -260,22 +376,32 @@ def _read(lines: list[str], start: int, borderless: bool = False) -> tuple[Table
             break
         if c0 not in VERTICAL:
             break
+        if in_head and style == "heavy" and c0 == "│":  # rows under a header with no rule
+            in_head = False
         if in_head:
             head_raw.append(line)
         else:
             body_raw.append((i + 1, line))
         i += 1
+    if not borderless and style == "rounded" and len(head_raw) > 1 and not body_raw:
+        # tabulate's header with its rows but no rule under it: the first line is the header
+        body_raw = [(start + 3 + k, ln) for k, ln in enumerate(head_raw[1:])]
+        head_raw = head_raw[:1]
     width = max((len(ln.rstrip()) for ln in [*head_raw, *(ln for _, ln in body_raw)]), default=0)
     head_lines = [_cells(ln, edges, closed, width) for ln in head_raw]
     body = [(no, _cells(ln, edges, closed, width)) for no, ln in body_raw]
     cut_any = not closed
-    if borderless and not head_lines and body:  # no separator seen: take the first line
-        head_lines, body = [body[0][1]], body[1:]
+    if borderless and not head_lines and body:  # no separator seen: the first line, unless
+        head = guess_header([cells for _, cells in body])  # it is a row like the others
+        if head is None:
+            head_lines, body = [body[0][1]], body[1:]
+        else:
+            head_lines, guessed = [head], True
     ncols = max([len(h) for h in head_lines] + [len(b) for _, b in body] + [0])
     header = [
         " ".join(h[k] for h in head_lines if k < len(h) and h[k]).strip() for k in range(ncols)
     ]
-    t = Table(header, style=style, line_no=start + 1, end_line=i)
+    t = Table(header, style=style, line_no=start + 1, end_line=i, guessed=guessed)
     for no, cells in body:
         cells = cells + [""] * (ncols - len(cells))
         if t.rows and not cells[0]:

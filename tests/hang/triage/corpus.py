@@ -28,6 +28,7 @@ first line of the cell), ``dump_circular_buffers.py`` (b98e5c66547e), ``dump_lig
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass, field, replace
 
@@ -777,6 +778,7 @@ def _sections(s: Scenario) -> list[tuple[str, list[str], list[list[str]] | None,
     return secs
 
 
+@functools.cache  # rendering is slow (rich at width 10000: ~1 s); each text is made once
 def tabulate_framework(s: Scenario) -> str:
     """tools/triage/triage.py, tabulate era: serialize_result splits multi-line rows."""
     out: list[str] = []
@@ -797,6 +799,7 @@ def tabulate_framework(s: Scenario) -> str:
     return "\n".join(out) + "\n"
 
 
+@functools.cache
 def rich_framework(s: Scenario, width: int = 10000) -> str:
     """tools/triage/triage.py at 02c321d69d06 (b81970a02302: width 500): rich Table() per script."""
     from rich.console import Console
@@ -1100,3 +1103,76 @@ def _aggregated_expect(s: Scenario, e: Expect) -> Expect:
     if s.name == "assert":  # no assert table: as the one-script era (see cases())
         return replace(e, pattern="UNKNOWN", where="kernel_main", cb=None, idle=("NCRISC",))
     return replace(e, cb=None, idle=tuple(r for r in e.idle if r != "BRISC" or s.name != "starved"))
+
+
+# ------------------------------------------------------------------------ a real terminal's pastes
+# What a person pastes from a terminal, made from the text rich and tabulate print: rich takes the
+# terminal's width (tools/triage/triage.py at b81970a02302 reads it; 02c321d69d06 uses 10000 only
+# when piped), so a table at 80-120 columns has its cells cut with rich's own '…'; an editor or a
+# mail client hard-wraps long lines; a reply quotes them once or twice; a user copies the rows
+# without the header, or the header without the rule or without the rows.
+TERMINAL_WIDTHS = (80, 100, 120, 200)
+
+
+def hard_wrapped(text: str, width: int = 160) -> str:
+    """Every line longer than ``width`` broken into pieces of ``width`` (an editor's hard wrap;
+    the pieces lose their trailing blanks, as a copy from a terminal does)."""
+    out: list[str] = []
+    for ln in text.splitlines():
+        while len(ln) > width:
+            out.append(ln[:width].rstrip())
+            ln = ln[width:]
+        out.append(ln)
+    return "\n".join(out) + "\n"
+
+
+def quoted(text: str, depth: int = 1) -> str:
+    """A reply's quoting: '> ' before every line, once or (a reply to a reply) twice."""
+    mark = "> " * depth
+    return "".join(f"{mark}{ln}".rstrip() + "\n" for ln in text.splitlines())
+
+
+def _table_lines(text: str, script: str) -> list[str]:
+    lines = text.splitlines()
+    at = lines.index(f"{script}.py:") + 1
+    end = at
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    return lines[at:end]
+
+
+def rows_only(text: str, script: str = "dump_callstacks") -> str:
+    """The rows of one script's table, copied without its borders, header and rule."""
+    lines = _table_lines(text, script)
+    rule = next(i for i, ln in enumerate(lines) if ln[:1] in "├┡")
+    return "\n".join(ln for ln in lines[rule + 1 :] if ln[:1] in "│┃") + "\n"
+
+
+def without_rule(text: str) -> str:
+    """The whole output with every table's rule under its header left out."""
+    return "\n".join(ln for ln in text.splitlines() if ln[:1] not in "├┡") + "\n"
+
+
+def header_only(text: str) -> str:
+    """Every table with its header and no row (rich prints an empty Table so; a paste may too)."""
+    return "\n".join(ln for ln in text.splitlines() if ln[:1] != "│") + "\n"
+
+
+def terminal_variants(s: Scenario) -> list[tuple[str, str]]:
+    """(name, text) of every shape a terminal paste takes, for one scenario."""
+    rich = rich_framework(s)
+    tab = tabulate_framework(s)
+    out = [(f"rich-{w}", rich_framework(s, w)) for w in TERMINAL_WIDTHS]
+    out += [
+        ("rich-wrapped-160", hard_wrapped(rich, 160)),
+        ("tabulate-wrapped-160", hard_wrapped(tab, 160)),
+        ("rich-100-quoted", quoted(rich_framework(s, 100))),
+        ("rich-quoted-twice", quoted(rich, 2)),
+        ("tabulate-quoted-twice", quoted(tab, 2)),
+        ("rich-rows-only", rows_only(rich)),
+        ("rich-120-rows-only-quoted-twice", quoted(rows_only(rich_framework(s, 120)), 2)),
+        ("tabulate-rows-only", rows_only(tab)),
+        ("rich-no-rule", without_rule(rich)),
+        ("tabulate-no-rule", without_rule(tab)),
+    ]
+    return out
