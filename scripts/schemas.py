@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lnrepro import api, hang
+from lnrepro import api
 from lnrepro.envcheck import document as envcheck
+from lnrepro.hang import model as hang
 from lnrepro.model import bisect, compare, gtest, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema

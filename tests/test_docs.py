@@ -55,9 +55,9 @@ def test_every_guarantee_names_tests_that_exist() -> None:
 
 
 def _current_schemas() -> set[str]:
-    from lnrepro import hang
     from lnrepro.cli.records import RUNS_SCHEMA
     from lnrepro.cli.studies import EXPLAIN_SCHEMA
+    from lnrepro.hang import model as hang
     from lnrepro.model import bisect, compare, record
     from lnrepro.studies import tolerance
 

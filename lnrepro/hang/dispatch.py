@@ -27,7 +27,7 @@ import re
 import shlex
 from dataclasses import replace
 
-from lnrepro.model.gtest import CrashInfo, TestResult, TestStatus
+from lnrepro.model.gtest import CrashInfo, GtestRun, TestResult, TestStatus
 
 TRIAGE_SCRIPT = "tools/tt-triage.py"
 FRAMEWORK = "tools/triage/triage.py"  # its docstring's usage line lists the options
@@ -114,6 +114,21 @@ def as_device_timeout(t: TestResult) -> TestResult:
             crash=CrashInfo(exit_code=code, signal=sig, reason=DEVICE_TIMEOUT_REASON),
         )
     return t
+
+
+DEVICE_TIMEOUT_WARNING = (
+    "tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang"
+)
+
+
+def mark_device_timeout(run: GtestRun) -> None:
+    """The one rule for a console in which tt-metal's dispatch timeout fired (``run``, ``parse``
+    and ``explain`` all apply it): each test its TIMEOUT error failed or its abort crashed is a
+    hang (TIMEOUT), whatever the exit code (134 is that abort); the run says why."""
+    for it in run.iterations:
+        it.tests[:] = [as_device_timeout(t) for t in it.tests]
+    if DEVICE_TIMEOUT_WARNING not in run.warnings:
+        run.warnings.append(DEVICE_TIMEOUT_WARNING)
 
 
 class DeviceTimeoutScanner:

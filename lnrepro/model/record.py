@@ -27,9 +27,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from lnrepro.hang import SCHEMA as HANG_SCHEMA
-from lnrepro.hang import Diagnosis
-from lnrepro.hang import upgrade as upgrade_hang
+from lnrepro.hang.model import SCHEMA as HANG_SCHEMA
+from lnrepro.hang.model import Diagnosis
+from lnrepro.hang.model import upgrade as upgrade_hang
 from lnrepro.model import codec
 from lnrepro.model.gtest import (
     CrashInfo,

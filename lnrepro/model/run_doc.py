@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from lnrepro.hang import Diagnosis
+from lnrepro.hang.model import Diagnosis
 from lnrepro.model.gtest import Failure, TestResult
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import SCHEMA, BuildResult, RunState, TestAggregate, Verdict

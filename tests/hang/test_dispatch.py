@@ -277,7 +277,7 @@ def test_a_hung_lookalike_run_gives_one_diagnosis_from_the_watcher_and_from_tria
     """The look-alike's hung ttnn test run once with the watcher on: the attempt keeps the
     watcher's log and tt-triage's output of the same hang, and both read to the same cause,
     compute's unpacker (TRISC0), with the writer downstream of it a consequence."""
-    from lnrepro.hang import read_file
+    from lnrepro.hang.door import read_file
 
     p, rec = hung_run(
         lookalike_builds["main"], tmp_path, toolchain_image, "--timeout", "6", "--watcher", "1"
@@ -443,7 +443,7 @@ def test_the_watcher_and_triage_give_the_same_hang_the_same_diagnosis(
     it. Both readers name the unpacker: the same key, and the same primary group (kernel,
     RISC, cores, wait); triage's writer is a consequence, not a group. Before the shared rule
     triage's key was ...:writer_layernorm_fused_rm.cpp:BRISC:CWFW."""
-    from lnrepro.hang import read_paste, read_triage
+    from lnrepro.hang.door import read_paste, read_triage
 
     old = era == "triage-one-script"
     sha = history.eras[era] if old else history.main

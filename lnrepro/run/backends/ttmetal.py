@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lnrepro import hang
+import lnrepro.hang.door as hang
 from lnrepro.doors import proc
 from lnrepro.doors.fsio import log_writer, read_tree, write_error
 from lnrepro.errors import GitError

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from lnrepro.hang import read_paste
+from lnrepro.hang.door import read_paste
 from lnrepro.hang.model import Diagnosis
 from tests.hang.triage import corpus as C
 

@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnrepro.hang import read_paste, read_triage, sniff
+from lnrepro.hang.door import read_paste, read_triage, sniff
 from lnrepro.hang.model import HangPattern, HangSource
 from lnrepro.hang.triage.output import frame, parse_place, parse_triage, waypoint_of
 from lnrepro.hang.triage.summary import parse_summary

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from lnrepro.hang import read_paste
+from lnrepro.hang.door import read_paste
 from lnrepro.hang.model import CoreRef, Diagnosis
 from tests.hang.triage import corpus as C
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from lnrepro.hang import read_paste, sniff
+from lnrepro.hang.door import read_paste, sniff
 from lnrepro.hang.model import HangSource
 from tests.hang.watcher import pastes as P
 
