@@ -360,16 +360,15 @@ def triage_evidence(text: str) -> int:
 
 
 # the scripts of tools/triage/ a section line may name (at 02c321d69d06 and before)
-KNOWN_SCRIPTS = frozenset(
-    (
-        "dump_callstacks dump_circular_buffers dump_running_operations dump_lightweight_asserts "
-        "check_noc_status check_arc check_binary_integrity dump_aggregated_callstacks run_checks "
-        "dispatcher_data inspector_data elfs_cache callstack_provider check_core_magic "
-        "check_eth_status dump_fast_dispatch dump_watcher_ringbuffer dump_risc_debug_signals "
-        "check_broken_components dump_ops dump_semaphores metal_device_id_mapping device_info "
-        "check_cb_inactive check_noc_locations dump_watcher_asserts system_info firmware_versions "
-    ).split()
+_SCRIPTS = (
+    "dump_callstacks dump_circular_buffers dump_running_operations dump_lightweight_asserts "
+    "check_noc_status check_arc check_binary_integrity dump_aggregated_callstacks run_checks "
+    "dispatcher_data inspector_data elfs_cache callstack_provider check_core_magic "
+    "check_eth_status dump_fast_dispatch dump_watcher_ringbuffer dump_risc_debug_signals "
+    "check_broken_components dump_ops dump_semaphores metal_device_id_mapping device_info "
+    "check_cb_inactive check_noc_locations dump_watcher_asserts system_info firmware_versions "
 )
+KNOWN_SCRIPTS = frozenset(_SCRIPTS.split())
 
 
 # ---------------------------------------------------------------------------------- parsing
