@@ -56,7 +56,7 @@ from lnrepro.hang.triage.output import parse_triage, triage_evidence
 from lnrepro.hang.triage.summary import parse_summary, summary_evidence
 from lnrepro.hang.watcher.diagnose import diagnose
 from lnrepro.hang.watcher.dprint import parse_dprint
-from lnrepro.hang.watcher.formats import noise, watcher_evidence
+from lnrepro.hang.watcher.formats import noise, unfold, watcher_evidence
 from lnrepro.hang.watcher.log import parse, parse_file
 from lnrepro.model.jsonio import JSON
 
@@ -96,7 +96,7 @@ class HangReading:
 
 def _scores(text: str) -> dict[HangSource, int]:
     return {
-        HangSource.WATCHER_LOG: watcher_evidence(text),
+        HangSource.WATCHER_LOG: watcher_evidence(unfold(text)[0]),
         HangSource.TT_TRIAGE: triage_evidence(text),
         HangSource.SUMMARY: summary_evidence(text),
     }
@@ -153,10 +153,14 @@ def _read(text: str) -> HangReading | None:
 def _read_as(kind: HangSource, text: str) -> HangReading:
     in_gtest = _GTEST.search(text) is not None
     if kind is HangSource.WATCHER_LOG:
+        text, folded = unfold(text)
         log = parse(text)
         diag = diagnose(log)
         if diag.source is not None:
-            diag = replace(diag, source=replace(diag.source, noise=noise(text, log)))
+            said = noise(text, log)
+            if folded:
+                said = (f"lines folded at column {folded} (joined again)", *said)
+            diag = replace(diag, source=replace(diag.source, noise=said))
         return HangReading(diag, in_gtest)
     if kind is HangSource.TT_TRIAGE:
         return HangReading(diagnose_triage(parse_triage(text)), in_gtest)

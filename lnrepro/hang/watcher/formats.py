@@ -126,6 +126,43 @@ LINE_NO = re.compile(r"^\s*\d{1,7}(?:\s*[|:]\s*|\s+)(?=\S)")
 DROPPED = re.compile(r"^(?:\s*\d{1,7}(?:\s*[|:]\s*|\s+))?(?:evice\s+\d|ore\s*\(x=|_id\[)")
 
 
+# how a line of the watcher's begins (after an editor's number, or a first character lost)
+LINE_START = re.compile(
+    r"^\s*(?:\d{1,7}(?:\s*[|:]\s*|\s+))?(?:D?evice\s+\d|C?ore\s*\(x=|k?_id\[|Dump\s*#|At\s+\d|"
+    r"-{5}|Legend|\t|Comma|\.\.\.|Paused|.{0,20}stack usage|debug_ring_buffer|k_ids?:)",
+    re.IGNORECASE,
+)
+
+
+def unfold(text: str) -> tuple[str, int | None]:
+    """A log folded at N columns (``fold -w 80``, an editor's hard wrap): each line N long
+    whose next line begins none of the watcher's lines is joined to it again. N is the longest
+    line's length, held by two lines or more; None when nothing was folded."""
+    lines = text.splitlines()
+    widths = [len(ln.expandtabs()) for ln in lines if len(ln) >= 40]  # fold counts columns
+    if not widths:
+        return text, None
+    n = max(widths)
+    if widths.count(n) < 2:
+        return text, None
+    out: list[str] = []
+    joined = 0
+    for ln in lines:
+        prev = out[-1] if out else ""
+        if (
+            out
+            and ln.strip()
+            and len(prev.expandtabs()) % n == 0
+            and len(prev) >= n // 2
+            and not LINE_START.match(ln)
+        ):
+            out[-1] = prev + ln
+            joined += 1
+        else:
+            out.append(ln)
+    return ("\n".join(out) + "\n", n) if joined else (text, None)
+
+
 def noise(text: str, log: WatcherLog) -> tuple[str, ...]:
     """What a pasted log has that tt-metal never wrote, in words (for the diagnosis's source)."""
     out: list[str] = []

@@ -170,3 +170,21 @@ def pastes() -> list[Paste]:
     )
     out.append(Paste("2023/no-map", text + "\n", "2023", 2, (), kernel_known=False))
     return out
+
+
+def folded(text: str, width: int = 80) -> str:
+    """``fold -w width`` (GNU coreutils): each line broken where its next character would pass
+    ``width`` columns, a tab advancing to the next multiple of 8."""
+    out: list[str] = []
+    for ln in text.splitlines():
+        col, cur = 0, ""
+        for ch in ln:
+            step = 8 - col % 8 if ch == "\t" else 1
+            if col + step > width:
+                out.append(cur)
+                col, cur = 0, ""
+                step = 8 if ch == "\t" else 1
+            cur += ch
+            col += step
+        out.append(cur)
+    return "\n".join(out) + "\n"
