@@ -202,14 +202,22 @@ def _waiting(w: int, procs: Sequence[Proc], order: list[int]) -> Verdict | None:
     return Verdict(HangPattern.OTHER_WAIT, w, "other")
 
 
-def consequence_words(waiters: Sequence[Proc]) -> str:
+def consequence_words(waiters: Sequence[Proc], cause_role: str | None = None) -> str:
     """The consequences in words, for the end of the cause's sentence ('' for none): "; the
-    writer (BRISC) waits too, downstream of it: a consequence, not the cause"."""
+    writer (BRISC) waits too, downstream of it: a consequence, not the cause". A waiter upstream
+    of the cause (a reader in ``cb_reserve_back`` behind a compute stopped at a waypoint of the
+    user's own) waits behind it, for space the cause never frees."""
     if not waiters:
         return ""
-    who = ", ".join(f"the {p.role} ({p.risc})" for p in waiters)
-    verb = "waits" if len(waiters) == 1 else "wait"
-    return f"; {who} {verb} too, downstream of it: a consequence, not the cause"
+    mine = ROLE_ORDER.get(cause_role or "", 3)
+    up = [p for p in waiters if ROLE_ORDER.get(p.role, 3) < mine]
+    down = [p for p in waiters if p not in up]
+    parts = []
+    for side, where in ((down, "downstream of it"), (up, "behind it, for space it never frees")):
+        if side:
+            who = ", ".join(f"the {p.role} ({p.risc})" for p in side)
+            parts.append(f"{who} {'waits' if len(side) == 1 else 'wait'} too, {where}")
+    return f"; {'; '.join(parts)}: {'a consequence' if len(waiters) == 1 else 'consequences'}, not the cause"
 
 
 __all__ = [

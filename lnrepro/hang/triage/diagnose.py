@@ -422,7 +422,8 @@ def _group(
                 _role(c.row.risc, c.row.kernel_name, c.kernel_file),
             )
             for c in cause.consequences
-        ]
+        ],
+        role,
     )
     detail = ""
     if first.status == "asserted":

@@ -131,6 +131,7 @@ def diagnose(
     progress, compared = _progress(complete, chosen)
     findings: dict[tuple[object, ...], tuple[_Finding, list[CoreRef]]] = {}
     idle = dispatch = 0
+    h_ids: dict[CoreRef, int] = {}
     for core in chosen.cores:
         if core.error is not None:
             continue  # reported as an event
@@ -157,11 +158,23 @@ def diagnose(
             found.after,
         )
         findings.setdefault(key, (found, []))[1].append(ref)
+        if core.h_id is not None:
+            h_ids[ref] = core.h_id
 
     groups = [*error_groups, *_pause_groups(last_events)]
     for found, refs in findings.values():
         groups.append(_group(found, tuple(refs)))
-    groups.sort(key=lambda g: (RANK.get(g.pattern, 9), -g.count))
+    behind = _left_behind(h_ids)
+    groups.sort(key=lambda g: (not _all_in(g, behind), RANK.get(g.pattern, 9), -g.count))
+    if groups and _all_in(groups[0], behind):
+        g, newest = groups[0], max(h_ids.values())
+        older = sorted({h_ids[c] for c in g.cores})
+        note = (
+            f"left behind on an older program (h_id {', '.join(map(str, older))}, while "
+            f"{len(h_ids) - len(behind)} other core(s) are at h_id {newest}): this core is the "
+            "hang, the others wait on it; "
+        )
+        groups[0] = replace(g, sentence=note + g.sentence)
     if not chosen.cores:
         warnings.append(f"Dump #{chosen.number} lists no core")
     if groups:
@@ -191,6 +204,21 @@ def diagnose(
         warnings=tuple(warnings),
     )
     return _finish(diag, dprint, max_dprint, log)
+
+
+def _left_behind(h_ids: dict[CoreRef, int]) -> set[CoreRef]:
+    """The cores still on an older program than most (a lower h_id, the host's program id; PR
+    tenstorrent/tt-metal#15717 added it to the core line to tell stale launch messages apart,
+    issue #19423): fewer than half of the cores with an id, all below the newest id."""
+    if len(set(h_ids.values())) < 2:
+        return set()
+    newest = max(h_ids.values())
+    older = {c for c, h in h_ids.items() if h < newest}
+    return older if len(older) * 2 < len(h_ids) else set()
+
+
+def _all_in(g: CoreGroup, cores: set[CoreRef]) -> bool:
+    return bool(cores) and all(c in cores for c in g.cores)
 
 
 def _finish(diag: Diagnosis, dprint: Sequence[DprintLine], cap: int, log: WatcherLog) -> Diagnosis:
@@ -384,7 +412,7 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
     culprit = riscs[verdict.culprit]
     order = sorted(riscs, key=lambda r: (ROLE_ORDER.get(r.role, 3), r.risc))
     peers = tuple(p.peer() for p in order if p is not culprit)
-    after = rules.consequence_words([procs[i] for i in verdict.consequences])
+    after = rules.consequence_words([procs[i] for i in verdict.consequences], culprit.role)
     return _Finding(verdict.pattern, culprit, peers, verdict.why, after=after)
 
 

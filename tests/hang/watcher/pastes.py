@@ -188,3 +188,85 @@ def folded(text: str, width: int = 80) -> str:
             col += step
         out.append(cur)
     return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ shapes from real reports
+# Made from the facts of each era's core line (watcher.rst at 2023-11 for 'Core (x=,y=):', the
+# reader's %3d h_id / k_ids at 0000823065da, h_id added by tenstorrent/tt-metal#15717); the
+# cores, ids and paths are our own.
+DISPATCH = "tt_metal/impl/dispatch/kernels"
+
+
+def oldest_with_dispatch() -> str:
+    """The oldest format as a user pasted it: the dispatch cores first (host-dispatched, their
+    own kernels), a reporter's elision line among the cores, the one worker whose BRISC waits in
+    cb_wait_front, three kernel ids, and the k_id map."""
+    return (
+        "\n".join(
+            [
+                "Dump #4 at 18.250s",
+                "Core (x=1,y=11):    NTW,HQW,W,W,W rmsg:H0G|Bnt smsg:GGGG k_ids:1|2|0",
+                "Core (x=2,y=11):    NTW,W,W,W,W rmsg:H0G|bNt smsg:GGGG k_ids:3|4|0",
+                f"Core (x=1,y=1):    {','.join(STARVED[0])} rmsg:D0G|BNT smsg:DDDD "
+                f"k_ids:{IDS['writer']}|{IDS['reader']}|{IDS['compute']}",
+                "... (the other 70 worker cores print GW,W,W,W,W) ...",
+                "Core (x=2,y=1):    GW,W,W,W,W rmsg:D0D|bnt smsg:DDDD k_ids:0|0|0",
+                "k_id[0]: blank",
+                f"k_id[1]: {DISPATCH}/cq_prefetch.cpp",
+                f"k_id[2]: {DISPATCH}/cq_dispatch.cpp",
+                *kernel_map("2023"),
+            ]
+        )
+        + "\n"
+    )
+
+
+def _newest(x: int, wps: str, rmsg: str, h_id: int, kids: tuple[int, int, int]) -> str:
+    ids = "|".join(f"{k:3d}" for k in (kids[0], kids[1], kids[2], kids[2], kids[2]))
+    return (
+        f"Device 0 worker core(x={x:2d},y= 0) virtual(x={x + 1:2d},y= 2): {wps}  "
+        f"rmsg:{rmsg} h_id:{h_id:3d} smsg:DDDD k_ids:{ids}"
+    )
+
+
+def odd_one_out() -> str:
+    """One core still on the older program (h_id 708, its own kernels) waits on a semaphore;
+    every other core has moved on to the next program (709) and waits for its pages."""
+    old = (IDS["writer"], IDS["reader"], IDS["compute"])
+    new = (311, 310, 312)
+    return (
+        "\n".join(
+            [
+                "-----",
+                "Dump #7 at 30.000s",
+                _newest(0, "  NSW,   W,   W,   W,   W", "D0G|BNT", 708, old),
+                *(_newest(x, " CWFW,   W,   W,   W,   W", "D0G|BNT", 709, new) for x in (1, 2, 3)),
+                *kernel_map("newest"),
+                f"k_id[310]: {OPS}/dataflow/reader_next.cpp",
+                f"k_id[311]: {OPS}/dataflow/writer_next.cpp",
+                f"k_id[312]: {OPS}/compute/next_compute.cpp",
+                "Dump #7 completed at 30.010s",
+            ]
+        )
+        + "\n"
+    )
+
+
+def own_waypoints(compute: str = "WFCW") -> str:
+    """Waypoints a user added for the experiment: compute stops at ``compute`` (one of theirs),
+    its other TRISCs at MWDD; the reader waits in cb_reserve_back behind it, the writer in
+    cb_wait_front after it."""
+    kids = (IDS["writer"], IDS["reader"], IDS["compute"])
+    wps = f" CWFW,CRBW,{compute:>4},MWDD,MWDD"
+    return (
+        "\n".join(
+            [
+                "-----",
+                "Dump #3 at 12.000s",
+                *(_newest(x, wps, "D0G|BNT", 18, kids) for x in (0, 1)),
+                *kernel_map("newest"),
+                "Dump #3 completed at 12.010s",
+            ]
+        )
+        + "\n"
+    )
