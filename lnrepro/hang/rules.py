@@ -75,6 +75,18 @@ def is_dispatch(name: str | None, file: str | None) -> bool:
     return bool(name and DISPATCH_NAME.match(name)) or bool(file and DISPATCH_FILE.search(file))
 
 
+_DISPATCH_STEMS = ("cq_prefetch", "cq_dispatch", "packet_mux", "packet_demux", "packet_queue")
+
+
+def may_be_dispatch(cut: str) -> bool:
+    """Whether a kernel name cut short (``cq_disp``, what rich left of ``cq_dispatch``) can
+    only be one of tt-metal's dispatch kernels: it is never read as the name, only kept from
+    being blamed as a worker."""
+    return (len(cut) >= 4 and any(s.startswith(cut) for s in _DISPATCH_STEMS)) or bool(
+        DISPATCH_NAME.match(cut)
+    )
+
+
 def role(risc: str, *names: str | None) -> str:
     """reader, compute or writer: from the kernel's name or file (``reader`` / ``writer`` in the
     file name, a ``/compute/`` directory), else tt-metal's usual placement (reader on NCRISC,

@@ -132,7 +132,9 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
     if row.go_message == "DONE":
         return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
     in_fw = f0 is not None and _is_firmware(f0)
-    if rules.is_dispatch(row.kernel_name, kfile):
+    if rules.is_dispatch(row.kernel_name, kfile) or (
+        row.cut_name is not None and rules.may_be_dispatch(row.cut_name)
+    ):
         return _State(
             row,
             "dispatch",
@@ -323,6 +325,19 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     )
     if built:
         pattern, summary = built[0].pattern, built[0].sentence
+    elif dispatching := [s for s in states if s.status == "dispatch"]:
+        pattern = HangPattern.IDLE
+        shown = ", ".join(
+            dict.fromkeys(
+                f"{_shown_name(s)} on {s.row.risc} of {_ref(s.row.place).label()}"
+                for s in dispatching
+            )
+        )
+        summary = (
+            f"only tt-metal's dispatch kernels run in what is shown ({shown}): they wait for "
+            "commands by design, and no worker kernel shown is running, so it cannot tell which "
+            "one hangs (paste dump_callstacks' whole table)"
+        )
     elif states:
         pattern = HangPattern.IDLE
         summary = (
@@ -354,6 +369,14 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         idle=idle,
         unknowns=unknowns,
     )
+
+
+def _shown_name(s: _State) -> str:
+    """A kernel's name for the words: its name, else its file's stem, else what a cut left of
+    the name, shown as cut (``cq_disp…``)."""
+    if s.row.kernel_name or s.kernel_file:
+        return s.row.kernel_name or PurePosixPath(s.kernel_file or "?").stem
+    return f"{s.row.cut_name}…" if s.row.cut_name else "?"
 
 
 def _peer(s: _State) -> PeerState:

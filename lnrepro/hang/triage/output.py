@@ -107,6 +107,7 @@ class RiscRow:
     cut: tuple[str, ...] = ()  # columns this row lost to a cut at the right edge
     said_idle: bool = False  # a summary's own words: idle / in firmware
     shortened: tuple[str, ...] = ()  # cells rich cut to fit ("RiscV 'tri…'"), shown as cut
+    cut_name: str | None = None  # what is left of a kernel name cut short, never used as one
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,8 +523,14 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
                 message,
                 cut,
                 shortened=shortened,
+                cut_name=_cut_stem(t.cell(row, "Kernel Name")),
             )
         )
+
+
+def _cut_stem(text: str | None) -> str | None:
+    t = " ".join((text or "").split())
+    return t.rstrip(CLIPPED) or None if t.endswith(CLIPPED) else None
 
 
 def _shortened(t: Table, row: list[str], cut: tuple[str, ...]) -> tuple[str, ...]:

@@ -1176,3 +1176,26 @@ def terminal_variants(s: Scenario) -> list[tuple[str, str]]:
         ("tabulate-no-rule", without_rule(tab)),
     ]
     return out
+
+
+def dispatch_only(width: int = 200) -> str:
+    """dump_callstacks with one row, tt-metal's fast-dispatch kernel (cq_dispatch.cpp waits for
+    commands by design) on a dispatch core: what a user pastes when the workers scrolled away."""
+    from rich.console import Console
+    from rich.table import Table
+
+    frames = (
+        (0x4B20, "cq_dispatch_wait", "./tt_metal/impl/dispatch/kernels/cq_dispatch.cpp", 210, 9),
+        (None, "kernel_main", "./tt_metal/impl/dispatch/kernels/cq_dispatch.cpp", 1190, 5),
+    )
+    row = ["0", "1-10 (0,9)", "brisc", "3", "cq_dispatch", "0", "GO", "False", "NTW", "0x4b20"]
+    table = Table()
+    for h in CALLSTACK_HEADER:
+        table.add_column(h, justify="left")
+    table.add_row(*row, "\n".join(["", *callstack_lines(frames)]))
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, highlight=False, color_system=None)
+    console.print()
+    console.print("dump_callstacks.py:")
+    console.print(table)
+    return buf.getvalue()

@@ -88,3 +88,12 @@ def test_rows_only_say_the_columns_were_told_by_their_cells() -> None:
     assert r is not None
     assert any("without their table's header" in n for n in r.source.noise), r.source.noise
     assert any("quoted" in n for n in r.source.noise)
+
+
+@pytest.mark.parametrize("width", [100, 200])
+def test_a_fast_dispatch_kernel_alone_is_named_and_no_worker_is_invented(width: int) -> None:
+    d = _read(C.dispatch_only(width))
+    assert d.primary is None and not d.hung, d.lines()
+    assert "on BRISC of 0:(0,9)" in d.summary, d.summary
+    assert ("cq_dispatch on" if width == 200 else "cq_dis… on") in d.summary, d.summary
+    assert "idle in firmware" not in d.summary  # it runs: it waits for commands by design
