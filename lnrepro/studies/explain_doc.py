@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from lnrepro.hang.model import Diagnosis
 from lnrepro.model.jsonio import JSON
-from lnrepro.studies.explain import Count, ExplainMeta, ModelFit
+from lnrepro.studies.model_fit import Count, ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
     from lnrepro.hang.door import HangReading
-    from lnrepro.studies.explain import Observed
+    from lnrepro.studies.model_fit import Observed
 
 # /2: a run's hang diagnoses ("hangs"); later, additively: the notes the console shows ("scope",
 # "tie", "undiagnosed") and each model's "tied"
@@ -80,13 +80,13 @@ class Explanation:
 
     def scope(self) -> str | None:
         """What the ranking leaves out, for a note above it."""
-        from lnrepro.studies.explain import ranking_scope
+        from lnrepro.studies.model_fit import ranking_scope
 
         return ranking_scope(self.observed, self.left_out)
 
     def tie(self) -> str | None:
         """When several models fit best alike: which, and what would tell them apart."""
-        from lnrepro.studies.explain import tie_note
+        from lnrepro.studies.model_fit import tie_note
 
         return tie_note(self.fits)
 
@@ -120,7 +120,7 @@ def read_log(path: Path, stream: BinaryIO | None = None) -> HangText | Explanati
     from lnrepro.gtest.files import parse_log_file, parse_log_stream
     from lnrepro.hang.door import MAX_BYTES, read_paste
     from lnrepro.hang.door import read_file as read_hang
-    from lnrepro.studies.explain import observed_from_run
+    from lnrepro.studies.model_fit import observed_from_run
 
     data = stream.read(MAX_BYTES) if stream is not None else None
     # a watcher log, tt-triage, a summary
@@ -153,7 +153,7 @@ def read_run(bases: list[Path], ref: str) -> Explanation:
     from lnrepro.doors.store import load_run
     from lnrepro.model.record import Verdict
     from lnrepro.run.pipeline import undiagnosed_hang
-    from lnrepro.studies.explain import observed_from_record
+    from lnrepro.studies.model_fit import observed_from_record
 
     rec = load_run(bases, ref, "explain takes a run or a log")
     hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]
