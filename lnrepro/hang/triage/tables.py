@@ -34,6 +34,27 @@ VERTICAL = "│┃"
 HORIZONTAL = "─━"
 
 
+RISCS = ("BRISC", "NCRISC", "TRISC0", "TRISC1", "TRISC2", "ERISC", "ERISC0", "ERISC1")
+
+
+def risc_cell(text: str | None) -> tuple[str | None, bool]:
+    """A RiscV/Proc cell read as a RISC's name, and whether it was cut. A cut cell is still a
+    RISC's row: a prefix only one name begins (``ncri…``) is that name; one several begin
+    (``tri…``) is the family with ``?`` (``TRISC?``), never one of them guessed; nothing left
+    of it is None."""
+    t = " ".join((text or "").split()).upper()
+    if not t.endswith(CLIPPED):
+        return t or None, False
+    stem = t.rstrip(CLIPPED)
+    fits = [r for r in RISCS if stem and r.startswith(stem)]
+    if len(fits) == 1:
+        return fits[0], True
+    for family in ("TRISC", "ERISC"):
+        if fits and all(f.startswith(family) for f in fits):
+            return f"{family}?", True
+    return None, True
+
+
 def strip_ansi(text: str) -> str:
     """The text without terminal colour codes (tt-triage colours cells when stdout is a tty)."""
     return ANSI.sub("", text)
