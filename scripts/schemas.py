@@ -20,8 +20,7 @@ from typing import Any
 from lnrepro import api
 from lnrepro.envcheck import document as envcheck
 from lnrepro.hang import model as hang
-from lnrepro.model import bisect, compare, gtest, listing, requests, run_doc
-from lnrepro.model import shrink_doc as shrink
+from lnrepro.model import bisect, compare, gtest, listing, record, requests, shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.studies import explain_doc, tolerance
 
@@ -39,7 +38,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
     ),
     "run.json": (
-        run_doc.RunDoc,
+        record.RunDoc,
         "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),

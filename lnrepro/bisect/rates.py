@@ -11,7 +11,6 @@ the bisect's. Reading only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from lnrepro.doors import store
@@ -154,20 +153,13 @@ def find(req: BisectRequest) -> EndpointRuns | None:
     return _tally(req, runs, found=True)
 
 
-def resolve(req: BisectRequest) -> BisectRequest:
-    """``req`` (validated, its commits full shas) with the endpoints' runs counted."""
+def endpoint_runs(req: BisectRequest) -> tuple[tuple[str, ...], EndpointRuns | None]:
+    """The endpoints' runs of a checked ``req`` (its commits full shas): those of --rates-from
+    (with ``last`` and prefixes resolved: the rerun line and --resume name these very records),
+    or those found in the store. Returns the --rates-from to keep and the counts."""
     if req.rates_from:
-        if req.confidence is None:
-            raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
-        if req.fail_rates is not None:
-            raise UsageError(
-                "--rates-from and --fail-rates both give the fail rates",
-                "use one: --rates-from keeps learning from the runs, --fail-rates does not",
-            )
-        counted = named(req)
-        # `last` and prefixes resolved: the rerun line (and --resume) names these very records
-        return replace(req, rates_from=_resolved(req), endpoint_runs=counted)
-    return replace(req, endpoint_runs=find(req))
+        return _resolved(req), named(req)
+    return req.rates_from, find(req)
 
 
 def _resolved(req: BisectRequest) -> tuple[str, ...]:

@@ -10,7 +10,8 @@ import click
 
 from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.exits import on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -24,10 +25,7 @@ from lnrepro.cli.options import (
     test_spec,
     values_of,
 )
-from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table as table
-from lnrepro.model.options import by_dest
 from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
@@ -38,6 +36,8 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options import table as table
+from lnrepro.options.opt import by_dest
 
 # what --resume takes from the command line (the table's resume=True, and the command's own
 # switches); every other option is the saved request's

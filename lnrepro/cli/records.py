@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from lnrepro.cli.commands import SUMMARY, cli
-from lnrepro.cli.options import (
+from lnrepro.cli.output import echo_json, write_output
+from lnrepro.cli.params import (
     PATHS,
     Command,
     exclusive,
@@ -17,7 +18,6 @@ from lnrepro.cli.options import (
     option,
     record_dir_option,
 )
-from lnrepro.cli.output import echo_json, write_output
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,

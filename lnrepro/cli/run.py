@@ -10,7 +10,8 @@ import click
 
 from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.exits import on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -21,11 +22,10 @@ from lnrepro.cli.options import (
     test_spec,
     values_of,
 )
-from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
-from lnrepro.model.option_table import RUN_OPTS
 from lnrepro.model.requests import BinarySpec, RunRequest
+from lnrepro.options.table import RUN_OPTS
 
 if TYPE_CHECKING:
     from lnrepro.model.record import RunRecord

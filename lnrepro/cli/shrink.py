@@ -9,7 +9,8 @@ import click
 
 from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.exits import on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     PATHS,
     Command,
     Params,
@@ -22,12 +23,11 @@ from lnrepro.cli.options import (
     table_options,
     values_of,
 )
-from lnrepro.cli.output import echo_json
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table_shrink as shrink_table
-from lnrepro.model.option_table import SHRINK_OPTS
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_table
+from lnrepro.options.table import SHRINK_OPTS
 
 
 @cli.command(
@@ -78,7 +78,7 @@ def shrink(
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
-    from lnrepro.cli.options import exclusive, flag_of
+    from lnrepro.cli.params import exclusive, flag_of
 
     exclusive(json=as_json, markdown=markdown)
     if resume_dir is not None:

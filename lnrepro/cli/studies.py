@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from lnrepro.cli.commands import SUMMARY, cli
-from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode

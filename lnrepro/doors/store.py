@@ -75,14 +75,12 @@ def load_path(path: Path) -> Record:
                 f"{path} holds no lnrepro record", "pass a run-* or bisect-* directory"
             )
     _looks_like_a_record(path)
-    r = jsonio.load(path)
-    if not isinstance(r.value, dict):
-        r.fail("should be an object")
-    schema = r.opt_str("schema")
+    r, schema = jsonio.load_schema(path)
     if schema is None:
         raise MalformedRecord(
             f"{path} is not an lnrepro record (a JSON document with no schema)", NOT_A_RECORD_FIX
         )
+    assert isinstance(r.value, dict)  # load_schema refused anything else
     if schema in RUN_SCHEMAS:
         if schema in RUN_SCHEMAS[:2]:
             r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new

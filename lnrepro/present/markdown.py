@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lnrepro import __version__
+from lnrepro import __version__, options
 from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
@@ -534,7 +534,7 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     steps = [
         "With lnrepro:",
         "",
-        fence(shlex.join(rec.rerun or req.argv()), "sh"),
+        fence(shlex.join(rec.rerun or options.argv(req)), "sh"),
         "",
         "The same with git alone (no isolation, no retries, no evidence rules):",
         "",

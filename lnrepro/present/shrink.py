@@ -7,7 +7,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
+from lnrepro.model.case import Judged, case_text
+from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, StartMeasure
 from lnrepro.present.console import say, say_command, styled
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.escape import terminal as esc

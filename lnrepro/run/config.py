@@ -124,7 +124,7 @@ class ProfileDoc(msgspec.Struct, kw_only=True, frozen=True):
 
 class ConfigDoc(msgspec.Struct, kw_only=True, frozen=True):
     """The keys of lnrepro.toml. Each key but the file-only ones (:data:`FILE_ONLY`) is the
-    default of an option of the table (lnrepro.model.option_table, ``toml=``), with the type of
+    default of an option of the table (lnrepro.options.table, ``toml=``), with the type of
     that option's request field (tests/run/test_config_table.py holds the two together)."""
 
     profile: str = DEFAULT_PROFILE  # --profile

@@ -27,7 +27,9 @@ import shlex
 from enum import Enum
 from pathlib import Path
 
-from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
+from lnrepro import options
+from lnrepro.model.case import Case, DataKind, case_text
+from lnrepro.model.shrink import ShrinkRequest
 
 SUITE = "LayerNormBackwardShrunkTest"
 READ_AT = "tenstorrent/tt-metal@16165972af"
@@ -134,7 +136,7 @@ def _header(
         f"// {smaller_line(smaller)}",
     ]
     if req is not None:
-        lines.append(f"// Found with: {shlex.join(req.argv())}")
+        lines.append(f"// Found with: {shlex.join(options.argv(req))}")
     if flavour is Flavour.TT_METAL:
         lines.append(
             f"// Helpers and assertions in the style of tt-train/tests/ops/"

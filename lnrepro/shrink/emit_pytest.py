@@ -18,7 +18,9 @@ import re
 import shlex
 from pathlib import Path
 
-from lnrepro.model.shrink import Case, DataKind, ShrinkRequest, case_text
+from lnrepro import options
+from lnrepro.model.case import Case, DataKind, case_text
+from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.shrink.emit import Flavour, smaller_line, spdx
 from lnrepro.shrink.pytest_probe import READ_AT
 
@@ -62,7 +64,7 @@ def source(
         f"# {smaller_line(smaller)}",
     ]
     if req is not None:
-        lines.append(f"# Found with: {shlex.join(req.argv())}")
+        lines.append(f"# Found with: {shlex.join(options.argv(req))}")
     lines = [" ".join(ln.splitlines()) for ln in lines]  # a name's newline stays in its comment
     if flavour is Flavour.TT_METAL:
         lines.append(

@@ -8,17 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from lnrepro.errors import Terminated
+from lnrepro.model.case import Judged, OpKind, Status
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import (
     STATE_FILE,
-    Judged,
-    OpKind,
     ShrinkEvents,
     ShrinkRecord,
     ShrinkRequest,
     ShrinkState,
     StartMeasure,
-    Status,
 )
 from lnrepro.shrink.checkout import CheckoutProbe
 from lnrepro.shrink.core import Control, Evaluator, Search

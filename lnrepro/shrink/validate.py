@@ -9,8 +9,9 @@ from dataclasses import replace
 import msgspec
 
 from lnrepro.errors import UsageError
+from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
 from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
-from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
+from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.run.validate import (
     check_dispatch_timeout,
     check_emulator,

@@ -6,24 +6,32 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.bisect.rates import named, resolve
+from lnrepro import options
+from lnrepro.bisect.rates import endpoint_runs, named
 from lnrepro.cli.commands import cli
 from lnrepro.cli.exits import _main
 from lnrepro.errors import UsageError
+from lnrepro.model.requests import BisectRequest
 from tests.bisect.test_rates import BAD, FILTER, OTHER, F, P, request, run_record
 from tests.bisect.test_resume_and_repeat_flags import tiny_repo
+
+
+def resolve(req: BisectRequest) -> BisectRequest:
+    rates_from, counted = endpoint_runs(req)
+    return replace(req, rates_from=rates_from, endpoint_runs=counted)
 
 
 def test_last_is_resolved_to_the_records_id_for_the_rerun_line(tmp_path: Path) -> None:
     run_record(tmp_path, "run-20261129-000001", BAD, [F] * 7 + [P] * 3)
     got = resolve(request(tmp_path, "last"))
     assert got.rates_from == ("run-20261129-000001",)
-    argv = got.argv()
+    argv = options.argv(got)
     assert "last" not in argv and "run-20261129-000001" in argv
     # a path stays a path (absolute: the rerun line may run elsewhere)
     rec = tmp_path / "run-20261129-000001"

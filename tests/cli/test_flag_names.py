@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
-from lnrepro.cli.options import EMULATOR, LOCAL, TT_METAL
+from lnrepro.cli.params import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
 from tests.harness import assert_one_line_error, lnrepro
 

@@ -1,5 +1,5 @@
 """One table of options: each request field a command line sets is declared once, in
-lnrepro/model/option_table.py, and the commands' options, their ``--help``, the rerun line,
+lnrepro/options/table.py, and the commands' options, their ``--help``, the rerun line,
 resume's refusal, the errors' flag names and lnrepro.toml's keys all come from it."""
 
 from __future__ import annotations
@@ -15,15 +15,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
+from lnrepro import options
 from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.bisect import _request as bisect_request
 from lnrepro.cli.run import request_from
 from lnrepro.cli.shrink import shrink_request
-from lnrepro.model import option_table as table
-from lnrepro.model import option_table_shrink as shrink_table
 from lnrepro.model.gtest import HIGHER_IS_BETTER
-from lnrepro.model.options import Opt, bare, by_dest, hints, text
 from lnrepro.model.requests import (
     DEFAULT_FILTER,
     BinarySpec,
@@ -38,6 +36,9 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_table
+from lnrepro.options import table
+from lnrepro.options.opt import Opt, bare, by_dest, hints, text
 from lnrepro.run.config import FILE_ONLY, ConfigDoc
 from tests.model.strategies import for_type
 
@@ -163,7 +164,7 @@ def test_a_run_s_rerun_line_parses_back_into_the_same_request(drawn: RunRequest)
     req = dataclasses.replace(
         drawn, backend=sayable_backend(drawn.backend), tests=sayable_tests(drawn.tests)
     )
-    argv = req.argv()
+    argv = options.argv(req)
     b = req.backend
     if isinstance(b, EmulatorSpec) and isinstance(b.case, str):  # the probe's case: env, no flag
         assert argv[:2] == ["env", f"LNREPRO_CASE={b.case}"]
@@ -198,7 +199,7 @@ def sayable_bisect(req: BisectRequest) -> BisectRequest:
 @given(for_type(BisectRequest))
 def test_a_bisect_s_command_line_parses_back_into_the_same_request(drawn: BisectRequest) -> None:
     req = sayable_bisect(drawn)
-    params = parsed("bisect", req.argv()[2:])
+    params = parsed("bisect", options.argv(req)[2:])
     assert bisect_request(params.pop("repo"), params) == req
 
 
@@ -226,7 +227,7 @@ def sayable_shrink(req: ShrinkRequest) -> ShrinkRequest:
 @given(for_type(ShrinkRequest))
 def test_a_shrink_s_rerun_line_parses_back_into_the_same_request(drawn: ShrinkRequest) -> None:
     req = sayable_shrink(drawn)
-    argv = req.argv()
+    argv = options.argv(req)
     assert argv[:2] == ["lnrepro", "shrink"]
     assert shrink_request(parsed("shrink", argv[2:])) == req
 

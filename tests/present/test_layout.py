@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from lnrepro import options
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.model import codec
@@ -55,6 +56,7 @@ def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str =
     )
     rec = RunRecord(
         request=req,
+        rerun=options.argv(req),
         record_dir=Path(record_dir) / "run-20261127-122708",
         backend=codec.encode(spec),
     )

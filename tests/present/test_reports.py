@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from lnrepro import options
 from lnrepro.model.gtest import CrashInfo, TestResult, TestStatus
 from lnrepro.model.gtest import Failure as GFailure
 from lnrepro.model.record import Attempt, RunRecord
@@ -170,7 +171,12 @@ def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
         tests=TestSpec(gtest_filter="*", repeat=max(1, len(attempts))),
         record_dir=Path("/r"),
     )
-    rec = RunRecord(request=req, record_dir=Path("/r/run-x"), backend={"backend": "emulator"})
+    rec = RunRecord(
+        request=req,
+        rerun=options.argv(req),
+        record_dir=Path("/r/run-x"),
+        backend={"backend": "emulator"},
+    )
     for i, tests in enumerate(attempts, 1):
         code = (
             134

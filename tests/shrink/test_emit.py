@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, Tolerance
+from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
 from lnrepro.shrink.emit import Flavour, full_name, source
 from tests.conftest import need_toolchain, worktree
 

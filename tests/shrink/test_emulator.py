@@ -7,15 +7,9 @@ from __future__ import annotations
 import pytest
 
 from lnrepro import api
+from lnrepro.model.case import Axis, Case, DataKind, Status
 from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import (
-    Axis,
-    Case,
-    DataKind,
-    ShrinkRecord,
-    ShrinkRequest,
-    Status,
-)
+from lnrepro.model.shrink import ShrinkRecord, ShrinkRequest
 from lnrepro.shrink.emulator import EmulatorEvaluator
 
 TIGHT = "BugRepro_TightTolerance_8462Features"

@@ -1,13 +1,12 @@
-"""The table of options: one :class:`~lnrepro.model.options.Opt` per request field a command line
+"""The table of options: one :class:`~lnrepro.options.opt.Opt` per request field a command line
 sets, per command in the order ``--help`` lists them, and the command line that repeats a
-request, written from it (see :mod:`lnrepro.model.options` for what is derived from the table).
+request, written from it (see :mod:`lnrepro.options.opt` for what is derived from the table).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lnrepro.model.options import Opt, argv, written
 from lnrepro.model.requests import (
     CASE_ENV,
     DEFAULT_FILTER,
@@ -23,6 +22,7 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options.opt import Opt, argv, written
 
 # ---------------------------------------------------------------------------------- the table
 BACKEND = "Backend"
