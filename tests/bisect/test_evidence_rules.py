@@ -344,7 +344,9 @@ def test_find_fix_turns_good_and_bad_around_and_nothing_else() -> None:
     assert fix.counts(e) == ((19, 20), (3, 10))
 
 
-def _request(find_fix: bool = False, watcher_s: int | None = None, run: bool = True) -> BisectRequest:
+def _request(
+    find_fix: bool = False, watcher_s: int | None = None, run: bool = True
+) -> BisectRequest:
     oracle = (
         RunOracleSpec(backend=TtMetalSpec(checkout=Path("/src"), watcher_s=watcher_s))
         if run
