@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -44,11 +44,17 @@ class Target:
     deselect: tuple[str, ...] = ()  # slow tests of those files (whole bisect runs), left out
 
 
-_BISECT_SLOW = (
-    "tests/bisect/test_noise.py::test_stated_confidence_is_calibrated_on_seeded_trials",
-    "tests/bisect/test_noise.py::test_heavy_noise_everywhere_sets_no_testable_commit_aside",
-    "tests/bisect/test_noise.py::test_cost_rule_builds_fewer_commits_than_the_entropy_rule",
-    "tests/bisect/test_noise.py::test_equal_costs_need_no_more_runs_than_the_entropy_rule",
+_BISECT_SLOW = tuple(  # whole seeded searches: seconds to a minute each, per mutant
+    "tests/bisect/test_noise.py::" + name
+    for name in (
+        "test_stated_confidence_is_calibrated_on_seeded_trials",
+        "test_heavy_noise_everywhere_sets_no_testable_commit_aside",
+        "test_cost_rule_builds_fewer_commits_than_the_entropy_rule",
+        "test_equal_costs_need_no_more_runs_than_the_entropy_rule",
+        "test_infrastructure_noise_is_set_aside_not_believed",
+        "test_jobs_never_run_one_commit_twice_at_once",
+        "test_replaying_observations_rebuilds_the_same_posterior",
+    )
 )
 
 # The one list: a module moved or added is one line here.
@@ -176,6 +182,19 @@ def run_one(target: Target, workdir: Path, jobs: int) -> Outcome:
             out.untested.append(name)
         else:  # survived, suspicious, segfault (none expected of a pure module)
             out.survived.append(name)
+    (work / "outcome.json").write_text(json.dumps(asdict(out)))
+    return out
+
+
+def _saved(target: Target, workdir: Path) -> Outcome | None:
+    """The outcome of an earlier run of ``target`` in ``workdir`` (``--report-only``)."""
+    saved = workdir / _slug(target.path) / "outcome.json"
+    if not saved.exists():
+        return None
+    out = Outcome(**json.loads(saved.read_text()))
+    out.equivalent = [n for n in out.survived + out.untested + out.equivalent if n in EQUIVALENT]
+    out.survived = [n for n in out.survived if n not in EQUIVALENT]
+    out.untested = [n for n in out.untested if n not in EQUIVALENT]
     return out
 
 
@@ -273,12 +292,19 @@ def main() -> int:
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "lnrepro-mutation")
     ap.add_argument("--report", type=Path, help="rewrite this Markdown file's '## Last run' part")
     ap.add_argument("--min-score", type=float, default=0.9)
+    ap.add_argument(
+        "--report-only", action="store_true", help="no run: report the outcomes saved in --workdir"
+    )
     args = ap.parse_args()
     targets = [t for t in TARGETS if not args.only or any(s in t.path for s in args.only)]
     started = time.monotonic()
     outcomes = []
     for target in targets:
-        out = run_one(target, args.workdir, args.jobs)
+        saved = _saved(target, args.workdir) if args.report_only else None
+        if args.report_only and saved is None:
+            print(f"{target.path}: no saved outcome in {args.workdir}", file=sys.stderr)
+            continue
+        out = saved or run_one(target, args.workdir, args.jobs)
         print(
             f"{target.path}: {out.mutants} mutants, {out.killed + out.timeout} killed, "
             f"{len(out.survived) + len(out.untested)} survived, {len(out.equivalent)} "
