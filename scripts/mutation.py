@@ -74,7 +74,14 @@ TARGETS: tuple[Target, ...] = (
         ("tests/bisect/test_strategy_rules.py", "tests/bisect/test_noise.py"),
         _BISECT_SLOW,
     ),
-    Target("lnrepro/bisect/core.py", ("tests/bisect/test_core.py", "tests/bisect/test_search_core.py")),
+    Target(
+        "lnrepro/bisect/core.py",
+        ("tests/bisect/test_search_core.py", "tests/bisect/test_core.py"),
+        (  # hypothesis: hundreds of searches per mutant
+            "tests/bisect/test_core.py::test_dag_with_merges_finds_a_commit_whose_parents_are_all_good",
+            "tests/bisect/test_core.py::test_artifacts_first_then_builds_only_inside_the_last_interval",
+        ),
+    ),
     Target("lnrepro/shrink/core.py", ("tests/shrink/test_core.py", "tests/shrink/test_search_rules.py")),
     Target("lnrepro/shrink/space.py", ("tests/shrink/test_core.py", "tests/shrink/test_search_rules.py")),
     Target("lnrepro/hangs/rules.py", ("tests/triage/test_rules.py", "tests/triage/test_cause_rules.py")),
