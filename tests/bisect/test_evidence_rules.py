@@ -201,7 +201,7 @@ def test_a_nan_metric_is_always_the_bugs_side() -> None:
         assert learn(run(t("A", F, metric=nan)), policy) == Signature(tests=("A",))
     # NaN beside finite values, first or last: the reason names NaN, never a value within
     for order in ((nan, 0.5), (0.5, nan)):
-        tests = [t(n, F, metric=v) for n, v in zip("AB", order)]
+        tests = [t(n, F, metric=v) for n, v in zip("AB", order, strict=True)]
         assert classify(run(*tests), None, LOWER) == (FAIL, "max_diff=nan > 1")
         assert classify(run(*tests), None, HIGHER) == (FAIL, "pcc=nan < 0.99")
 
@@ -458,3 +458,16 @@ def test_nan_formats_as_nan_in_a_reason() -> None:
     assert math.isnan(float("nan"))  # the reason of a NaN-only run names nan, not a number
     out, reason = classify(run(t("A", F, metric=float("nan"))), None, LOWER)
     assert (out, reason) == (FAIL, "max_diff=nan > 1")
+
+
+def test_the_noise_reason_names_the_test_that_did_not_pass() -> None:
+    sig = Signature(tests=("A", "B"), shapes=("s",))
+    assert classify(run(t("A", P), t("B", F, "other")), sig, Policy()) == (
+        NOISE,
+        "B failed another way: other",
+    )
+
+
+def test_a_run_without_a_hang_is_judged_at_once_even_with_the_watcher_on() -> None:
+    watched = Meaning(HANG_BAD, Sense(False), "tip", watched=True)
+    assert watched.judge("tip", _ev(run(t("A", P))), None, []) == (None, [(PASS, "passed")])

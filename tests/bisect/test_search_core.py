@@ -22,9 +22,9 @@ def test_a_graph_knows_positions_bits_ancestors_and_members() -> None:
     # a parent outside the graph is ignored
     g2 = Graph(("b",), {"b": ("outside",)})
     assert g2.ancestors("b") == 1
-    with pytest.raises(ValueError, match="^a is listed after its child b$"):
+    with pytest.raises(ValueError, match=r"^a is listed after its child b$"):
         Graph(("b", "a"), {"b": ("a",)})
-    with pytest.raises(ValueError, match="^b is listed after its child b$"):
+    with pytest.raises(ValueError, match=r"^b is listed after its child b$"):
         Graph(("b",), {"b": ("b",)})
 
 
@@ -46,11 +46,11 @@ def test_the_candidates_are_the_bad_commits_ancestors_no_good_commit_reaches() -
 
 
 def test_unknown_commits_are_refused() -> None:
-    with pytest.raises(ValueError, match="^zz is not in the graph$"):
+    with pytest.raises(ValueError, match=r"^zz is not in the graph$"):
         Search(MERGE, "zz", ["a"])
-    with pytest.raises(ValueError, match="^zz is not in the graph$"):
+    with pytest.raises(ValueError, match=r"^zz is not in the graph$"):
         Search(MERGE, "d", ["zz"])
-    with pytest.raises(ValueError, match="^zz is not in the graph$"):
+    with pytest.raises(ValueError, match=r"^zz is not in the graph$"):
         Search(MERGE, "d", ["a"]).record("zz", Mark.BAD)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates, _entropy, _lbeta
-from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.core import Mark
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
@@ -272,10 +272,10 @@ def test_build_kinds_and_their_costs() -> None:
     # the cost rule: information per second of the best batch
     info = np.array([1.0, 1.5, 2.0, 2.2, 2.3])
     assert s._score(info, 0, "c1") == pytest.approx(
-        max(i / (0 + m * 60) for i, m in zip(info, (1, 2, 4, 8, 16)))
+        max(i / (0 + m * 60) for i, m in zip(info, (1, 2, 4, 8, 16), strict=True))
     )
     assert s._score(info, 1, "c3") == pytest.approx(
-        max(i / (1800 + m * 60) for i, m in zip(info, (1, 2, 4, 8, 16)))
+        max(i / (1800 + m * 60) for i, m in zip(info, (1, 2, 4, 8, 16), strict=True))
     )
     s.rule = "entropy"
     assert s._score(info, 1, "c3") == 1.0

@@ -108,7 +108,7 @@ def test_a_closed_parser_refuses_input_and_closing_twice_gives_the_same_run() ->
     p.feed(b"")
     run = p.close(0)
     assert p.close(5) is run and run.exit_code == 0
-    with pytest.raises(ValueError, match="^parser is closed$"):
+    with pytest.raises(ValueError, match=r"^parser is closed$"):
         p.feed(b"x")
 
 

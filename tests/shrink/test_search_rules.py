@@ -21,7 +21,7 @@ from lnrepro.shrink.core import (
     _status_why,
     repeats_for,
 )
-from tests.shrink.test_core import START, TOL, Control, Scripted
+from tests.shrink.test_core import START, TOL, Scripted
 
 CONST = DataSpec(DataKind.CONSTANT, "bugrepro", 1.0, 1.0, 0.5)
 RANDOM = DataSpec(DataKind.RANDOM, "uniform")
