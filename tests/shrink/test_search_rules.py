@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from lnrepro.model.shrink import TILE, Axis, Case, DataKind, DataSpec, Judged, Shape, Status
+from lnrepro.model.shrink import TILE, Axis, Case, DataKind, DataSpec, Judged, OpKind, Shape, Status
 from lnrepro.shrink import space
 from lnrepro.shrink.core import (
     MAX_REPEATS,
@@ -387,3 +387,82 @@ def test_lower_bounds_per_axis() -> None:
     assert not lb(Shape(1, 33, 1, 64), Axis.SEQ, tiled_rows=True)
     assert not lb(Shape(1, 32, 1, 64), Axis.SEQ)
     assert lb(Shape(1, 1, 1, 64), Axis.BATCH) and not lb(Shape(2, 1, 1, 64), Axis.BATCH)
+
+
+# ------------------------------------------------------------------------------ the survivors' rules
+@pytest.mark.parametrize("first_failing", [2, 11, 13, 39])
+def test_the_descent_finds_every_threshold(first_failing: int) -> None:
+    s = Search(START, Scripted(lambda c, d: c.shape.batch >= first_failing), Model())  # type: ignore[arg-type]
+    s.repeats = 1
+    start = s.judge(s.case(Shape(40, 1, 1, 64), CONST))
+    assert s.descend(start, Axis.BATCH).case.shape.batch == first_failing
+
+
+def test_the_small_phase_moves_on_after_a_neighbour_step() -> None:
+    # not monotone: only a neighbour step reaches (3, 4), and only a second round (2, 4)
+    failing = {(5, 5), (4, 5), (3, 5), (3, 4), (2, 4)}
+    s = Search(
+        START,
+        Scripted(lambda c, d: (c.shape.batch, c.shape.seq) in failing and c.shape.features == 64),
+        Model(),
+    )  # type: ignore[arg-type]
+    s.repeats = 1
+    got = s.small(s.judge(s.case(Shape(5, 5, 1, 64), CONST)))
+    assert (got.case.shape.batch, got.case.shape.seq) == (2, 4)
+
+
+def test_the_partial_tile_is_dropped_never_added() -> None:
+    fails = {78, 64, 96 + 14, 96 + 28}
+    s = Search(START, Scripted(lambda c, d: c.shape.features in fails), Model())  # type: ignore[arg-type]
+    s.repeats = 1
+    s.small(s.judge(s.case(Shape(1, 1, 1, 96 + 14), CONST)))
+    assert max(c.shape.features for c in s.cache) <= 96 + 14
+
+
+def test_random_data_carries_the_searchs_seed() -> None:
+    s = Search(START, Scripted(lambda c, d: c.data.kind is DataKind.RANDOM), Model(), seed=7)  # type: ignore[arg-type]
+    s.repeats = 1
+    j = s.fails_at(Shape(1, 1, 1, 64), DataKind.RANDOM.rank)
+    assert j is not None and j.case.data.seed == 7
+    best = s.loudest_variant(j)
+    assert {c.data.seed for c in s.cache if c.data.kind is DataKind.RANDOM} == {7}
+    assert best.case.data.seed == 7
+
+
+def test_an_unmeasured_margin_counts_as_zero_for_the_loudest_variant() -> None:
+    margins: dict[str, float | None] = {"bugrepro": 0.5, "different-values": None}
+
+    @dataclass
+    class ByVariant(Told):
+        def evaluate(self, c: Case, draw: int) -> Outcome:
+            return Outcome(F, margins[c.data.variant])
+
+    s = Search(START, ByVariant([]), Model())  # type: ignore[arg-type]
+    first = s.judge(case(64, CONST))
+    assert s.loudest_variant(first) is first  # None is no larger than 0.5
+    margins.update({"bugrepro": None, "different-values": 0.25})
+    s = Search(START, ByVariant([]), Model())  # type: ignore[arg-type]
+    first = s.judge(case(64, CONST))
+    assert s.loudest_variant(first).margin == 0.25  # 0.25 is larger than none
+
+
+def test_a_ttnn_op_shrinks_its_rows_by_whole_tiles() -> None:
+    start = Case(Shape(1, 4 * TILE, 1, 3 * TILE), CONST, TOL, "T", op=OpKind.TTNN_LAYER_NORM)
+    s = Search(start, Scripted(lambda c, d: c.shape.seq >= 2 * TILE), Model())  # type: ignore[arg-type]
+    s.repeats = 1
+    got = s.small(s.judge(s.case(start.shape, CONST)))
+    assert got.case.shape.seq == 2 * TILE and got.case.shape.features == TILE
+    assert all(c.shape.seq % TILE == 0 for c in s.cache)
+    s.boundary(got)
+    assert [(n.axis, n.judged.case.shape.seq) for n in s.smaller if n.judged] == [(Axis.SEQ, TILE)]
+    assert s.lower_bounds == [Axis.FEATURES, Axis.BATCH, Axis.HEADS]
+    # the probes: one tile of rows
+    assert {p.seq for p in s.probe_shapes()[1:]} == {TILE}
+
+
+def test_the_admissible_search_asks_the_model_about_draw_zero() -> None:
+    model = Model(bad=lambda c, d: d != 0 or c.shape.features > 2 * TILE)
+    s = Search(START, Scripted(lambda c, d: True), model)  # type: ignore[arg-type]
+    s.repeats = 1
+    j = s.admissible_near(case(4 * TILE, CONST))
+    assert j is not None and j.case.shape.features == 2 * TILE
