@@ -139,6 +139,7 @@ class Outcome:
     survived: list[str] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)
     equivalent: list[str] = field(default_factory=list)
+    pending: int = 0  # not run yet (a run stopped early, read by --collect): not killed
     seconds: float = 0.0
 
     @property
@@ -202,11 +203,16 @@ def run_one(target: Target, workdir: Path, jobs: int) -> Outcome:
     _prepare(work, target)
     started = time.monotonic()
     done = _mutmut(work, "run", "--max-children", str(jobs))
-    seconds = time.monotonic() - started
     meta = work / "mutants" / (target.path + ".meta")
     if done.returncode != 0 or not meta.exists():
         sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])
         sys.exit(f"mutation.py: mutmut failed on {target.path} (exit {done.returncode})")
+    return collect(target, work, time.monotonic() - started)
+
+
+def collect(target: Target, work: Path, seconds: float) -> Outcome:
+    """The outcome of mutmut's run in ``work`` (finished or not), saved beside it."""
+    meta = work / "mutants" / (target.path + ".meta")
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     listing = _mutmut(work, "results", "--all", "true").stdout
     status = {}
@@ -225,6 +231,8 @@ def run_one(target: Target, workdir: Path, jobs: int) -> Outcome:
             out.timeout += 1
         elif verdict == "no tests":
             out.untested.append(name)
+        elif codes[name] is None:
+            out.pending += 1
         else:  # survived, suspicious, segfault (none expected of a pure module)
             out.survived.append(name)
     (work / "outcome.json").write_text(json.dumps(asdict(out)))
@@ -281,15 +289,16 @@ def report(outcomes: list[Outcome], workdir: Path, argv: list[str], seconds: flo
         total.survived += o.survived
         total.untested += o.untested
         total.equivalent += o.equivalent
+        total.pending += o.pending
     rows = [
-        "| module | mutants | killed | timeout | survived | no test | equivalent | score |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| module | mutants | killed | timeout | survived | no test | not run | equivalent | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for o in [*outcomes, total]:
         name = f"`{o.path}`" if o is not total else "**all**"
         rows.append(
             f"| {name} | {o.mutants} | {o.killed} | {o.timeout} | {len(o.survived)} "
-            f"| {len(o.untested)} | {len(o.equivalent)} | {o.score:.1%} |"
+            f"| {len(o.untested)} | {o.pending} | {len(o.equivalent)} | {o.score:.1%} |"
         )
     load = os.getloadavg()
     lines = [
@@ -343,8 +352,20 @@ def main() -> int:
     ap.add_argument(
         "--report-only", action="store_true", help="no run: report the outcomes saved in --workdir"
     )
+    ap.add_argument(
+        "--collect",
+        nargs=2,
+        metavar=("SUBSTRING", "SECONDS"),
+        help="no run: save the outcome of the module's mutmut run left in --workdir (stopped "
+        "early or run by hand), with the seconds it took",
+    )
     args = ap.parse_args()
     targets = [t for t in TARGETS if not args.only or any(s in t.path for s in args.only)]
+    if args.collect:
+        (target,) = [t for t in TARGETS if args.collect[0] in t.path]
+        out = collect(target, args.workdir / _slug(target.path), float(args.collect[1]))
+        print(f"{target.path}: {out.mutants} mutants, {out.pending} not run; saved")
+        return 0
     started = time.monotonic()
     outcomes = []
     for target in targets:
