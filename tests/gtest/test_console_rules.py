@@ -246,3 +246,105 @@ def test_a_failure_message_is_kept_to_its_first_lines() -> None:
     (t,) = parse_bytes(log).iterations[0].tests
     assert t.failures[0].message.splitlines() == [f"line {i}" for i in range(40)]
     assert t.status is FAILED
+
+
+# ------------------------------------------------------------------------------ boundaries
+@pytest.mark.parametrize(
+    "boundary",
+    [
+        b"2026-01-01 10:00:00.000 | INFO     | m:f:1 - logger line",
+        b"Note: Google Test filter = A.*",
+        b"y.cc:9: Failure",
+    ],
+)
+def test_a_failure_message_ends_at_the_next_boundary(boundary: bytes) -> None:
+    log = b"[ RUN      ] A.b\nt.cc:1: Failure\nboom\n" + boundary + b"\n[  FAILED  ] A.b (1 ms)\n"
+    run = parse_bytes(log)
+    t = run.iterations[0].tests[0]
+    assert t.failures[0].message == "boom"
+
+
+def test_a_skip_message_ends_at_an_end_marker_glued_to_output() -> None:
+    log = b"[ RUN      ] A.b\nt.cc:1: Skipped\nwhy\nmore[  SKIPPED ] A.b (1 ms)\n"
+    (t,) = parse_bytes(log).iterations[0].tests
+    assert (t.status, t.skip_message) == (SKIPPED, "why")
+
+
+@pytest.mark.parametrize(("width", "kept"), [(511, 16), (510, 17)])
+def test_a_failure_message_is_kept_to_its_first_8192_characters(width: int, kept: int) -> None:
+    body = b"".join(b"%0*d\n" % (width, i) for i in range(30))
+    log = b"[ RUN      ] A.b\nt.cc:1: Failure\n" + body + b"[  FAILED  ] A.b (1 ms)\n"
+    (t,) = parse_bytes(log).iterations[0].tests
+    assert len(t.failures[0].message.splitlines()) == kept
+
+
+def test_an_end_marker_naming_another_test_leaves_the_line_to_be_read() -> None:
+    log = b"[ RUN      ] A.b\ndx: max_diff=5 [  FAILED  ] Other.t (1 ms)\n[       OK ] A.b (1 ms)\n"
+    (t,) = parse_bytes(log).iterations[0].tests
+    assert (t.status, t.metrics) == (PASSED, {"dx": {"max_diff": 5.0}})
+
+
+def test_a_suite_set_up_failure_is_named_even_without_a_message() -> None:
+    it = parse_bytes(b"[  FAILED  ] S: SetUpTestSuite or TearDownTestSuite\n").iterations[0]
+    assert it.suite_failures == {"S": []} and it.tests == []
+
+
+def test_after_the_closing_summary_only_a_timed_result_is_a_new_result() -> None:
+    log = (
+        b"[==========] 1 test from 1 test suite ran. (5 ms total)\n"
+        b"[  FAILED  ] A.b, where GetParam() = 1\n"  # the summary's list: already known
+        b"[  FAILED  ] two words\n"
+        b"[  FAILED  ] B.c (3 ms)\n"  # timed: brief output after a test printed "ran."
+        b"[  SKIPPED ] C.d (0 ms)\n"
+    )
+    it = parse_bytes(log).iterations[0]
+    assert [(t.name, t.status) for t in it.tests] == [("B.c", FAILED), ("C.d", SKIPPED)]
+
+
+def test_a_new_program_starts_clean() -> None:
+    done = (
+        b"[==========] Running 1 test from 1 test suite.\n"
+        b"[----------] 1 test from S\n"
+        b"[ RUN      ] S.b\n[       OK ] S.b (1 ms)\n"
+        b"[==========] 1 test from 1 test suite ran. (1 ms total)\n"
+    )
+    # after the summary: a note starts the next program, whose failures are the program's own
+    run = parse_bytes(
+        done
+        + b"Note: This is test shard 1 of 2.\n[ RUN      ] S.c\n[       OK ] S.c (1 ms)\nx.cc:1: Failure\nboom\n"
+    )
+    assert [[t.name for t in it.tests] for it in run.iterations] == [["S.b"], ["S.c"]]
+    assert run.iterations[1].global_failures == [Failure(file="x.cc", line=1, message="boom")]
+    assert run.iterations[1].suite_failures == {}
+    # a failure after the summary belongs to the program, not to the last suite
+    run = parse_bytes(done + b"x.cc:1: Failure\nboom\n")
+    assert run.iterations[0].global_failures == [Failure(file="x.cc", line=1, message="boom")]
+    # and after the global tear-down line, not to the suite before it
+    run = parse_bytes(
+        b"[----------] 1 test from S\n[----------] Global test environment tear-down\nx.cc:1: Failure\nboom\n"
+    )
+    assert run.iterations[0].global_failures == [Failure(file="x.cc", line=1, message="boom")]
+
+
+def test_a_note_while_a_test_runs_ends_it_as_a_new_program() -> None:
+    log = b"[==========] Running 1 test from 1 test suite.\n[ RUN      ] A.b\nNote: Google Test filter = B.*\n"
+    run = parse_bytes(log)
+    t = run.iterations[0].tests[0]
+    assert t.crash is not None
+    assert t.crash.reason == "a new test program started while the test was running"
+    assert run.iterations[1].gtest_filter == "B.*"
+
+
+def test_brief_results_carry_their_iteration() -> None:
+    one = b"[==========] Running 1 test from 1 test suite.\n[  FAILED  ] A.b (1 ms)\n"
+    run = parse_bytes(one + one)
+    assert [t.iteration for it in run.iterations for t in it.tests] == [1, 2]
+
+
+def test_the_callers_metric_rules_are_used_by_both_entry_points() -> None:
+    from lnrepro.model.metrics import MetricRules
+
+    rules = MetricRules(keys=("err",))
+    log = b"[ RUN      ] A.b\nx: err=1\n[       OK ] A.b (1 ms)\n"
+    assert parse_chunks([log], rules=rules).iterations[0].tests[0].metrics == {"x": {"err": 1.0}}
+    assert parse_bytes(log, rules=rules).iterations[0].tests[0].metrics == {"x": {"err": 1.0}}
