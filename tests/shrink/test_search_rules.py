@@ -10,7 +10,20 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from lnrepro.model.shrink import TILE, Axis, Case, DataKind, DataSpec, Judged, OpKind, Shape, Status
+from lnrepro.model.shrink import (
+    TILE,
+    Axis,
+    Case,
+    DataKind,
+    DataSpec,
+    Judged,
+    OpKind,
+    Shape,
+    ShrinkEvents,
+    StartMeasure,
+    Status,
+)
+from lnrepro.model.stats import wilson
 from lnrepro.shrink import space
 from lnrepro.shrink.core import (
     MAX_REPEATS,
@@ -19,6 +32,7 @@ from lnrepro.shrink.core import (
     Search,
     _Budget,
     _status_why,
+    order,
     repeats_for,
 )
 from tests.shrink.test_core import START, TOL, Scripted
@@ -466,3 +480,106 @@ def test_the_admissible_search_asks_the_model_about_draw_zero() -> None:
     s.repeats = 1
     j = s.admissible_near(case(4 * TILE, CONST))
     assert j is not None and j.case.shape.features == 2 * TILE
+
+
+# ------------------------------------------------------------------------------ what a user sees
+class Recorded(ShrinkEvents):
+    """The progress a user is shown, recorded."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[object, ...]] = []
+
+    def started(self, start: StartMeasure, repeats: int) -> None:
+        self.seen.append(("started", start, repeats))
+
+    def phase(self, text: str) -> None:
+        self.seen.append(("phase", text))
+
+    def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
+        self.seen.append(("judged", j.case.shape.features, candidates, evaluations, best))
+
+
+def test_the_progress_names_each_phase_each_candidate_and_the_start() -> None:
+    events = Recorded()
+    start = Case(Shape(1, 1, 1, 64), CONST, TOL, "T.start", pcc=0.99)
+    s = Search(start, Scripted(lambda c, d: c.shape.features >= 64), Model(), events=events)  # type: ignore[arg-type]
+    result = s.run()
+    assert result is not None
+    # every candidate keeps the start's tolerance, origin, op and PCC threshold
+    assert {(c.tolerance, c.origin, c.op, c.pcc) for c in s.cache} == {
+        (TOL, "T.start", start.op, 0.99)
+    }
+    started = events.seen[0]
+    assert started[0] == "started" and started[2] == s.repeats
+    m = started[1]
+    assert (
+        isinstance(m, StartMeasure) and m.case == start and m.interval == wilson(m.passes, m.runs)
+    )
+    phases = [e[1] for e in events.seen if e[0] == "phase"]
+    assert phases[0] == "looking for constant data that fails"
+    assert "shrinking 1x1x1x64" in phases or any(p.startswith("shrinking ") for p in phases)
+    judged = [e for e in events.seen if e[0] == "judged"]
+    assert [e[2] for e in judged] == list(range(1, len(judged) + 1))  # candidates so far
+    assert judged[-1][3] == s.evaluations and judged[-1][4] is s.best
+
+
+def test_a_known_start_reports_its_measure() -> None:
+    events = Recorded()
+    s = Search(START, Scripted(lambda c, d: False), Model(), events=events)  # type: ignore[arg-type]
+    m = s.measure_start((10, 4))
+    assert events.seen == [("started", m, s.repeats)]
+    assert m.case == START and m.interval == wilson(4, 10)
+
+
+def test_the_start_asks_the_model_about_draw_zero() -> None:
+    model = Model(bad=lambda c, d: d != 0)
+    s = Search(START, Told([Outcome(F)]), model, start_runs=3)  # type: ignore[arg-type]
+    assert s.measure_start().admissible is True
+    s = Search(START, Told([Outcome(F)]), model)  # type: ignore[arg-type]
+    assert s.measure_start((3, 1)).admissible is True
+    assert {d for _, d in model.seen} == {0}
+
+
+def test_a_deterministic_evaluator_runs_random_data_every_draw() -> None:
+    s = Search(START, Told([Outcome(P)], deterministic=True), Model(), start_runs=4)  # type: ignore[arg-type]
+    assert s.measure_start().passes == 4 and s.evaluations == 4
+
+
+def test_equal_cases_keep_the_first_best() -> None:
+    s = searching([Outcome(F, 1.0)], repeats=1)
+    first = s.judge(case(64, CONST))
+    s.judge(
+        Case(
+            Shape(1, 1, 1, 64),
+            DataSpec(DataKind.CONSTANT, "different-values", 0.5, 2.0, 1.0),
+            TOL,
+            "T.start",
+        )
+    )
+    assert s.best is first
+
+
+def test_order_counts_rows_times_tiles_and_an_unmeasured_margin_as_zero() -> None:
+    def j(rows: int, features: int, margin: float | None) -> Judged:
+        return Judged(Case(Shape(1, rows, 1, features), CONST, TOL), Status.FAILS, margin, 1)
+
+    assert order(j(2, 64, 1.0))[1] == 4
+    assert order(j(3, 96, 1.0))[1] == 9
+    assert order(j(1, 64, None))[3] == 0.0
+    assert order(j(1, 64, None)) > order(j(1, 64, 0.5))
+
+
+def test_a_two_row_probe_the_model_fails_is_not_moved() -> None:
+    # the start itself has two rows: its inadmissible verdict stands (only one-row probes move)
+    start = Case(Shape(1, 2, 1, 64), CONST, TOL, "T.start")
+    model = Model(bad=lambda c, d: c.shape.rows == 2 or c.shape.features > 32)
+    s = Search(start, Scripted(lambda c, d: True), model)  # type: ignore[arg-type]
+    s.measure_start()
+    j = s.loud()
+    assert j is not None and j.case.shape.rows == 1 and j.case.shape.features == 32
+
+
+def test_repeats_at_the_edges() -> None:
+    assert repeats_for(1, 1, 0.95) == 13
+    assert repeats_for(1, 0, 0.95) == 1
+    assert repeats_for(3, 3, 0.5) == 1
