@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.strategy import GitSearch, merge_base_error
-from lnrepro.model.bisect import Action, ActionKind, BuildKind, CommitInfo, RunOutcome, SearchKind
+from lnrepro.model.bisect import (
+    Action,
+    ActionKind,
+    BuildKind,
+    CommitInfo,
+    ResultKind,
+    RunOutcome,
+    SearchKind,
+)
 from tests.bisect.test_core import linear
 
 FAIL, PASS, NOISE = RunOutcome.FAIL, RunOutcome.PASS, RunOutcome.NOISE
@@ -158,3 +166,48 @@ def test_an_idle_job_takes_a_commit_nobody_runs() -> None:
     assert s.runs_per_action() is None
     t = GitSearch(linear(3), "c2", ["c0"], confirm=False)
     assert t.next_for(1, {0: "c1"}) is None  # the only candidate runs already
+
+
+def test_every_action_names_its_job_kind_and_build_and_the_answer_its_kind() -> None:
+    arts = frozenset({"c2", "c3"})
+    s = GitSearch(linear(5), "c4", ["c0"], prefer=arts)
+    do(s, E, "c4", FAIL)
+    do(s, E, "c0", PASS)
+    assert s.next_batch(2) == [
+        Action(job=0, sha="c2", kind=S, build=BuildKind.PREBUILT),
+        Action(job=1, sha="c3", kind=S, build=BuildKind.PREBUILT),
+    ]
+    do(s, S, "c2", PASS)
+    do(s, S, "c3", FAIL)
+    assert s.next_batch(2) == [
+        Action(job=0, sha="c3", kind=C, build=BuildKind.PREBUILT),
+        Action(job=1, sha="c2", kind=C, build=BuildKind.PREBUILT),
+    ]
+    do(s, C, "c3", FAIL)
+    do(s, C, "c2", PASS)
+    a = s.answer("first fixed commit")
+    assert a.kind is ResultKind.FIRST_FIXED and a.search is SearchKind.GIT
+    assert (a.first_bad, a.last_good, a.error, a.confirmed) == ("c3", "c2", None, True)
+    t = GitSearch(linear(4), "c3", ["c0"], confirm=False)
+    do(t, S, "c1", NOISE, NOISE, NOISE)
+    do(t, S, "c2", NOISE, NOISE, NOISE)
+    for _ in range(6):
+        for sha in ("c1", "c2"):
+            if (S, sha) in {(k, x) for k, x in plan(t, 2)}:
+                do(t, S, sha, NOISE, NOISE, NOISE)
+    b = t.answer("first fixed commit")
+    assert b.kind is ResultKind.FIRST_FIXED and b.search is SearchKind.GIT and b.first_bad is None
+
+
+def test_a_first_bad_without_a_good_parent_has_no_last_good() -> None:
+    g = Graph(("a", "b"), {"b": ()})  # b's history does not reach the good end (a shallow clone)
+    s = GitSearch(g, "b", ["a"], confirm=False)
+    a = s.answer("first bad commit")
+    assert (a.first_bad, a.last_good, a.last_good_all) == ("b", None, ())
+
+
+def test_a_commit_that_cannot_be_tested_is_not_judged_by_its_runs() -> None:
+    s = GitSearch(linear(4), "c3", ["c0"], confirm=False)
+    m = s.observe(Action(sha="c1", kind=S), [(FAIL, "f")], cannot_test="did not build")
+    assert m is Mark.SKIP and s.search.marks["c1"] is Mark.SKIP
+    assert s.verdict("c3") is Mark.BAD and s.verdict("c1") is None
