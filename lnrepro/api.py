@@ -43,7 +43,7 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
-from lnrepro.studies.explained import (
+from lnrepro.studies.explain_doc import (
     EXPLAIN_READS,
     EXPLAIN_SCHEMA,
     Explanation,
@@ -421,7 +421,7 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
     from dataclasses import replace
 
     from lnrepro.errors import InputError, MalformedLog
-    from lnrepro.studies import explain as ex
+    from lnrepro.studies import model_fit as ex
 
     ref, path = request.ref, Path(request.ref)
     if ("/" in ref or path.suffix) and not path.exists() and not path.is_symlink():

@@ -22,7 +22,7 @@ from lnrepro.envcheck import document as envcheck
 from lnrepro.model import bisect, compare, gtest, hang, listing, requests, run_doc
 from lnrepro.model import shrink_doc as shrink
 from lnrepro.model.codec import document_schema
-from lnrepro.studies import explained, tolerance
+from lnrepro.studies import explain_doc, tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -54,7 +54,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
         "and with --container the container's view beside it",
     ),
     "explain.json": (
-        explained.ExplainDoc,
+        explain_doc.ExplainDoc,
         "lnrepro explain --json (lnrepro.explain/2): every model's fit to a run or gtest log, "
         "best first, its hangs, and the notes the console shows",
     ),

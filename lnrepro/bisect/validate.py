@@ -20,6 +20,7 @@ from lnrepro.errors import GitError, UsageError
 from lnrepro.model.requests import BisectRequest, CommandOracleSpec, RunOracleSpec
 from lnrepro.run.validate import (
     check_builds_tt_metal,
+    check_dispatch_timeout,
     check_record_dir,
     check_tests,
     check_tt_metal,
@@ -178,6 +179,7 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
         return o
     check_tests(o.tests)
     spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
+    check_dispatch_timeout(spec, o.tests.timeout_s)
     if (req.contexts or req.devices) and spec.runner != "docker":
         raise UsageError("--docker-context and --device need --runner docker", "drop them")
     return msgspec.structs.replace(o, backend=spec)

@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import Context
+from lnrepro.cli.help import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
 from lnrepro.model import option_table as table

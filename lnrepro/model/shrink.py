@@ -309,6 +309,10 @@ class ShrinkEvents(Events):
     def started(self, start: StartMeasure, repeats: int) -> None: ...
     def phase(self, text: str) -> None: ...
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None: ...
+    def interrupted(self, best: Judged | None, rerun: tuple[str, ...], saved: Path | None) -> None:
+        """Ctrl-C or SIGTERM stopped the search: the best case so far and its rerun line (kept,
+        so the person gets what the progress showed), and the directory whose saved state
+        ``--resume`` continues (None: nothing saved, e.g. the emulator's)."""
 
 
 # ---------------------------------------------------------------------------------- request

@@ -1,4 +1,4 @@
-"""One table of options (issue 39): each request field a command line sets is declared once, in
+"""One table of options: each request field a command line sets is declared once, in
 lnrepro/model/option_table.py, and the commands' options, their ``--help``, the rerun line,
 resume's refusal, the errors' flag names and lnrepro.toml's keys all come from it."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from pathlib import Path
 from typing import Any
 
 import click
@@ -232,11 +231,9 @@ def test_a_shrink_s_rerun_line_parses_back_into_the_same_request(drawn: ShrinkRe
     assert shrink_request(parsed("shrink", argv[2:])) == req
 
 
-def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it() -> None:
     """Before the table, shrink built this message from dest names: --device-nodes."""
-    err = check(["shrink", "--run", "last", "--device", "0"], capsys, "--device")
+    err = check(["shrink", "--run", "last", "--device", "0"], "--device")
     assert "--device-nodes" not in err
 
 

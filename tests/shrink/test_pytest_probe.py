@@ -99,7 +99,7 @@ def test_the_emitted_tt_metal_test_is_in_test_layer_norm_py_s_style() -> None:
         "from tests.ttnn.utils_for_testing import assert_with_pcc",
         '@pytest.mark.parametrize("h", [32])',
         '@pytest.mark.parametrize("w", [64])',
-        "def test_layer_norm_shrunk_few_valued(device, h, w):",
+        f"def {emit_pytest.test_name(case)}(device, h, w):",
         "    torch_output_tensor = torch.nn.functional.layer_norm(torch_input_tensor, "
         "normalized_shape=[w])",
         "    output_tensor = ttnn.layer_norm(input_tensor)",
