@@ -127,6 +127,12 @@ EQUIVALENT: dict[str, str] = {
     "lnrepro.bisect.evidence.x_classify__mutmut_108": 'float("NAN") is float("nan"): NaN either way',
     "lnrepro.bisect.evidence.x_classify__mutmut_103": _SOME_MEASURED,
     "lnrepro.bisect.evidence.x_classify__mutmut_105": _SOME_MEASURED,
+    **{
+        f"lnrepro.model.metrics.xǁMetricRulesǁtensor_name__mutmut_{n}": (
+            "rsplit(sep, k)[-1] is the text after the last sep for every k >= 1 and for no k"
+        )
+        for n in (5, 10, 13, 17)
+    },
 }
 
 
@@ -313,6 +319,10 @@ def report(outcomes: list[Outcome], workdir: Path, argv: list[str], seconds: flo
         f"(this invocation: {seconds / 60:.1f}); per module below",
         "",
         *rows,
+        "",
+        f"Of the mutants that ran ({total.mutants - total.pending - len(total.equivalent)}, "
+        f"equivalent ones aside), {(total.killed + total.timeout) / max(1, total.mutants - total.pending - len(total.equivalent)):.1%} "
+        "were killed; a mutant not run counts as not killed in the score column.",
         "",
         "Per module: " + ", ".join(f"`{_slug(o.path)}` {o.seconds:.0f} s" for o in outcomes) + ".",
         "",
