@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < model < (options, gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
+errors < (model, hang) < (options, gtest, pytests) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -17,12 +17,10 @@ PKG = Path(__file__).resolve().parents[1] / "lnrepro"
 RANK = {
     "errors": 0,
     "model": 1,
+    "hang": 1,  # a run record holds a hang's diagnosis; hang's readers use model's codec
     "options": 2,
     "gtest": 2,
-    "watcher": 2,
     "pytests": 2,
-    "triage": 2,
-    "hangs": 2,
     "doors": 3,
     "emulator": 3,
     "envcheck": 4,
