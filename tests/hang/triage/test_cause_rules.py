@@ -134,12 +134,17 @@ def test_upstream_order_breaks_ties_by_risc_name() -> None:
 # ------------------------------------------------------------------------------ words, roles
 def test_the_consequences_in_words() -> None:
     assert rules.consequence_words([]) == ""
-    assert rules.consequence_words([st("BRISC", rules.WAITING, W)]) == (
+    assert rules.consequence_words([st("BRISC", rules.WAITING, W)], "reader") == (
         "; the writer (BRISC) waits too, downstream of it: a consequence, not the cause"
     )
     two = [st("BRISC", rules.WAITING, W), st("TRISC2", rules.WAITING, C)]
-    assert rules.consequence_words(two) == (
-        "; the writer (BRISC), the compute (TRISC2) wait too, downstream of it: a consequence, "
+    assert rules.consequence_words(two, "reader") == (
+        "; the writer (BRISC), the compute (TRISC2) wait too, downstream of it: consequences, "
+        "not the cause"
+    )
+    # a waiter upstream of the cause (no role known: every waiter is upstream) waits behind it
+    assert rules.consequence_words([st("BRISC", rules.WAITING, W)]) == (
+        "; the writer (BRISC) waits too, behind it, for space it never frees: a consequence, "
         "not the cause"
     )
 
