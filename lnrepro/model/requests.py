@@ -161,6 +161,15 @@ class OnCrash(str, Enum):
     SKIP = "skip"
 
 
+class Margin(str, Enum):
+    """``--margin``: whether runs' margins (each quantity's share of its tolerance used) weigh
+    in the Bayesian search (issue 47)."""
+
+    AUTO = "auto"  # when the endpoints' margins separate the two sides
+    ON = "on"  # the best-separating quantity, whatever its separation
+    OFF = "off"  # verdicts only
+
+
 class OnHang(str, Enum):
     BAD = "bad"
     SKIP = "skip"
@@ -242,6 +251,7 @@ class BisectRequest:
     prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
     rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
     endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
+    margin: Margin = Margin.AUTO  # --margin: runs' margins weigh in the Bayesian search
 
     def to_json(self) -> Any:
         from lnrepro.model import codec

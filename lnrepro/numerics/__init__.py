@@ -1,0 +1,1 @@
+"""Numerics of Python tests: comparisons, their tolerances and margins."""
