@@ -18,6 +18,7 @@ from lnrepro.model.requests import (
     CommandOracleSpec,
     EmulatorSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     RunRequest,
     TestSpec,
@@ -29,6 +30,7 @@ BACKEND = "Backend"
 EMULATOR = "Emulator"
 LOCAL = "Local binary"
 TT_METAL = "tt-metal"
+PYTHON = "Python project"
 TESTS = "Tests"
 RECORDS = "Records"
 SEARCH = "Search"
@@ -261,8 +263,43 @@ TT_METAL_OPTS = (
         dest="python",
         metavar="PATH",
         group=TT_METAL,
-        help="The Python that runs --pytest tests. [default: the checkout's python_env/bin/python "
-        "with --runner local if it exists, else python3]",
+        help="The Python that runs --pytest tests. [default: a tt-metal checkout's "
+        "python_env/bin/python with --runner local if it exists; a Python project's .venv or "
+        "venv; else python3]",
+    ),
+)
+# any Python project (--pytest without --tt-metal): --python and --env are the tt-metal entries
+# options (one click option each), --repo is run's own
+PYTHON_OPTS = (
+    Opt(
+        owner=PythonSpec,
+        field="project",
+        flags=("--repo",),
+        dest="repo",
+        metavar="DIR",
+        always=True,
+        group=PYTHON,
+        help="With --pytest and no --tt-metal: the Python project whose tests run (a git "
+        "checkout; node ids are relative to it). [default: .]",
+    ),
+    Opt(
+        owner=PythonSpec,
+        field="python",
+        flags=("--python",),
+        dest="python",
+        metavar="PATH",
+        group=TT_METAL,
+        help="",  # the tt-metal entry's option
+    ),
+    Opt(
+        owner=PythonSpec,
+        field="env",
+        flags=("--env",),
+        dest="env",
+        metavar="KEY=VALUE",
+        form="pairs",
+        group=TT_METAL,
+        help="",
     ),
 )
 # one engine and its devices for a run; a bisect has its own, one per job
@@ -601,7 +638,7 @@ BISECT_RECORD_DIR = Opt(
 
 BACKEND_OPTS = (BACKEND_KIND, *EMULATOR_OPTS, *LOCAL_OPTS, *TT_METAL_OPTS)
 # per command, in the order ``--help`` lists them
-RUN_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS, *TEST_OPTS, RUN_RECORD_DIR)
+RUN_OPTS = (*BACKEND_OPTS, *PYTHON_OPTS, *ENGINE_OPTS, *TEST_OPTS, RUN_RECORD_DIR)
 BISECT_SEARCH = (*SEARCH_OPTS, *ORACLE_OPTS)
 BISECT_OPTS = (*BISECT_SEARCH, *BACKEND_OPTS, *TEST_OPTS, *JOB_OPTS, BISECT_RECORD_DIR)
 SHRINK_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS)

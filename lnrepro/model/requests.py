@@ -57,6 +57,7 @@ class BackendKind(str, Enum):
     EMULATOR = "emulator"
     LOCAL = "local"
     TT_METAL = "tt-metal"
+    PYTHON = "python"
 
 
 CASE_ENV = "LNREPRO_CASE"  # a probe test's case, as compact JSON (lnrepro.model.shrink.Case)
@@ -132,7 +133,24 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
         return backend_argv(self)
 
 
-BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
+class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
+    """Any Python project's pytest tests (a git checkout, no tt-metal), run in its own Python:
+    ``python`` if given, else the project's ``.venv``/``venv``, else ``python3`` on PATH."""
+
+    project: Path = msgspec.field(default_factory=Path)  # a factory: see RunRequest.record_dir
+    python: str | None = None  # None: the project's .venv/bin/python, venv/bin/python, python3
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # --env K=V, in the given order
+
+    kind = BackendKind.PYTHON
+
+    def argv(self) -> list[str]:
+        """The options of ``lnrepro run`` that choose this backend (the table's)."""
+        from lnrepro.model.option_table import backend_argv
+
+        return backend_argv(self)
+
+
+BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec | PythonSpec
 
 
 class TestSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from lnrepro.model.jsonio import JSON, NON_FINITE, NonFinite, Reader, encode_number
-from lnrepro.model.requests import BinarySpec, EmulatorSpec, TtMetalSpec
+from lnrepro.model.requests import BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
 from lnrepro.model.shrink import (
     SCHEMA,
     STATE_SCHEMA,
@@ -304,7 +304,7 @@ def start_doc(s: StartMeasure) -> StartDoc:
 
 
 def request_doc(q: ShrinkRequest) -> RequestDoc:
-    if isinstance(q.backend, BinarySpec):
+    if isinstance(q.backend, BinarySpec | PythonSpec):
         raise ValueError("a shrink's backend is the emulator or a checkout (validation says so)")
     return RequestDoc(
         test=q.test,
