@@ -141,3 +141,25 @@ def test_the_variables_that_change_numbers_are_kept_and_compared() -> None:
         "NPY_PROMOTION_STATE unset → weak",
     ]
     assert differences(a, a) == []
+
+
+def test_compare_shows_a_numerics_variable_that_changed_between_two_runs(
+    project: Path,
+    tmp_path: Path,
+    run: Run,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ("--pytest", FAILING_NODE, "--repo", str(project), "--python", sys.executable)
+    ids = []
+    for value in (None, "weak"):
+        if value:
+            monkeypatch.setenv("NPY_PROMOTION_STATE", value)
+        _code, out, _err = run(*args, "--record-dir", str(tmp_path), "--json")
+        ids.append(json.loads(out)["id"])
+    capsys.readouterr()
+    assert main(["compare", *ids, "--record-dir", str(tmp_path), "--json"]) == ExitCode.OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["environment"] == ["NPY_PROMOTION_STATE unset → weak"]
+    assert main(["compare", *ids, "--record-dir", str(tmp_path)]) == ExitCode.OK
+    assert "NPY_PROMOTION_STATE unset → weak" in capsys.readouterr().out
