@@ -1,4 +1,4 @@
-"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/4``).
+"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/5``).
 
 Pure data and pure logic: nothing here runs a process, writes a file or draws. Every rule about
 what a run means is derived here, once, on the types:
@@ -49,8 +49,10 @@ from lnrepro.model.stats import wilson
 if TYPE_CHECKING:
     from lnrepro.model.run_doc import AttemptDoc, RunDoc
 
-SCHEMA: Literal["lnrepro.run/4"] = (
-    "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+SCHEMA: Literal["lnrepro.run/5"] = (
+    # /5: a Python project's runs (backend python, tests' comparisons, the environment in the
+    # fingerprint); /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+    "lnrepro.run/5"
 )
 PROCESS_EXIT = "(process exit)"  # the entry for how the test binary itself ended
 
@@ -505,7 +507,7 @@ class RunRecord:
         return None
 
     def document(self) -> RunDoc:
-        """The record as ``lnrepro.run/4`` writes it (record.json, ``run --json``, ``show``)."""
+        """The record as ``lnrepro.run/5`` writes it (record.json, ``run --json``, ``show``)."""
         from lnrepro.model.run_doc import RunDoc
 
         tests = self.tests  # aggregated once per write, not once per field
@@ -566,8 +568,9 @@ class RunRecord:
 
 
 def upgrade(r: Reader) -> Reader:
-    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
-    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`)."""
+    """A /3, /4 or /5 run document in /5's shape: /3 lacks an attempt's hang (None), and a hang
+    of ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`); /4 lacks the tests'
+    ``comparisons`` (none) and the python backend, which it never holds."""
     if not isinstance(r.value, dict):
         r.fail("should be an object")
     doc = {**r.value, "schema": SCHEMA}

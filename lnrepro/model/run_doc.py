@@ -1,4 +1,4 @@
-"""``lnrepro.run/4`` as it is written: what :class:`~lnrepro.model.record.RunRecord` and
+"""``lnrepro.run/5`` as it is written: what :class:`~lnrepro.model.record.RunRecord` and
 :class:`~lnrepro.model.record.Attempt` write, defined once with their constraints (msgspec
 ``Meta``), read and validated by :func:`lnrepro.model.codec.decode`, and the source of
 docs/schemas/run.json (``scripts/schemas.py``). Loaded only when a run record is read or
@@ -29,7 +29,7 @@ Seconds = Annotated[float, msgspec.Meta(ge=0)]
 
 @dataclass(frozen=True, kw_only=True)
 class AttemptDoc:
-    """An attempt as ``lnrepro.run/4`` writes it: its tests with the process's own entry, and
+    """An attempt as ``lnrepro.run/5`` writes it: its tests with the process's own entry, and
     whether the environment ended it (derived). Absent keys take today's defaults (older
     records)."""
 
@@ -53,11 +53,11 @@ class AttemptDoc:
 
 @dataclass(frozen=True, kw_only=True)
 class RunDoc:
-    """``lnrepro.run/4``: record.json, ``run --json``, ``show --json``, ``report --format json``.
+    """``lnrepro.run/5``: record.json, ``run --json``, ``show --json``, ``report --format json``.
     What is derived (verdict, why, ok, rerun, filter, repeat, timeout_s, tests) is written for
     readers and derived again on reading; absent keys take defaults (older records)."""
 
-    schema: Literal["lnrepro.run/4"] = SCHEMA
+    schema: Literal["lnrepro.run/5"] = SCHEMA
     kind: Literal["run"] = "run"
     id: str = ""
     state: RunState = RunState.COMPLETE
