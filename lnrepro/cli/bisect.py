@@ -32,6 +32,7 @@ from lnrepro.model.requests import (
     OnHang,
     OracleSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     TestSpec,
     TtMetalSpec,
@@ -57,10 +58,15 @@ def _oracle(params: Params, repo: Path) -> OracleSpec:
         aliases = values_of(CommandOracleSpec, table.COMMAND_ORACLE_ALIASES, params)
         return CommandOracleSpec(argv=argv, **aliases)
     kind = params.get("backend")
+    if kind == "python":  # a Python project's --pytest tests, at each commit
+        values = values_of(PythonSpec, table.PYTHON_OPTS, params)
+        values.pop("project", None)
+        return RunOracleSpec(backend=PythonSpec(project=repo, **values), tests=test_spec(params))
     if kind not in (None, "tt-metal"):
         raise UsageError(
-            f"bisect builds and tests a tt-metal checkout, not --backend {kind}",
-            "drop --backend, or judge commits with --command",
+            f"bisect builds and tests a tt-metal checkout or a Python project, not --backend {kind}",
+            "drop --backend (or --backend python for a Python project), or judge commits with "
+            "--command",
         )
     checkout = params.get("tt_metal")
     if checkout is not None and Path(checkout).absolute() != repo.absolute():

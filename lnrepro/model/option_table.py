@@ -293,6 +293,18 @@ PYTHON_OPTS = (
     ),
     Opt(
         owner=PythonSpec,
+        field="setup",
+        flags=("--setup",),
+        dest="setup",
+        metavar="CMD",
+        form="command",
+        group=PYTHON,
+        help="A Python project's setup before its tests (e.g. 'pip install -e .'), split as a "
+        "shell would and run without one, in an environment of its own layered over --python's; "
+        "when it fails the commit is untestable (a skip), never bad.",
+    ),
+    Opt(
+        owner=PythonSpec,
         field="env",
         flags=("--env",),
         dest="env",
@@ -640,7 +652,14 @@ BACKEND_OPTS = (BACKEND_KIND, *EMULATOR_OPTS, *LOCAL_OPTS, *TT_METAL_OPTS)
 # per command, in the order ``--help`` lists them
 RUN_OPTS = (*BACKEND_OPTS, *PYTHON_OPTS, *ENGINE_OPTS, *TEST_OPTS, RUN_RECORD_DIR)
 BISECT_SEARCH = (*SEARCH_OPTS, *ORACLE_OPTS)
-BISECT_OPTS = (*BISECT_SEARCH, *BACKEND_OPTS, *TEST_OPTS, *JOB_OPTS, BISECT_RECORD_DIR)
+BISECT_OPTS = (
+    *BISECT_SEARCH,
+    *BACKEND_OPTS,
+    *PYTHON_OPTS,
+    *TEST_OPTS,
+    *JOB_OPTS,
+    BISECT_RECORD_DIR,
+)
 SHRINK_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS)
 COMMANDS: dict[str, tuple[Opt, ...]] = {"run": RUN_OPTS, "bisect": BISECT_OPTS}
 # every field a command line sets: the entries, and the aliases that share their options
@@ -704,8 +723,10 @@ def bisect_argv(req: BisectRequest) -> list[str]:
         elif isinstance(o, CommandOracleSpec):
             if opt.owner is CommandOracleSpec:
                 args += [*written(opt, o.argv), *argv(o, COMMAND_ORACLE_ALIASES)]
-        elif opt.owner is TtMetalSpec and opt.field != "checkout":  # the checkout is --repo
-            args += written(opt, getattr(o.backend, opt.field))
+        elif opt is BACKEND_KIND and isinstance(o.backend, PythonSpec):
+            args += [BACKEND_KIND.flag, o.backend.kind.value]
+        elif opt.owner is type(o.backend) and opt.field not in ("checkout", "project"):
+            args += written(opt, getattr(o.backend, opt.field))  # the checkout is --repo
         elif opt.owner is TestSpec and opt.field == "gtest_filter":
             args += tests_argv(o.tests)
     return ["lnrepro", "bisect", *args, *(["--", *req.paths] if req.paths else [])]

@@ -140,6 +140,9 @@ class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
     project: Path = msgspec.field(default_factory=Path)  # a factory: see RunRequest.record_dir
     python: str | None = None  # None: the project's .venv/bin/python, venv/bin/python, python3
     env: dict[str, str] = msgspec.field(default_factory=dict)  # --env K=V, in the given order
+    # run before the tests, in an environment of the run's own layered over ``python``'s (what
+    # it installs never reaches the user's); it failing makes the commit untestable
+    setup: tuple[str, ...] | None = None
 
     kind = BackendKind.PYTHON
 
@@ -240,7 +243,8 @@ class CommandOracleSpec(_Oracle, frozen=True, kw_only=True, tag="command"):
 class RunOracleSpec(_Oracle, frozen=True, kw_only=True, tag="run"):
     """Without ``--command``: ``lnrepro run`` on each commit's worktree (a tt-metal checkout)."""
 
-    backend: TtMetalSpec  # ``checkout`` is the repository; each job tests its own worktree
+    # ``checkout`` (``project``) is the repository; each job tests its own worktree
+    backend: TtMetalSpec | PythonSpec
     tests: TestSpec = msgspec.field(default_factory=TestSpec)
 
 

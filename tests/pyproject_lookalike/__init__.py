@@ -4,11 +4,14 @@
 History (oldest first), each commit's subject says what it is:
 
 0. ``good: two-pass statistics`` — mean, then variance of the centred values, in float64;
-1. ``good: docs`` — nothing that changes numbers;
+1. ``bad: one-pass variance in float32`` — E[x²] - E[x]², the culprit: 1e-3 errors on offset data;
 2. ``skip: setup fails`` — the step's setup (``python setup_step.py``) exits 1;
 3. ``skip: tests do not collect`` — the package does not import (a missing module);
-4. ``bad: one-pass variance in float32`` — E[x²] - E[x]², the culprit: 1e-3 errors on offset data;
-5. ``bad: more`` — a later commit, still bad.
+4. ``bad: more`` — the import and the setup repaired, the one-pass variance still there;
+5. ``bad: docs`` — nothing that changes numbers.
+
+A commit bisect from 0 to 5 tests 2 (git's midpoint) and 3 (its neighbour) and skips them; they
+come after the culprit, so they hide nothing.
 
 Tests: ``tests/test_norm.py::test_layernorm_matches_reference`` (numpy assert_allclose, fails
 from commit 4), ``tests/test_norm.py::test_flaky`` (fails about half the time, from the OS's
@@ -105,7 +108,9 @@ def make_project(repo: Path) -> list[str]:
             "good: two-pass statistics",
         )
     ]
-    shas.append(_commit(repo, {"README.md": "tinynorm\n"}, "good: docs"))
+    shas.append(
+        _commit(repo, {"tinynorm/__init__.py": BAD_NORM}, "bad: one-pass variance in float32")
+    )
     shas.append(_commit(repo, {"setup_step.py": SETUP_FAILS}, "skip: setup fails"))
     shas.append(
         _commit(
@@ -115,7 +120,7 @@ def make_project(repo: Path) -> list[str]:
         )
     )
     shas.append(
-        _commit(repo, {"tinynorm/__init__.py": BAD_NORM}, "bad: one-pass variance in float32")
+        _commit(repo, {"tinynorm/__init__.py": BAD_NORM, "README.md": "faster\n"}, "bad: more")
     )
-    shas.append(_commit(repo, {"README.md": "tinynorm, faster\n"}, "bad: more"))
+    shas.append(_commit(repo, {"README.md": "tinynorm\n"}, "bad: docs"))
     return shas

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,62 @@ from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import LocalProcess, host_fingerprint
 
 FREEZE_TIMEOUT_S = 120.0
+SETUP_TIMEOUT_S = 3600.0
 VENVS = (".venv", "venv")
+# Run by the user's Python: the directories its packages are in (its venv's, and the system's
+# where that venv sees them), each to be added with site.addsitedir (so their .pth files count)
+SITE_DIRS_SCRIPT = (
+    "import json, site, sys\n"
+    "dirs = [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))]\n"
+    "print(json.dumps(dirs))\n"
+)
+LAYER_PTH = "zz-lnrepro-base.pth"  # after the step's own .pth files (an editable install's)
+
+
+class LayerFailed(Exception):
+    def __init__(self, what: str, output: str) -> None:
+        super().__init__(what)
+        self.what, self.output = what, output
+
+
+def layered_env(base: str, venv: Path, env: dict[str, str]) -> str:
+    """A venv at ``venv`` whose own site-packages come first and ``base``'s packages after (a
+    ``.pth`` of ``site.addsitedir`` lines): what a step installs lands in it, never in the
+    user's environment, and the rest (pytest, the project's other packages) is the user's as it
+    is. A ``pip`` script in it runs the user's pip, installing here. Returns its python."""
+    import json
+
+    code, out = proc.capture([base, "-c", SITE_DIRS_SCRIPT], timeout=FREEZE_TIMEOUT_S, env=env)
+    if code != 0:
+        raise LayerFailed(f"{base} could not list its site-packages", out)
+    try:
+        dirs = [str(d) for d in json.loads(out.strip().splitlines()[-1])]
+    except (ValueError, IndexError):
+        raise LayerFailed(f"{base} printed no list of site-packages", out) from None
+    code, out = proc.capture(
+        [base, "-m", "venv", "--without-pip", str(venv)], timeout=FREEZE_TIMEOUT_S, env=env
+    )
+    if code != 0:
+        raise LayerFailed(f"{base} -m venv failed", out)
+    python = venv / "bin" / "python"
+    code, out = proc.capture(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        timeout=FREEZE_TIMEOUT_S,
+    )
+    if code != 0:
+        raise LayerFailed("the step's venv does not run", out)
+    purelib = Path(out.strip().splitlines()[-1])
+    purelib.mkdir(parents=True, exist_ok=True)
+    (purelib / LAYER_PTH).write_text(
+        "".join(f"import site; site.addsitedir({d!r})\n" for d in dirs)
+    )
+    for tool in ("pip", "pip3"):
+        script = venv / "bin" / tool
+        script.write_text(
+            f"#!{python}\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n"
+        )
+        script.chmod(0o755)
+    return str(python)
 
 
 def project_python(project: Path, given: str | None) -> str:
@@ -42,7 +98,7 @@ def project_python(project: Path, given: str | None) -> str:
 class PythonBackend(LocalProcess):
     spec: PythonSpec
     name: str = "python"
-    freeze: dict[str, JSON] = field(default_factory=dict, compare=False)
+    freeze: dict[str, str] = field(default_factory=dict, compare=False)  # the step's python
 
     @property
     def checkout(self) -> Path:
@@ -59,13 +115,66 @@ class PythonBackend(LocalProcess):
         return {**codec.encode_obj(self.spec), "interpreter": self.interpreter}
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
-        return None  # nothing to build: a setup command is bisect's (--setup)
+        """``--setup``, in an environment of this run's own (see :func:`layered_env`); nothing
+        to do without one. A failed setup is a failed build: the commit cannot be tested."""
+        if not self.spec.setup:
+            return None
+        start = time.monotonic()
+        log = record_dir / "build.log"
+        venv = record_dir / "env"
+        argv = list(self.spec.setup)
+        lines: list[str] = []
+        try:
+            step_python = layered_env(self.interpreter, venv, self.environment())
+        except LayerFailed as exc:
+            log.write_text(exc.output)
+            return BuildResult(
+                ok=False,
+                seconds=time.monotonic() - start,
+                reason=f"could not make the step's environment: {exc.what}",
+                tail=tuple(exc.output.splitlines()[-20:]),
+            )
+        env = {
+            **self.environment(),
+            "VIRTUAL_ENV": str(venv),
+            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+        env.pop("PYTHONHOME", None)
+        with log.open("wb") as fh:
+
+            def put(data: bytes) -> None:
+                fh.write(data)
+                lines.extend(data.decode("utf-8", "replace").splitlines()[-20:])
+                del lines[:-20]
+
+            try:
+                res = proc.stream(argv, put, timeout=SETUP_TIMEOUT_S, env=env, cwd=self.checkout)
+            except OSError as exc:
+                return BuildResult(
+                    ok=False,
+                    seconds=time.monotonic() - start,
+                    command=tuple(argv),
+                    reason=f"--setup {shlex.join(argv)} could not start: {exc.strerror}",
+                )
+        self.freeze["step_python"] = step_python
+        ok = res.exit_code == 0 and not res.timed_out
+        return BuildResult(
+            ok=ok,
+            seconds=time.monotonic() - start,
+            command=tuple(argv),
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            tail=() if ok else tuple(lines),
+            reason=None if ok else f"--setup {shlex.join(argv)} exited {res.exit_code}",
+            steps=("setup",),
+        )
 
     def program(self, attempt: int) -> list[str]:
-        return [self.interpreter, "-m", "pytest"]
+        return [self.python(attempt), "-m", "pytest"]
 
     def python(self, attempt: int) -> str:
-        return self.interpreter
+        step = self.freeze.get("step_python")
+        return step if isinstance(step, str) else self.interpreter
 
     def environment(self) -> dict[str, str]:
         """The tests' environment: this one, with ``--env`` on top."""
@@ -88,7 +197,8 @@ class PythonBackend(LocalProcess):
         from lnrepro.errors import LnreproError
 
         try:
-            out["git"] = gitops.head(self.checkout)
+            head = gitops.head(self.checkout)
+            out["git"], out["commit"] = head, head["commit"]
         except LnreproError:
             out["git"] = None
         out["python_env"] = self.read_freeze()
@@ -101,7 +211,7 @@ class PythonBackend(LocalProcess):
         env = self.environment()
         try:
             code, out = proc.capture(
-                [self.interpreter, "-c", FREEZE_SCRIPT],
+                [self.python(1), "-c", FREEZE_SCRIPT],
                 timeout=FREEZE_TIMEOUT_S,
                 cwd=self.checkout,
                 env=env,
