@@ -16,8 +16,8 @@ COLLECT_TIMEOUT_S = 300.0
 
 def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = True) -> None:
     """The project is a directory, its Python runs, and pytest finds every node id there
-    (``pytest --collect-only``: exit 4 or 5 is "no such test"; a collection error is the
-    test's own outcome, recorded by the run)."""
+    (``pytest --collect-only``: exit 4 or 5 is "no such test"; a collection error — pytest
+    prints ``ERROR collecting`` — is the test's own outcome, recorded by the run)."""
     from lnrepro.run.backends.python import project_python
 
     project = spec.project.expanduser()
@@ -53,7 +53,7 @@ def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str,
     full.update(ENV_SET)
     argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *node_ids]
     code, out = proc.capture(argv, timeout=COLLECT_TIMEOUT_S, cwd=project, env=full)
-    if code in (4, 5):
+    if code in (4, 5) and "ERROR collecting" not in out:  # not a module that fails to import
         last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")
         raise UsageError(
             f"--pytest {' '.join(node_ids)}: pytest finds no such test in {project} "
