@@ -54,8 +54,8 @@ BACKEND_KIND = Opt(
     form="tag",
     group=BACKEND,
     help="emulator: the built-in numpy model (no card); local: a gtest binary already built "
-    "here; tt-metal: build a checkout and run its tests. [default: tt-metal with --tt-metal, "
-    "else emulator]",
+    "here; tt-metal: build a checkout and run its tests; python: any Python project's --pytest "
+    "tests. [default: tt-metal with --tt-metal; for run, python with --pytest; else emulator]",
 )
 EMULATOR_OPTS = (
     Opt(
