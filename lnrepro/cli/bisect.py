@@ -140,9 +140,9 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     from lnrepro import api
 
     package, index_url, find_links = (kwargs.pop(k) for k in ("package", "index_url", "find_links"))
-    if package is not None:
+    if package is not None and not (resume or show_log):  # else: refused below, by its flag
         return _versions(repo, package, index_url, find_links, as_json, kwargs)
-    if index_url is not None or find_links is not None:
+    if (index_url is not None or find_links is not None) and not (resume or show_log):
         raise UsageError("--index-url and --find-links go with --package", "add --package NAME")
     ctx = click.get_current_context()
     if show_log or resume:
