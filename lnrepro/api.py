@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
+from lnrepro import options
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.events import BisectEvents, Events
 from lnrepro.model.jsonio import JSON, strings
@@ -43,7 +44,7 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, ShrinkRequest
-from lnrepro.studies.explained import (
+from lnrepro.studies.explain_doc import (
     EXPLAIN_READS,
     EXPLAIN_SCHEMA,
     Explanation,
@@ -194,12 +195,12 @@ def bisect(request: BisectRequest, events: BisectEvents | None = None) -> Bisect
     """
     from lnrepro.bisect import loop, state
     from lnrepro.bisect.oracle import oracles_for
-    from lnrepro.bisect.validate import validate_bisect
+    from lnrepro.bisect.validate import check_bisect, resolve_bisect
     from lnrepro.doors.fsio import new_record_dir
 
-    req = validate_bisect(request)
+    req = resolve_bisect(check_bisect(request))  # the request's rules, then what it names
     runs = _runs_dir(req)
-    record = BisectRecord(request=req, rerun=tuple(req.argv()))
+    record = BisectRecord(request=req, rerun=tuple(options.argv(req)))
     b = loop.build(record, oracles_for(req, runs))
     with state.lock(req.repo):
         state.check_replaceable(req.repo)  # an interrupted bisect is continued or discarded
@@ -424,7 +425,7 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
     from dataclasses import replace
 
     from lnrepro.errors import InputError, MalformedLog
-    from lnrepro.studies import explain as ex
+    from lnrepro.studies import model_fit as ex
 
     ref, path = request.ref, Path(request.ref)
     if ("/" in ref or path.suffix) and not path.exists() and not path.is_symlink():

@@ -395,7 +395,12 @@ def run_record_text(results: int) -> bytes:
                 tests=tests,
             )
         )
-    rec = RunRecord(request=RunRequest(), record_dir=Path("/tmp/run-x"), attempts=attempts)
+    rec = RunRecord(
+        request=RunRequest(),
+        rerun=["lnrepro", "run"],
+        record_dir=Path("/tmp/run-x"),
+        attempts=attempts,
+    )
     return dumps(rec.to_json()).encode()
 
 

@@ -24,8 +24,9 @@ import argparse
 import time
 from dataclasses import dataclass
 
+from lnrepro.model.case import Case, Judged, Shape, Status, data_menu
 from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import Case, Judged, Shape, ShrinkRequest, Status, data_menu
+from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.shrink import space
 from lnrepro.shrink.core import Search, order
 from lnrepro.shrink.emulator import EmulatorEvaluator

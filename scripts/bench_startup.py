@@ -10,18 +10,20 @@ per run. The commands are the ones a test run starts most often: a CLI run of th
 CLI and the emulator's own process), ``lnrepro parse --json`` and ``lnrepro --help``. Then the
 emulator's process with a BLAS thread per core (numpy's default) and with one (its own).
 
-``--help-ratio`` measures only what issue 37 asks of ``lnrepro --help``: its CPU against a bare
-``python -c 'import click'``, both with their bytecode compiled as installed, median of
-``--times`` runs each, interleaved so a loaded machine slows both alike. With ``--check`` it
-exits 1 when the ratio is over ``--max-ratio`` (2).
+``--help-ratio`` measures what issue 45 asks of every ``lnrepro COMMAND --help`` (and of
+``lnrepro --help``): its CPU against a bare ``python -c 'import click'``, both with their bytecode
+compiled as installed, median of ``--times`` pairs (15 by default), each pair run back to back so
+a loaded machine slows both alike, and which of numpy, docker, git and msgspec it imports. With
+``--check`` it exits 1 when a ratio is over ``--max-ratio`` (1.5).
 
     python scripts/bench_startup.py [--times 10]
-    python scripts/bench_startup.py --help-ratio [--times 40] [--check]
+    python scripts/bench_startup.py --help-ratio [--times 15] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import platform
 import resource
@@ -53,15 +55,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--times", type=int, default=10)
+    ap.add_argument("--times", type=int, default=None, help="10; with --help-ratio 15")
     ap.add_argument(
-        "--help-ratio", action="store_true", help="only `lnrepro --help` against `import click`"
+        "--help-ratio", action="store_true", help="each COMMAND --help against `import click`"
     )
     ap.add_argument(
         "--check", action="store_true", help="with --help-ratio: exit 1 over --max-ratio"
     )
-    ap.add_argument("--max-ratio", type=float, default=2.0)
+    ap.add_argument("--max-ratio", type=float, default=1.5)
     args = ap.parse_args()
+    args.times = args.times or (15 if args.help_ratio else 10)
     if args.help_ratio:
         ratio = help_ratio(args.times)
         return 1 if args.check and ratio > args.max_ratio else 0
@@ -115,29 +118,50 @@ def main() -> int:
     return 0
 
 
-def help_ratio(times: int) -> float:
-    """Median CPU of ``lnrepro --help`` over that of ``python -c 'import click'``; printed."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    argvs = {
-        "python -c 'import click'": [sys.executable, "-c", "import click"],
-        "lnrepro --help": [sys.executable, "-m", "lnrepro", "--help"],
-    }
-    runs: dict[str, list[float]] = {name: [] for name in argvs}
-    for argv in argvs.values():
-        cpu_of(argv, env, ROOT)  # bytecode written, page cache warm
-    for _ in range(times):
-        for name, argv in argvs.items():
-            runs[name].append(cpu_of(argv, env, ROOT))
-    med = {name: sorted(r)[len(r) // 2] for name, r in runs.items()}
-    click_s, help_s = med["python -c 'import click'"], med["lnrepro --help"]
-    print(
-        f"# {platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"median of {times} runs, CPU s per run (user + system)"
+HEAVY = ("numpy", "docker", "git", "msgspec")  # what no --help may import (issue 45)
+
+
+def heavy_of(command: list[str]) -> list[str]:
+    """The packages of :data:`HEAVY` that ``lnrepro COMMAND --help`` imports."""
+    code = (
+        "import sys; from lnrepro.cli import main\n"
+        f"try: main({[*command, '--help']!r})\n"
+        "except SystemExit: pass\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    for name, value in med.items():
-        print(f"{name:<28} {value:>7.3f}")
-    print(f"{'ratio':<28} {help_s / click_s:>7.2f}")
-    return help_s / click_s
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in HEAVY if repr(m) in out.stdout.splitlines()[-1]]
+
+
+def help_ratio(times: int) -> float:
+    """Per command, the median CPU of ``lnrepro COMMAND --help`` over that of a bare ``python -c
+    'import click'``, the two run in pairs (a loaded machine slows both alike); printed as a
+    table with what each imports of :data:`HEAVY`. Returns the worst ratio."""
+    from lnrepro.cli.commands import COMMANDS
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    click_argv = [sys.executable, "-c", "import click"]
+    py = [sys.executable, "-m", "lnrepro"]
+    commands = {"lnrepro --help": [], **{f"lnrepro {c} --help": [c] for c in sorted(COMMANDS)}}
+    print(
+        f"# {platform.node()}: {platform.machine()}, {os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f}, Python {platform.python_version()}, click "
+        f"{importlib.metadata.version('click')}; median of {times} paired runs, CPU s per run "
+        "(user + system), bytecode compiled"
+    )
+    print(f"{'command':<30} {'help s':>7} {'click s':>7} {'ratio':>6}  imports")
+    worst = 0.0
+    for name, command in commands.items():
+        argv = [*py, *command, "--help"]
+        cpu_of(argv, env, ROOT)  # bytecode written, page cache warm
+        pairs = [(cpu_of(argv, env, ROOT), cpu_of(click_argv, env, ROOT)) for _ in range(times)]
+        help_s = sorted(h for h, _ in pairs)[times // 2]
+        click_s = sorted(c for _, c in pairs)[times // 2]
+        ratio = sorted(h / c for h, c in pairs)[times // 2]  # of the pairs: each pair's own load
+        worst = max(worst, ratio)
+        heavy = ", ".join(heavy_of(command)) or "-"
+        print(f"{name:<30} {help_s:>7.3f} {click_s:>7.3f} {ratio:>6.2f}  {heavy}")
+    return worst
 
 
 def blas_threads(times: int) -> None:

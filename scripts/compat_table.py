@@ -1,4 +1,4 @@
-"""Write the compatibility table into docs/compatibility.md, from lnrepro.run.eras.
+"""Write the compatibility table into docs/compatibility.md, from lnrepro.run.compat.
 
 The table sits between ``<!-- eras:begin -->`` and ``<!-- eras:end -->``; the prose around it is
 written by hand. ``--check`` exits 1 when the page is not what this script would write.
@@ -20,7 +20,7 @@ PAGE = ROOT / "docs" / "compatibility.md"
 
 def table() -> str:
     from lnrepro.present.escape import markdown, markdown_code
-    from lnrepro.run.eras import ERAS, TESTS
+    from lnrepro.run.compat import ERAS, TESTS
 
     def codes(items: tuple[str, ...]) -> str:
         return "<br>".join(markdown_code(i) for i in items)

@@ -70,7 +70,7 @@ MUTANTS = (
     ),
     Mutant(
         "proc-no-subreaper",
-        "lnrepro/cli/__init__.py",
+        "lnrepro/cli/exits.py",
         "    proc.become_subreaper()",
         "    pass",
         ("tests/cli/test_faults.py::test_what_the_binary_leaves_behind_is_killed",),

@@ -19,10 +19,9 @@ from typing import Any
 
 from lnrepro import api
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import bisect, compare, gtest, hang, listing, requests, run_doc
-from lnrepro.model import shrink_doc as shrink
+from lnrepro.model import bisect, compare, gtest, hang, listing, record, requests, shrink
 from lnrepro.model.codec import document_schema
-from lnrepro.studies import explained, tolerance
+from lnrepro.studies import explain_doc, tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -38,7 +37,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
         "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
     ),
     "run.json": (
-        run_doc.RunDoc,
+        record.RunDoc,
         "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/5)",
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
@@ -54,7 +53,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
         "and with --container the container's view beside it",
     ),
     "explain.json": (
-        explained.ExplainDoc,
+        explain_doc.ExplainDoc,
         "lnrepro explain --json (lnrepro.explain/2): every model's fit to a run or gtest log, "
         "best first, its hangs, and the notes the console shows",
     ),

@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < model < (gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
+errors < model < (options, gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -10,12 +10,14 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "lnrepro"
 RANK = {
     "errors": 0,
     "model": 1,
+    "options": 2,
     "gtest": 2,
     "watcher": 2,
     "pytests": 2,
@@ -94,6 +96,37 @@ def test_help_loads_no_numpy_docker_or_git() -> None:
     assert "LOADED []" in out, out
 
 
+# Commands whose --help still loads msgspec, through lnrepro.model.requests (its backends and
+# oracles are msgspec Structs, and every command module builds its request type from there).
+# Issue 45 asks for none; a ratchet: a command that stops loading it must leave this set.
+MSGSPEC_AT_HELP = {
+    *("bisect", "compare", "env-check", "explain", "parse", "report"),
+    *("run", "runs", "show", "shrink", "tolerance"),
+}
+
+
+def test_no_command_help_loads_numpy_docker_or_git() -> None:
+    """Every ``lnrepro COMMAND --help``, each in its own process (scripts/bench_startup.py
+    --help-ratio times them)."""
+    from lnrepro.cli.commands import COMMANDS
+
+    code = (
+        "import sys; from lnrepro.cli import main\n"
+        "try: main([sys.argv[1], '--help'])\n"
+        "except SystemExit: pass\n"
+        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'numpy', 'docker', 'git', 'msgspec'}))"
+    )
+    loaded = {}
+    for command in sorted(COMMANDS):
+        out = subprocess.run(
+            [sys.executable, "-c", code, command], capture_output=True, text=True, check=True
+        ).stdout
+        loaded[command] = set(ast.literal_eval(out.rsplit("LOADED ", 1)[1]))
+    assert {c: m - {"msgspec"} for c, m in loaded.items() if m - {"msgspec"}} == {}
+    assert {c for c, m in loaded.items() if "msgspec" in m} == MSGSPEC_AT_HELP
+
+
 def test_no_module_is_over_700_lines() -> None:
     """A module a newcomer can read whole (issue 39): split by concern past 700 lines."""
     long = {
@@ -114,3 +147,104 @@ def test_untyped_dicts_stay_at_the_json_boundary() -> None:
         if "dict[str, Any]" in line
     ]
     assert len(found) <= 25, "\n".join(found)
+
+
+# ---------------------------------------------------------------------------------- cycles
+def _type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def _nodes(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node``, imports inside functions too, but not ``if TYPE_CHECKING:``."""
+    out: list[ast.AST] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _type_checking(child):
+            kids: list[ast.AST] = list(child.orelse)
+        else:
+            kids = [child]
+        for k in kids:
+            out += [k, *_nodes(k)]
+    return out
+
+
+def import_graph(pkg: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (``from a import b`` is ``a.b`` when b is a
+    module), read from the source, imports inside functions included."""
+    names = {
+        ".".join(p.relative_to(pkg.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in pkg.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for mod, path in names.items():
+        out: set[str] = set()
+        for n in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module in names:
+                out |= {
+                    f"{n.module}.{a.name}" if f"{n.module}.{a.name}" in names else n.module
+                    for a in n.names
+                }
+            elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+                out |= {n.module} & set(names)
+            elif isinstance(n, ast.Import):
+                out |= {a.name for a in n.names} & set(names)
+        graph[mod] = out - {mod}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """Issue 45: no module imports, even inside a function, a module that imports it back."""
+    assert cycles(import_graph(PKG)) == []
+
+
+def test_the_cycle_check_sees_a_late_import(tmp_path: Path) -> None:
+    """A cycle closed by an import inside a function is found; one through ``TYPE_CHECKING`` is
+    not a cycle at run time and is not reported."""
+    pkg = tmp_path / "toy"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from toy.sub import b\n")
+    (pkg / "sub" / "b.py").write_text(
+        textwrap.dedent("""
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from toy import c
+        def f():
+            from toy import a
+        """)
+    )
+    (pkg / "c.py").write_text("import toy.sub.b\n")
+    assert cycles(import_graph(pkg)) == [["toy.a", "toy.sub.b"]]
+    (pkg / "sub" / "b.py").write_text("def f():\n    return 1\n")
+    assert cycles(import_graph(pkg)) == []

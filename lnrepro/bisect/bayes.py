@@ -391,6 +391,33 @@ class BayesSearch:
         held = int(np.searchsorted(np.cumsum(p), 0.95) + 1)
         return held, max(0, math.ceil(self.post.entropy()))
 
+    def progress_note(self) -> str:
+        """The leading commit's posterior against the stop, and the runs expected to reach it.
+
+        Each run that tells the leader from its neighbour (the leader itself, or its parent)
+        moves the leader's log-odds by the log of a likelihood ratio, on average the Kullback-
+        Leibler divergence between a buggy and a clean commit's outcomes at the fail rates learned
+        so far (the smaller of the two directions); the runs to go are the log-odds still missing
+        over that. An estimate that moves with each run, as the search does: not git's halving,
+        whose candidates rise and fall with noise."""
+        sha, p = self._best()
+        c = self.confidence
+        qb, qg = (min(max(q, 1e-3), 1 - 1e-3) for q in self.post.rates_now())
+
+        def kl(a: float, b: float) -> float:
+            return a * math.log(a / b) + (1 - a) * math.log((1 - a) / (1 - b))
+
+        def logit(x: float) -> float:
+            x = min(max(x, 1e-9), 1 - 1e-9)
+            return math.log(x / (1 - x))
+
+        per_run = min(kl(qb, qg), kl(qg, qb))
+        missing = max(0.0, logit(c) - logit(p))
+        cap = max(1, self.max_runs - self.runs - self.noise)
+        runs = cap if per_run <= 1e-9 else min(cap, max(1, math.ceil(missing / per_run)))
+        s = "s" if runs != 1 else ""
+        return f"leading {sha[:12]} at P={p:.2f} (stops at {c:g}), ~{runs} run{s} to go"
+
     # ------------------------------------------------------------------ choosing
     def runs_per_action(self) -> int | None:
         return 1  # one run at a time: each is chosen by what the last one taught

@@ -129,7 +129,11 @@ class Bisect:
     # ------------------------------------------------------------------ the loop
     def run(self, events: BisectEvents) -> BisectResult:
         cands, left = self.strategy.progress()
-        events.started(cands, left)
+        note = self.strategy.progress_note()
+        if note:
+            events.started(cands, left, note)
+        else:
+            events.started(cands, left)
         if self.request.endpoint_runs is not None and not self.record.steps:
             from lnrepro.bisect.rates import describe
 
@@ -176,7 +180,11 @@ class Bisect:
     def _started(self, a: Action, events: BisectEvents) -> CommitInfo:
         info = self.workspace.describe(a.sha)
         cands, left = self.strategy.progress()
-        events.step_started(a.kind, info, cands, left)
+        note = self.strategy.progress_note()
+        if note:
+            events.step_started(a.kind, info, cands, left, note)
+        else:
+            events.step_started(a.kind, info, cands, left)
         return info
 
     def _run_jobs(self, events: BisectEvents) -> None:

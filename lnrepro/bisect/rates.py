@@ -11,7 +11,6 @@ the bisect's. Reading only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from lnrepro.doors import store
@@ -50,6 +49,30 @@ def bases(req: BisectRequest) -> list[Path]:
     return seen
 
 
+def _fix_for(req: BisectRequest) -> str:
+    """What to do instead, in the bisect's own terms: a --command bisect has no `lnrepro run`
+    records of its own test, so its fix is the rates themselves."""
+    if isinstance(req.oracle, RunOracleSpec):
+        return "name runs of the endpoints (lnrepro run --tt-metal . at each of them)"
+    return (
+        "--rates-from takes lnrepro's own runs (`lnrepro run`) of the endpoints; for a --command "
+        "bisect give the rates you measured with --fail-rates BAD,GOOD (e.g. 0.7,0.05), or drop "
+        "--rates-from to learn them"
+    )
+
+
+def _tests_of(tests: object) -> str:
+    """The tests a run or a bisect's runs select, as the user wrote them."""
+    pytest = getattr(tests, "pytest", ())
+    return " ".join(pytest) if pytest else str(getattr(tests, "gtest_filter", ""))
+
+
+def _same_tests(req: BisectRequest, run: RunRecord) -> bool:
+    """``run`` ran the bisect's own tests (a --command's tests are its own: not known)."""
+    o = req.oracle
+    return not isinstance(o, RunOracleSpec) or _tests_of(o.tests) == _tests_of(run.request.tests)
+
+
 def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> EndpointRuns:
     bf = bn = gf = gn = 0
     sources = []
@@ -64,7 +87,16 @@ def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> Endpoi
             raise UsageError(
                 f"--rates-from {run.id}: it ran commit {commit[:12] or '(unknown)'}, "
                 f"which is neither --bad {req.bad[:12]} nor --good",
-                "name runs of the endpoints (lnrepro run --tt-metal . at each of them)",
+                _fix_for(req),
+            )
+        if not _same_tests(req, run):
+            assert isinstance(req.oracle, RunOracleSpec)
+            flag = "--pytest" if req.oracle.tests.pytest else "--filter"
+            raise UsageError(
+                f"--rates-from {run.id}: it ran other tests ({_tests_of(run.request.tests)}) "
+                f"than the bisect's ({_tests_of(req.oracle.tests)}): their fail rates are not "
+                "the bug's",
+                f"name runs with the bisect's own tests, or bisect them (its {flag})",
             )
         sources.append(str(run.record_dir))
     return EndpointRuns(
@@ -74,8 +106,7 @@ def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> Endpoi
 
 def named(req: BisectRequest) -> EndpointRuns:
     """The counts of the records ``--rates-from`` names (ids, prefixes, ``last`` or paths)."""
-    why = "--rates-from takes the records of `lnrepro run` at the endpoints"
-    runs = [store.load_run(bases(req), ref, why) for ref in req.rates_from]
+    runs = [store.load_run(bases(req), ref, _fix_for(req)) for ref in req.rates_from]
     out = _tally(req, runs, found=False)
     if out.bad_runs == 0:
         raise UsageError(
@@ -122,18 +153,41 @@ def find(req: BisectRequest) -> EndpointRuns | None:
     return _tally(req, runs, found=True)
 
 
-def resolve(req: BisectRequest) -> BisectRequest:
-    """``req`` (validated, its commits full shas) with the endpoints' runs counted."""
+def endpoint_runs(req: BisectRequest) -> tuple[tuple[str, ...], EndpointRuns | None]:
+    """The endpoints' runs of a checked ``req`` (its commits full shas): those of --rates-from
+    (with ``last`` and prefixes resolved: the rerun line and --resume name these very records),
+    or those found in the store. Returns the --rates-from to keep and the counts."""
     if req.rates_from:
-        if req.confidence is None:
-            raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
-        if req.fail_rates is not None:
-            raise UsageError(
-                "--rates-from and --fail-rates both give the fail rates",
-                "use one: --rates-from keeps learning from the runs, --fail-rates does not",
-            )
-        return replace(req, endpoint_runs=named(req))
-    return replace(req, endpoint_runs=find(req))
+        return _resolved(req), named(req)
+    return req.rates_from, find(req)
+
+
+def _resolved(req: BisectRequest) -> tuple[str, ...]:
+    """Each ``--rates-from`` as it will name the same record later: a path made absolute, an id,
+    a prefix or ``last`` made the record's id (looked up under the same directories)."""
+    out = []
+    for ref in req.rates_from:
+        path = store.resolve(bases(req), ref)
+        given = Path(ref).expanduser()
+        out.append(str(given.resolve()) if given.exists() else path.parent.name)
+    return tuple(out)
+
+
+def prior(req: BisectRequest) -> str | None:
+    """Which prior a Bayesian search started from, and from which records (``show``,
+    ``report``); None for a search that is not Bayesian."""
+    if req.confidence is None:
+        return None
+    if req.fail_rates is not None:
+        qb, qg = req.fail_rates
+        return f"fail rates given (--fail-rates {qb:g},{qg:g}), not learned"
+    e = req.endpoint_runs
+    if e is None or not e.sources:
+        return "none measured: the fail rates were learned from the bisect's own runs"
+    how = "found in the store" if e.found else "--rates-from"
+    good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
+    names = ", ".join(Path(s).name for s in e.sources)
+    return f"{e.bad_fails}/{e.bad_runs} failed at --bad, {good} ({how}: {names})"
 
 
 def describe(e: EndpointRuns) -> str:

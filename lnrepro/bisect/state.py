@@ -103,10 +103,7 @@ def load(repo: Path, to: str = "resume") -> BisectRecord:
 
 def read(path: Path) -> BisectRecord:
     """A bisect record from its file (state or record copy)."""
-    r = jsonio.load(path)
-    if not isinstance(r.value, dict):
-        r.fail("should be an object")
-    schema = r.opt_str("schema")
+    r, schema = jsonio.load_schema(path)
     if schema in OLD_SCHEMAS:
         raise MalformedRecord(
             f"{path} was written by an older lnrepro ({schema}), whose state does not hold "

@@ -64,6 +64,7 @@ class Strategy(Protocol):
         ...
 
     def progress(self) -> tuple[int, int]: ...  # candidates (or the 95% set), steps left
+    def progress_note(self) -> str: ...  # its own word on progress ("": the counts say it)
 
 
 def merge_base_error(sha: str, goods: Sequence[str]) -> str:
@@ -126,6 +127,9 @@ class GitSearch:
 
     def progress(self) -> tuple[int, int]:
         return len(self.search.candidates()), self.search.steps_left()
+
+    def progress_note(self) -> str:
+        return ""
 
     # ------------------------------------------------------------------ choosing
     def _build(self, sha: str) -> BuildKind:

@@ -1,8 +1,9 @@
-"""A bisect request checked completely before anything starts: no lock, no worktree, no state
-file for a request that is wrong. Git is read (refs, ancestry), never written.
-
-Returns the request made concrete: refs and picks as full shas, paths absolute. That is what the
-state keeps, so ``--resume`` needs nothing from the new command line.
+"""A bisect request checked completely before anything starts, in two steps: no lock, no
+worktree, no state file for a request that is wrong. :func:`check_bisect` owns the request's own
+rules and reads nothing; :func:`resolve_bisect` owns what the request names: git is read (refs,
+ancestry, never written), the build profile looked up, lnrepro.toml's prebuilt trees and the
+endpoints' run records (``--rates-from``) read. It returns a :data:`ResolvedBisect`, the request
+made concrete, which the state keeps, so ``--resume`` needs nothing from the new command line.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import NewType
 
 import msgspec
 
@@ -26,6 +28,7 @@ from lnrepro.model.requests import (
 )
 from lnrepro.run.validate import (
     check_builds_tt_metal,
+    check_dispatch_timeout,
     check_record_dir,
     check_tests,
     check_tt_metal,
@@ -35,13 +38,29 @@ from lnrepro.run.validate import (
 MAX_JOBS = 64
 
 
-def validate_bisect(req: BisectRequest) -> BisectRequest:
-    """``req`` checked and resolved, or the one-line error that says what to change."""
+# A bisect request checked and resolved: refs and picks full shas, paths absolute, lnrepro.toml's
+# prebuilt trees and the endpoints' runs filled in. What the loop and the state take.
+ResolvedBisect = NewType("ResolvedBisect", BisectRequest)
+
+
+def check_bisect(req: BisectRequest) -> BisectRequest:
+    """``req``'s own rules, reading nothing (no git, file, record or lnrepro.toml), or the
+    one-line error that says what to change."""
     if not req.good or not req.bad:
         raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
-    repo, sense = check_repo(req.repo), Sense.of(req)
     _policy(req)
     _search(req)
+    if isinstance(req.oracle, CommandOracleSpec):
+        _command(req)
+    if req.find_fix and len(req.good) != 1:
+        raise UsageError("--find-fix takes one --good (the fixed commit)", "pass a single --good")
+    return req
+
+
+def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
+    """A checked ``req`` (:func:`check_bisect`) made concrete, reading git, the files it names,
+    lnrepro.toml and the run records; or the one-line error of what is wrong there."""
+    repo, sense = check_repo(req.repo), Sense.of(req)
     if isinstance(req.oracle, RunOracleSpec):  # before any engine or image is looked at
         check_tests(req.oracle.tests)
         if isinstance(req.oracle.backend, TtMetalSpec):
@@ -49,8 +68,6 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
     oracle = _oracle(req, repo)
     good = tuple(gitops.resolve(repo, g) for g in req.good)
     bad = gitops.resolve(repo, req.bad)
-    if sense.find_fix and len(good) != 1:
-        raise UsageError("--find-fix takes one --good (the fixed commit)", "pass a single --good")
     tip, bottoms = sense.ends(good, bad)
     for b in bottoms:
         if b == tip:
@@ -113,9 +130,11 @@ def validate_bisect(req: BisectRequest) -> BisectRequest:
     from lnrepro.bisect.oracle import oracles_for
 
     oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
-    from lnrepro.bisect.rates import resolve
+    from lnrepro.bisect.rates import endpoint_runs
 
-    return resolve(out)  # the endpoints' measured runs: --rates-from, or found in the store
+    # the endpoints' measured runs: --rates-from, or found in the store
+    rates_from, counted = endpoint_runs(out)
+    return ResolvedBisect(replace(out, rates_from=rates_from, endpoint_runs=counted))
 
 
 def check_repo(path: Path) -> Path:
@@ -173,18 +192,6 @@ def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
 def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec:
     o = req.oracle
     if isinstance(o, CommandOracleSpec):
-        if not o.argv or not o.argv[0].strip():
-            raise UsageError("--command is empty", "give the command to run at each commit")
-        finite(o.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
-        if not 1 <= o.repeat <= 100_000:
-            raise UsageError(
-                f"--repeat {o.repeat} is not from 1 to 100000", "give a count in range"
-            )
-        if req.contexts or req.devices:
-            raise UsageError(
-                "--docker-context and --device need the run oracle (no --command)",
-                "drop them, or drop --command",
-            )
         return o
     check_tests(o.tests)
     if isinstance(o.backend, PythonSpec):
@@ -203,6 +210,7 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
         )
         return msgspec.structs.replace(o, backend=py)
     spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
+    check_dispatch_timeout(spec, o.tests.timeout_s)
     if (req.contexts or req.devices) and spec.runner != "docker":
         raise UsageError("--docker-context and --device need --runner docker", "drop them")
     return msgspec.structs.replace(o, backend=spec)
@@ -210,6 +218,21 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
 
 def _python(oracle: CommandOracleSpec | RunOracleSpec) -> bool:
     return isinstance(oracle, RunOracleSpec) and isinstance(oracle.backend, PythonSpec)
+
+
+def _command(req: BisectRequest) -> None:
+    o = req.oracle
+    assert isinstance(o, CommandOracleSpec)
+    if not o.argv or not o.argv[0].strip():
+        raise UsageError("--command is empty", "give the command to run at each commit")
+    finite(o.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+    if not 1 <= o.repeat <= 100_000:
+        raise UsageError(f"--repeat {o.repeat} is not from 1 to 100000", "give a count in range")
+    if req.contexts or req.devices:
+        raise UsageError(
+            "--docker-context and --device need the run oracle (no --command)",
+            "drop them, or drop --command",
+        )
 
 
 def _policy(req: BisectRequest) -> None:
@@ -245,6 +268,13 @@ def _search(req: BisectRequest) -> None:
                 f"--fail-rates {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
                 "the buggy commits' rate first, e.g. 0.7,0.05",
             )
+    if req.rates_from and req.confidence is None:
+        raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
+    if req.rates_from and req.fail_rates is not None:
+        raise UsageError(
+            "--rates-from and --fail-rates both give the fail rates",
+            "use one: --rates-from keeps learning from the runs, --fail-rates does not",
+        )
     if not 1 <= req.jobs <= MAX_JOBS:
         raise UsageError(f"--jobs {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range")
     if req.devices and len(req.devices) < req.jobs:

@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -24,8 +26,6 @@ from lnrepro.cli.options import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table as table
-from lnrepro.model.options import by_dest
 from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
@@ -37,6 +37,8 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options import table as table
+from lnrepro.options.opt import by_dest
 
 # what --resume takes from the command line (the table's resume=True, and the command's own
 # switches); every other option is the saved request's
@@ -132,8 +134,8 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     with the evidence.
 
     \b
-    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --tt-metal . --runner local
-    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'      # like git bisect run
+    lnrepro bisect --good v0.60.0 --bad main --pick 16165972af --runner local
+    lnrepro bisect --good GOOD --bad BAD --command 'sh check.sh'  # git bisect run
     lnrepro bisect --resume        # after Ctrl-C, kill -9, a reboot
     lnrepro bisect --log           # the steps so far
     """
@@ -148,6 +150,8 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     if show_log or resume:
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
         extra += ["paths"] if kwargs.get("paths") else []
+        if "record_dir" in extra and _same_record_dir(repo, kwargs.get("record_dir")):
+            extra.remove("record_dir")  # what the bisect was started with: no change
         if extra:
             flag = flag_of(extra[0])
             what = (
@@ -155,8 +159,11 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
                 if resume
                 else "--log only shows"
             )
+            started = _saved_record_dir(repo) if extra[0] == "record_dir" else None
             raise UsageError(
-                f"{what}; {flag} cannot be changed", f"drop {flag} (or start a new bisect)"
+                f"{what}; {flag} cannot be changed"
+                + (f" (it was started with {flag} {started})" if started else ""),
+                f"drop {flag} (or start a new bisect)",
             )
         if show_log and resume:
             raise UsageError("--log and --resume do not go together", "pick one")
@@ -207,6 +214,30 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     return ExitCode.OK if rec.result and rec.result.first_bad else ExitCode.FAILED
 
 
+def _saved_record_dir(repo: Path) -> Path | None:
+    """The ``--record-dir`` the saved bisect of ``repo`` was started with (None: none saved,
+    or none given then)."""
+    from lnrepro import api
+    from lnrepro.errors import LnreproError
+
+    try:
+        saved = api.bisect_log(repo)
+    except LnreproError:
+        return None  # --resume says what is wrong, in its own words
+    return saved.request.record_dir if saved is not None else None
+
+
+def _same_record_dir(repo: Path, given_dir: object) -> bool:
+    """``--record-dir`` names the directory the saved bisect was started with."""
+    import os
+
+    saved = _saved_record_dir(repo)
+    if saved is None or not isinstance(given_dir, (str, Path)):
+        return False
+    norm = [os.path.normpath(Path(p).expanduser().absolute()) for p in (saved, given_dir)]
+    return norm[0] == norm[1]
+
+
 def _resume_hint(repo: Path, resume: bool) -> Callable[[], str | None]:
     """After Ctrl-C or SIGTERM: how to continue, once this bisect's state is on disk (a new
     bisect's state is written after its request is checked; an older bisect's file is not it)."""
@@ -247,7 +278,7 @@ def _request(repo: Path, params: Params) -> BisectRequest:
     if "good" not in values or "bad" not in values:
         raise UsageError(f"bisect needs {good} and {bad}", "pass both (or --resume)")
     repeat, confidence = table.flag(TestSpec, "repeat"), table.flag(BisectRequest, "confidence")
-    if "confidence" in values and is_given(params.get("repeat")):
+    if "confidence" in values and params.get("repeat") not in (None, 1):  # 1 is the default
         raise UsageError(
             f"{repeat} and {confidence} are two ways to handle flakiness",
             f"use one: {confidence} decides how often to re-run each commit",

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import PATHS, Command, json_flag, option, tt_metal_home
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import PATHS, Command, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import EnvCheckRequest, MountSet
 

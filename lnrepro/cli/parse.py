@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import PATHS, Command, exclusive, json_flag, option
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import PATHS, Command, exclusive, json_flag, option
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import ParseRequest
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from lnrepro.api import RUNS_SCHEMA
-from lnrepro.cli import SUMMARY, cli, echo_json, write_output
-from lnrepro.cli.options import (
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json, write_output
+from lnrepro.cli.params import (
     PATHS,
     Command,
     exclusive,
@@ -114,6 +114,12 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     exclusive(as_json=as_json, markdown=markdown)
     comparison = api.compare(CompareRequest(a=a, b=b, record_dir=given_dir(record_dir)))
     ra, rb = comparison.a, comparison.b
+    if ra.record_dir.absolute() == rb.record_dir.absolute():
+        click.echo(
+            f"lnrepro: note: both sides are one record ({ra.record_dir.name}): nothing can "
+            "differ (`lnrepro runs` lists the others)",
+            err=True,
+        )
     if as_json:
         echo_json(comparison.to_json())
     elif markdown:
@@ -161,7 +167,7 @@ def report(
     \b
     lnrepro report last > issue.md          # paste into a GitHub issue
     lnrepro report run-20261122-101500 --format junit -o results.xml
-    lnrepro report bisect-20261122-110000   # first bad commit, evidence, posterior
+    lnrepro report bisect-20261122-110000  # first bad commit, evidence, posterior
     """
     from lnrepro import api
 
@@ -176,4 +182,4 @@ def report(
     return ExitCode.OK
 
 
-__all__ = ["DEFAULT_RECORD_DIR", "RUNS_SCHEMA", "given_dir"]
+__all__ = ["DEFAULT_RECORD_DIR", "given_dir"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json, on_stop
-from lnrepro.cli.options import (
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     Command,
     Params,
     backend_spec,
@@ -22,9 +24,11 @@ from lnrepro.cli.options import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
-from lnrepro.model.option_table import RUN_OPTS
-from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import BinarySpec, RunRequest
+from lnrepro.options.table import RUN_OPTS
+
+if TYPE_CHECKING:
+    from lnrepro.model.record import RunRecord
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 
@@ -41,6 +45,8 @@ def exit_code(rec: RunRecord, bisect_protocol: bool = False) -> int:
     ENV_ERROR                               5         128 abort (nothing here can)
     ======================================  ========  ===========================
     """
+    from lnrepro.model.record import Verdict
+
     v = rec.verdict
     if v.failing:
         return ExitCode.FAILED
@@ -131,10 +137,11 @@ def run(
     could be learned (build failed, environment error, no test matched, requested tests missing).
 
     \b
-    lnrepro run                          # emulator, the kernel as shipped: 7 BugRepro tests fail
-    lnrepro run --defect none            # the fixed kernel: all pass
-    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'   # pass rates with 95% intervals
-    lnrepro run --tt-metal ~/tt-metal    # build in the container, run the tests there
+    lnrepro run                       # the emulator, as shipped: 7 tests fail
+    lnrepro run --defect none         # no defect: 3 tests still fail (bf16)
+    lnrepro run --kernel-era fixed    # after the fix (PR #53215): all pass
+    lnrepro run -n 20 --filter '*NIGHTLY*:*TightTolerance*'  # pass rates
+    lnrepro run --tt-metal ~/tt-metal    # build in the container, test there
     lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
     """
     from lnrepro import api

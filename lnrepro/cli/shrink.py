@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import (
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.exits import on_stop
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import (
     PATHS,
     Command,
     Params,
@@ -22,10 +24,10 @@ from lnrepro.cli.options import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model import option_table_shrink as shrink_table
-from lnrepro.model.option_table import SHRINK_OPTS
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_table
+from lnrepro.options.table import SHRINK_OPTS
 
 
 @cli.command(
@@ -71,11 +73,12 @@ def shrink(
     lnrepro shrink --test '*TightTolerance_8462*' --source shrunk_test.cpp --json
     lnrepro shrink --run last       # the last run's first failing test
     lnrepro shrink --test 'NIGHTLY_*' --tt-metal ~/tt-metal --runner local
-    lnrepro shrink --pytest 'tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]' --tt-metal ~/tt-metal --runner local
+    lnrepro shrink --tt-metal ~/tt-metal --runner local --pytest \\
+    'tests/ttnn/unit_tests/operations/test_layer_norm.py::test_layer_norm[64-1024]'
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
-    from lnrepro.cli.options import exclusive, flag_of
+    from lnrepro.cli.params import exclusive, flag_of
 
     exclusive(json=as_json, markdown=markdown)
     if resume_dir is not None:
@@ -90,7 +93,9 @@ def shrink(
     from lnrepro.present.console import make_console
     from lnrepro.present.shrink import RichShrinkEvents, render_shrink, shrink_markdown
 
-    with RichShrinkEvents(make_console(stderr=True)) as events:
+    events = RichShrinkEvents(make_console(stderr=True))
+    on_stop(events.stop_hint)  # Ctrl-C: the best case so far, and the --resume line
+    with events:
         if resume_dir is not None:
             ctx = click.get_current_context()
             rec = api.shrink_resume(resume_dir, events, budget if given(ctx, "budget") else None)

@@ -7,39 +7,43 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lnrepro.api import EXPLAIN_SCHEMA, Progress
-from lnrepro.cli import SUMMARY, cli, echo_json
-from lnrepro.cli.options import PATHS, Command, json_flag, option, record_dir_option
+from lnrepro.cli.commands import SUMMARY, cli
+from lnrepro.cli.output import echo_json
+from lnrepro.cli.params import PATHS, Command, json_flag, option, record_dir_option
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode
 from lnrepro.model.requests import ExplainRequest, StudyEra, ToleranceRequest
 
 if TYPE_CHECKING:
+    from lnrepro.api import Progress
     from lnrepro.present.console import Working
 
-__all__ = ["EXPLAIN_SCHEMA"]
 
-
-class _Spinner(Progress):
+def _spinner() -> Progress:
     """A study's progress on standard error: a spinner on a terminal, plain lines in a log
-    (:class:`lnrepro.present.console.Working`)."""
+    (:class:`lnrepro.present.console.Working`). Made when a study runs: ``--help`` loads no
+    :mod:`lnrepro.api`."""
+    from lnrepro.api import Progress
 
-    def __init__(self) -> None:
-        self.working: Working | None = None
+    class Spinner(Progress):
+        def __init__(self) -> None:
+            self.working: Working | None = None
 
-    def started(self, what: str) -> None:
-        from lnrepro.present.console import make_console, working
+        def started(self, what: str) -> None:
+            from lnrepro.present.console import make_console, working
 
-        self.working = working(make_console(stderr=True), what).__enter__()
+            self.working = working(make_console(stderr=True), what).__enter__()
 
-    def update(self, what: str, subject: str = "") -> None:
-        if self.working is not None:
-            self.working.update(what, subject)
+        def update(self, what: str, subject: str = "") -> None:
+            if self.working is not None:
+                self.working.update(what, subject)
 
-    def finished(self) -> None:
-        if self.working is not None:
-            self.working.__exit__(None, None, None)
+        def finished(self) -> None:
+            if self.working is not None:
+                self.working.__exit__(None, None, None)
+
+    return Spinner()
 
 
 @cli.command(
@@ -81,7 +85,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     from lnrepro import api
     from lnrepro.present.console import make_console, render_explain, render_hang, say
 
-    found = api.explain(ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _Spinner())
+    found = api.explain(ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _spinner())
     if isinstance(found, api.HangText):
         if as_json:
             echo_json(found.to_json())
@@ -206,7 +210,7 @@ def tolerance(
         plot=plot,
         reference_variants=reference_variants,
     )
-    done = api.tolerance(request, _Spinner())
+    done = api.tolerance(request, _spinner())
     if isinstance(done, api.ShapeTolerance):
         if done.plot is not None:
             click.echo(f"lnrepro: wrote {done.plot}", err=True)

@@ -75,14 +75,12 @@ def load_path(path: Path) -> Record:
                 f"{path} holds no lnrepro record", "pass a run-* or bisect-* directory"
             )
     _looks_like_a_record(path)
-    r = jsonio.load(path)
-    if not isinstance(r.value, dict):
-        r.fail("should be an object")
-    schema = r.opt_str("schema")
+    r, schema = jsonio.load_schema(path)
     if schema is None:
         raise MalformedRecord(
             f"{path} is not an lnrepro record (a JSON document with no schema)", NOT_A_RECORD_FIX
         )
+    assert isinstance(r.value, dict)  # load_schema refused anything else
     if schema in RUN_SCHEMAS:
         if schema in RUN_SCHEMAS[:2]:
             r = jsonio.Reader(_upgrade_run(r.value), str(path))  # /3 reads as /4: hang is new
@@ -234,10 +232,11 @@ def lock_owner(lock: Path) -> str | None:
     from lnrepro.doors.container import owner_gone
 
     try:
-        text = lock.read_text().strip()
+        # bytes that are not text (a disk's garbage) name no owner: a stale lock like any other
+        text = lock.read_bytes().decode("utf-8", "replace").strip()
     except OSError:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return (
             text if text != "0" and Path(f"/proc/{text}").exists() and not _zombie(text) else None
         )
@@ -363,7 +362,28 @@ def resolve(base: Bases, ref: str) -> Path:
             f"{ref!r} matches {len(matches)} records ({', '.join(e.id for e in matches[:3])}…)",
             "give more of the id",
         )
+    _not_a_shrink(base, ref)
     raise InputError(f"no record {ref!r} under {_names(base)}", "list them with `lnrepro runs`")
+
+
+def _not_a_shrink(base: Bases, ref: str) -> None:
+    """A shrink's directory (its note names it) is not a run or a bisect: say what it is and
+    how to see it, rather than that there is no such record."""
+    from lnrepro.errors import UsageError
+    from lnrepro.model.shrink import STATE_FILE
+
+    for where in [Path(ref), *(b / ref for b in _each(base))]:
+        try:
+            saved = (where / STATE_FILE).is_file()
+        except OSError:
+            continue
+        if saved:
+            where = where.absolute()
+            raise UsageError(
+                f"{where.name} is a saved shrink, not a run or bisect record",
+                f"`lnrepro shrink --resume {where}` prints its result (and runs only what it "
+                "had not judged)",
+            )
 
 
 def _names(bases: Bases) -> str:

@@ -2,7 +2,8 @@
 
 ``python -m lnrepro.emulator`` (or ``lnrepro-emulator``) is a drop-in for ``ttml_tests`` as far
 as the LayerNorm backward tests go; ``kernel`` holds the model and its defects, ``catalogue``
-the tests, ``gtest_main`` the googletest front end.
+the tests, ``gtest_main`` its googletest flags and run (the front end it shares with
+:mod:`.cbmodel` is :mod:`.cbmodel.gtest_front`).
 """
 
 from __future__ import annotations

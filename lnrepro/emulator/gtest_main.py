@@ -14,7 +14,6 @@ from ``--emu_seed``, printed so any run can be repeated).
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import random
@@ -40,13 +39,11 @@ from lnrepro.emulator.catalogue import (
     describe,
     failure_text,
 )
-from lnrepro.emulator.cbmodel.report import KINDS, Reported, report_text
+from lnrepro.emulator.cbmodel import gtest_front as front
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 
 E = TypeVar("E", bound=Enum)
-
-GREEN, RED, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[m"
 
 USAGE = """\
 lnrepro emulator of tt-train's ttml_tests (LayerNorm backward only).
@@ -78,10 +75,6 @@ emulator flags (or env LNREPRO_EMU_KERNEL, _ARCH, _DEFECT, _BLOCK_SIZE, _L1_MAX_
 """
 
 
-class FlagError(Exception):
-    pass
-
-
 @dataclass
 class Options:
     list_tests: bool = False
@@ -104,10 +97,6 @@ class Options:
 
 def _bool(value: str) -> bool:
     return value.lower() not in ("0", "f", "false", "no", "n")
-
-
-class ExitNow(Exception):
-    """googletest prints a message and exits 1 (bad sharding variables, an unwritable status file)."""
 
 
 def _env_bool(value: str) -> bool:
@@ -159,19 +148,19 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
             if total is None
             else ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX")
         )
-        raise ExitNow(
+        raise front.ExitNow(
             f"Invalid environment variables: you have {have} = {env[have]}, but have left {missing} unset."
         )
     try:
         t, i = int(total), int(index)
     except ValueError:
         bad = "GTEST_TOTAL_SHARDS" if not total.lstrip("-").isdigit() else "GTEST_SHARD_INDEX"
-        raise ExitNow(
+        raise front.ExitNow(
             f"WARNING: The value of environment variable {bad} is expected to be a 32-bit "
             f'integer, but actually has value "{env[bad]}".'
         ) from None
     if not 0 <= i < t:
-        raise ExitNow(
+        raise front.ExitNow(
             "Invalid environment variables: we require 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS, "
             f"but you have GTEST_SHARD_INDEX={i}, GTEST_TOTAL_SHARDS={t}."
         )
@@ -187,7 +176,7 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
     }
     for arg in argv:
         if arg in ("-h", "--help", "-?", "/?"):
-            raise FlagError("help")
+            raise front.Help
         if not arg.startswith("--gtest_") and not arg.startswith("--emu_"):
             continue  # gtest leaves unknown arguments to the program; so do we
         name, has_value, value = arg[2:].partition("=")
@@ -216,7 +205,7 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
                 model[name[4:]] = value
             # other --gtest_ flags are accepted and ignored, as a binary that does not use them
         except ValueError:
-            raise FlagError(f"bad value for --{name}: {value!r}") from None
+            raise front.FlagError(f"bad value for --{name}: {value!r}") from None
     try:
         era = _choice(Era, model.get("kernel", Era.DEC_2025.value), "--emu_kernel")
         arch = _choice(
@@ -235,12 +224,12 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
         if "seed" in model:
             opts.seed = int(model["seed"])
     except ValueError as exc:
-        raise FlagError(str(exc)) from None
+        raise front.FlagError(str(exc)) from None
     k = opts.kernel
     if (k.block_size is not None and k.block_size < 1) or (
         k.l1_max_tiles is not None and k.l1_max_tiles < 0
     ):
-        raise FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
+        raise front.FlagError("--emu_block_size must be >= 1 and --emu_l1_max_tiles >= 0")
     return opts
 
 
@@ -251,23 +240,6 @@ def _choice(enum: type[E], value: str, flag: str) -> E:
         raise ValueError(
             f"{flag}: {value!r} is not one of {', '.join(e.value for e in enum)}"
         ) from None
-
-
-def _matches(name: str, patterns: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns.split(":") if p)
-
-
-def select(cases: Sequence[Case], gtest_filter: str) -> list[Case]:
-    """googletest's filter: ``POSITIVE[-NEGATIVE]``, each ':'-separated wildcards."""
-    pos, _, neg = gtest_filter.partition("-")
-    pos = pos or "*"
-    return [
-        c for c in cases if _matches(c.full_name, pos) and not (neg and _matches(c.full_name, neg))
-    ]
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 @dataclass
@@ -282,27 +254,7 @@ class Result:
         return not self.failures
 
 
-class Printer:
-    def __init__(self, out: TextIO, color: bool, brief: bool, print_time: bool) -> None:
-        self.out, self.color, self.brief, self.print_time = out, color, brief, print_time
-
-    def marker(self, tag: str, text: str, colour: str = GREEN, always: bool = False) -> None:
-        if self.brief and not always:
-            return
-        if self.color:
-            self.out.write(f"{colour}{tag} {RESET}{text}\n")
-        else:
-            self.out.write(f"{tag} {text}\n")
-
-    def line(self, text: str, always: bool = False) -> None:
-        if always or not self.brief:
-            self.out.write(text + "\n")
-
-    def time(self, ms: int) -> str:
-        return f" ({ms} ms)" if self.print_time else ""
-
-
-def logger(printer: Printer, text: str) -> None:
+def logger(printer: front.Printer, text: str) -> None:
     # shaped like tt-metal's logger lines, which a real run prints around every test
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     printer.out.write(f"{stamp} | info     |        Emulator | {text} (gtest_main.py:0)\n")
@@ -325,7 +277,7 @@ def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -
 
 
 def run_case(
-    case: Case, opts: Options, iterations: Iterations, printer: Printer, iteration: int
+    case: Case, opts: Options, iterations: Iterations, printer: front.Printer, iteration: int
 ) -> Result:
     start = time.time()
     t0 = time.perf_counter()
@@ -346,27 +298,6 @@ def run_case(
             failures.append((TEST_FILE, line, message))
     ms = int((time.perf_counter() - t0) * 1000)
     return Result(case, failures, ms, start)
-
-
-def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
-    kind, _, path_text = spec.partition(":")
-    path = Path(path_text or f"test_detail.{kind}")
-    if path_text.endswith("/") or path.is_dir():  # a directory: the program's name, made unique
-        stem = Path(sys.argv[0]).stem
-        stem = "ttml_tests" if stem in ("", "__main__", "-c") else stem
-        path = path / f"{stem}.{kind}"
-        n = 0
-        while path.exists():
-            n += 1
-            path = path.parent / f"{stem}_{n}.{kind}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if kind not in KINDS:
-        raise FlagError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
-    reported = [
-        Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
-        for r in results
-    ]
-    path.write_text(report_text(kind, SUITE, reported, started, total_ms), encoding="utf-8")
 
 
 def shard_of(cases: Sequence[Case], shard: tuple[int, int] | None) -> list[Case]:
@@ -397,17 +328,14 @@ def run(opts: Options, out: TextIO) -> int:
             return 1
     from lnrepro.emulator.probe import probe_cases
 
-    cases = select([*CASES, *probe_cases(os.environ, sys.stderr)], opts.gtest_filter)
-    if opts.list_tests:  # never sharded
-        if cases:
-            out.write(f"{SUITE}.\n")
-            for c in cases:
-                out.write(f"  {c.name}\n")
-        return 0
-    color = opts.color in ("yes", "true", "t", "1") or (
-        opts.color == "auto" and out.isatty() and os.environ.get("TERM", "dumb") != "dumb"
+    cases = front.select(
+        [*CASES, *probe_cases(os.environ, sys.stderr)], opts.gtest_filter, lambda c: c.full_name
     )
-    printer = Printer(out, color, opts.brief, opts.print_time)
+    if opts.list_tests:  # never sharded
+        front.list_tests(out, SUITE, [c.name for c in cases])
+        return 0
+    color = front.use_color(opts.color, out, os.environ.get("TERM"))
+    printer = front.Printer(out, color, opts.brief, opts.print_time)
     data_seed = opts.seed if opts.seed is not None else secrets.randbits(32)
     iterations = Iterations(DataSource(opts.data, data_seed))
     any_failed = False
@@ -418,8 +346,7 @@ def run(opts: Options, out: TextIO) -> int:
         iteration += 1
         if opts.repeat != 1:
             out.write(f"\nRepeating all tests (iteration {iteration}) . . .\n\n")
-        if opts.gtest_filter != "*" and not opts.brief:
-            out.write(f"Note: Google Test filter = {opts.gtest_filter}\n")
+        printer.filter_note(opts.gtest_filter)
         if opts.shard is not None and not opts.brief:
             out.write(f"Note: This is test shard {opts.shard[0] + 1} of {opts.shard[1]}.\n")
         order = list(mine)
@@ -436,70 +363,34 @@ def run(opts: Options, out: TextIO) -> int:
             )
         else:
             logger(printer, f"lnrepro emulator: data from std::mt19937(5489), {opts.data.value}")
-        suites = 1 if order else 0
-        printer.marker(
-            "[==========]",
-            f"Running {plural(len(order), 'test')} from {plural(suites, 'test suite')}.",
-        )
-        printer.marker("[----------]", "Global test environment set-up.")
+        printer.set_up(len(order))
         started = time.time()
         t0 = time.perf_counter()
         results: list[Result] = []
         if order:
-            printer.marker("[----------]", f"{plural(len(order), 'test')} from {SUITE}")
+            printer.suite_start(len(order), SUITE)
             for case in order:
-                printer.marker("[ RUN      ]", case.full_name)
-                out.flush()
+                printer.test_start(case.full_name)
                 r = run_case(case, opts, iterations, printer, iteration)
                 results.append(r)
-                if r.passed:
-                    printer.marker("[       OK ]", case.full_name + printer.time(r.ms))
-                else:
-                    printer.marker(
-                        "[  FAILED  ]", case.full_name + printer.time(r.ms), RED, always=True
-                    )
-                out.flush()
-            total = int((time.perf_counter() - t0) * 1000)
-            printer.marker(
-                "[----------]", f"{plural(len(order), 'test')} from {SUITE} ({total} ms total)"
-            )
-            printer.line("")
+                printer.test_end(case.full_name, r.passed, r.ms)
+            printer.suite_end(len(order), SUITE, int((time.perf_counter() - t0) * 1000))
         total = int((time.perf_counter() - t0) * 1000)
-        printer.marker("[----------]", "Global test environment tear-down")
-        ran = f"{plural(len(order), 'test')} from {plural(suites, 'test suite')} ran."
-        printer.marker(
-            "[==========]", ran + (f" ({total} ms total)" if opts.print_time else ""), always=True
-        )
-        passed = [r for r in results if r.passed]
-        failed = [r for r in results if not r.passed]
-        printer.marker("[  PASSED  ]", f"{plural(len(passed), 'test')}.", always=True)
-        if failed and not opts.brief:
-            printer.marker("[  FAILED  ]", f"{plural(len(failed), 'test')}, listed below:", RED)
-            for r in failed:
-                printer.marker("[  FAILED  ]", r.case.full_name, RED)
-            out.write(f"\n{len(failed)} FAILED {'TEST' if len(failed) == 1 else 'TESTS'}\n")
+        failed = [r.case.full_name for r in results if not r.passed]
+        printer.tear_down(len(order), total, len(results) - len(failed), failed)
         any_failed = any_failed or bool(failed)
         if opts.output:
-            write_report(opts.output, results, started, total)
+            reported = [
+                front.Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
+                for r in results
+            ]
+            front.write_report(opts.output, SUITE, reported, started, total, "ttml_tests")
         out.flush()
     return 1 if any_failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        opts = parse_args(args, dict(os.environ))
-        return run(opts, sys.stdout)
-    except ExitNow as exc:
-        sys.stdout.write(f"{exc}\n")
-        return 1
-    except FlagError as exc:
-        if str(exc) == "help":
-            sys.stdout.write(USAGE)
-            return 0
-        sys.stderr.write(f"lnrepro-emulator: {exc}\n")
-        return 2
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        return 130
+    return front.exit_status(
+        lambda: run(parse_args(args, dict(os.environ)), sys.stdout), USAGE, "lnrepro-emulator"
+    )

@@ -26,13 +26,16 @@ class BisectEvents(Events):
     """A bisect's progress: the search started, a step started, a step has its verdict; and,
     inherited from :class:`Events`, the build and attempts of a step's run."""
 
-    def started(self, candidates: int, steps_left: int) -> None: ...
+    def started(self, candidates: int, steps_left: int, note: str = "") -> None: ...
     def note(self, text: str) -> None:
         """Something a person should know before the steps (e.g. where the fail rates came from)."""
 
     def step_started(
-        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
-    ) -> None: ...
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int, note: str = ""
+    ) -> None:
+        """``note``: the search's own word on its progress, instead of the candidates and steps
+        (a noisy search's leading commit and the runs expected to its stop)."""
+
     def step_finished(
         self, kind: ActionKind, info: CommitInfo, mark: Mark, reason: str, seconds: float
     ) -> None: ...

@@ -132,6 +132,15 @@ def load(path: Path) -> Reader:
     return Reader(loads_text(text, path), str(path))
 
 
+def load_schema(path: Path) -> tuple[Reader, str | None]:
+    """A JSON file that must hold an object (a record, a state), and its ``schema`` (None when
+    it has none): the one way a saved document is opened before its schema picks the reader."""
+    r = load(path)
+    if not isinstance(r.value, dict):
+        r.fail("should be an object")
+    return r, r.opt_str("schema")
+
+
 class Reader:
     """A typed view of one value inside a parsed JSON document.
 
@@ -233,18 +242,10 @@ class Reader:
             self._scalar(key, (int,), "an integer", _REQUIRED if default is None else default)
         )
 
-    def opt_int(self, key: builtins.str) -> builtins.int | None:
-        v = self._scalar(key, (int,), "an integer", None)
-        return None if v is None else int(v)
-
     def bool(self, key: builtins.str, default: builtins.bool | None = None) -> builtins.bool:
         return bool(
             self._scalar(key, (bool,), "true or false", _REQUIRED if default is None else default)
         )
-
-    def opt_bool(self, key: builtins.str) -> builtins.bool | None:
-        v = self._scalar(key, (bool,), "true or false", None)
-        return None if v is None else bool(v)
 
     def float(self, key: builtins.str, default: builtins.float | None = None) -> builtins.float:
         v = self.opt_float(key)
@@ -284,15 +285,6 @@ class Reader:
             out.append(r.value)
         return tuple(out)
 
-    def ints(self, key: builtins.str) -> tuple[builtins.int, ...]:
-        """A list of integers (booleans refused), empty when absent."""
-        out = []
-        for r in self.list(key, default=[]):
-            if not isinstance(r.value, int) or isinstance(r.value, bool):
-                r.fail(f"should be an integer, not {kind_of(r.value)}")
-            out.append(int(r.value))
-        return tuple(out)
-
     def as_str(self) -> builtins.str:
         if not isinstance(self.value, str):
             self.fail(f"should be a string, not {kind_of(self.value)}")
@@ -303,19 +295,6 @@ class Reader:
         if v is None:
             self.fail(f"should be a number, not {kind_of(self.value)}")
         return v
-
-    def str_map(self, key: builtins.str) -> dict[builtins.str, builtins.str]:
-        r = self.get(key)
-        if r.value is None:
-            return {}
-        return {k: v.as_str() for k, v in self.obj(key).items()}
-
-    def facts(self, key: builtins.str) -> dict[builtins.str, JSON]:
-        """An open-ended object of facts (a fingerprint): any JSON values, kept as they are."""
-        r = self.get(key)
-        if r.value is None:
-            return {}
-        return dict(self.obj(key)._dict())
 
 
 class _Required:

@@ -25,7 +25,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Annotated, Literal
+
+import msgspec
 
 from lnrepro.model import codec
 from lnrepro.model.gtest import (
@@ -43,11 +45,8 @@ from lnrepro.model.hang import SCHEMA as HANG_SCHEMA
 from lnrepro.model.hang import Diagnosis
 from lnrepro.model.hang import upgrade as upgrade_hang
 from lnrepro.model.jsonio import JSON, Reader
-from lnrepro.model.requests import RunRequest
+from lnrepro.model.requests import Count, Positive, RunRequest
 from lnrepro.model.stats import wilson
-
-if TYPE_CHECKING:
-    from lnrepro.model.run_doc import AttemptDoc, RunDoc
 
 SCHEMA: Literal["lnrepro.run/5"] = (
     # /5: a Python project's runs (backend python, tests' comparisons, the environment in the
@@ -197,8 +196,12 @@ class Attempt:
     tests: list[TestResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     saw_output: bool = True  # printed anything googletest prints
-    leftovers: int = 0  # processes the binary left in its group, killed when it exited
-    escaped: int = 0  # processes that left its group (setsid) and outlived it, killed
+    leftover_processes_killed: int = (
+        0  # processes the binary left in its group, killed when it exited
+    )
+    escaped_processes_killed: int = (
+        0  # processes that left its group (setsid) and outlived it, killed
+    )
     env_error: str | None = None  # the driver-layer message the output carried, if any
     outside_failures: list[Failure] = field(default_factory=list)  # failures in no test
     extra_files: dict[str, str] = field(default_factory=dict)  # kind -> file (watcher log…)
@@ -243,8 +246,6 @@ class Attempt:
         return [*self.tests, pe] if pe is not None else list(self.tests)
 
     def document(self) -> AttemptDoc:
-        from lnrepro.model.run_doc import AttemptDoc
-
         return AttemptDoc(
             index=self.index,
             argv=tuple(self.argv),
@@ -255,8 +256,8 @@ class Attempt:
             saw_output=self.saw_output,
             env_error=self.env_error,
             environment_failed=self.environment_failed,
-            leftover_processes_killed=self.leftovers,
-            escaped_processes_killed=self.escaped,
+            leftover_processes_killed=self.leftover_processes_killed,
+            escaped_processes_killed=self.escaped_processes_killed,
             warnings=tuple(self.warnings),
             outside_failures=tuple(self.outside_failures),
             extra_files=self.extra_files,
@@ -276,8 +277,8 @@ class Attempt:
             tests=[t for t in d.tests if t.name != PROCESS_EXIT],  # derived again from the rest
             warnings=list(d.warnings),
             saw_output=d.saw_output,
-            leftovers=d.leftover_processes_killed,
-            escaped=d.escaped_processes_killed,
+            leftover_processes_killed=d.leftover_processes_killed,
+            escaped_processes_killed=d.escaped_processes_killed,
             env_error=d.env_error,
             outside_failures=list(d.outside_failures),
             extra_files=dict(d.extra_files),
@@ -411,6 +412,7 @@ class RunRecord:
 
     request: RunRequest
     record_dir: Path
+    rerun: list[str] = field(default_factory=list)  # the line it was made with (options.argv)
     attempts: list[Attempt] = field(default_factory=list)
     state: RunState = RunState.RUNNING
     stop_reason: str | None = None
@@ -427,10 +429,6 @@ class RunRecord:
     @property
     def id(self) -> str:
         return self.record_dir.name
-
-    @property
-    def rerun(self) -> list[str]:
-        return self.request.argv()
 
     @property
     def gtest_filter(self) -> str:
@@ -508,8 +506,6 @@ class RunRecord:
 
     def document(self) -> RunDoc:
         """The record as ``lnrepro.run/5`` writes it (record.json, ``run --json``, ``show``)."""
-        from lnrepro.model.run_doc import RunDoc
-
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
         return RunDoc(
@@ -545,6 +541,7 @@ class RunRecord:
         return cls(
             request=d.request,
             record_dir=record_dir,
+            rerun=list(d.rerun),
             attempts=[Attempt.from_doc(a) for a in d.attempts],
             state=d.state,
             stop_reason=d.stop_reason,
@@ -561,10 +558,67 @@ class RunRecord:
     def from_json(cls, r: Reader, record_dir: Path) -> RunRecord:
         """A run document of any schema version (/1 and /2 already in /3's shape: the store's
         upgrader), every field checked."""
-        from lnrepro.model.run_doc import RunDoc
-
         schema = r.str("schema", SCHEMA)
         return cls.from_doc(codec.decode(upgrade(r), RunDoc), record_dir, schema)
+
+
+# ---------------------------------------------------------------------------------- as written
+# ``lnrepro.run/5`` as written (record.json, ``run --json``, ``show --json``, ``report --format
+# json``; docs/schemas/run.json): what is derived (an attempt's process entry and
+# ``environment_failed``; the run's tallies, verdict, why, ok) is written for readers and derived
+# again on reading. A key an older record lacks takes its default.
+@dataclass(frozen=True, kw_only=True)
+class AttemptDoc:
+    """An attempt as ``lnrepro.run/5`` writes it: its tests with the process's own entry, and
+    whether the environment ended it (derived). Absent keys take today's defaults (older
+    records)."""
+
+    index: Positive
+    argv: tuple[str, ...]
+    exit_code: int
+    timed_out: bool = False
+    seconds: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    log: str = ""
+    saw_output: bool = True
+    env_error: str | None = None
+    environment_failed: bool = False
+    leftover_processes_killed: Count = 0
+    escaped_processes_killed: Count = 0
+    warnings: tuple[str, ...] = ()
+    outside_failures: tuple[Failure, ...] = ()
+    extra_files: dict[str, str] = field(default_factory=dict)
+    hang: Diagnosis | None = None  # lnrepro.hang/2 (a /1 read is upgraded first)
+    tests: tuple[TestResult, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunDoc:
+    """``lnrepro.run/5``: record.json, ``run --json``, ``show --json``, ``report --format json``.
+    What is derived (verdict, why, ok, rerun, filter, repeat, timeout_s, tests) is written for
+    readers and derived again on reading; absent keys take defaults (older records)."""
+
+    schema: Literal["lnrepro.run/5"] = SCHEMA
+    kind: Literal["run"] = "run"
+    id: str = ""
+    state: RunState = RunState.COMPLETE
+    stop_reason: str | None = None
+    verdict: Verdict = Verdict.NOT_RUN
+    why: str | None = None
+    ok: bool = False
+    request: RunRequest
+    rerun: Annotated[tuple[str, ...], msgspec.Meta(min_length=2)] = ("lnrepro", "run")
+    backend: dict[str, JSON] = field(default_factory=dict)  # what the backend resolved to
+    build: BuildResult | None = None
+    fingerprint: dict[str, JSON] = field(default_factory=dict)  # commit, image, host, driver…
+    commands: dict[str, JSON] = field(default_factory=dict)  # build and test, as shell lines
+    notes: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    filter: str = ""
+    repeat: Positive = 1
+    timeout_s: float = 0.0
+    record_dir: str = ""
+    tests: tuple[TestAggregate, ...] = ()
+    attempts: tuple[AttemptDoc, ...] = ()
 
 
 def upgrade(r: Reader) -> Reader:

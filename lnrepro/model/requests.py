@@ -6,9 +6,8 @@ request come, each in exactly one place:
 
 * its validation, before anything starts (:mod:`lnrepro.run.validate`,
   :mod:`lnrepro.bisect.validate`): no record, lock, worktree or state for a request that is wrong;
-* the command line that repeats it (:meth:`RunRequest.argv`, :meth:`BisectRequest.argv`), for
-  records and reports, written from the table of options (:mod:`lnrepro.model.options`) that
-  also makes the commands' options;
+* the command line that repeats it (:func:`lnrepro.options.argv`), for records and reports,
+  written from the table of options that also makes the commands' options;
 * its JSON, both ways, and its JSON Schema (docs/schemas/requests.json), derived from these
   definitions by :mod:`lnrepro.model.codec` (issue 39). The backends and the oracles are msgspec
   Structs because they are tagged unions (the ``backend`` and ``oracle`` keys name the kind,
@@ -84,12 +83,6 @@ class EmulatorSpec(_Backend, frozen=True, kw_only=True, tag="emulator"):
 
     kind = BackendKind.EMULATOR
 
-    def argv(self) -> list[str]:
-        """The options of ``lnrepro run`` that choose this backend (the table's)."""
-        from lnrepro.model.option_table import backend_argv
-
-        return backend_argv(self)
-
 
 class BinarySpec(_Backend, frozen=True, kw_only=True, tag="local"):
     """A gtest binary already built on this machine."""
@@ -97,12 +90,6 @@ class BinarySpec(_Backend, frozen=True, kw_only=True, tag="local"):
     binary: Path
 
     kind = BackendKind.LOCAL
-
-    def argv(self) -> list[str]:
-        """The options of ``lnrepro run`` that choose this backend (the table's)."""
-        from lnrepro.model.option_table import backend_argv
-
-        return backend_argv(self)
 
 
 class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
@@ -126,12 +113,6 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
 
     kind = BackendKind.TT_METAL
 
-    def argv(self) -> list[str]:
-        """The options of ``lnrepro run`` that choose this backend (the table's)."""
-        from lnrepro.model.option_table import backend_argv
-
-        return backend_argv(self)
-
 
 class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
     """Any Python project's pytest tests (a git checkout, no tt-metal), run in its own Python:
@@ -145,12 +126,6 @@ class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
     setup: tuple[str, ...] | None = None
 
     kind = BackendKind.PYTHON
-
-    def argv(self) -> list[str]:
-        """The options of ``lnrepro run`` that choose this backend (the table's)."""
-        from lnrepro.model.option_table import backend_argv
-
-        return backend_argv(self)
 
 
 BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec | PythonSpec
@@ -181,12 +156,6 @@ class RunRequest:
     tests: TestSpec = field(default_factory=TestSpec)
     # a factory: msgspec writes a plain default into the schema and cannot write a Path
     record_dir: Path = field(default_factory=lambda: DEFAULT_RECORD_DIR)
-
-    def argv(self) -> list[str]:
-        """The command line that repeats this run exactly (the record's ``rerun``)."""
-        from lnrepro.model.option_table import run_argv
-
-        return run_argv(self)
 
     def to_json(self) -> Any:
         from lnrepro.model import codec
@@ -289,12 +258,6 @@ class BisectRequest:
     prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
     rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
     endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
-
-    def argv(self) -> list[str]:
-        """The command line that starts this bisect again from scratch."""
-        from lnrepro.model.option_table import bisect_argv
-
-        return bisect_argv(self)
 
     def to_json(self) -> Any:
         from lnrepro.model import codec

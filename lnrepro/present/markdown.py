@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lnrepro import __version__
+from lnrepro import __version__, options
 from lnrepro.model.bisect import BisectRecord, SearchKind
 from lnrepro.model.compare import compare
 from lnrepro.model.gtest import GtestRun
@@ -26,7 +26,7 @@ from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdi
 from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
-from lnrepro.present.text import fmt_metrics, fmt_num, why
+from lnrepro.present.text import attempts_text, fmt_metrics, fmt_num, why
 
 FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e72cde"
 
@@ -214,7 +214,7 @@ def _observed(rec: RunRecord) -> list[str]:
     if failing:
         out.append(
             f"{len(failing)} of {len(tests)} test(s) fail (run verdict **{v.value}**, "
-            f"{rec.request.tests.repeat} attempt(s), filter {markdown_code(rec.gtest_filter)}):"
+            f"{attempts_text(rec)}, filter {markdown_code(rec.gtest_filter)}):"
         )
     elif tests and v is Verdict.PASS:
         out.append(f"All {len(tests)} test(s) pass (run verdict **{v.value}**).")
@@ -457,8 +457,12 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
             f"**{s.mark.value}** | {counts} | {markdown(s.reason, limit=100)} |"
         )
     if r.search is SearchKind.BAYESIAN and r.rates:
+        from lnrepro.bisect.rates import prior
+
+        said = prior(rec.request)
         out += [
             "",
+            *([f"Prior: {markdown(said)}", ""] if said else []),
             f"Posterior (fail rate learned: buggy {r.rates.bad:.2f}, clean {r.rates.good:.2f}):",
             "",
             "| commit | subject | P(first bad) |",
@@ -530,7 +534,7 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     steps = [
         "With lnrepro:",
         "",
-        fence(shlex.join(rec.rerun or req.argv()), "sh"),
+        fence(shlex.join(rec.rerun or options.argv(req)), "sh"),
         "",
         "The same with git alone (no isolation, no retries, no evidence rules):",
         "",

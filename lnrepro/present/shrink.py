@@ -4,9 +4,11 @@ item, so 80 columns hold it and a pipe gets plain lines), and Markdown for an is
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lnrepro.model.shrink import Judged, ShrinkEvents, ShrinkRecord, StartMeasure, case_text
+from lnrepro.model.case import Judged, case_text
+from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, StartMeasure
 from lnrepro.present.console import say, say_command, styled
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.escape import terminal as esc
@@ -19,6 +21,22 @@ def _margin(m: float | None) -> str:
     if m is None:
         return "?"
     return f"{m:,.0f}x" if m >= 10 else f"{m:.3g}x"
+
+
+def _fails_text(rec: ShrinkRecord) -> list[str]:
+    """How the result fails: its runs, its margin over the tolerance and what the evaluator
+    said; a --command that prints no margin line has none (the search ranked its failures by
+    data kind and size), and that is said instead of a margin."""
+    r = rec.result
+    detail = f" ({r.detail})" if r is not None and r.detail else ""
+    if r is not None and r.margin is not None:
+        return [_runs(rec), f", margin {_margin(r.margin)} the tolerance", detail]
+    why = (
+        "the command prints no `lnrepro-probe: margin=M` line"
+        if rec.evaluator == "command"
+        else "not measured"
+    )
+    return [_runs(rec), detail, f"; no margin: {why}"]
 
 
 def _runs(rec: ShrinkRecord) -> str:
@@ -35,6 +53,8 @@ class RichShrinkEvents(ShrinkEvents):
         self.console = console
         self.status = console.status("shrink: measuring the start")
         self.text = ""
+        self.best: Judged | None = None  # what a stop printed
+        self.saved: Path | None = None  # the saved state a stop left
 
     def __enter__(self) -> RichShrinkEvents:
         self.status.start()
@@ -76,12 +96,47 @@ class RichShrinkEvents(ShrinkEvents):
         )
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
+        margin = f" {_margin(best.margin)}" if best and best.margin is not None else ""
         b = (
-            f"best {best.case.shape_label} {best.case.data.kind.value} {_margin(best.margin)}"
+            f"best {best.case.shape_label} {best.case.data.kind.value}{margin}"
             if best
             else "no failing case yet"
         )
         self.status.update(esc(f"shrink: {candidates} cases, {evaluations} runs; {b}"))
+
+    def interrupted(self, best: Judged | None, rerun: tuple[str, ...], saved: Path | None) -> None:
+        self.status.stop()
+        self.best, self.saved = best, saved
+        if best is None:
+            return
+        say(
+            self.console,
+            styled(("stopped: ", "bold"), "the best case so far (it may not be the smallest)"),
+        )
+        say(self.console, styled(("case ", "bold"), (case_text(best.case), "bold red")))
+        margin = f", margin {_margin(best.margin)} the tolerance" if best.margin is not None else ""
+        say(
+            self.console,
+            styled(
+                ("  fails ", "bold"),
+                f"{best.runs}/{best.runs} runs"
+                if best.runs > 1
+                else "(one run tells: a deterministic model)",
+                margin,
+                f" ({best.detail})" if best.detail else "",
+            ),
+        )
+        if rerun:
+            say_command(self.console, "  rerun ", rerun)
+
+    def stop_hint(self) -> str | None:
+        """What the ``lnrepro: interrupted`` line adds: how to continue, or where the best is."""
+        if self.saved is not None:
+            where = shlex.join([str(self.saved)])
+            return f"its state is saved in {self.saved}: `lnrepro shrink --resume {where}` continues it"
+        if self.best is not None:
+            return "the best case so far is above, with its rerun line"
+        return None
 
 
 def render_shrink(rec: ShrinkRecord, console: Console) -> None:
@@ -101,9 +156,7 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
         console,
         styled(
             ("  fails ", "bold"),
-            _runs(rec),
-            f", margin {_margin(r.margin)} the tolerance",
-            f" ({r.detail})" if r.detail else "",
+            *_fails_text(rec),
         ),
     )
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
@@ -140,14 +193,13 @@ def shrink_markdown(rec: ShrinkRecord) -> str:
     out.append(f"Start: {markdown(case_text(s.case))}, passed {s.passes}/{s.runs} runs.")
     r = rec.result
     if r is None:
-        out += ["", f"**Nothing fails.** {markdown(rec.note)}", ""]
+        note = rec.note[:1].upper() + rec.note[1:]
+        out += ["", f"**Nothing fails.** {markdown(note)}.", ""]
         return "\n".join(out)
     out += [
         "",
         f"**Smallest, loudest deterministic case:** {markdown(case_text(r.case))}",
-        f"fails {_runs(rec)}, margin {_margin(r.margin)} the tolerance"
-        + (f" ({markdown(r.detail)})" if r.detail else "")
-        + ".",
+        f"fails {markdown(''.join(_fails_text(rec)))}" + ".",
         "",
         "Rerun:",
         "",

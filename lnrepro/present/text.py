@@ -128,8 +128,15 @@ def describe_run(rec: RunRecord) -> str:
         bits.append(f"commit {str(commit)[:12]}" if commit else "commit unknown")
         where = b.get("checkout") or b.get("binary")
         bits += [str(where)] if where else []
-    bits.append(f"{rec.request.tests.repeat} attempt(s)")
+    bits.append(attempts_text(rec))
     return ", ".join(bits)
+
+
+def attempts_text(rec: RunRecord) -> str:
+    """The attempts a run made: "5 of 30 attempt(s)" when it stopped early (Ctrl-C, an error),
+    "30 attempt(s)" when it ran them all."""
+    asked, done = rec.request.tests.repeat, len(rec.attempts)
+    return f"{done} of {asked} attempt(s)" if done < asked else f"{asked} attempt(s)"
 
 
 def describe_bisect(rec: BisectRecord) -> str:

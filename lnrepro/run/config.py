@@ -124,7 +124,7 @@ class ProfileDoc(msgspec.Struct, kw_only=True, frozen=True):
 
 class ConfigDoc(msgspec.Struct, kw_only=True, frozen=True):
     """The keys of lnrepro.toml. Each key but the file-only ones (:data:`FILE_ONLY`) is the
-    default of an option of the table (lnrepro.model.option_table, ``toml=``), with the type of
+    default of an option of the table (lnrepro.options.table, ``toml=``), with the type of
     that option's request field (tests/run/test_config_table.py holds the two together)."""
 
     profile: str = DEFAULT_PROFILE  # --profile
@@ -176,6 +176,12 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
     doc = _convert(table, ConfigDoc, [], bad)
     profiles = dict(PROFILES)
     for name, spec in doc.profiles.items():
+        if not _inside(spec.binary):  # the runners see the checkout (a container mounts it)
+            raise InputError(
+                f"{path}: profile {name!r}: binary {spec.binary} is not inside the checkout",
+                "give its path relative to the checkout, e.g. build_Release/tt-train/tests/"
+                "ttml_tests (a binary built elsewhere runs with --backend local --binary PATH)",
+            )
         profiles[name] = BuildProfile(name, tuple(tuple(c) for c in spec.build), spec.binary)
     prebuilt = (doc.prebuilt,) if isinstance(doc.prebuilt, str) else doc.prebuilt
     cfg = Config(
@@ -183,6 +189,14 @@ def _parse(table: dict[str, Any], path: Path) -> Config:
     )
     cfg.get_profile(None)  # the default must exist
     return cfg
+
+
+def _inside(binary: str) -> bool:
+    """``binary`` names a path inside the checkout: relative, never above it."""
+    import os.path
+
+    p = Path(binary)
+    return not p.is_absolute() and Path(os.path.normpath(p)).parts[:1] != ("..",)
 
 
 def _convert(value: object, kind: type[T], at: list[str], bad: Callable[[str], InputError]) -> T:

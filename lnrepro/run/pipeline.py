@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from lnrepro import options
 from lnrepro.doors.fsio import log_writer, new_record_dir, write_json
 from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import (
@@ -344,8 +345,8 @@ def run_attempt(
         tests=run.tests,
         warnings=run.warnings,
         saw_output=run.saw_gtest_output,
-        leftovers=res.leftovers,
-        escaped=res.escaped,
+        leftover_processes_killed=res.leftovers,
+        escaped_processes_killed=res.escaped,
         env_error=scanner.found,
         outside_failures=outside,
         extra_files=files,
@@ -373,7 +374,8 @@ def run_tests(
     events = events or Events()
     tests = request.tests
     rules = MetricRules(extra_patterns=tests.metric_patterns)
-    record = RunRecord(request=request, record_dir=new_record_dir(request.record_dir, "run"))
+    record_dir = new_record_dir(request.record_dir, "run")
+    record = RunRecord(request=request, record_dir=record_dir, rerun=options.argv(request))
     record.backend = backend.describe()
     try:
         record.fingerprint = backend.fingerprint()

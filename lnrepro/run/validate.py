@@ -103,7 +103,10 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
     _choice(s.data, DATA_KINDS, "--data")
     if s.defect is not None:
         if not s.defect.strip():
-            raise UsageError("--defect is empty", "use --defect none for the fixed kernel")
+            raise UsageError(
+                "--defect is empty",
+                "use --defect none for no defect (--kernel-era fixed for the fix)",
+            )
         try:
             parse_defects(s.defect)
         except ValueError as exc:
@@ -177,14 +180,28 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
             f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
             "give a poll interval in range",
         )
-    if s.dispatch_timeout_s is not None and not 0 < s.dispatch_timeout_s <= 86400:
+    if s.dispatch_timeout_s is not None and not 0 <= s.dispatch_timeout_s <= 86400:
         raise UsageError(
             f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 seconds",
-            "give tt-metal's operation timeout in seconds, e.g. 5",
+            "give tt-metal's operation timeout in seconds, e.g. 5 (0 turns it off)",
         )
     s = msgspec.structs.replace(s, checkout=s.checkout.expanduser().absolute())
     make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
     return s
+
+
+def check_dispatch_timeout(b: BackendSpec, timeout_s: float) -> None:
+    """tt-metal's own hang detection must fire before lnrepro's ``--timeout`` kills the attempt,
+    or its triage never runs (0 is off: tt-metal reads the variable as a float, 0 = no timeout,
+    tt_metal/llrt/rtoptions.cpp)."""
+    if not isinstance(b, TtMetalSpec) or not b.dispatch_timeout_s:
+        return
+    if b.dispatch_timeout_s >= timeout_s:
+        raise UsageError(
+            f"--dispatch-timeout {b.dispatch_timeout_s:g} is not below --timeout {timeout_s:g}: "
+            "lnrepro would kill the attempt before tt-metal detects the hang",
+            f"give a --dispatch-timeout under {timeout_s:g} seconds, or a longer --timeout",
+        )
 
 
 def check_builds_tt_metal(
@@ -287,6 +304,7 @@ def validate_run(req: RunRequest) -> RunRequest:
             "gtest binary built elsewhere",
         )
     backend = check_backend(req.backend, req.tests.repeat)
+    check_dispatch_timeout(backend, req.tests.timeout_s)
     if isinstance(backend, EmulatorSpec) and CASE_ENV in os.environ and not backend.case:
         # the emulator's probe test reads the case from the environment: the request keeps it,
         # so the record says which case ran and its rerun line sets it again

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from lnrepro.doors.proc import ProcResult
 from lnrepro.errors import BuildFailed, EnvironmentProblem
+from lnrepro.model.case import ARGS_ENV, CASE_ENV, Case, env_prefixed
 from lnrepro.model.events import Events
-from lnrepro.model.shrink import ARGS_ENV, CASE_ENV, Case, env_prefixed
 from lnrepro.run.backends import Backend, Call
 from lnrepro.shrink import probe
 from lnrepro.shrink.core import Outcome, RunVerdict

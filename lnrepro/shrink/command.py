@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lnrepro.errors import EnvironmentProblem
-from lnrepro.model.shrink import CASE_ENV, Case, env_prefixed
+from lnrepro.model.case import CASE_ENV, Case, env_prefixed
 from lnrepro.shrink.checkout import read_margin
 from lnrepro.shrink.core import Outcome, RunVerdict
 

@@ -30,7 +30,7 @@ from enum import Enum
 from statistics import NormalDist
 from typing import Protocol
 
-from lnrepro.model.shrink import (
+from lnrepro.model.case import (
     TILE,
     Axis,
     Case,
@@ -39,11 +39,10 @@ from lnrepro.model.shrink import (
     Judged,
     Neighbour,
     Shape,
-    ShrinkEvents,
-    StartMeasure,
     Status,
     data_menu,
 )
+from lnrepro.model.shrink import ShrinkEvents, StartMeasure
 from lnrepro.model.stats import wilson
 from lnrepro.shrink import space
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from lnrepro import options
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, parse_defects
 from lnrepro.emulator.kernel import KernelConfig
 from lnrepro.emulator.probe import TensorCheck
 from lnrepro.emulator.probe import evaluate as run_case
+from lnrepro.model.case import PROBE_TEST, Case, env_prefixed
 from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import PROBE_TEST, Case, env_prefixed
 from lnrepro.shrink.core import Outcome, RunVerdict
 
 
@@ -65,7 +66,9 @@ class EmulatorEvaluator:
         return all(c.ok for c in control)
 
     def rerun(self, case: Case) -> list[str]:
-        return env_prefixed(case, ["lnrepro", "run", *self.spec.argv(), "--filter", PROBE_TEST])
+        return env_prefixed(
+            case, ["lnrepro", "run", *options.argv(self.spec), "--filter", PROBE_TEST]
+        )
 
     def why(self, smaller: Case, result: Case) -> str | None:
         cfg = self.config

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
+from lnrepro.model.case import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
 from lnrepro.model.events import Events
-from lnrepro.model.shrink import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
 from lnrepro.run.backends import Backend
 from lnrepro.shrink.checkout import judge, read_margin, run_probe
 from lnrepro.shrink.core import Outcome

@@ -7,17 +7,16 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from lnrepro.errors import Terminated
+from lnrepro.model.case import Judged, OpKind, Status
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import (
     STATE_FILE,
-    Judged,
-    OpKind,
     ShrinkEvents,
     ShrinkRecord,
     ShrinkRequest,
     ShrinkState,
     StartMeasure,
-    Status,
 )
 from lnrepro.shrink.checkout import CheckoutProbe
 from lnrepro.shrink.core import Control, Evaluator, Search
@@ -102,6 +101,9 @@ class Persist(ShrinkEvents):
         self.save()
         self.inner.judged(j, candidates, evaluations, best)
 
+    def interrupted(self, best: Judged | None, rerun: tuple[str, ...], saved: Path | None) -> None:
+        self.inner.interrupted(best, rerun, saved)
+
 
 def shrink(
     req: ShrinkRequest,
@@ -135,7 +137,14 @@ def shrink(
     if resumed is not None:
         search.cache = {j.case: j for j in resumed.judged}
         search.evaluations = resumed.evaluations
-    result = search.run()
+    try:
+        result = search.run()
+    except (KeyboardInterrupt, Terminated):
+        # what the search knows is not thrown away: the best case (and where the state is)
+        best = search.best
+        saved = persist.path.parent if persist is not None and persist.path is not None else None
+        events.interrupted(best, tuple(evaluator.rerun(best.case)) if best else (), saved)
+        raise
     assert search.measured is not None
     inadmissible = [j for j in search.cache.values() if j.status is Status.INADMISSIBLE]
     rec = ShrinkRecord(
@@ -163,13 +172,36 @@ def shrink(
     if result is not None and req.source is not None:
         from lnrepro.shrink.emit import write_source
 
+        smaller = neighbours_text(rec)
         if result.case.op is OpKind.TTNN_LAYER_NORM:
             from lnrepro.shrink import emit_pytest
 
-            rec.source = emit_pytest.write_source(req.source, result.case, req)
+            rec.source = emit_pytest.write_source(req.source, result.case, req, smaller)
         else:
-            rec.source = write_source(req.source, result.case, req)
+            rec.source = write_source(req.source, result.case, req, smaller)
     return rec
+
+
+def neighbours_text(rec: ShrinkRecord) -> str:
+    """What the one-step-smaller cases did, for the emitted file's header: only what is true
+    (no axis may have a smaller step; a neighbour may have been skipped or flaky)."""
+    passes = [n.axis.value for n in rec.smaller if n.judged and n.judged.status is Status.PASSES]
+    other = [
+        f"{n.axis.value} {n.judged.status.value}"
+        for n in rec.smaller
+        if n.judged and n.judged.status is not Status.PASSES
+    ]
+    bounds = [a.value for a in rec.lower_bounds]
+    if not passes and not other:
+        return f"every axis ({', '.join(bounds)}) is at its lower bound" if bounds else ""
+    said = []
+    if passes:
+        said.append(f"one step smaller on {', '.join(passes)} passes")
+    if other:
+        said.append(f"one step smaller: {', '.join(other)}")
+    if bounds:
+        said.append(f"{', '.join(bounds)} at {'its' if len(bounds) == 1 else 'their'} lower bound")
+    return "; ".join(said)
 
 
 def note(rec: ShrinkRecord) -> str:
@@ -184,9 +216,10 @@ def note(rec: ShrinkRecord) -> str:
             if rec.inadmissible
             else ""
         )
+        # the record's found (and every view's heading) says that nothing fails: not again here
         if rec.budget_exhausted:
-            return f"the budget ran out after {tried} with nothing failing{extra}"
-        return f"nothing fails: every case tried passes or is not deterministic, {tried}{extra}"
+            return f"the budget ran out after {tried}{extra}"
+        return f"every case tried passes or is not deterministic: {tried}{extra}"
     if rec.budget_exhausted:
         return "the budget ran out: the case fails every time but may not be the smallest"
     return ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lnrepro.model.shrink import TILE, Axis, Shape
+from lnrepro.model.case import TILE, Axis, Shape
 
 AXES = (Axis.FEATURES, Axis.SEQ, Axis.BATCH, Axis.HEADS)  # the largest factor first
 

@@ -9,9 +9,16 @@ from dataclasses import replace
 import msgspec
 
 from lnrepro.errors import UsageError
+from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
 from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
-from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, ShrinkRequest, Tolerance
-from lnrepro.run.validate import check_emulator, check_record_dir, check_tt_metal, finite
+from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.run.validate import (
+    check_dispatch_timeout,
+    check_emulator,
+    check_record_dir,
+    check_tt_metal,
+    finite,
+)
 
 MAX_START_RUNS = 1000
 MAX_BUDGET = 100_000
@@ -65,6 +72,7 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
                 "give one evaluator: the checkout's probe, or the command",
             )
         backend = check_tt_metal(req.backend)
+        check_dispatch_timeout(backend, req.timeout_s)
     else:
         if req.backend.data != "copy":
             raise UsageError(
@@ -97,7 +105,9 @@ def validate_pytest(req: ShrinkRequest) -> ShrinkRequest:
     if problem:
         raise UsageError(problem, "pass a node id as pytest --collect-only -q prints it")
     checked = validate_search(replace(req, test="-"))
-    return replace(checked, test="", backend=check_tt_metal(req.backend))
+    backend = check_tt_metal(req.backend)
+    check_dispatch_timeout(backend, req.timeout_s)
+    return replace(checked, test="", backend=backend)
 
 
 def validate_search(req: ShrinkRequest) -> ShrinkRequest:
@@ -130,6 +140,11 @@ def validate_search(req: ShrinkRequest) -> ShrinkRequest:
     source = req.source
     if source is not None:
         source = source.expanduser().absolute()
+        if not source.parent.is_dir():  # as for -o: a folder is never made for a file
+            raise UsageError(
+                f"--source {req.source}: the directory {source.parent} does not exist",
+                f"create it (mkdir -p {source.parent}), or write elsewhere",
+            )
         check_record_dir(source.parent, "--source")
         if source.is_dir():
             raise UsageError(

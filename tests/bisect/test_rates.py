@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from lnrepro import options
 from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
-from lnrepro.bisect.rates import counts, describe, find, named, resolve
+from lnrepro.bisect.rates import counts, describe, endpoint_runs, find, named
+from lnrepro.bisect.validate import check_bisect
 from lnrepro.doors.fsio import write_json
 from lnrepro.errors import UsageError
 from lnrepro.model.bisect import RunOutcome
@@ -44,6 +46,7 @@ def run_record(
     )
     rec = RunRecord(
         request=req,
+        rerun=options.argv(req),
         record_dir=base / name,
         state=RunState.COMPLETE,
         fingerprint={"commit": commit},
@@ -114,14 +117,14 @@ def test_a_run_of_another_commit_is_refused_with_the_fix(tmp_path: Path) -> None
 def test_rates_from_needs_confidence_and_excludes_fixed_rates(tmp_path: Path) -> None:
     run_record(tmp_path, "run-1", BAD, [F])
     req = request(tmp_path, "run-1")
-    with pytest.raises(UsageError, match="only applies with --confidence"):
-        resolve(
+    with pytest.raises(UsageError, match="only applies with --confidence"):  # read nothing
+        check_bisect(
             BisectRequest(
                 repo=req.repo, good=req.good, bad=req.bad, oracle=req.oracle, rates_from=("run-1",)
             )
         )
     with pytest.raises(UsageError, match="both give the fail rates"):
-        resolve(
+        check_bisect(
             BisectRequest(
                 repo=req.repo,
                 good=req.good,
@@ -150,7 +153,7 @@ def test_the_endpoints_runs_are_found_when_commit_and_tests_match(tmp_path: Path
 def test_nothing_is_found_without_a_run_at_the_bad_commit(tmp_path: Path) -> None:
     run_record(tmp_path, "run-2", GOOD, [P] * 20)
     assert find(request(tmp_path)) is None
-    assert resolve(request(tmp_path)).endpoint_runs is None
+    assert endpoint_runs(request(tmp_path))[1] is None
 
 
 def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
@@ -169,7 +172,7 @@ def test_the_counts_travel_with_the_request_for_resume(tmp_path: Path) -> None:
     ).to_json()
     back = BisectRequest.from_json(Reader(json.loads(json.dumps(doc)), "state"))
     assert back.endpoint_runs == e and back.rates_from == ("run-1",)
-    assert "--rates-from" in back.argv() and "run-1" in back.argv()
+    assert "--rates-from" in options.argv(back) and "run-1" in options.argv(back)
 
 
 def test_the_prior_is_a_beta_from_the_counts_not_a_point() -> None:

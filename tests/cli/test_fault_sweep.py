@@ -1,8 +1,8 @@
 """The fault sweep's 54 failing cases, each through the real `lnrepro` command line.
 
 Each checks the exit code, that stderr is one line (no traceback, no "internal error"), the
-verdict where one is given, and that a usage error leaves nothing behind. Cases without signals
-or containers run in process (``main([...])``); the rest as subprocesses.
+verdict where one is given, and that a usage error leaves nothing behind. Cases run in process
+(tests/harness.py); only a terminal's encoding and another user take a process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnrepro.cli import main
+from tests.harness import Result, assert_one_line_error, lnrepro, lnrepro_process
 
 GT_HEAD = 'echo "[==========] Running 1 test from 1 test suite."\necho "[ RUN      ] S.T"\n'
 GT_PASS = 'echo "[       OK ] S.T (1 ms)"\necho "[==========] 1 test from 1 test suite ran. (1 ms total)"\necho "[  PASSED  ] 1 test."\n'
@@ -35,22 +35,6 @@ def prog(tmp: Path, tail: str, name: str = "gt") -> Path:
     return p
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err: str, *needles: str) -> None:
-    lines = err.strip().splitlines()
-    assert lines and "Traceback" not in err and "internal error" not in err, err
-    assert len([ln for ln in lines if ln.startswith("lnrepro: error")]) == 1 and lines[
-        -1
-    ].startswith("lnrepro: error"), err
-    for n in needles:
-        assert n in lines[-1], err
-
-
 # ---------------------------------------------------------------------------------- wrong verdicts
 @pytest.mark.parametrize(
     ("tail", "verdict", "why"),
@@ -60,11 +44,10 @@ def one_line(err: str, *needles: str) -> None:
     ],
 )
 def test_how_the_binary_ends_weighs_in_the_verdict(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], tail: str, verdict: str, why: str
+    tmp_path: Path, tail: str, verdict: str, why: str
 ) -> None:
     binary = prog(tmp_path, tail)
-    code, out, _ = cli(
-        capsys,
+    code, out, _ = lnrepro(
         "run",
         "--backend",
         "local",
@@ -83,8 +66,7 @@ def test_how_the_binary_ends_weighs_in_the_verdict(
     msgs = [f["message"] for a in doc["attempts"] for t in a["tests"] for f in t["failures"]]
     crash = [t["crash"]["reason"] for a in doc["attempts"] for t in a["tests"] if t["crash"]]
     assert any(why in m for m in msgs + crash)
-    code, _, _ = cli(
-        capsys,
+    code, _, _ = lnrepro(
         "run",
         "--backend",
         "local",
@@ -99,9 +81,7 @@ def test_how_the_binary_ends_weighs_in_the_verdict(
     assert code == 1  # "bad" for git bisect run, never "good"
 
 
-def test_a_failed_reset_makes_the_attempt_an_environment_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_failed_reset_makes_the_attempt_an_environment_error(tmp_path: Path) -> None:
     """Chosen: a reset that fails (tt-smi -r) leaves the card in doubt, so the attempt is not run
     and is ENV_ERROR (exit 5); a bisect takes it as noise."""
     checkout = tmp_path / "tt"
@@ -111,8 +91,7 @@ def test_a_failed_reset_makes_the_attempt_an_environment_error(
         '[profiles.here]\nbuild = [["true"]]\nbinary = "ttml_tests"\n'
     )
     os.chdir(tmp_path)
-    code, out, err = cli(
-        capsys,
+    code, out, err = lnrepro(
         "run",
         "--tt-metal",
         str(checkout),
@@ -130,8 +109,7 @@ def test_a_failed_reset_makes_the_attempt_an_environment_error(
     assert code == 5 and doc["verdict"] == "ENV_ERROR" and "ENV_ERROR" in err
     (a,) = doc["attempts"]
     assert a["env_error"] == "the reset command `false` exited 1" and a["tests"] == []
-    code, out, _ = cli(
-        capsys,
+    code, out, _ = lnrepro(
         "run",
         "--tt-metal",
         str(checkout),
@@ -149,6 +127,9 @@ def test_a_failed_reset_makes_the_attempt_an_environment_error(
 
 
 # ---------------------------------------------------------------------------------- usage errors
+BISECT_TRUE = ("--good", "HEAD~3", "--bad", "HEAD", "--command", "true")
+
+
 def repo_with_commits(where: Path, n: int = 4) -> Path:
     where.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(where)], check=True)
@@ -189,19 +170,20 @@ def repo_with_commits(where: Path, n: int = 4) -> Path:
     ],
 )
 def test_an_invalid_bisect_option_leaves_nothing_behind(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
+    tmp_path: Path, extra: list[str], needle: str
 ) -> None:
     repo = repo_with_commits(tmp_path / "r")
-    code, _, err = cli(
-        capsys,
-        "bisect",
-        "--repo",
-        str(repo),
-        *(["--good", "HEAD~3", "--bad", "HEAD"] if "--resume" not in extra else []),
-        *extra,
+    assert_one_line_error(
+        lnrepro(
+            "bisect",
+            "--repo",
+            str(repo),
+            *(["--good", "HEAD~3", "--bad", "HEAD"] if "--resume" not in extra else []),
+            *extra,
+        ),
+        2,
+        needle,
     )
-    assert code == 2
-    one_line(err, needle)
     assert not (repo / ".git" / "lnrepro").exists()  # no lock, no worktree, no state file
 
 
@@ -222,18 +204,14 @@ def test_an_invalid_bisect_option_leaves_nothing_behind(
     ],
 )
 def test_usage_errors_are_one_line_and_leave_no_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+    tmp_path: Path, args: list[str], needle: str
 ) -> None:
     os.chdir(tmp_path)
-    code, _, err = cli(capsys, *args)
-    assert code == 2
-    one_line(err, needle)
+    assert_one_line_error(lnrepro(*args), 2, needle)
     assert not (tmp_path / ".lnrepro").exists()
 
 
-def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(tmp_path: Path) -> None:
     (tmp_path / "tt").mkdir()
     os.chdir(tmp_path)
     for name, text in (
@@ -241,16 +219,17 @@ def test_a_bad_configuration_is_a_bad_input_file_wherever_it_is(
         ("lnrepro.toml", "profiles = 3\n"),
     ):
         (tmp_path / name).write_text(text)
-        code, _, err = cli(capsys, "run", "--tt-metal", "tt", "--runner", "local", "--dry-run")
-        assert code == 4
-        one_line(err, name, "profiles must be a table")
+        assert_one_line_error(
+            lnrepro("run", "--tt-metal", "tt", "--runner", "local", "--dry-run"),
+            4,
+            name,
+            "profiles must be a table",
+        )
         (tmp_path / name).unlink()
 
 
 # ---------------------------------------------------------------------------------- damaged files
-def test_damaged_state_and_records_are_named_with_the_fix(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_damaged_state_and_records_are_named_with_the_fix(tmp_path: Path) -> None:
     repo = repo_with_commits(tmp_path / "r")
     state = repo / ".git" / "lnrepro" / "bisect.json"
     state.parent.mkdir(parents=True)
@@ -264,9 +243,7 @@ def test_damaged_state_and_records_are_named_with_the_fix(
     for text in cases:
         state.write_text(text)
         for flag in ("--resume", "--log"):
-            code, _, err = cli(capsys, "bisect", "--repo", str(repo), flag)
-            assert code == 4, (text[:40], err)
-            one_line(err, str(state))
+            assert_one_line_error(lnrepro("bisect", "--repo", str(repo), flag), 4, str(state))
     runs = tmp_path / "runs"
     for i, text in enumerate(
         [
@@ -277,12 +254,15 @@ def test_damaged_state_and_records_are_named_with_the_fix(
         (runs / f"run-2026010{i}-000000").mkdir(parents=True)
         (runs / f"run-2026010{i}-000000" / "record.json").write_text(text)
     (runs / "run-loop").symlink_to(runs / "run-loop")
-    code, out, err = cli(capsys, "runs", "--record-dir", str(runs), "--json")
+    code, out, _ = lnrepro("runs", "--record-dir", str(runs), "--json")
     states = {e["id"]: e["state"] for e in json.loads(out)["records"]}
     assert code == 0 and set(states.values()) == {"unreadable"} and len(states) == 3
-    code, _, err = cli(capsys, "show", "run-20260100-000000", "--record-dir", str(runs))
-    assert code == 4
-    one_line(err, "record.json", "request.backend")
+    assert_one_line_error(
+        lnrepro("show", "run-20260100-000000", "--record-dir", str(runs)),
+        4,
+        "record.json",
+        "request.backend",
+    )
 
 
 json_like = st.recursive(
@@ -307,7 +287,6 @@ json_like = st.recursive(
 )
 def test_no_generated_bisect_state_makes_an_internal_error(
     tmp_path_factory: pytest.TempPathFactory,
-    capsys: pytest.CaptureFixture[str],
     doc: dict[str, object],
 ) -> None:
     repo = tmp_path_factory.mktemp("g")
@@ -315,58 +294,33 @@ def test_no_generated_bisect_state_makes_an_internal_error(
     state = repo / ".git" / "lnrepro" / "bisect.json"
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps(doc))
-    code, _, err = cli(capsys, "bisect", "--repo", str(repo), "--log")
-    assert code in (0, 4) and "internal error" not in err, err
-    if code == 4:
-        one_line(err, str(state))
+    ran = lnrepro("bisect", "--repo", str(repo), "--log")
+    assert ran.code in (0, 4) and "internal error" not in ran.err, ran.err
+    if ran.code == 4:
+        assert_one_line_error(ran, 4, str(state))
 
 
 # ---------------------------------------------------------------------------------- environment
 def test_an_ascii_terminal_still_gets_one_line(tmp_path: Path) -> None:
     log = tmp_path / "x.log"
     log.write_text("[ RUN      ] S.Tést—µ\n[  FAILED  ] S.Tést—µ (1 ms)\n")
-    p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "parse", str(log)],
-        capture_output=True,
-        env={**os.environ, "PYTHONIOENCODING": "ascii"},
-        timeout=60,
-    )
-    assert p.returncode == 1 and b"Traceback" not in p.stderr and b"internal error" not in p.stderr
-    assert b"S.T\\xe9st" in p.stdout  # written as an escape, not a crash
-    p = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "parse", str(tmp_path / "nope—.log")],
-        capture_output=True,
-        env={**os.environ, "PYTHONIOENCODING": "ascii"},
-        timeout=60,
-    )
-    assert p.returncode == 4 and len(p.stderr.splitlines()) == 1
+    ascii_ = {"PYTHONIOENCODING": "ascii"}
+    p = lnrepro_process("parse", log, env=ascii_, timeout=60)
+    assert p.code == 1 and "Traceback" not in p.err and "internal error" not in p.err
+    assert "S.T\\xe9st" in p.out  # written as an escape, not a crash
+    assert_one_line_error(lnrepro_process("parse", tmp_path / "nope—.log", env=ascii_), 4)
 
 
-def test_odd_repositories_are_one_line_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_odd_repositories_are_one_line_errors(tmp_path: Path) -> None:
     repo = repo_with_commits(tmp_path / "r")
     lock = repo / ".git" / "lnrepro" / "bisect.lock"
     lock.mkdir(parents=True)
-    code, _, err = cli(
-        capsys,
-        "bisect",
-        "--repo",
-        str(repo),
-        "--good",
-        "HEAD~3",
-        "--bad",
-        "HEAD",
-        "--command",
-        "true",
-    )
-    assert code == 5
-    one_line(err, "is a directory", "rmdir")
+    ran = lnrepro("bisect", "--repo", repo, *BISECT_TRUE)
+    assert_one_line_error(ran, 5, "is a directory", "rmdir")
     lock.rmdir()
     odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
     os.rename(repo, odd)
-    code, out, err = cli(
-        capsys,
+    code, out, err = lnrepro(
         "bisect",
         "--repo",
         str(odd),
@@ -410,14 +364,11 @@ def test_a_record_directory_nobody_may_use_is_exit_5(tmp_path: Path, test_user: 
             cwd="/",
             timeout=120,
         )
-        assert p.returncode == 5, (cmd, p.stderr)
-        one_line(p.stderr, str(runs))
+        assert_one_line_error(Result(p.returncode, p.stdout, p.stderr), 5, str(runs))
 
 
 # ---------------------------------------------------------------------------------- inf metrics
-def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(tmp_path: Path) -> None:
     """`max_diff=inf` made parse, run and explain exit 3, and run deleted its own log."""
     fail = (
         'echo "dx FAILED: max_diff=inf, mean_diff=-inf"\n'
@@ -429,14 +380,13 @@ def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
     binary.chmod(0o755)
     log = tmp_path / "gt.log"
     log.write_text(subprocess.run([str(binary)], capture_output=True, text=True).stdout)
-    code, out, err = cli(capsys, "parse", str(log), "--json")
+    code, out, err = lnrepro("parse", str(log), "--json")
     assert code == 1 and "Traceback" not in err, err
     from tests.consumers.schemas import strict_loads
 
     parsed = strict_loads(out)  # strict JSON: infinity is not a JSON number, so it is a string
     assert parsed["tests"][0]["metrics"]["dx"]["max_diff"] == "Infinity"
-    code, out, err = cli(
-        capsys,
+    code, out, err = lnrepro(
         "run",
         "--backend",
         "local",
@@ -455,14 +405,12 @@ def test_an_infinite_metric_is_a_number_in_parse_run_and_explain(
         and doc["tests"][0]["worst_metrics"]["dx"]["max_diff"] == "Infinity"
     )
     assert (Path(doc["record_dir"]) / "attempt-1.log").is_file()  # the log is kept
-    code, out, err = cli(capsys, "explain", doc["record_dir"])
+    code, out, err = lnrepro("explain", doc["record_dir"])
     assert code in (0, 1, 4) and "Traceback" not in err and "internal error" not in err, err
 
 
 @pytest.mark.root
-def test_a_repository_on_a_read_only_mount_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_repository_on_a_read_only_mount_is_one_line(tmp_path: Path) -> None:
     """A bisect needs to write its state and worktrees under .git: a read-only mount is exit 5
     with one line, not an internal error, and nothing is left mounted or written."""
     from tests.conftest import need
@@ -474,20 +422,8 @@ def test_a_repository_on_a_read_only_mount_is_one_line(
     subprocess.run(["mount", "--bind", str(repo), str(ro)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
-        code, _, err = cli(
-            capsys,
-            "bisect",
-            "--repo",
-            str(ro),
-            "--good",
-            "HEAD~3",
-            "--bad",
-            "HEAD",
-            "--command",
-            "true",
-        )
-        assert code == 5, err
-        one_line(err, "Read-only file system", "clone")
+        ran = lnrepro("bisect", "--repo", ro, *BISECT_TRUE)
+        assert_one_line_error(ran, 5, "Read-only file system", "clone")
         assert not (repo / ".git" / "lnrepro").exists()
     finally:
         subprocess.run(["umount", str(ro)], check=False)

@@ -1,4 +1,6 @@
-"""Faults a user meets, each through the real `lnrepro` command as a subprocess.
+"""Faults a user meets, each through the real `lnrepro` command: as a subprocess where the fault
+needs one (signals, what the binary leaves behind, containers, a full stdout, a deleted working
+directory), in process otherwise (tests/harness.py).
 
 Every case checks the exit code, that stderr is one line with no traceback, what the record
 says, and that nothing lnrepro started outlives it (processes by pid, containers by label).
@@ -20,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from tests import rootfs
-from tests.conftest import IN_CI, default_signals, docker_ok, need, run_gently
-from tests.leftovers import Ran, left, owner
+from tests.conftest import IN_CI, default_signals, docker_ok, need
+from tests.harness import LNREPRO, Result, assert_one_line_error, lnrepro, lnrepro_process
+from tests.leftovers import left, owner
 
-LNREPRO = [sys.executable, "-m", "lnrepro"]
 HEADER = """#!/bin/sh
 echo "[==========] Running 1 test from 1 test suite."
 echo "[ RUN      ] S.T"
@@ -32,20 +34,6 @@ FOOTER = """echo "[       OK ] S.T (1 ms)"
 echo "[==========] 1 test from 1 test suite ran. (1 ms total)"
 echo "[  PASSED  ] 1 test."
 """
-
-
-def lnrepro(*args: str, cwd: Path, timeout: float = 120, **kw: object) -> Ran:
-    return run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, **kw)
-
-
-def one_line_error(p: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:
-    assert p.returncode == code, (p.returncode, p.stderr, p.stdout[-500:])
-    err = p.stderr.strip()
-    assert "Traceback" not in p.stderr and "internal error" not in err
-    assert len(err.splitlines()) == 1, err
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 def fake_gtest(path: Path, body: str) -> Path:
@@ -86,7 +74,7 @@ def test_what_the_binary_leaves_behind_is_killed(tmp_path: Path, how: str, warni
     pidfile = tmp_path / "pids"
     binary = fake_gtest(tmp_path / "gt", how.replace("PIDS", str(pidfile)) + "\n")
     start = time.monotonic()
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--filter",
         "S.*",
@@ -210,7 +198,7 @@ def test_half_written_report_is_the_attempts_problem(tmp_path: Path) -> None:
 echo "dx FAILED: max_diff=1000, mean_diff=1000"
 """
     binary = fake_gtest(tmp_path / "gt", body)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--filter",
         "S.*",
@@ -232,7 +220,7 @@ echo "dx FAILED: max_diff=1000, mean_diff=1000"
 
 def test_record_and_logs_have_the_same_permissions(tmp_path: Path) -> None:
     binary = fake_gtest(tmp_path / "gt", "")
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--filter",
         "S.*",
@@ -261,7 +249,7 @@ def test_full_disk_is_exit_5_and_leaves_no_empty_run(tmp_path: Path) -> None:
             tmp_path / "gt",
             "i=0; while [ $i -lt 400 ]; do echo 'noise line of a chatty test binary'; i=$((i+1)); done\n",
         )
-        p = lnrepro(
+        p = lnrepro_process(
             "run",
             "--filter",
             "S.*",
@@ -273,7 +261,7 @@ def test_full_disk_is_exit_5_and_leaves_no_empty_run(tmp_path: Path) -> None:
             str(small / "runs"),
             cwd=tmp_path,
         )
-        one_line_error(p, 5, "no space left", "free space at")
+        assert_one_line_error(p, 5, "no space left", "free space at")
         assert not any((small / "runs").iterdir())
     finally:
         subprocess.run(["umount", str(small)], check=True)
@@ -283,7 +271,7 @@ def test_no_empty_run_directory_when_the_binary_cannot_start(tmp_path: Path) -> 
     junk = tmp_path / "junk"
     junk.write_bytes(os.urandom(4096))
     junk.chmod(0o755)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--filter",
         "S.*",
@@ -295,7 +283,7 @@ def test_no_empty_run_directory_when_the_binary_cannot_start(tmp_path: Path) -> 
         str(tmp_path / "runs"),
         cwd=tmp_path,
     )
-    one_line_error(p, 5, "not an executable")
+    assert_one_line_error(p, 5, "not an executable")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
@@ -309,7 +297,9 @@ def test_hostile_names_and_messages_render_as_written(tmp_path: Path) -> None:
         f"[ RUN      ] S.T[/x]\nf.cpp:3: Failure\n{HOSTILE}\n[  FAILED  ] S.T[/x] (1 ms)\n"
     )
     for fmt in ([], ["--markdown"], ["--json"]):
-        p = lnrepro("parse", str(log), *fmt, cwd=tmp_path, env={**os.environ, "COLUMNS": "300"})
+        p = lnrepro_process(
+            "parse", str(log), *fmt, cwd=tmp_path, env={**os.environ, "COLUMNS": "300"}
+        )
         assert p.returncode == 1, p.stderr
         assert "Traceback" not in p.stderr
         if fmt == ["--markdown"]:  # escaped for Markdown: what a renderer shows is the text
@@ -325,7 +315,7 @@ def test_hostile_names_and_messages_render_as_written(tmp_path: Path) -> None:
 def test_bracketed_paths_do_not_break_env_check(tmp_path: Path) -> None:
     weird = tmp_path / "x[/y]"
     weird.mkdir(parents=True)
-    p = lnrepro(
+    p = lnrepro_process(
         "env-check", "--tt-metal", str(weird), cwd=tmp_path, env={**os.environ, "COLUMNS": "300"}
     )
     assert p.returncode in (0, 1) and "Traceback" not in p.stderr
@@ -363,7 +353,11 @@ def test_ordinary_faults_are_one_line_errors(
         if args[0] == "run"
         else lnrepro(*args, cwd=tmp_path)
     )
-    one_line_error(p, code, needle)
+    if code == 5:  # nothing to run is a verdict (NOT_RUN), said in one line, with a record
+        assert p.code == 5 and p.err.count("\n") == 1 and needle in p.err, p.err
+        assert p.err.startswith("lnrepro: NOT_RUN: "), p.err
+    else:
+        assert_one_line_error(p, code, needle)
     if code == 2:  # refused before anything ran: no record directory either
         assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
@@ -371,7 +365,7 @@ def test_ordinary_faults_are_one_line_errors(
 def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    one_line_error(lnrepro("parse", str(fifo), cwd=tmp_path, timeout=10), 4, "not a regular file")
+    assert_one_line_error(lnrepro("parse", str(fifo), cwd=tmp_path), 4, "not a regular file")
 
 
 def test_parse_dash_reads_stdin(tmp_path: Path) -> None:
@@ -385,7 +379,7 @@ def test_script_without_shebang_is_enoexec(tmp_path: Path) -> None:
     script = tmp_path / "noshebang"
     script.write_text("echo hi\n")
     script.chmod(0o755)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--filter",
         "S.*",
@@ -397,13 +391,13 @@ def test_script_without_shebang_is_enoexec(tmp_path: Path) -> None:
         str(tmp_path / "runs"),
         cwd=tmp_path,
     )
-    one_line_error(p, 5, "not an executable", "#! line")
+    assert_one_line_error(p, 5, "not an executable", "#! line")
 
 
 def test_unusable_record_directory_is_exit_5(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     p = lnrepro("run", "--record-dir", str(tmp_path / "afile" / "runs"), cwd=tmp_path)
-    one_line_error(p, 5, "record directory", "--record-dir")
+    assert_one_line_error(p, 5, "record directory", "--record-dir")
 
 
 @pytest.mark.parametrize(
@@ -419,7 +413,7 @@ def test_malformed_reports_are_bad_input(tmp_path: Path, report: str) -> None:
     (tmp_path / "x.log").write_text("[ RUN      ] S.T\n[       OK ] S.T (1 ms)\n")
     (tmp_path / "r.json").write_text(report)
     p = lnrepro("parse", "x.log", "--report", "r.json", cwd=tmp_path)
-    one_line_error(p, 4, "r.json")
+    assert_one_line_error(p, 4, "r.json")
 
 
 def test_deleted_working_directory(tmp_path: Path) -> None:
@@ -436,7 +430,8 @@ def test_deleted_working_directory(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    one_line_error(proc, 5, "current directory no longer exists")
+    ran = Result(proc.returncode, proc.stdout, proc.stderr)
+    assert_one_line_error(ran, 5, "current directory no longer exists")
 
 
 def test_stdout_on_a_full_device(tmp_path: Path) -> None:
@@ -469,8 +464,8 @@ def test_dubious_ownership_is_a_git_error(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["chown", "-R", "12345:12345", str(repo)], check=True)
     env = {k: v for k, v in os.environ.items() if k != "GIT_CONFIG_NOSYSTEM"}
-    p = lnrepro("env-check", "--tt-metal", str(repo), cwd=tmp_path, env=env)
-    one_line_error(p, 6, "dubious ownership", "safe.directory")
+    p = lnrepro_process("env-check", "--tt-metal", str(repo), cwd=tmp_path, env=env)
+    assert_one_line_error(p, 6, "dubious ownership", "safe.directory")
 
 
 # ------------------------------------------------------------------ the rerun line
@@ -488,7 +483,9 @@ def test_dubious_ownership_is_a_git_error(tmp_path: Path) -> None:
 )
 def test_the_rerun_line_reproduces_the_run(tmp_path: Path, opts: list[str]) -> None:
     flt = ["--filter", "*OneTile:*TwoIncompleteTiles:*OneTilePerRow:*2048Features"]
-    first = lnrepro("run", *flt, *opts, "--record-dir", str(tmp_path / "a"), "--json", cwd=tmp_path)
+    first = lnrepro_process(
+        "run", *flt, *opts, "--record-dir", str(tmp_path / "a"), "--json", cwd=tmp_path
+    )
     assert first.returncode in (0, 1), first.stderr
     doc = json.loads(first.stdout)
     rerun = doc["rerun"]
@@ -496,7 +493,7 @@ def test_the_rerun_line_reproduces_the_run(tmp_path: Path, opts: list[str]) -> N
     assert ("--seed" in rerun) == ("random" in opts)  # the test's own data needs no seed
     for o in opts:
         assert o in rerun, (o, rerun)
-    again = lnrepro(*rerun[1:], "--record-dir", str(tmp_path / "b"), "--json", cwd=tmp_path)
+    again = lnrepro_process(*rerun[1:], "--record-dir", str(tmp_path / "b"), "--json", cwd=tmp_path)
     doc2 = json.loads(again.stdout)
     moved = [x.replace(str(tmp_path / "a"), str(tmp_path / "b")) for x in rerun]
     assert doc2["backend"] == doc["backend"] and doc2["rerun"] == moved
@@ -516,8 +513,8 @@ def shell_less_image(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.docker
 def test_image_without_a_shell_leaves_no_container(tmp_path: Path, shell_less_image: str) -> None:
-    p = lnrepro("env-check", "--container", "--image", shell_less_image, cwd=tmp_path)
-    one_line_error(p, 5, "did not start")
+    p = lnrepro_process("env-check", "--container", "--image", shell_less_image, cwd=tmp_path)
+    assert_one_line_error(p, 5, "did not start")
     assert not left(p.owner)
 
 
@@ -526,7 +523,7 @@ def test_missing_bind_source_is_refused_before_anything_starts(
     tmp_path: Path, busybox_image: str
 ) -> None:
     missing = tmp_path / "missing-checkout"
-    p = lnrepro(
+    p = lnrepro_process(
         "env-check",
         "--container",
         "--image",
@@ -535,7 +532,7 @@ def test_missing_bind_source_is_refused_before_anything_starts(
         str(missing),
         cwd=tmp_path,
     )
-    one_line_error(p, 4, "does not exist", "nothing was started")
+    assert_one_line_error(p, 4, "does not exist", "nothing was started")
     assert not missing.exists() and not left(p.owner)
 
 

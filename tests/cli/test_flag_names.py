@@ -1,6 +1,5 @@
-"""Every error message about a flag names a flag that the command's ``--help`` lists (issue 39,
-issue 37 defect 3: errors built from dest names said --goods, --timeout-s, --gtest-filter,
---contexts). The commands' own parameters are walked, each error path is exercised through
+"""Every error message about a flag names a flag that the command's ``--help`` lists (errors
+built from dest names once said --goods, --timeout-s, --gtest-filter, --contexts). The commands' own parameters are walked, each error path is exercised through
 the real entry point, and every ``--flag`` in the one error line is looked up in ``--help``."""
 
 from __future__ import annotations
@@ -13,10 +12,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, all_commands, cli
+from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
-from lnrepro.cli.options import EMULATOR, LOCAL, TT_METAL
+from lnrepro.cli.params import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
+from tests.harness import assert_one_line_error, lnrepro
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
 # flags of other tools that a fix quotes (git, docker, pytest): never lnrepro's
@@ -39,17 +39,8 @@ def help_flags(command: str) -> set[str]:
     return set(FLAG.findall(out)) | set(FLAG.findall(top))
 
 
-def error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    code = _main(argv)
-    err = capsys.readouterr().err.strip()
-    return code, err
-
-
-def check(argv: list[str], capsys: pytest.CaptureFixture[str], expect: str | None = None) -> str:
-    code, err = error_line(argv, capsys)
-    assert code != 0, (argv, err)
-    assert err.startswith("lnrepro: error:") and "\n" not in err, (argv, err)
+def check(argv: list[str], expect: str | None = None) -> str:
+    err = assert_one_line_error(lnrepro(*argv), None)
     named = set(FLAG.findall(err))
     listed = help_flags(argv[0])
     for other in re.findall(r"`lnrepro ([a-z-]+)`", err):  # "--x is an option of `lnrepro y`"
@@ -88,11 +79,9 @@ BISECT_OPTIONS = [
 @pytest.mark.parametrize("mode", ["--resume", "--log"])
 @pytest.mark.parametrize("param", BISECT_OPTIONS, ids=lambda p: p.name)
 def test_resume_and_log_name_the_flag_they_refuse(
-    mode: str, param: click.Parameter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    mode: str, param: click.Parameter, tmp_path: Path
 ) -> None:
-    err = check(
-        ["bisect", "--repo", str(tmp_path), mode, *value_for(param)], capsys, long_flag(param)
-    )
+    err = check(["bisect", "--repo", str(tmp_path), mode, *value_for(param)], long_flag(param))
     assert "cannot be changed" in err
 
 
@@ -105,10 +94,8 @@ def test_resume_and_log_name_the_flag_they_refuse(
         ["--resume", "--docker-context", "c"],
     ],
 )
-def test_the_four_reported_errors_name_real_flags(
-    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = check(["bisect", "--repo", str(tmp_path), *argv], capsys, argv[1])
+def test_the_four_reported_errors_name_real_flags(argv: list[str], tmp_path: Path) -> None:
+    err = check(["bisect", "--repo", str(tmp_path), *argv], argv[1])
     for wrong in ("--goods", "--timeout-s", "--gtest-filter", "--contexts"):
         assert wrong not in err
 
@@ -125,11 +112,11 @@ MISPLACED = [
 
 @pytest.mark.parametrize(("param", "owner"), MISPLACED, ids=lambda x: getattr(x, "name", x))
 def test_a_misplaced_backend_option_is_named_as_help_spells_it(
-    param: click.Parameter, owner: str, capsys: pytest.CaptureFixture[str]
+    param: click.Parameter, owner: str
 ) -> None:
     other = "local" if owner == "emulator" else "emulator"
     base = ["run", "--backend", other] + (["--binary", "b"] if other == "local" else [])
-    err = check([*base, *value_for(param)], capsys, long_flag(param))
+    err = check([*base, *value_for(param)], long_flag(param))
     assert f"only applies with --backend {owner}" in err
 
 
@@ -151,10 +138,10 @@ COMMAND_REFUSES = [
 
 @pytest.mark.parametrize("param", COMMAND_REFUSES, ids=lambda p: p.name)
 def test_bisect_command_names_the_option_it_does_not_take(
-    param: click.Parameter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    param: click.Parameter, tmp_path: Path
 ) -> None:
     argv = ["bisect", "--repo", str(tmp_path), "--good", "a", "--bad", "b", "--command", "true"]
-    check([*argv, *value_for(param)], capsys, long_flag(param))
+    check([*argv, *value_for(param)], long_flag(param))
 
 
 @pytest.mark.parametrize(
@@ -198,10 +185,8 @@ def test_bisect_command_names_the_option_it_does_not_take(
     ],
     ids=" ".join,
 )
-def test_every_error_about_a_flag_names_one_help_lists(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = check(argv, capsys)
+def test_every_error_about_a_flag_names_one_help_lists(argv: list[str]) -> None:
+    err = check(argv)
     assert FLAG.search(err), f"{argv}: {err!r} names no flag"
 
 

@@ -1,5 +1,5 @@
-"""One table of options (issue 39): each request field a command line sets is declared once, in
-lnrepro/model/option_table.py, and the commands' options, their ``--help``, the rerun line,
+"""One table of options: each request field a command line sets is declared once, in
+lnrepro/options/table.py, and the commands' options, their ``--help``, the rerun line,
 resume's refusal, the errors' flag names and lnrepro.toml's keys all come from it."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from pathlib import Path
 from typing import Any
 
 import click
@@ -16,15 +15,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 
+from lnrepro import options
 from lnrepro.cli import all_commands, cli
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.bisect import _request as bisect_request
 from lnrepro.cli.run import request_from
 from lnrepro.cli.shrink import shrink_request
-from lnrepro.model import option_table as table
-from lnrepro.model import option_table_shrink as shrink_table
 from lnrepro.model.gtest import HIGHER_IS_BETTER
-from lnrepro.model.options import Opt, bare, by_dest, hints, text
 from lnrepro.model.requests import (
     DEFAULT_FILTER,
     BinarySpec,
@@ -40,6 +37,9 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_table
+from lnrepro.options import table
+from lnrepro.options.opt import Opt, bare, by_dest, hints, text
 from lnrepro.run.config import FILE_ONLY, ConfigDoc
 from tests.model.strategies import for_type
 
@@ -171,7 +171,7 @@ def test_a_run_s_rerun_line_parses_back_into_the_same_request(drawn: RunRequest)
     req = dataclasses.replace(
         drawn, backend=sayable_backend(drawn.backend), tests=sayable_tests(drawn.tests)
     )
-    argv = req.argv()
+    argv = options.argv(req)
     b = req.backend
     if isinstance(b, EmulatorSpec) and isinstance(b.case, str):  # the probe's case: env, no flag
         assert argv[:2] == ["env", f"LNREPRO_CASE={b.case}"]
@@ -210,7 +210,7 @@ def sayable_bisect(req: BisectRequest) -> BisectRequest:
 @given(for_type(BisectRequest))
 def test_a_bisect_s_command_line_parses_back_into_the_same_request(drawn: BisectRequest) -> None:
     req = sayable_bisect(drawn)
-    params = parsed("bisect", req.argv()[2:])
+    params = parsed("bisect", options.argv(req)[2:])
     assert bisect_request(params.pop("repo"), params) == req
 
 
@@ -239,16 +239,14 @@ def sayable_shrink(req: ShrinkRequest) -> ShrinkRequest:
 def test_a_shrink_s_rerun_line_parses_back_into_the_same_request(drawn: ShrinkRequest) -> None:
     assume(not isinstance(drawn.backend, PythonSpec))  # shrink has no Python project (validated)
     req = sayable_shrink(drawn)
-    argv = req.argv()
+    argv = options.argv(req)
     assert argv[:2] == ["lnrepro", "shrink"]
     assert shrink_request(parsed("shrink", argv[2:])) == req
 
 
-def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_misplaced_backend_option_after_shrink_run_is_named_as_help_spells_it() -> None:
     """Before the table, shrink built this message from dest names: --device-nodes."""
-    err = check(["shrink", "--run", "last", "--device", "0"], capsys, "--device")
+    err = check(["shrink", "--run", "last", "--device", "0"], "--device")
     assert "--device-nodes" not in err
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lnrepro.present.escape import visible
 from tests.consumers.schemas import errors as schema_errors
+from tests.harness import lnrepro
 from tests.present.gfm import Rendered
 
 LONG = "S.L" + "x" * 10_000
@@ -51,12 +50,6 @@ def program(tmp: Path) -> Path:
     return prog
 
 
-def lnrepro(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "lnrepro", *args], capture_output=True, cwd=cwd, timeout=300
-    )
-
-
 @pytest.fixture(scope="module")
 def run_id(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     cwd = tmp_path_factory.mktemp("hostile")
@@ -83,7 +76,7 @@ def decoded(m: str) -> str:
 
 def test_json_is_strict_valid_and_holds_the_text(run_id: tuple[Path, str]) -> None:
     cwd, rid = run_id
-    text = lnrepro("show", rid, "--json", cwd=cwd).stdout.decode()
+    text = lnrepro("show", rid, "--json", cwd=cwd).out
     assert schema_errors(text) == []
     doc = json.loads(text)
     assert [t["name"] for t in doc["tests"]] == NAMES
@@ -93,7 +86,7 @@ def test_json_is_strict_valid_and_holds_the_text(run_id: tuple[Path, str]) -> No
 
 def test_the_terminal_gets_no_raw_control_bytes(run_id: tuple[Path, str]) -> None:
     cwd, rid = run_id
-    out = lnrepro("show", rid, cwd=cwd).stdout
+    out = lnrepro("show", rid, cwd=cwd).out.encode()
     assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", out)  # ESC, NUL, BEL, BS, DEL: none raw
     text = out.decode()
     assert ["S", "Scr<script>alert(1)</script>"][1] in text and "Link[x](y)!" in text
@@ -101,7 +94,7 @@ def test_the_terminal_gets_no_raw_control_bytes(run_id: tuple[Path, str]) -> Non
 
 def test_markdown_renders_as_the_text_with_nothing_injected(run_id: tuple[Path, str]) -> None:
     cwd, rid = run_id
-    md = Rendered(lnrepro("report", rid, cwd=cwd).stdout.decode())
+    md = Rendered(lnrepro("report", rid, cwd=cwd).out)
     assert md.foreign_tags() == []  # no <script>, <img>, no closed <details> from the data
     (table,) = md.tables("Observed")
     assert all(len(row) == 5 for row in table)  # no pipe split a cell
@@ -134,7 +127,7 @@ def test_junit_follows_the_xunit_rules_and_holds_the_text(
 def test_parse_renders_the_same_log_safely(run_id: tuple[Path, str]) -> None:
     cwd, rid = run_id
     log = next((cwd / ".lnrepro" / "runs" / rid).glob("attempt-1.log"))
-    md = lnrepro("parse", str(log), "--markdown", cwd=cwd).stdout.decode()
+    md = lnrepro("parse", str(log), "--markdown", cwd=cwd).out
     r = Rendered(md)
     assert r.foreign_tags() == [] and all(len(row) == 6 for row in r.tables("")[0])
-    assert schema_errors(lnrepro("parse", str(log), "--json", cwd=cwd).stdout.decode()) == []
+    assert schema_errors(lnrepro("parse", str(log), "--json", cwd=cwd).out) == []

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.emulator.catalogue import CASES
-from lnrepro.emulator.gtest_main import select
+from lnrepro.emulator.catalogue import CASES, Case
+from lnrepro.emulator.cbmodel import gtest_front
 from lnrepro.gtest.console import parse_bytes
 from lnrepro.gtest.reportfile import merge, read_report
 from lnrepro.model.gtest import TestStatus
@@ -28,6 +28,10 @@ def emu(*args: str, env: dict[str, str] | None = None) -> tuple[int, bytes]:
         [*EMU, *args], capture_output=True, timeout=300, env={**os.environ, **(env or {})}
     )
     return p.returncode, p.stdout
+
+
+def select(cases: list[Case], gtest_filter: str) -> list[Case]:
+    return gtest_front.select(cases, gtest_filter, lambda c: c.full_name)
 
 
 def test_filter_semantics() -> None:
@@ -178,3 +182,22 @@ def test_the_emulator_runs_numpy_on_one_blas_thread_unless_told() -> None:
     a count the user sets is kept."""
     assert _threads_after_a_run({}) == 1
     assert _threads_after_a_run({"OPENBLAS_NUM_THREADS": "2"}) == 2
+
+
+def test_a_tests_recorded_properties_are_in_both_reports_as_googletest_writes_them() -> None:
+    """googletest 1.12.1 (gtest.cc ``TestPropertiesAsJson``, ``OutputXmlTestProperties``): a
+    JSON key per property after ``classname``; in XML a ``<properties>`` block after the
+    failures, the values escaped as attributes."""
+    r = gtest_front.Reported("T", "t.cpp", 3, 0.0, 5, (), {"margin": "1e-3", "why": 'a "b"\nc'})
+    doc = json.loads(gtest_front.report_text("json", "S", [r], 0.0, 5))
+    test = doc["testsuites"][0]["testsuite"][0]
+    assert list(test)[-2:] == ["margin", "why"] and test["why"] == 'a "b"\nc'
+    xml = gtest_front.report_text("xml", "S", [r], 0.0, 5)
+    assert '<property name="why" value="a &quot;b&quot;&#x0A;c"/>' in xml
+    case = ET.fromstring(xml).find("testsuite/testcase")
+    assert case is not None
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props == {"margin": "1e-3", "why": 'a "b"\nc'}
+    plain = gtest_front.Reported("T", "t.cpp", 3, 0.0, 5)
+    assert '<testcase name="T"' in gtest_front.report_text("xml", "S", [plain], 0.0, 5)
+    assert "<properties>" not in gtest_front.report_text("xml", "S", [plain], 0.0, 5)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lnrepro import options
 from lnrepro.errors import InputError
 from lnrepro.model import jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
@@ -18,6 +19,7 @@ from lnrepro.model.hang import Diagnosis
 from lnrepro.model.record import (
     PROCESS_EXIT,
     Attempt,
+    AttemptDoc,
     BuildResult,
     Inputs,
     RunRecord,
@@ -26,7 +28,6 @@ from lnrepro.model.record import (
     Verdict,
 )
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
-from lnrepro.model.run_doc import AttemptDoc
 
 from .strategies import for_type, same
 
@@ -66,7 +67,13 @@ def record(*attempts: Attempt, build: BuildResult | None = None) -> RunRecord:
         tests=TestSpec(gtest_filter="S.*", repeat=len(attempts) or 1),
         record_dir=Path("/r"),
     )
-    return RunRecord(request=req, record_dir=Path("/r/run-1"), attempts=list(attempts), build=build)
+    return RunRecord(
+        request=req,
+        rerun=options.argv(req),
+        record_dir=Path("/r/run-1"),
+        attempts=list(attempts),
+        build=build,
+    )
 
 
 P, F, C = TestStatus.PASSED, TestStatus.FAILED, TestStatus.CRASHED
@@ -170,6 +177,7 @@ def test_a_record_written_and_read_back_writes_the_same_document(
     why) is derived again on reading: a record read back writes exactly what it read."""
     rec = RunRecord(
         request=RunRequest(),
+        rerun=options.argv(RunRequest()),
         record_dir=Path("/r/run-1"),
         attempts=[Attempt.from_doc(a) for a in attempts],
         build=build,

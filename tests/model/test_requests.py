@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lnrepro import options
 from lnrepro.cli import cli
 from lnrepro.cli.bisect import _request as bisect_request
 from lnrepro.cli.run import request_from
@@ -90,7 +91,7 @@ def test_run_request_json_round_trip(req: RunRequest) -> None:
 @settings(max_examples=200, deadline=None)
 @given(req=runs)
 def test_the_rerun_line_parses_back_into_the_same_request(req: RunRequest) -> None:
-    argv = req.argv()
+    argv = options.argv(req)
     assert argv[:2] == ["lnrepro", "run"]
     params = parsed("run", argv[2:])
     again = request_from(params)
@@ -162,7 +163,7 @@ def test_bisect_request_round_trips_json_and_command_line(req: BisectRequest) ->
         and req.oracle.tests.repeat != 1
     ):
         return
-    argv = req.argv()
+    argv = options.argv(req)
     params = parsed("bisect", argv[2:])
     repo = params.pop("repo")
     for k in ("resume", "show_log", "as_json"):
@@ -224,7 +225,7 @@ def test_the_oldest_request_documents_still_read() -> None:
         tests=TestSpec(gtest_filter="S.*", repeat=3, timeout_s=60.0),
         record_dir=Path("/records"),
     )
-    argv = run.backend.argv()
+    argv = options.argv(run.backend)
     assert argv[argv.index("--env") :][:6] == [
         "--env",
         "A=1",
@@ -269,7 +270,7 @@ def test_the_command_line_of_a_command_oracle_is_derived_from_its_argv() -> None
     o = CommandOracleSpec(argv=("sh", "-c", "make t && ./t"), command="stale")
     assert o.command == "sh -c 'make t && ./t'"
     doc = dict(OLD_BISECT, oracle={"oracle": "command", "argv": ["a b"], "command": "x"})
-    argv = BisectRequest.from_json(jsonio.Reader(doc, "b")).argv()
+    argv = options.argv(BisectRequest.from_json(jsonio.Reader(doc, "b")))
     assert argv[argv.index("--command") + 1] == "'a b'"
 
 

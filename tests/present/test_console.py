@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from lnrepro import options
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
@@ -71,6 +72,7 @@ def test_run_renderers(name: str, message: str, path: str) -> None:
     )
     rec = RunRecord(
         request=req,
+        rerun=options.argv(req),
         record_dir=Path("/tmp/runs/run-1"),
         backend={"backend": "local", "binary": str(binary)},
     )

@@ -1,4 +1,4 @@
-"""Issue 37: what a person sees. No token is cut at any width, piped output is plain lines, a
+"""What a person sees. No token is cut at any width, piped output is plain lines, a
 printed command line is one line of shell, compare says what each run was, a tolerance is not
 shown as an error, and parse of a huge log prints the failures and the counts."""
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from lnrepro import options
 from lnrepro.envcheck import EnvReport
 from lnrepro.envcheck.checks import Result, Status
 from lnrepro.model import codec
@@ -55,6 +56,7 @@ def a_record(defect: str = "shipped", seed: int | None = None, record_dir: str =
     )
     rec = RunRecord(
         request=req,
+        rerun=options.argv(req),
         record_dir=Path(record_dir) / "run-20261127-122708",
         backend=codec.encode(spec),
     )
@@ -102,7 +104,7 @@ TOKENS = [
 
 @pytest.mark.parametrize("width", [60, 80, 200])
 def test_run_table_never_cuts_a_token(width: int) -> None:
-    """Defect 1: ``max_dif│f=1000``, ``ff=1004│.21``, ``[21–100│%]``, ``rtol=0.│01`` at 80."""
+    """Was: ``max_dif│f=1000``, ``ff=1004│.21``, ``[21–100│%]``, ``rtol=0.│01`` at 80."""
     c, buf = terminal(width)
     render_run(a_record(), c)
     out = buf.getvalue()
@@ -120,7 +122,7 @@ def test_run_table_never_cuts_a_token(width: int) -> None:
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_compare_is_readable_at_80_columns(width: int) -> None:
-    """Defect 1: compare at 80 columns printed one character per line (``P/A/S/S``)."""
+    """Was: compare at 80 columns printed one character per line (``P/A/S/S``)."""
     a, b = a_record(), a_record("none", seed=7)
     c, buf = terminal(width)
     render_compare(compare(a, b), a, b, c)
@@ -132,7 +134,7 @@ def test_compare_is_readable_at_80_columns(width: int) -> None:
 
 
 def test_env_check_keeps_check_ids_and_paths_whole_at_60_columns() -> None:
-    """Defect 1: ``hugepages-│mount``, ``/dev/│hugepages-1G``."""
+    """Was: ``hugepages-│mount``, ``/dev/│hugepages-1G``."""
     report = EnvReport(
         "host",
         [
@@ -159,7 +161,7 @@ def test_env_check_keeps_check_ids_and_paths_whole_at_60_columns() -> None:
 
 
 def test_piped_tables_are_plain_lines_without_boxes() -> None:
-    """Defect 1: piped (``| tee log``), one test per line, no box drawing, no 80-column cut."""
+    """Was: piped (``| tee log``), one test per line, no box drawing, no 80-column cut."""
     c, buf = piped()
     render_run(a_record(), c)
     lines = buf.getvalue().splitlines()
@@ -173,7 +175,7 @@ def test_piped_tables_are_plain_lines_without_boxes() -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 200, None])
 def test_the_rerun_line_is_one_line_of_shell(width: int | None) -> None:
-    """Defect 2: rich wrapped the rerun line with hard newlines; pasting ran half of it."""
+    """Was: rich wrapped the rerun line with hard newlines; pasting ran half of it."""
     rec = a_record(record_dir="/tmp/" + "a-long-record-directory/" * 8)
     c, buf = terminal(width) if width else piped()
     render_run(rec, c)
@@ -182,7 +184,7 @@ def test_the_rerun_line_is_one_line_of_shell(width: int | None) -> None:
 
 
 def test_junit_rerun_property_quotes_the_filter() -> None:
-    """Defect 2: the JUnit ``rerun`` property left the ``*`` in the filter unquoted."""
+    """Was: the JUnit ``rerun`` property left the ``*`` in the filter unquoted."""
     import xml.etree.ElementTree as ET
 
     from lnrepro.present.junit import run_junit
@@ -198,7 +200,7 @@ def test_junit_rerun_property_quotes_the_filter() -> None:
 
 
 def test_compare_says_what_each_run_was() -> None:
-    """Defect 10: the header said ``A = run-… (?)``."""
+    """Was: the header said ``A = run-… (?)``."""
     a, b = a_record(), a_record("none", seed=7)
     c, buf = terminal(200)
     render_compare(compare(a, b), a, b, c)
@@ -210,7 +212,7 @@ def test_compare_says_what_each_run_was() -> None:
 
 
 def test_a_tolerance_is_not_shown_as_a_measured_error() -> None:
-    """Defect 11: ``dx: rtol=0.01 atol=0.01`` read as an error; it is the test's tolerance."""
+    """Was: ``dx: rtol=0.01 atol=0.01`` read as an error; it is the test's tolerance."""
     tol = {"dx": {"rtol": 0.01, "atol": 0.01}, "dgamma": {"rtol": 0.01, "atol": 0.01}}
     assert (
         fmt_metrics(tol)
@@ -224,7 +226,7 @@ def test_a_tolerance_is_not_shown_as_a_measured_error() -> None:
 
 
 def test_parse_of_a_huge_log_prints_the_failures_and_the_counts() -> None:
-    """Defect 14: a 200,000-test log printed a 336,000-line table."""
+    """Was: a 200,000-test log printed a 336,000-line table."""
     it = Iteration(index=1, started=True, finished=True)
     for i in range(5000):
         it.tests.append(
@@ -248,7 +250,7 @@ def test_parse_of_a_huge_log_prints_the_failures_and_the_counts() -> None:
 
 
 def test_parse_all_of_a_huge_log_is_one_line_per_test_on_a_terminal() -> None:
-    """Defect 14, ``--all``: past a thousand tests no table is measured or drawn (a rich table of
+    """``--all``: past a thousand tests no table is measured or drawn (a rich table of
     200,000 rows was 78 s and 1.1 GB): one line per test, its name whole."""
     it = Iteration(index=1, started=True, finished=True)
     it.tests += [

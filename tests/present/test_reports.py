@@ -5,7 +5,6 @@ records written by real runs and bisects. The Markdown is read back by a CommonM
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +13,16 @@ from typing import Any
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from lnrepro import options
 from lnrepro.model.gtest import CrashInfo, TestResult, TestStatus
 from lnrepro.model.gtest import Failure as GFailure
 from lnrepro.model.record import Attempt, RunRecord
 from lnrepro.model.requests import EmulatorSpec, RunRequest, TestSpec
 from tests.conftest import need_toolchain
+from tests.harness import lnrepro, lnrepro_process
 from tests.lookalike import KERNEL, GroundTruth, Spec, device_env, generate
 from tests.present.gfm import Rendered
 
-LNREPRO = [sys.executable, "-m", "lnrepro"]
 GIT_FILE_OK = {
     "GIT_CONFIG_COUNT": "1",
     "GIT_CONFIG_KEY_0": "protocol.file.allow",
@@ -44,21 +44,6 @@ SECTIONS = [
     "Priority",
     "Impact",
 ]
-
-
-def lnrepro(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
-) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(
-        [*LNREPRO, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        env={**os.environ, **GIT_FILE_OK, **(env or {})},
-    )
-    assert "Traceback" not in p.stderr, p.stderr
-    return p
 
 
 def Md(text: str) -> Rendered:
@@ -186,7 +171,12 @@ def _record(*attempts: list[TestResult], env: str | None = None) -> RunRecord:
         tests=TestSpec(gtest_filter="*", repeat=max(1, len(attempts))),
         record_dir=Path("/r"),
     )
-    rec = RunRecord(request=req, record_dir=Path("/r/run-x"), backend={"backend": "emulator"})
+    rec = RunRecord(
+        request=req,
+        rerun=options.argv(req),
+        record_dir=Path("/r/run-x"),
+        backend={"backend": "emulator"},
+    )
     for i, tests in enumerate(attempts, 1):
         code = (
             134
@@ -361,6 +351,7 @@ def test_markdown_and_junit_of_a_bisect(tmp_path: Path) -> None:
         has_fix,
         "--json",
         cwd=tmp_path,
+        env=GIT_FILE_OK,  # the look-alike's submodules are local clones
     )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
@@ -398,7 +389,7 @@ def test_markdown_of_a_lookalike_container_run(
     need_toolchain()
     tree = lookalike_builds["bad"]
     env = device_env(tmp_path, tree)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--tt-metal",
         str(tree),
@@ -410,7 +401,7 @@ def test_markdown_of_a_lookalike_container_run(
         "*Deterministic_2048Features:*NIGHTLY*",
         "--json",
         cwd=tmp_path,
-        env=env,
+        env={**GIT_FILE_OK, **env},
         timeout=900,
     )
     assert p.stdout, p.stderr

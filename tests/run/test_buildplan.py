@@ -2,7 +2,7 @@
 
 The snippets are written here in the shapes tt-metal's files have at the commits
 lnrepro/model/checkout.py names; the look-alike's eras run the same reading end to end
-(tests/run/test_eras.py).
+(tests/run/test_compat.py).
 """
 
 from __future__ import annotations

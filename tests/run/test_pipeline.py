@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from lnrepro.model.events import Events
 from lnrepro.model.gtest import TestResult, TestStatus
 from lnrepro.model.record import Verdict
 from lnrepro.model.requests import BinarySpec, EmulatorSpec, RunRequest, TestSpec
+from tests.harness import assert_one_line_error, lnrepro
 
 SMALL = "*OneTile:*Deterministic_2048Features"
 
@@ -178,19 +176,6 @@ def test_requested_tests_that_are_missing_are_never_a_bare_pass(tmp_path: Path) 
     assert exit_code(rec) == ExitCode.ENVIRONMENT and exit_code(rec, bisect_protocol=True) == 125
 
 
-def lnrepro(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lnrepro", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=600,
-        env=env,
-    )
-
-
 def test_cli_run_reproduces_the_seed_table(tmp_path: Path) -> None:
     """The README's first command: BugRepro fails near 1000, NIGHTLY passes; the fixed era passes."""
     p = lnrepro("run", "--json", cwd=tmp_path)
@@ -229,25 +214,16 @@ def test_cli_run_reproduces_the_seed_table(tmp_path: Path) -> None:
 
 
 def test_cli_run_usage_errors(tmp_path: Path) -> None:
-    p = lnrepro("run", "--defect", "typo", cwd=tmp_path)
-    assert p.returncode == ExitCode.USAGE and "unknown defect" in p.stderr
-    p = lnrepro("run", "--backend", "local", cwd=tmp_path)
-    assert p.returncode == ExitCode.USAGE and "--binary" in p.stderr
-    p = lnrepro(
-        "run", "--backend", "tt-metal", cwd=tmp_path, env={**os.environ, "TT_METAL_HOME": ""}
-    )
-    assert p.returncode == ExitCode.USAGE and "--tt-metal DIR or set TT_METAL_HOME" in p.stderr
+    usage = ExitCode.USAGE
+    assert_one_line_error(lnrepro("run", "--defect", "typo", cwd=tmp_path), usage, "unknown defect")
+    assert_one_line_error(lnrepro("run", "--backend", "local", cwd=tmp_path), usage, "--binary")
+    p = lnrepro("run", "--backend", "tt-metal", cwd=tmp_path, env={"TT_METAL_HOME": ""})
+    assert_one_line_error(p, usage, "--tt-metal DIR or set TT_METAL_HOME")
     p = lnrepro("run", "--runner", "local", cwd=tmp_path)
-    assert (
-        p.returncode == ExitCode.USAGE
-        and "--runner only applies with --backend tt-metal" in p.stderr
-    )
+    assert_one_line_error(p, usage, "--runner only applies with --backend tt-metal")
     p = lnrepro("run", "--filter", "Nope.*", cwd=tmp_path)
-    assert (
-        p.returncode == ExitCode.ENVIRONMENT
-        and "no test matches Nope.*" in p.stderr
-        and "Traceback" not in p.stderr
-    )
+    assert p.code == ExitCode.ENVIRONMENT and p.err.count("\n") == 1, p.err  # a verdict: NOT_RUN
+    assert p.err.startswith("lnrepro: NOT_RUN: no test matches Nope.*"), p.err
 
 
 def test_status_enum_is_stable() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lnrepro import options
 from lnrepro.cli import main
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import ShrinkRequest
@@ -162,10 +163,10 @@ def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
 def test_a_checkout_shrink_s_rerun_line_keeps_its_timeout() -> None:
     """Before the table, the rerun line wrote --timeout only with --command."""
     req = ShrinkRequest(test=SMALL, backend=TtMetalSpec(checkout=Path("/src/tt-metal")))
-    args = dataclasses.replace(req, timeout_s=30.0, source_flavour="lookalike").argv()
+    args = options.argv(dataclasses.replace(req, timeout_s=30.0, source_flavour="lookalike"))
     assert args[args.index("--timeout") + 1] == "30"
     assert args[args.index("--source-for") + 1] == "lookalike"
-    assert "--timeout" not in req.argv()  # the default is left out
+    assert "--timeout" not in options.argv(req)  # the default is left out
 
 
 def test_resume_refuses_a_new_start(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

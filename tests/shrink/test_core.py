@@ -7,15 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from lnrepro.model.shrink import (
-    Axis,
-    Case,
-    DataKind,
-    DataSpec,
-    Shape,
-    Status,
-    Tolerance,
-)
+from lnrepro.model.case import Axis, Case, DataKind, DataSpec, Shape, Status, Tolerance
 from lnrepro.shrink import space
 from lnrepro.shrink.core import Outcome, RunVerdict, Search, repeats_for
 
@@ -159,7 +151,7 @@ def test_neighbours_one_step_smaller() -> None:
 
 
 def test_the_order_of_cases_is_loud_then_small_then_whole_tiles_then_margin() -> None:
-    from lnrepro.model.shrink import Judged
+    from lnrepro.model.case import Judged
     from lnrepro.shrink.core import order
 
     def j(kind: DataKind, features: int, margin: float, rows: int = 1) -> Judged:

@@ -7,7 +7,7 @@ import io
 import numpy as np
 
 from lnrepro.emulator.probe import inputs, probe_cases
-from lnrepro.model.shrink import CASE_ENV, DataKind, DataSpec, data_menu
+from lnrepro.model.case import CASE_ENV, DataKind, DataSpec, data_menu
 
 
 def test_a_case_in_the_environment_is_the_probe_test() -> None:

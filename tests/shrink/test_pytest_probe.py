@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lnrepro.cli import main
-from lnrepro.model.shrink import Axis, Case, DataKind, DataSpec, OpKind, Shape
+from lnrepro.model.case import Axis, Case, DataKind, DataSpec, OpKind, Shape
 from lnrepro.shrink import emit_pytest, pytest_probe, space
 from lnrepro.shrink.emit import Flavour
 from lnrepro.shrink.ttnn_data import lnrepro_case_input
@@ -43,7 +43,7 @@ def test_the_start_is_read_from_the_test_file() -> None:
 
 
 def _gtest_case() -> Case:
-    from lnrepro.model.shrink import TENSORS, Tolerance
+    from lnrepro.model.case import TENSORS, Tolerance
 
     tol = tuple((t, Tolerance(0.01, 0.05)) for t in TENSORS)
     return Case(Shape(1, 1, 1, 32), DataSpec(DataKind.CONSTANT, "bugrepro"), tol)
@@ -99,7 +99,7 @@ def test_the_emitted_tt_metal_test_is_in_test_layer_norm_py_s_style() -> None:
         "from tests.ttnn.utils_for_testing import assert_with_pcc",
         '@pytest.mark.parametrize("h", [32])',
         '@pytest.mark.parametrize("w", [64])',
-        "def test_layer_norm_shrunk_few_valued(device, h, w):",
+        f"def {emit_pytest.test_name(case)}(device, h, w):",
         "    torch_output_tensor = torch.nn.functional.layer_norm(torch_input_tensor, "
         "normalized_shape=[w])",
         "    output_tensor = ttnn.layer_norm(input_tensor)",

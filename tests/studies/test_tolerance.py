@@ -178,7 +178,7 @@ def test_shape_study_writes_an_svg_and_json(tmp_path: Path) -> None:
 def test_both_tolerance_documents_read_back_as_their_own_type_and_a_wrong_one_names_its_place() -> (
     None
 ):
-    """tolerance --json writes one of two documents under one schema (issue 39: derived from
+    """tolerance --json writes one of two documents under one schema (derived from
     tl.ToleranceDoc = TestsDoc | ShapeDoc): each reads back as its own type, told apart by its
     fields, and a wrong value is refused at its place in the document it is closest to."""
     from lnrepro.errors import MalformedRecord
@@ -217,7 +217,7 @@ def test_both_tolerance_documents_read_back_as_their_own_type_and_a_wrong_one_na
 
 
 def test_the_correct_kernel_is_no_defect_to_compare() -> None:
-    """Review: ``tolerance --defect none`` compared the correct kernel with itself (power 0% on
+    """Was: ``tolerance --defect none`` compared the correct kernel with itself (power 0% on
     every row, "none separates best"); it is the study's reference, so it is refused."""
     from lnrepro.api import tolerance_model
     from lnrepro.errors import UsageError

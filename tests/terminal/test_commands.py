@@ -1,7 +1,7 @@
 """Every command in a real terminal (a pty read by pyte) at 60, 80 and 200 columns, and piped:
 every id, sha, test name and number of the command's own JSON appears whole, each printed
 rerun line pastes back as the argv the JSON holds, tables fit the screen, and piped output has
-no box drawing (issue 37, "the rule"). The emulator backend and one-test filters keep it cheap:
+no box drawing. The emulator backend and one-test filters keep it cheap:
 two runs shared by the tests that read records, a bisect of a small generated history."""
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def test_parse(world: World, width: int | None, every: bool) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_failed_test_is_on_its_status_line(world: World, width: int | None) -> None:
-    """Review 18: at 60 columns ``grep FAIL`` lost the names wrapped under their status."""
+    """Was: at 60 columns ``grep FAIL`` lost the names wrapped under their status."""
     argv = ["show", world.a, "--record-dir", str(world.runs)]
     _, lines = show(argv, width, world.root)
     failing = [t["name"] for t in world.json(*argv)["tests"] if t["verdict"] == "FAIL"]
@@ -258,7 +258,7 @@ def test_every_failed_test_is_on_its_status_line(world: World, width: int | None
 
 @pytest.mark.parametrize("width", [60, None])
 def test_run_list_names_tests_whole(tmp_path: Path, width: int | None) -> None:
-    """Review 22: piped, ``run --list`` printed gtest's two-level listing."""
+    """Was: piped, ``run --list`` printed gtest's two-level listing."""
     _, lines = show(["run", "--list"], width, tmp_path)
     assert "LayerNormBackwardOpTest.BugRepro_Deterministic_256Tiles" in lines
     assert all(ln.startswith("LayerNormBackwardOpTest.") for ln in lines), lines

@@ -1,9 +1,9 @@
-"""The model behind googletest's command line: its flags, console output, reports and exit
-status (``python -m lnrepro.emulator.cbmodel``)."""
+"""The model as a googletest binary (``python -m lnrepro.emulator.cbmodel``): its flags, its two
+tests and what a deadlock does; the console, the reports and the exit status are googletest's,
+from :mod:`.gtest_front`."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 import time
@@ -16,12 +16,18 @@ from .config import ENV_CONFIG, SUITE, TEST_FILE, CbConfig, ConfigError, load_co
 from .cores import Outcome, simulate
 from .device import write_device_state
 from .dprint import Dprint, dprint_cores, dprint_out
-from .report import KINDS, Reported, report_text
+from .gtest_front import (
+    Help,
+    Printer,
+    Reported,
+    exit_status,
+    list_tests,
+    select,
+    use_color,
+    write_report,
+)
 from .timeout import dispatch_timeout
 from .watcher import Program, Watcher, kernel_ids, watcher_interval
-
-GREEN, RED, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[m"
-
 
 USAGE = f"""\
 lnrepro's circular-buffer model of a reader/compute/writer op, as a googletest binary.
@@ -85,7 +91,7 @@ def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
     for arg in argv:
         name, has, value = arg.lstrip("-").partition("=")
         if arg in ("-h", "--help"):
-            raise ConfigError("help")
+            raise Help
         if name == "gtest_list_tests":
             opts.list_tests = not has or value not in ("0", "false", "no")
         elif name == "gtest_filter":
@@ -99,23 +105,6 @@ def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
         elif name == "cb_config":
             opts.config = value
     return opts
-
-
-def selected(all_cases: list[Case], gtest_filter: str) -> list[Case]:
-    pos, _, neg = gtest_filter.partition("-")
-
-    def hit(name: str, patterns: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in patterns.split(":") if p)
-
-    return [
-        c
-        for c in all_cases
-        if hit(c.full_name(), pos or "*") and not (neg and hit(c.full_name(), neg))
-    ]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 @dataclass
@@ -154,20 +143,11 @@ def check(cfg: CbConfig, outcome: Outcome) -> list[tuple[int, str]]:
 
 
 def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
-    chosen = selected(cases(cfg), opts.gtest_filter)
+    chosen = select(cases(cfg), opts.gtest_filter, Case.full_name)
     if opts.list_tests:
-        if chosen:
-            out.write(f"{SUITE}.\n" + "".join(f"  {c.name}\n" for c in chosen))
+        list_tests(out, SUITE, [c.name for c in chosen])
         return 0
-    color = opts.color in ("yes", "true", "t", "1") or (
-        opts.color == "auto" and out.isatty() and env.get("TERM", "dumb") != "dumb"
-    )
-
-    def mark(tag: str, text: str, colour: str = GREEN, always: bool = False) -> None:
-        if opts.brief and not always:
-            return
-        out.write(f"{colour}{tag} {RESET}{text}\n" if color else f"{tag} {text}\n")
-
+    printer = Printer(out, use_color(opts.color, out, env.get("TERM")), opts.brief)
     interval = watcher_interval(env.get("TT_METAL_WATCHER"))
     watcher = Watcher(env, interval, out) if interval is not None else None
     ids = kernel_ids(cfg)
@@ -175,21 +155,15 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
         watcher.names(ids)
     dout = dprint_out(env, out)
     say = Dprint(dprint_cores(env.get("TT_METAL_DPRINT_CORES"), cfg), dout)
-    if opts.gtest_filter != "*" and not opts.brief:
-        out.write(f"Note: Google Test filter = {opts.gtest_filter}\n")
-    mark(
-        "[==========]",
-        f"Running {_plural(len(chosen), 'test')} from {_plural(1 if chosen else 0, 'test suite')}.",
-    )
-    mark("[----------]", "Global test environment set-up.")
+    printer.filter_note(opts.gtest_filter)
+    printer.set_up(len(chosen))
     t0, started = time.perf_counter(), time.time()
     results: list[Result] = []
     last: Program | None = None
     if chosen:
-        mark("[----------]", f"{_plural(len(chosen), 'test')} from {SUITE}")
+        printer.suite_start(len(chosen), SUITE)
     for h_id, case in enumerate(chosen, 1):
-        mark("[ RUN      ]", case.full_name())
-        out.flush()
+        printer.test_start(case.full_name())
         c0, s0 = time.perf_counter(), time.time()
         cores = case.cores(cfg)
         outcome = simulate(cfg, cores, say)
@@ -210,79 +184,42 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
         for line, message in fails:
             out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
         results.append(Result(case, fails, ms, s0))
-        if fails:
-            mark("[  FAILED  ]", f"{case.full_name()} ({ms} ms)", RED, always=True)
-        else:
-            mark("[       OK ]", f"{case.full_name()} ({ms} ms)")
+        printer.test_end(case.full_name(), not fails, ms)
     total = int((time.perf_counter() - t0) * 1000)
     if chosen:
-        mark("[----------]", f"{_plural(len(chosen), 'test')} from {SUITE} ({total} ms total)")
-        if not opts.brief:
-            out.write("\n")
+        printer.suite_end(len(chosen), SUITE, total)
     if watcher is not None:
         if last is not None:
             watcher.dump(last)
         watcher.detach()
     if dout is not out:
         dout.close()
-    mark("[----------]", "Global test environment tear-down")
-    mark(
-        "[==========]",
-        f"{_plural(len(chosen), 'test')} from {_plural(1 if chosen else 0, 'test suite')} ran. ({total} ms total)",
-        always=True,
-    )
-    passed = [r for r in results if not r.failures]
-    failed = [r for r in results if r.failures]
-    mark("[  PASSED  ]", f"{_plural(len(passed), 'test')}.", always=True)
-    if failed:
-        mark("[  FAILED  ]", f"{_plural(len(failed), 'test')}, listed below:", RED, always=True)
-        for r in failed:
-            mark("[  FAILED  ]", r.case.full_name(), RED, always=True)
-        out.write(f"\n{len(failed):2d} FAILED {'TEST' if len(failed) == 1 else 'TESTS'}\n")
+    failed = [r.case.full_name() for r in results if r.failures]
+    printer.tear_down(len(chosen), total, len(results) - len(failed), failed)
     if opts.output:
-        write_report(opts.output, results, started, total)
+        reported = [
+            Reported(
+                r.case.name,
+                TEST_FILE,
+                r.case.line,
+                r.started,
+                r.ms,
+                [(TEST_FILE, ln, m) for ln, m in r.failures],
+            )
+            for r in results
+        ]
+        write_report(opts.output, SUITE if results else None, reported, started, total, "cbmodel")
     out.flush()
     return 1 if failed else 0
-
-
-def write_report(spec: str, results: list[Result], started: float, total_ms: int) -> None:
-    """googletest's JSON or XML report (``--gtest_output=json:PATH`` / ``xml:PATH``)."""
-    kind, _, where = spec.partition(":")
-    if kind not in KINDS:
-        raise ConfigError(f"--gtest_output: unknown format {kind!r} (use json:PATH or xml:PATH)")
-    path = Path(where or f"test_detail.{kind}")
-    if where.endswith("/") or path.is_dir():
-        path = path / f"cbmodel.{kind}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    reported = [
-        Reported(
-            r.case.name,
-            TEST_FILE,
-            r.case.line,
-            r.started,
-            r.ms,
-            [(TEST_FILE, ln, m) for ln, m in r.failures],
-        )
-        for r in results
-    ]
-    text = report_text(kind, SUITE if results else None, reported, started, total_ms)
-    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     env = dict(os.environ)
-    try:
+
+    def body() -> int:
         opts = parse_args(args, env)
         cfg = load_config(Path(opts.config)) if opts.config else CbConfig()
         return run(opts, cfg, env, sys.stdout)
-    except ConfigError as exc:
-        if str(exc) == "help":
-            sys.stdout.write(USAGE)
-            return 0
-        sys.stderr.write(f"lnrepro cbmodel: {exc}\n")
-        return 2
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        return 130
+
+    return exit_status(body, USAGE, "lnrepro cbmodel", (ConfigError,))

@@ -100,6 +100,11 @@ def _render_posterior(rec: BisectRecord, console: Console) -> None:
         rows,
         head=2,
     )
+    from lnrepro.bisect.rates import prior
+
+    said = prior(rec.request)
+    if said:
+        say(console, esc(f"prior: {said}"))
 
 
 def _evidence(step: Step) -> str:

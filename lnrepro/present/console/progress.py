@@ -161,15 +161,23 @@ class RichRunEvents(Events):
             return  # no change: the attempt's count line says it
         was = f"  (was {before.value})" if before is not None else ""
         metrics = f"  {fmt_metrics(result.metrics)}" if result.metrics else ""
-        _status_line(
-            self.progress.console,
-            styled(
-                *([self._prefix() + " "] if self._prefix() else []),
-                (f"{result.status.value:<7}", STATUS_STYLE[result.status]),
-                f" {name}{was}",
-            ),
-            metrics,
-        )
+        prefix = [self._prefix() + " "] if self._prefix() else []
+        status = (f"{result.status.value:<7}", STATUS_STYLE[result.status])
+        console = self.progress.console
+        head = styled(*prefix, status, f" {name}{was}")
+        from rich.cells import cell_len
+
+        if console.is_terminal and cell_len(head.plain) > console.width:
+            # a long name would fold in its middle among the other words: the status line
+            # first, then the name whole at the start of a line of its own (a fold there does
+            # no harm: a copy or tmux's joined capture gets it whole), then the metrics
+            bare = (result.status.value, STATUS_STYLE[result.status])
+            say(console, styled(*prefix, bare, was), hang=8)
+            console.print(esc("  " + name), soft_wrap=True)
+            if metrics.strip():
+                say(console, esc(metrics.strip()), indent=8)
+            return
+        _status_line(console, head, metrics)
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
@@ -215,22 +223,18 @@ class RichBisectEvents(BisectEvents):
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def started(self, candidates: int, steps_left: int) -> None:
-        say(self.console, esc(f"bisecting: {candidates} candidate(s), about {steps_left} step(s)"))
+    def started(self, candidates: int, steps_left: int, note: str = "") -> None:
+        where = note or f"about {steps_left} step(s)"
+        say(self.console, esc(f"bisecting: {candidates} candidate(s), {where}"), hang=2)
 
     def note(self, text: str) -> None:
         self.console.print(esc(text))
 
     def step_started(
-        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int
+        self, kind: ActionKind, info: CommitInfo, candidates: int, steps_left: int, note: str = ""
     ) -> None:
-        say(
-            self.console,
-            esc(
-                f"  {kind.value} {info.sha[:12]} {info.subject} ({candidates} left, ~{steps_left} steps)"
-            ),
-            hang=4,
-        )
+        where = note or f"{candidates} left, ~{steps_left} steps"
+        say(self.console, esc(f"  {kind.value} {info.sha[:12]} {info.subject} ({where})"), hang=4)
 
     def build_started(self, what: str) -> None:
         say(self.console, esc(f"    building ({what})"), hang=4)

@@ -24,6 +24,7 @@ from lnrepro.present.console.style import STATUS_STYLE, VERDICT_STYLE, styled
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
 from lnrepro.present.text import (
+    attempts_text,
     describe_bisect,
     describe_run,
     first_line,
@@ -160,7 +161,7 @@ def render_run(rec: RunRecord, console: Console) -> None:
     if rec.tests:
         show_table(
             console,
-            f"lnrepro run {rec.id} — {title}, {rec.request.tests.repeat} attempt(s)",
+            f"lnrepro run {rec.id} — {title}, {attempts_text(rec)}",
             cols,
             rows,
             head=2,

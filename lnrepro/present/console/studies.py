@@ -15,7 +15,7 @@ from lnrepro.present.text import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from lnrepro.studies.explain import ExplainMeta
+    from lnrepro.studies.model_fit import ExplainMeta
     from lnrepro.studies.tolerance import VariantSpread
 
 

@@ -118,7 +118,8 @@ class TtMetalBackend:
         if self.spec.watcher_s:
             env["TT_METAL_WATCHER"] = str(self.spec.watcher_s)
         if self.spec.dispatch_timeout_s is not None:  # tt-metal detects the hang, runs triage
-            env.update(triage.dispatch_env(self.spec.dispatch_timeout_s, self._triage_argv(1)))
+            seconds = self.spec.dispatch_timeout_s  # 0: off, so no command to run either
+            env.update(triage.dispatch_env(seconds, self._triage_argv(1) if seconds else None))
         if self.spec.prebuilt is not None:
             # its libraries, not the path they were built at (CMake's RUNPATH; LD_LIBRARY_PATH
             # comes first for a RUNPATH)

@@ -1,41 +1,21 @@
-"""A new user's review of main (notes: defects 1, 3, 4, 11, 13 to 16, 20, 21): each mistake says
-what is wrong and what to do, in one line, with the exit code docs/exit-codes.md gives it."""
+"""What a person is told on the way: a wrong request, a file that is not an input, a hang with no
+diagnosis, a stopped run or bisect each say what is wrong and what to do next (an error in one
+line, with the exit code docs/exit-codes.md gives it), and the help keeps every token whole."""
 
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import _main
-
-LNREPRO = [shutil.which("lnrepro") or sys.executable + " -m lnrepro"]
-if LNREPRO[0].endswith(" -m lnrepro"):
-    LNREPRO = [sys.executable, "-m", "lnrepro"]
+from tests.harness import LNREPRO, Result, lnrepro, lnrepro_process
+from tests.harness import assert_one_line_error as one_error
 
 
-def lnrepro(
-    *argv: str, cwd: Path | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """The installed lnrepro, as a person runs it (stdout and stderr apart)."""
-    return subprocess.run(
-        [*LNREPRO, *argv], capture_output=True, text=True, cwd=cwd, timeout=timeout, check=False
-    )
-
-
-def one_error(p: subprocess.CompletedProcess[str], code: int) -> str:
-    """Exit ``code``, nothing on stdout, one line on stderr (no blank line before it): that line."""
-    assert p.returncode == code, p.stderr
-    assert p.stdout == "", repr(p.stdout)
-    assert p.stderr.startswith("lnrepro: error: ") and p.stderr.count("\n") == 1, repr(p.stderr)
-    return p.stderr.strip()
-
-
-# ------------------------------------------------------------------ 20: blank lines, -n, --record-dir
+# ------------------------------------------------------------------ blank lines, -n, --record-dir
 @pytest.mark.parametrize(
     "argv",
     [["-n", "0"], ["--defect", "shiped"], ["--seed", "-1"], ["--tt-metal", "/nope"]],
@@ -57,7 +37,7 @@ def test_a_missing_record_dir_is_a_usage_error(command: str, tmp_path: Path) -> 
     assert f"--record-dir {tmp_path / 'nope'} does not exist" in err
 
 
-# ------------------------------------------------------------------ 3: --tt-metal that is not tt-metal
+# ------------------------------------------------------------------ --tt-metal that is not tt-metal
 @pytest.mark.parametrize(
     "extra",
     [[], ["--dry-run"], ["--runner", "local"], ["--runner", "local", "--list"]],
@@ -89,10 +69,8 @@ def test_run_and_bisect_share_the_check() -> None:
     assert "load_config" not in inspect.getsource(bv._buildable)
 
 
-# ------------------------------------------------------------------ 11: one list of defect names
-def test_tolerance_and_run_take_the_same_defect_names(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+# ------------------------------------------------------------------ one list of defect names
+def test_tolerance_and_run_take_the_same_defect_names(tmp_path: Path) -> None:
     from lnrepro.cli.studies import _model
     from lnrepro.emulator.defects import DEFECT_NAMES, Defect
 
@@ -104,16 +82,15 @@ def test_tolerance_and_run_take_the_same_defect_names(
     ]:
         if name != "none":
             _model(name)  # accepted, as run accepts it
-        code = _main(["run", "--defect", name, "--dry-run", "--record-dir", str(tmp_path)])
-        assert code == 0, name
+        ran = lnrepro("run", "--defect", name, "--dry-run", "--record-dir", tmp_path)
+        assert ran.code == 0, (name, ran.err)
     # a name run knows, refused by the study for what it is: the reference, not a defect
-    capsys.readouterr()
-    code = _main(["tolerance", "--shape", "1,32,1,64", "--defect", "none"])
-    assert code == 2 and "is the correct kernel" in capsys.readouterr().err
+    one_error(
+        lnrepro("tolerance", "--shape", "1,32,1,64", "--defect", "none"), 2, "is the correct kernel"
+    )
     assert _model("overwrite-dy-gamma-sum") == "overwrite (refuted)"  # the study's label
-    capsys.readouterr()
-    code = _main(["tolerance", "--shape", "1,32,1,64", "--defect", "overwrite (refuted)"])
-    assert code == 2 and "unknown defect 'overwrite (refuted)'" in capsys.readouterr().err
+    ran = lnrepro("tolerance", "--shape", "1,32,1,64", "--defect", "overwrite (refuted)")
+    one_error(ran, 2, "unknown defect 'overwrite (refuted)'")
     from lnrepro.cli import all_commands
 
     for command in ("run", "tolerance"):
@@ -121,25 +98,21 @@ def test_tolerance_and_run_take_the_same_defect_names(
         assert DEFECT_NAMES in str(getattr(help_, "help", "")), command
 
 
-def test_tolerance_studies_a_defect_only_run_named(capsys: pytest.CaptureFixture[str]) -> None:
-    capsys.readouterr()
-    code = _main(
-        [
-            "tolerance",
-            "--shape",
-            "1,32,1,2048",
-            "--trials",
-            "2",
-            "--json",
-            "--defect",
-            "drop-partial-tile",
-        ]
+def test_tolerance_studies_a_defect_only_run_named() -> None:
+    code, out, _ = lnrepro(
+        "tolerance",
+        "--shape",
+        "1,32,1,2048",
+        "--trials",
+        "2",
+        "--json",
+        "--defect",
+        "drop-partial-tile",
     )
-    out = capsys.readouterr().out
     assert code == 0 and '"drop-partial-tile"' in out
 
 
-# ------------------------------------------------------------------ 13, 14: files that are not inputs
+# ------------------------------------------------------------------ files that are not inputs
 def test_explain_of_a_missing_file_says_no_such_file(tmp_path: Path) -> None:
     err = one_error(lnrepro("explain", "/nope.log", cwd=tmp_path), 4)
     assert "/nope.log: no such file" in err and "no record" not in err
@@ -167,7 +140,7 @@ def test_show_of_a_file_that_is_not_a_record_says_so(text: str, said: str, tmp_p
     assert said in err, err
 
 
-# ------------------------------------------------------------------ 4: --help breaks at spaces only
+# ------------------------------------------------------------------ --help breaks at spaces only
 def _words(text: str) -> list[str]:
     return text.replace("\b", " ").split()
 
@@ -205,16 +178,9 @@ def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
         assert not wide, (name, wide[:3])  # a token longer than the line, an example: alone
 
 
-def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
-    import os
-
-    p = subprocess.run(
-        [*LNREPRO, "run", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "COLUMNS": "80"},
-    )
+def test_help_piped_at_80_columns_keeps_long_tokens_whole() -> None:
+    p = lnrepro_process("run", "--help", env={"COLUMNS": "80"})
+    assert p.code == 0, p.err
     words = p.stdout.split()
     for token in (
         "drop-xhat-blocks,",
@@ -227,7 +193,7 @@ def test_help_piped_at_80_columns_keeps_the_reviewed_tokens_whole() -> None:
     assert max(len(line) for line in prose if " " in line.strip()) <= 78
 
 
-# ------------------------------------------------------------------ 1, 21: a hang with no diagnosis
+# ------------------------------------------------------------------ a hang with no diagnosis
 FAKE_HANG = """#!/bin/sh
 for a in "$@"; do case "$a" in --gtest_list_tests) exit 0;; esac; done
 echo "[==========] Running 2 tests from 1 test suite."
@@ -241,7 +207,7 @@ exec sleep 30
 @pytest.fixture(scope="module")
 def hung_run(
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[Path, subprocess.CompletedProcess[str]]:
+) -> tuple[Path, Result]:
     where = tmp_path_factory.mktemp("hang")
     binary = where / "fakebin.sh"
     binary.write_text(FAKE_HANG)
@@ -265,7 +231,7 @@ def hung_run(
 
 
 def test_run_says_where_it_hung_and_how_to_get_a_diagnosis(
-    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+    hung_run: tuple[Path, Result],
 ) -> None:
     _, p = hung_run
     assert "attempt 1: attempt 1" not in p.stdout
@@ -277,7 +243,7 @@ def test_run_says_where_it_hung_and_how_to_get_a_diagnosis(
 
 
 def test_explain_of_a_hung_run_names_the_hang_before_any_model(
-    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+    hung_run: tuple[Path, Result],
 ) -> None:
     where, _ = hung_run
     p = lnrepro("explain", "last", "--record-dir", str(where / "runs"), cwd=where)
@@ -293,7 +259,7 @@ def test_explain_of_a_hung_run_names_the_hang_before_any_model(
 
 
 def test_explain_of_a_cut_off_log_says_what_its_ranking_leaves_out(
-    hung_run: tuple[Path, subprocess.CompletedProcess[str]],
+    hung_run: tuple[Path, Result],
 ) -> None:
     where, _ = hung_run
     log = next((where / "runs").glob("run-*/attempt-1.log"))
@@ -317,7 +283,7 @@ def test_the_way_to_a_diagnosis_depends_on_the_backend() -> None:
     assert watched is not None and "--watcher" not in watched and "--no-triage" in watched
 
 
-# ------------------------------------------------------------------ 16: Ctrl-C in run -n 50
+# ------------------------------------------------------------------ Ctrl-C in run -n 50
 def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
     import json
     import signal
@@ -357,7 +323,7 @@ def test_ctrl_c_in_a_long_run_names_the_partial_record(tmp_path: Path) -> None:
     )
 
 
-# ------------------------------------------------------------------ 15: a bisect's state
+# ------------------------------------------------------------------ a bisect's state
 def _repo(path: Path) -> Path:
     git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t"]
     path.mkdir()

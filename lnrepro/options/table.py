@@ -1,13 +1,12 @@
-"""The table of options: one :class:`~lnrepro.model.options.Opt` per request field a command line
+"""The table of options: one :class:`~lnrepro.options.opt.Opt` per request field a command line
 sets, per command in the order ``--help`` lists them, and the command line that repeats a
-request, written from it (see :mod:`lnrepro.model.options` for what is derived from the table).
+request, written from it (see :mod:`lnrepro.options.opt` for what is derived from the table).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lnrepro.model.options import Opt, argv, written
 from lnrepro.model.requests import (
     CASE_ENV,
     DEFAULT_FILTER,
@@ -24,6 +23,7 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options.opt import Opt, argv, written
 
 # ---------------------------------------------------------------------------------- the table
 BACKEND = "Backend"
@@ -242,7 +242,9 @@ TT_METAL_OPTS = (
         group=TT_METAL,
         help="Do not run the checkout's tools/tt-triage.py against the still-hung device when an "
         "attempt times out (by default it runs, with its own time limit, before the kill; its "
-        "output is kept beside the attempt's log and read into the hang's diagnosis).",
+        "output is kept beside the attempt's log and read into the hang's diagnosis). With "
+        "--dispatch-timeout it also leaves TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE unset: "
+        "tt-metal detects the hang and raises without running triage.",
     ),
     Opt(
         owner=TtMetalSpec,
@@ -251,10 +253,11 @@ TT_METAL_OPTS = (
         dest="dispatch_timeout",
         metavar="SECONDS",
         group=TT_METAL,
-        help="Set TT_METAL_OPERATION_TIMEOUT_SECONDS (and, when the checkout has tt-triage, "
-        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE to it): tt-metal detects the hang itself, "
-        "runs triage and raises; the attempt is a HANG with triage's diagnosis. Keep it below "
-        "--timeout.",
+        help="Set TT_METAL_OPERATION_TIMEOUT_SECONDS to SECONDS, and "
+        "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE to the checkout's tt-triage command (when "
+        "it has tools/tt-triage.py and --no-triage is not given): tt-metal detects the hang "
+        "itself, runs triage and raises; the attempt is a HANG with triage's diagnosis. Must be "
+        "below --timeout; 0 turns tt-metal's own detection off (as tt-metal reads 0).",
     ),
     Opt(
         owner=TtMetalSpec,
@@ -476,10 +479,11 @@ SEARCH_OPTS = (
         dest="rates_from",
         metavar="RUN",
         group=SEARCH,
-        help="With --confidence: `lnrepro run` records at --bad (and --good) whose pass/fail "
-        "counts start the fail rates (a prior the search keeps learning from). Repeatable; ids, "
-        "`last` or paths. Without it, records of the endpoints with the same tests are found by "
-        "themselves.",
+        help="With --confidence: lnrepro's own run records (`lnrepro run` of the same tests at "
+        "--bad, and --good) whose pass/fail counts start the fail rates (a prior the search keeps "
+        "learning from). Repeatable; ids, `last` or paths. Without it, records of the endpoints "
+        "with the same tests are found by themselves. A --command bisect has no such records: "
+        "give what you measured with --fail-rates.",
     ),
     Opt(
         owner=BisectRequest,

@@ -1,4 +1,5 @@
-"""One table of options (issue 39): every request field a command line sets is declared here once.
+"""An entry of the table of options (:class:`Opt`) and what is derived from one: every request
+field a command line sets is declared once (issue 39).
 
 An :class:`Opt` names its field (the request type and the field's name) and says what only a
 command line knows: its flag(s), help, help section, metavar, whether ``bisect --resume`` may
@@ -7,10 +8,8 @@ type (a ``Literal`` or an enum is a choice, a ``bool`` a flag, a tuple a repeata
 default and the constraints come from the request's annotation. From this table come:
 
 * the click options of ``run``, ``bisect`` and ``shrink`` and their typed parse into requests
-  (:mod:`lnrepro.cli.options`);
-* the command line that repeats a request (:mod:`lnrepro.model.option_table`, behind
-  ``RunRequest.argv`` and ``BisectRequest.argv``, and :mod:`lnrepro.model.option_table_shrink`,
-  behind ``ShrinkRequest.argv``);
+  (:mod:`lnrepro.cli.params`);
+* the command line that repeats a request (:func:`lnrepro.options.argv`), which records keep;
 * the keys of lnrepro.toml that set an option's default (:mod:`lnrepro.run.config`);
 * ``bisect --resume``'s "cannot be changed" (every option but ``--repo``: the request is saved);
 * the flag every error names (:func:`flag`, and :class:`Opt.flag`).
@@ -23,8 +22,8 @@ them, not the order of the fields. tests/cli/test_options_table.py holds the two
 every entry names a real field, every field a command line can set has an entry (or is named in
 :data:`NOT_OPTIONS`), and each entry's flag and help are in its command's ``--help``.
 
-The entries are in :mod:`lnrepro.model.option_table` (``shrink``'s own in
-:mod:`lnrepro.model.option_table_shrink`); only the standard library is imported
+The entries are in :mod:`lnrepro.options.table` (``shrink``'s own in
+:mod:`lnrepro.options.shrink`); only the standard library is imported
 here and there (and the requests): no click.
 """
 

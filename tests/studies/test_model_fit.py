@@ -141,7 +141,7 @@ def test_explain_says_what_it_cannot_use(tmp_path: Path) -> None:
 
 
 def fit(defects: str, era: str, arch: str, cost: float) -> Any:
-    from lnrepro.studies.explain import ModelFit, Residual, TestFit
+    from lnrepro.studies.model_fit import ModelFit, Residual, TestFit
 
     residual = {"dx.max_diff": Residual(observed=1000.0, model=1000.0 * (1 + cost), relative=cost)}
     test = TestFit(test="S.T", observed="FAIL", model="FAIL", residuals=residual)
@@ -149,7 +149,7 @@ def fit(defects: str, era: str, arch: str, cost: float) -> Any:
 
 
 def test_a_tie_says_what_the_tests_cannot_tell_apart() -> None:
-    from lnrepro.studies.explain import best_tie, tie_note
+    from lnrepro.studies.model_fit import best_tie, tie_note
 
     shipped, ds = "double-subtract + drop-xhat-blocks (shipped)", "double-subtract"
     fits = [
@@ -186,7 +186,7 @@ def test_explain_json_of_an_undiagnosed_hang_says_so_as_the_console_does() -> No
     """A run whose hang kept nothing to place it: the console says so and exits 0; --json used
     to refuse (its document had no place for the text), now it carries it."""
     from lnrepro.model import codec
-    from lnrepro.studies.explained import ExplainDoc, Explanation
+    from lnrepro.studies.explain_doc import ExplainDoc, Explanation
 
     why = "attempt 1 hung in S.T — no watcher log — for a diagnosis: run with --watcher 1"
     found = Explanation(source="run-1", observed=[], hangs=[], left_out=[], undiagnosed=why)

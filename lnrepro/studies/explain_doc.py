@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Literal
 
 from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
-from lnrepro.studies.explain import Count, ExplainMeta, ModelFit
+from lnrepro.studies.model_fit import Count, ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
     from lnrepro.hangs import HangReading
-    from lnrepro.studies.explain import Observed
+    from lnrepro.studies.model_fit import Observed
 
 # /2: a run's hang diagnoses ("hangs"); later, additively: the notes the console shows ("scope",
 # "tie", "undiagnosed") and each model's "tied"
@@ -80,13 +80,13 @@ class Explanation:
 
     def scope(self) -> str | None:
         """What the ranking leaves out, for a note above it."""
-        from lnrepro.studies.explain import ranking_scope
+        from lnrepro.studies.model_fit import ranking_scope
 
         return ranking_scope(self.observed, self.left_out)
 
     def tie(self) -> str | None:
         """When several models fit best alike: which, and what would tell them apart."""
-        from lnrepro.studies.explain import tie_note
+        from lnrepro.studies.model_fit import tie_note
 
         return tie_note(self.fits)
 
@@ -116,7 +116,7 @@ def read_log(path: Path) -> HangText | Explanation:
     from lnrepro.errors import MalformedLog
     from lnrepro.gtest.files import parse_log_file
     from lnrepro.hangs import read_file as read_hang
-    from lnrepro.studies.explain import observed_from_run
+    from lnrepro.studies.model_fit import observed_from_run
 
     reading = read_hang(path)  # a watcher log, tt-triage, a summary
     if reading is not None and not reading.in_gtest_log:
@@ -144,7 +144,7 @@ def read_run(bases: list[Path], ref: str) -> Explanation:
     from lnrepro.doors.store import load_run
     from lnrepro.model.record import Verdict
     from lnrepro.run.pipeline import undiagnosed_hang
-    from lnrepro.studies.explain import observed_from_record
+    from lnrepro.studies.model_fit import observed_from_record
 
     rec = load_run(bases, ref, "explain takes a run or a log")
     hangs = [(f"{rec.id} attempt {a.index}", a.hang) for a in rec.attempts if a.hang]

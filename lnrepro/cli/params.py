@@ -1,8 +1,9 @@
-"""Options shared by commands, and the one place command-line values become typed requests.
+"""The click side of the options: the table's entries as click parameters, the parameters
+shared by commands, and the one place command-line values become typed requests.
 
 The options of ``run``, ``bisect`` and ``shrink`` that set a request's fields are made from the
-table of options (:mod:`lnrepro.model.option_table`, and shrink's own in
-:mod:`lnrepro.model.option_table_shrink`): :func:`table_options` turns its entries into click
+table of options (:mod:`lnrepro.options.table`, and shrink's own in
+:mod:`lnrepro.options.shrink`): :func:`table_options` turns its entries into click
 options, and :func:`values_of` reads the parsed values back into a request's fields, typed as
 the request holds them (:func:`backend_spec`, :func:`test_spec`, the commands'
 ``request_from``/``_request``/``shrink_request``). A value option defaults to ``None`` and a
@@ -26,11 +27,9 @@ from typing import Any
 
 import click
 
-from lnrepro.cli import Context
+from lnrepro.cli.help import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
-from lnrepro.model import option_table as table
-from lnrepro.model.options import Opt, by_dest
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
     BackendKind,
@@ -42,6 +41,8 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options import table as table
+from lnrepro.options.opt import Opt, by_dest
 
 F = Callable[..., Any]
 # Paths are the request's to check (validate.py): click's own checks would make an unreadable
@@ -194,7 +195,7 @@ Params = Mapping[str, Any]  # click's parameters of one command, by dest name
 
 
 def table_option(o: Opt) -> Callable[[F], F]:
-    """The click option of one entry of the table (lnrepro.model.option_table): its type, choices,
+    """The click option of one entry of the table (lnrepro.options.table): its type, choices,
     repetition and flag-ness from the request field's annotation, the rest as declared. A value
     option defaults to None and a repeatable one to (): "did the user give it?" is asked of the
     value, and the request's own default applies."""

@@ -1,6 +1,6 @@
-"""Mistakes a person makes say what is wrong and what to do (issue 37, defects 4 to 8 and 12):
-each error is one line, with the exit code docs/exit-codes.md gives it, and leaves nothing
-behind."""
+"""Usage errors: a mistake a person makes says what is wrong and what to do, in one line, with
+the exit code docs/exit-codes.md gives it, and leaves nothing behind (no record, no bisect
+state); the help documents the positional arguments and offers only near misses."""
 
 from __future__ import annotations
 
@@ -13,14 +13,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from lnrepro.cli import _main, all_commands, cli
-
-
-def lnrepro(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = _main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err.strip()
+from lnrepro.cli import all_commands, cli
+from tests.harness import assert_one_line_error, lnrepro
 
 
 def git_repo(path: Path, files: dict[str, str] | None = None) -> Path:
@@ -37,9 +31,7 @@ def git_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 
 # ------------------------------------------------------------------ 4: a wrong --binary
 @pytest.mark.parametrize("what", ["missing", "directory", "not executable"])
-def test_a_wrong_binary_is_a_usage_error_and_writes_no_record(
-    what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_wrong_binary_is_a_usage_error_and_writes_no_record(what: str, tmp_path: Path) -> None:
     binary = {
         "missing": tmp_path / "nope" / "ttml_tests",
         "directory": tmp_path,
@@ -48,46 +40,36 @@ def test_a_wrong_binary_is_a_usage_error_and_writes_no_record(
     (tmp_path / "t.txt").write_text("x")
     records = tmp_path / "runs"
     code, _, err = lnrepro(
-        ["run", "--backend", "local", "--binary", str(binary), "--record-dir", str(records)], capsys
+        "run", "--backend", "local", "--binary", str(binary), "--record-dir", str(records)
     )
     assert code == 2, err
     assert err.startswith(f"lnrepro: error: --binary {binary} ") and "BUILD_FAILED" not in err
     assert not records.exists()  # no record, so `last` is not the typo
 
 
-def test_under_git_bisect_run_a_missing_binary_is_still_the_commits_skip(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_under_git_bisect_run_a_missing_binary_is_still_the_commits_skip(tmp_path: Path) -> None:
     """A commit whose build left no binary cannot be tested: git bisect run's 125, as before."""
     code, _, err = lnrepro(
-        [
-            "run",
-            "--backend",
-            "local",
-            "--binary",
-            str(tmp_path / "nope"),
-            "--record-dir",
-            str(tmp_path / "runs"),
-            "--bisect-exit-code",
-        ],
-        capsys,
+        "run",
+        "--backend",
+        "local",
+        "--binary",
+        str(tmp_path / "nope"),
+        "--record-dir",
+        str(tmp_path / "runs"),
+        "--bisect-exit-code",
     )
     assert code == 125 and "BUILD_FAILED" in err
 
 
 # ------------------------------------------------------------------ 5: not tt-metal, no --command
-def test_bisect_of_a_repository_without_build_metal_says_so_at_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bisect_of_a_repository_without_build_metal_says_so_at_once(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "r")
-    code, _, err = lnrepro(
-        ["bisect", "--repo", str(repo), "--good", "HEAD~1", "--bad", "HEAD"], capsys
-    )
-    assert code == 2, err
-    assert "no build_metal.sh" in err and "--command" in err and "--tt-metal" in err
+    ran = lnrepro("bisect", "--repo", repo, "--good", "HEAD~1", "--bad", "HEAD")
+    err = assert_one_line_error(ran, 2, "no build_metal.sh", "--command", "--tt-metal")
     assert "docker" not in err.lower()
     assert not (repo / ".git" / "lnrepro").exists()  # no state for --log or --resume to find
-    code, _, err = lnrepro(["bisect", "--repo", str(repo), "--log"], capsys)
+    code, _, err = lnrepro("bisect", "--repo", str(repo), "--log")
     assert code == 4 and "no bisect to show" in err
 
 
@@ -106,51 +88,43 @@ def test_bisect_of_a_repository_without_build_metal_says_so_at_once(
     ],
 )
 def test_a_repo_that_is_not_a_repository_says_what_is_wrong_with_the_path(
-    mode: list[str], what: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    mode: list[str], what: str, said: str, tmp_path: Path
 ) -> None:
     path = {"missing": tmp_path / "nope", "plain": tmp_path, "file": tmp_path / "f"}[what]
     (tmp_path / "f").write_text("")
-    code, _, err = lnrepro(["bisect", "--repo", str(path), *mode], capsys)
-    assert code == 6, err
+    err = assert_one_line_error(lnrepro("bisect", "--repo", path, *mode), 6)
     assert err.startswith(f"lnrepro: error: --repo {path} {said}") and "by hand" not in err
     assert "fix: pass the directory of a git clone" in err
 
 
 # ------------------------------------------------------------------ 8: small lies
-def test_bisect_log_without_a_bisect_does_not_talk_of_resuming(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bisect_log_without_a_bisect_does_not_talk_of_resuming(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "r")
-    code, _, err = lnrepro(["bisect", "--repo", str(repo), "--log"], capsys)
+    code, _, err = lnrepro("bisect", "--repo", str(repo), "--log")
     assert code == 4 and "resume" not in err and "no bisect to show" in err
 
 
 @pytest.mark.parametrize(
     "command", [["runs"], ["show"], ["report"], ["compare", "a", "b"]], ids=" ".join
 )
-def test_a_record_dir_that_is_a_file_is_a_usage_error(
-    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_record_dir_that_is_a_file_is_a_usage_error(command: list[str], tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
-    code, _, err = lnrepro([*command, "--record-dir", str(tmp_path / "f")], capsys)
+    code, _, err = lnrepro(*command, "--record-dir", str(tmp_path / "f"))
     assert code == 2 and f"--record-dir {tmp_path / 'f'} is a file, not a directory" in err
 
 
 @pytest.fixture(scope="module")
 def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records = tmp_path_factory.mktemp("runs")
-    code = _main(["run", "--defect", "none", "--filter", "*OneTile*", "--record-dir", str(records)])
-    assert code == 0
+    ran = lnrepro("run", "--defect", "none", "--filter", "*OneTile*", "--record-dir", records)
+    assert ran.code == 0, ran.err
     return records
 
 
 @pytest.mark.parametrize("where", ["directory", "no parent"])
-def test_report_to_a_directory_is_a_usage_error(
-    where: str, one_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_to_a_directory_is_a_usage_error(where: str, one_run: Path, tmp_path: Path) -> None:
     out = tmp_path if where == "directory" else tmp_path / "nope" / "r.md"
-    code, _, err = lnrepro(["report", "--record-dir", str(one_run), "-o", str(out)], capsys)
-    assert code == 2, err
+    err = assert_one_line_error(lnrepro("report", "--record-dir", one_run, "-o", out), 2)
     assert "record directory" not in err
     assert err.startswith(f"lnrepro: error: -o {out}") and "fix: " in err
 
@@ -187,11 +161,11 @@ def test_positional_arguments_are_documented_and_not_options(
                 assert not any(line.strip() == m for line in s.splitlines()), (command, m)
 
 
-def test_a_typo_is_offered_only_near_misses(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = lnrepro(["run", "--thershold", "3"], capsys)
+def test_a_typo_is_offered_only_near_misses() -> None:
+    code, _, err = lnrepro("run", "--thershold", "3")
     assert code == 2 and "--watcher" not in err
     assert "--threshold is an option of `lnrepro bisect`" in err
-    code, _, err = lnrepro(["run", "--filer", "x"], capsys)
+    code, _, err = lnrepro("run", "--filer", "x")
     assert code == 2 and "did you mean --filter?" in err
 
 
@@ -263,6 +237,9 @@ def test_the_command_list_imports_no_command() -> None:
     assert loaded <= {
         "lnrepro",
         "lnrepro.cli",
+        "lnrepro.cli.commands",
+        "lnrepro.cli.exits",
+        "lnrepro.cli.help",
         "lnrepro.errors",
         "lnrepro.doors",
         "lnrepro.doors.proc",
@@ -278,10 +255,9 @@ def test_the_command_table_is_the_commands() -> None:
 
 
 def test_bisect_outside_a_repository_without_repo_names_the_current_directory(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    code, _, err = lnrepro(["bisect", "--log"], capsys)
+    code, _, err = lnrepro("bisect", "--log", cwd=tmp_path)
     assert code == 6 and f"the current directory {tmp_path} is not in a git repository" in err
     assert "--repo DIR" in err and "by hand" not in err
 
@@ -301,11 +277,10 @@ def test_a_failed_git_command_is_named_in_the_fix(tmp_path: Path) -> None:
     ("flag", "meant"),
     [("--markdown", "--format md"), ("--json", "--format json"), ("--junit", "--format junit")],
 )
-def test_a_value_given_as_a_flag_names_the_option_that_takes_it(
-    flag: str, meant: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Review: ``report last --markdown`` pointed at compare's --markdown; report takes
+def test_a_value_given_as_a_flag_names_the_option_that_takes_it(flag: str, meant: str) -> None:
+    """Was: ``report last --markdown`` pointed at compare's --markdown; report takes
     ``--format md`` (run's help says its Markdown is report's)."""
-    code, _, err = lnrepro(["report", "last", flag], capsys)
-    assert code == 2 and f"no such option {flag}; did you mean {meant}?" in err, err
+    err = assert_one_line_error(
+        lnrepro("report", "last", flag), 2, f"no such option {flag}; did you mean {meant}?"
+    )
     assert "is an option of" not in err

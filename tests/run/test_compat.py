@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lnrepro.run.eras import ERAS, Era
+from lnrepro.run.compat import ERAS, Era
 from tests.conftest import ROOT, worktree
 from tests.lookalike import GroundTruth
 

@@ -1,5 +1,5 @@
-"""Issue 37, a new user's review of main (notes 5-9, 12, 17-19, 22): what each command shows at
-60, 80 and 200 columns and piped. Each test failed on the code before its fix."""
+"""What each command shows at 60, 80 and 200 columns and piped: every name, status, date and fix
+command whole on its line. Each test failed on the code before its fix."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from lnrepro.present.console import (
     render_run,
 )
 from lnrepro.present.markdown import run_markdown
-from lnrepro.studies.explain import ExplainMeta, ModelFit, Residual, TestFit
+from lnrepro.studies.model_fit import ExplainMeta, ModelFit, Residual, TestFit
 from tests.present.test_layout import NAMES, SUITE, a_record, piped, terminal, whole
 
 WIDTHS = [60, 80, 200, None]  # None: piped
@@ -67,7 +67,7 @@ def env_report(container: bool = False) -> EnvReport:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_env_check_prints_each_fix_command_on_one_line_of_shell(width: int | None) -> None:
-    """Review 5: ``sudo mount … nodev`` / ``/dev/hugepages-1G; in a container: -v …`` in a cell."""
+    """Was: ``sudo mount … nodev`` / ``/dev/hugepages-1G; in a container: -v …`` in a cell."""
     c, buf = console(width)
     render_env(env_report(), c)
     lines = buf.getvalue().splitlines()
@@ -79,7 +79,7 @@ def test_env_check_prints_each_fix_command_on_one_line_of_shell(width: int | Non
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_env_check_container_labels_both_verdicts_and_shows_the_skip_reason(width: int) -> None:
-    """Review 12: ``OK  SKIP  docker`` (which is the host?), the container's SKIP reason lost."""
+    """Was: ``OK  SKIP  docker`` (which is the host?), the container's SKIP reason lost."""
     c, buf = terminal(width)
     render_env(env_report(container=True), c)
     out = buf.getvalue()
@@ -89,7 +89,7 @@ def test_env_check_container_labels_both_verdicts_and_shows_the_skip_reason(widt
 
 # ------------------------------------------------------------------ 6: names whole
 def test_the_markdown_report_names_tests_whole() -> None:
-    """Review 6: the report's tables said ``NIGHTLY_…`` without ``LayerNormBackwardOpTest.``."""
+    """Was: the report's tables said ``NIGHTLY_…`` without ``LayerNormBackwardOpTest.``."""
     md = run_markdown(a_record(), {})
     rows = [ln for ln in md.splitlines() if ln.startswith("| ") and "NIGHTLY" in ln]
     assert rows and all(
@@ -107,7 +107,7 @@ def test_tolerance_names_tests_whole() -> None:
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_the_progress_bar_keeps_the_name_and_the_elapsed_time_whole(width: int) -> None:
-    """Review 6: ``attempt 5/30: NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1F…``, ``11/50 0:00…``."""
+    """Was: ``attempt 5/30: NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1F…``, ``11/50 0:00…``."""
     c, buf = terminal(width)
     ev = RichRunEvents(c)
     ev.attempt_started(11, 50, ["x"])
@@ -135,7 +135,7 @@ def attempt(index: int, flaky_fails: bool) -> list[TestResult]:
 
 
 def test_run_n_prints_a_line_per_attempt_and_only_the_changes() -> None:
-    """Review 8: ``run -n 50`` wrote a PASSED/FAILED line per test per attempt (~400 lines), with
+    """Was: ``run -n 50`` wrote a PASSED/FAILED line per test per attempt (~400 lines), with
     no attempt number."""
     c, buf = piped()
     with RichRunEvents(c) as ev:
@@ -172,7 +172,7 @@ def test_run_n_prints_a_line_per_attempt_and_only_the_changes() -> None:
 
 # ------------------------------------------------------------------ 9: tolerance shows progress
 def test_working_writes_progress_lines_to_a_log() -> None:
-    """Review 9: ``tolerance`` was silent for 72 s when its stderr was not a terminal."""
+    """Was: ``tolerance`` was silent for 72 s when its stderr was not a terminal."""
     from lnrepro.present.console import Working
 
     c, buf = piped()
@@ -189,7 +189,7 @@ def test_working_writes_progress_lines_to_a_log() -> None:
 
 # ------------------------------------------------------------------ 7: one wording
 def test_junit_says_a_tolerance_as_run_does() -> None:
-    """Review 7: JUnit system-out said ``dx, dgamma, dbeta: tolerance rtol=0.01 atol=0.01``."""
+    """Was: JUnit system-out said ``dx, dgamma, dbeta: tolerance rtol=0.01 atol=0.01``."""
     from lnrepro.present.junit import run_junit
 
     xml = run_junit(a_record(), {})
@@ -219,7 +219,7 @@ def entries() -> list[Entry]:
 
 
 def test_runs_says_what_each_run_was() -> None:
-    """Review 17: every row said ``emulator``; piped, no header and an empty field."""
+    """Was: every row said ``emulator``; piped, no header and an empty field."""
     c, buf = piped()
     render_records(entries(), c)
     head, *rows = buf.getvalue().splitlines()
@@ -231,7 +231,7 @@ def test_runs_says_what_each_run_was() -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 200])
 def test_runs_keeps_each_date_and_headline_on_one_line(width: int) -> None:
-    """Review 17: at 80, ``2026-11-27`` / ``13:07`` and ``7 FAIL, 1`` / ``PASS`` on two rows."""
+    """Was: at 80, ``2026-11-27`` / ``13:07`` and ``7 FAIL, 1`` / ``PASS`` on two rows."""
     c, buf = terminal(width)
     render_records(entries(), c)
     out = buf.getvalue()
@@ -243,7 +243,7 @@ def test_runs_keeps_each_date_and_headline_on_one_line(width: int) -> None:
 
 # ------------------------------------------------------------------ 18: status and name together
 def test_at_60_columns_every_status_is_on_its_names_line() -> None:
-    """Review 18: names of 56 characters or less went to the line under ``FAIL``."""
+    """Was: names of 56 characters or less went to the line under ``FAIL``."""
     it = Iteration(index=1, started=True, finished=True)
     for name in NAMES:
         t = TestResult(name=name, status=TestStatus.FAILED, duration_ms=5.0)
@@ -281,7 +281,7 @@ def fits() -> list[ModelFit]:
 def test_explain_rows_each_name_their_test_and_cost_has_the_sentences_precision(
     width: int | None,
 ) -> None:
-    """Review 19: a test's second metric row started with empty fields; cost ``0.0000``."""
+    """Was: a test's second metric row started with empty fields; cost ``0.0000``."""
     c, buf = console(width)
     meta = ExplainMeta(tests=(*NAMES[:1], *NAMES[2:3]), models=1, seconds=1.0)
     render_explain("run-1", fits(), meta, c)
@@ -302,7 +302,7 @@ Typed/0.  # TypeParam = float
 
 
 def test_run_list_prints_whole_names_one_per_line() -> None:
-    """Review 22: piped, gtest's two-level listing (``Suite.`` then indented test names)."""
+    """Was: piped, gtest's two-level listing (``Suite.`` then indented test names)."""
     from lnrepro.present.console import render_test_list
     from lnrepro.present.text import listed_tests
 
@@ -321,7 +321,7 @@ def test_run_list_prints_whole_names_one_per_line() -> None:
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_a_live_line_keeps_its_status_with_the_name_and_wraps_only_the_metrics(width: int) -> None:
-    """Review 8/18 live: the metrics wrap at spaces; the status and the name never part."""
+    """Was: the metrics wrap at spaces; the status and the name never part."""
     c, buf = terminal(width)
     ev = RichRunEvents(c)  # not entered: no bar drawn into the buffer
     ev.attempt_started(1, 3, ["x"])
@@ -331,6 +331,9 @@ def test_a_live_line_keeps_its_status_with_the_name_and_wraps_only_the_metrics(w
         t.add_metric(tensor, "atol", 0.01)
     ev.test_finished(t)
     lines = buf.getvalue().splitlines()
-    assert lines[0].startswith(f"attempt 1/3: FAILED  {t.name}"), lines
-    assert all(len(ln) <= width for ln in lines[1:]), lines
+    # the status first; the name whole, with it or (too long for the line) on its own line
+    # under it, never folded among other words (issue 48)
+    assert lines[0].startswith("attempt 1/3: FAILED"), lines
+    assert f"attempt 1/3: FAILED  {t.name}" in lines[0] or lines[1] == f"  {t.name}", lines
+    assert all(len(ln) <= width for ln in lines if ln != f"  {t.name}"), lines
     assert whole("max_diff=1000", buf.getvalue()) and whole("rtol=0.01", buf.getvalue())

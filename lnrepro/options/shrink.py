@@ -1,16 +1,16 @@
 """The table of options of ``lnrepro shrink``'s own fields (:class:`ShrinkRequest`'s), in the order
 ``--help`` lists them, and the command line that repeats a shrink, written from it. Its backend
-options are the table's (:data:`lnrepro.model.option_table.SHRINK_OPTS`); see
-:mod:`lnrepro.model.options` for what is derived from an entry.
+options are the table's (:data:`lnrepro.options.table.SHRINK_OPTS`); see
+:mod:`lnrepro.options.opt` for what is derived from an entry.
 """
 
 from __future__ import annotations
 
-from lnrepro.model.option_table import EMULATOR, RECORDS, SEARCH
-from lnrepro.model.option_table import SHRINK_OPTS as BACKEND_OPTS
-from lnrepro.model.options import Opt, argv
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options.opt import Opt, argv
+from lnrepro.options.table import EMULATOR, RECORDS, SEARCH, backend_argv
+from lnrepro.options.table import SHRINK_OPTS as BACKEND_OPTS
 
 START = "Start"
 EVALUATOR = "Evaluator"
@@ -160,7 +160,7 @@ NOT_OPTIONS = {
 def shrink_argv(req: ShrinkRequest) -> list[str]:
     """``lnrepro shrink`` with the options that repeat ``req`` (``--run`` takes the run's
     backend; the emulator's own ``--seed`` says the seed when it has one)."""
-    backend = [] if req.run is not None else req.backend.argv()
+    backend = [] if req.run is not None else backend_argv(req.backend)
     seeded = isinstance(req.backend, EmulatorSpec) and req.backend.seed is not None
     rest = (*EVALUATOR_OPTS, *SEARCH_OPTS, *(() if seeded else (SEED,)), *OUTPUT_OPTS, RECORD_DIR)
     return ["lnrepro", "shrink", *argv(req, (RUN, *START_OPTS)), *backend, *argv(req, rest)]
