@@ -8,7 +8,7 @@ plus one pytest run of the test:
 
 * bare: what a person types — ``python -m venv --system-site-packages`` and ``pip install
   NAME==V``, then ``pytest NODEID``;
-* step: lnrepro's step (:func:`lnrepro.numerics.releases.step_env`, then ``lnrepro run``'s
+* step: lnrepro's step (:func:`lnrepro.bisect.releases.step_env`, then ``lnrepro run``'s
   pipeline), on an empty cache;
 * repeated: the same step again (the venv is cached: the install is nearly free).
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
+    from lnrepro.bisect.releases import releases, step_env
     from lnrepro.model.requests import PythonSpec, RunRequest, TestSpec
-    from lnrepro.numerics.releases import releases, step_env
     from lnrepro.run.backends.factory import make_backend
     from lnrepro.run.pipeline import run_tests
     from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project

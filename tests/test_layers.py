@@ -21,6 +21,7 @@ RANK = {
     "gtest": 2,
     "watcher": 2,
     "pytests": 2,
+    "numerics": 2,
     "triage": 2,
     "hangs": 2,
     "doors": 3,

@@ -308,14 +308,14 @@ def _versions(
     index_url: str | None,
     find_links: str | None,
     as_json: bool,
-    params: dict[str, Any],
+    params: Params,
 ) -> int:
     """``bisect --package NAME``: which release of NAME made the test fail (or fixed it)."""
     import json
     import os
     import time
 
-    from lnrepro.numerics import releases as rel
+    from lnrepro.bisect import releases as rel
     from lnrepro.run.backends.python import project_python
     from lnrepro.run.python_project import check_project
 

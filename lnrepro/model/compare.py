@@ -48,7 +48,7 @@ def environment_changes(a: RunRecord, b: RunRecord) -> list[str]:
     """What differs between two runs' Python environments (a Python project's runs keep their
     packages and numerics variables in ``fingerprint.python_env``): ``numpy 1.26.4 → 2.0.2``,
     ``NPY_PROMOTION_STATE unset → weak``. Empty when either run kept none."""
-    from lnrepro.numerics.environment import differences
+    from lnrepro.model.pyenv import differences
 
     ea, eb = a.fingerprint.get("python_env"), b.fingerprint.get("python_env")
     if not isinstance(ea, dict) or not isinstance(eb, dict):

@@ -24,13 +24,13 @@ from lnrepro.model.requests import (
     TtMetalSpec,
 )
 from lnrepro.options.opt import Opt, argv, written
+from lnrepro.options.python import PYTHON_OPTS as PYTHON_OPTS
 
 # ---------------------------------------------------------------------------------- the table
 BACKEND = "Backend"
 EMULATOR = "Emulator"
 LOCAL = "Local binary"
 TT_METAL = "tt-metal"
-PYTHON = "Python project"
 TESTS = "Tests"
 RECORDS = "Records"
 SEARCH = "Search"
@@ -269,52 +269,6 @@ TT_METAL_OPTS = (
         help="The Python that runs --pytest tests. [default: a tt-metal checkout's "
         "python_env/bin/python with --runner local if it exists; a Python project's .venv or "
         "venv; else python3]",
-    ),
-)
-# any Python project (--pytest without --tt-metal): --python and --env are the tt-metal entries
-# options (one click option each), --repo is run's own
-PYTHON_OPTS = (
-    Opt(
-        owner=PythonSpec,
-        field="project",
-        flags=("--repo",),
-        dest="repo",
-        metavar="DIR",
-        always=True,
-        group=PYTHON,
-        help="With --pytest and no --tt-metal: the Python project whose tests run (a git "
-        "checkout; node ids are relative to it). [default: .]",
-    ),
-    Opt(
-        owner=PythonSpec,
-        field="python",
-        flags=("--python",),
-        dest="python",
-        metavar="PATH",
-        group=TT_METAL,
-        help="",  # the tt-metal entry's option
-    ),
-    Opt(
-        owner=PythonSpec,
-        field="setup",
-        flags=("--setup",),
-        dest="setup",
-        metavar="CMD",
-        form="command",
-        group=PYTHON,
-        help="A Python project's setup before its tests (e.g. 'pip install -e .'), split as a "
-        "shell would and run without one, in an environment of its own layered over --python's; "
-        "when it fails the commit is untestable (a skip), never bad.",
-    ),
-    Opt(
-        owner=PythonSpec,
-        field="env",
-        flags=("--env",),
-        dest="env",
-        metavar="KEY=VALUE",
-        form="pairs",
-        group=TT_METAL,
-        help="",
     ),
 )
 # one engine and its devices for a run; a bisect has its own, one per job

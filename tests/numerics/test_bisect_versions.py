@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from lnrepro.bisect.releases import releases
 from lnrepro.cli import main
 from lnrepro.errors import ExitCode
-from lnrepro.numerics.releases import releases
 from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project
 
 

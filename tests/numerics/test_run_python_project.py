@@ -12,7 +12,7 @@ import pytest
 
 from lnrepro.cli import main
 from lnrepro.errors import ExitCode
-from lnrepro.numerics.environment import differences, numerics_env
+from lnrepro.model.pyenv import differences, numerics_env
 from lnrepro.run.backends.python import project_python
 from tests.pyproject_lookalike import FAILING_NODE, FLAKY_NODE, TEST_NODE, make_project
 

@@ -4,7 +4,7 @@ The interpreter is ``--python``, else the project's ``.venv/bin/python`` or ``ve
 else ``python3`` on PATH; pytest runs with the project as its working directory (node ids are
 relative to it, as ``pytest --collect-only -q`` prints them there). Nothing is built. The
 fingerprint holds the project's commit and the environment that changes numbers: the Python's
-packages and the numerics variables (:mod:`lnrepro.numerics.environment`).
+packages and the numerics variables (:mod:`lnrepro.model.pyenv`).
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class PythonBackend(LocalProcess):
 
     def read_freeze(self) -> dict[str, JSON] | None:
         """The Python's version, packages and numerics variables (None if it cannot say)."""
-        from lnrepro.numerics.environment import FREEZE_SCRIPT, parse_freeze
+        from lnrepro.model.pyenv import FREEZE_SCRIPT, parse_freeze
 
         env = self.environment()
         try:
