@@ -19,7 +19,8 @@ from typing import Any
 
 from lnrepro import api
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import bisect, compare, gtest, hang, listing, record, requests, shrink
+from lnrepro.hang import model as hang
+from lnrepro.model import bisect, compare, gtest, listing, record, requests, shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.studies import explain_doc, tolerance
 

@@ -29,6 +29,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from lnrepro.hang.model import SCHEMA as HANG_SCHEMA
+from lnrepro.hang.model import Diagnosis
+from lnrepro.hang.model import upgrade as upgrade_hang
 from lnrepro.model import codec
 from lnrepro.model.gtest import (
     CrashInfo,
@@ -41,9 +44,6 @@ from lnrepro.model.gtest import (
     split_name,
     worse,
 )
-from lnrepro.model.hang import SCHEMA as HANG_SCHEMA
-from lnrepro.model.hang import Diagnosis
-from lnrepro.model.hang import upgrade as upgrade_hang
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import Count, Positive, RunRequest
 from lnrepro.model.stats import wilson
@@ -622,9 +622,14 @@ class RunDoc:
 
 
 def upgrade(r: Reader) -> Reader:
+<<<<<<< HEAD
     """A /3, /4 or /5 run document in /5's shape: /3 lacks an attempt's hang (None), and a hang
     of ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`); /4 lacks the tests'
     ``comparisons`` (none) and the python backend, which it never holds."""
+=======
+    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
+    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.hang.model.upgrade`)."""
+>>>>>>> main
     if not isinstance(r.value, dict):
         r.fail("should be an object")
     doc = {**r.value, "schema": SCHEMA}
