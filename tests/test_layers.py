@@ -21,12 +21,7 @@ RANK = {
     "options": 2,
     "gtest": 2,
     "pytests": 2,
-<<<<<<< HEAD
     "numerics": 2,
-    "triage": 2,
-    "hangs": 2,
-=======
->>>>>>> main
     "doors": 3,
     "emulator": 3,
     "envcheck": 4,

@@ -622,14 +622,9 @@ class RunDoc:
 
 
 def upgrade(r: Reader) -> Reader:
-<<<<<<< HEAD
     """A /3, /4 or /5 run document in /5's shape: /3 lacks an attempt's hang (None), and a hang
-    of ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.model.hang.upgrade`); /4 lacks the tests'
+    of ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.hang.model.upgrade`); /4 lacks the tests'
     ``comparisons`` (none) and the python backend, which it never holds."""
-=======
-    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
-    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.hang.model.upgrade`)."""
->>>>>>> main
     if not isinstance(r.value, dict):
         r.fail("should be an object")
     doc = {**r.value, "schema": SCHEMA}

@@ -12,12 +12,7 @@ from typing import Any
 import click
 import msgspec
 import pytest
-<<<<<<< HEAD
-from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
-=======
-from hypothesis import HealthCheck, given, settings
->>>>>>> main
 
 from lnrepro import options
 from lnrepro.cli import all_commands
