@@ -44,7 +44,7 @@ from lnrepro.model.bisect import (
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest, Margin, RunOracleSpec
+from lnrepro.model.requests import BisectRequest, Margin, RunOracleSpec, TtMetalSpec
 
 if TYPE_CHECKING:
     from lnrepro.bisect.bayes import BayesSearch
@@ -224,7 +224,11 @@ class Bisect:
         jobs = self.request.jobs
         self.workspace.open(jobs)  # here, one at a time: git locks the repository to add one
         oracle = self.request.oracle
-        if isinstance(oracle, RunOracleSpec) and oracle.backend.runner == "docker":
+        if (
+            isinstance(oracle, RunOracleSpec)
+            and isinstance(oracle.backend, TtMetalSpec)
+            and oracle.backend.runner == "docker"
+        ):
             from lnrepro.doors import container
 
             container.load_sdk()  # here, not in the jobs' threads at once

@@ -34,6 +34,7 @@ from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     RunRequest,
     TtMetalSpec,
@@ -189,9 +190,15 @@ class RunOracle:
         from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
-        assert isinstance(self.request.backend, TtMetalSpec)
         worktree, runs, prebuilt = trial.worktree, trial.runs, trial.prebuilt
-        spec = msgspec.structs.replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
+        spec: TtMetalSpec | PythonSpec
+        if isinstance(self.request.backend, PythonSpec):
+            spec = msgspec.structs.replace(self.request.backend, project=worktree)
+        else:
+            assert isinstance(self.request.backend, TtMetalSpec)
+            spec = msgspec.structs.replace(
+                self.request.backend, checkout=worktree, prebuilt=prebuilt
+            )
         tests = (
             self.request.tests
             if runs is None
@@ -289,7 +296,12 @@ def oracles_for(req: BisectRequest, record_dir: Path) -> list[Oracle]:
     if isinstance(o, CommandOracleSpec):
         return [CommandOracle(o)] * req.jobs
     assert isinstance(o, RunOracleSpec)
+    specs: list[TtMetalSpec | PythonSpec] = (
+        [o.backend] * req.jobs
+        if isinstance(o.backend, PythonSpec)
+        else list(job_specs(req, o.backend))
+    )
     return [
         RunOracle(RunRequest(backend=spec, tests=o.tests, record_dir=record_dir), req.policy)
-        for spec in job_specs(req, o.backend)
+        for spec in specs
     ]

@@ -43,6 +43,20 @@ class CompareDoc:
     a: str
     b: str
     tests: tuple[CompareRow, ...]
+    # what differs in the tests' Python environments: packages, numerics variables, Python
+    environment: tuple[str, ...] = ()
+
+
+def environment_changes(a: RunRecord, b: RunRecord) -> list[str]:
+    """What differs between two runs' Python environments (a Python project's runs keep their
+    packages and numerics variables in ``fingerprint.python_env``): ``numpy 1.26.4 → 2.0.2``,
+    ``NPY_PROMOTION_STATE unset → weak``. Empty when either run kept none."""
+    from lnrepro.model.pyenv import differences
+
+    ea, eb = a.fingerprint.get("python_env"), b.fingerprint.get("python_env")
+    if not isinstance(ea, dict) or not isinstance(eb, dict):
+        return []
+    return differences(ea, eb)
 
 
 def _max_diff(t: TestAggregate | None) -> float | None:

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from lnrepro.model.bisect import BisectRecord
-from lnrepro.model.compare import CompareRow
+from lnrepro.model.compare import CompareRow, environment_changes
 from lnrepro.model.gtest import GtestRun, TestResult
 from lnrepro.model.record import RunRecord, RunState
 from lnrepro.present.console.layout import (
@@ -384,3 +384,6 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
             ]
         )
     show_table(console, None, cols, out, head=1)
+    changes = environment_changes(a, b)
+    if changes:
+        say(console, styled(("environment A → B", "bold"), ": ", esc("; ".join(changes))))
