@@ -318,9 +318,12 @@ class Comparison:
 
     def to_json(self) -> JSON:
         from lnrepro.model.codec import encode
-        from lnrepro.model.compare import CompareDoc
+        from lnrepro.model.compare import CompareDoc, environment_changes
 
-        return encode(CompareDoc(a=self.a.id, b=self.b.id, tests=tuple(self.rows)))
+        changes = tuple(environment_changes(self.a, self.b))
+        return encode(
+            CompareDoc(a=self.a.id, b=self.b.id, tests=tuple(self.rows), environment=changes)
+        )
 
 
 def compare(request: CompareRequest) -> Comparison:
@@ -414,7 +417,9 @@ class Progress:
     def finished(self) -> None: ...
 
 
-def explain(request: ExplainRequest, progress: Progress | None = None) -> HangText | Explanation:
+def explain(
+    request: ExplainRequest, progress: Progress | None = None, stream: BinaryIO | None = None
+) -> HangText | Explanation:
     """``lnrepro explain``: which mechanism explains what a card showed. A hang text alone is
     its diagnosis (:class:`HangText`); a run or gtest log has every candidate model (defect set
     x kernel era x arch) scored on its tests (:class:`Explanation`). An input error when it
@@ -433,7 +438,10 @@ def explain(request: ExplainRequest, progress: Progress | None = None) -> HangTe
         and path.name not in ("record.json", "bisect.json")
         and not ref.endswith(".json")
     )
-    found = read_log(path) if is_log else read_run(_bases(request.record_dir), ref)
+    if ref == "-" and stream is not None:  # `explain -`: a paste on standard input, as parse -
+        found = read_log(Path("standard input"), stream)
+    else:
+        found = read_log(path) if is_log else read_run(_bases(request.record_dir), ref)
     if isinstance(found, HangText):
         return found
     if not found.observed and not found.hangs and not found.undiagnosed:

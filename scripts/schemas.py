@@ -19,7 +19,8 @@ from typing import Any
 
 from lnrepro import api
 from lnrepro.envcheck import document as envcheck
-from lnrepro.model import bisect, compare, gtest, hang, listing, record, requests, shrink
+from lnrepro.hang import model as hang
+from lnrepro.model import bisect, compare, gtest, listing, record, requests, shrink
 from lnrepro.model.codec import document_schema
 from lnrepro.studies import explain_doc, tolerance
 
@@ -38,7 +39,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
     ),
     "run.json": (
         record.RunDoc,
-        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
+        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/5)",
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),

@@ -221,7 +221,7 @@ def test_explain_a_log_a_run_and_a_hang_text(
     where, bad, _ = two_runs
     of_run = api.explain(ExplainRequest(ref=bad.id, record_dir=where))
     assert isinstance(of_run, api.Explanation) and of_run.source == bad.id and of_run.fits
-    from tests.watcher import pastes
+    from tests.hang.watcher import pastes
 
     hang = tmp_path / "watcher.log"
     hang.write_text(pastes.full_log("newest"))

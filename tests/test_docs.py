@@ -58,7 +58,8 @@ def test_every_guarantee_names_tests_that_exist() -> None:
 
 def _current_schemas() -> set[str]:
     from lnrepro.api import EXPLAIN_SCHEMA, RUNS_SCHEMA
-    from lnrepro.model import bisect, compare, hang, record
+    from lnrepro.hang import model as hang
+    from lnrepro.model import bisect, compare, record
     from lnrepro.studies import tolerance
 
     return {

@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < model < (options, gtest, watcher, pytests, triage, hangs) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
+errors < (model, hang) < (options, gtest, pytests, numerics) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -17,12 +17,11 @@ PKG = Path(__file__).resolve().parents[1] / "lnrepro"
 RANK = {
     "errors": 0,
     "model": 1,
+    "hang": 1,  # a run record holds a hang's diagnosis; hang's readers use model's codec
     "options": 2,
     "gtest": 2,
-    "watcher": 2,
     "pytests": 2,
-    "triage": 2,
-    "hangs": 2,
+    "numerics": 2,
     "doors": 3,
     "emulator": 3,
     "envcheck": 4,
@@ -97,7 +96,7 @@ def test_help_loads_no_numpy_docker_or_git() -> None:
 
 
 def test_no_module_is_over_700_lines() -> None:
-    """A module a newcomer can read whole (issue 39): split by concern past 700 lines."""
+    """A module one can read whole: split by concern past 700 lines."""
     long = {
         str(p.relative_to(PKG)): n
         for p in PKG.rglob("*.py")
@@ -107,8 +106,8 @@ def test_no_module_is_over_700_lines() -> None:
 
 
 def test_untyped_dicts_stay_at_the_json_boundary() -> None:
-    """``dict[str, Any]`` only where lnrepro meets JSON, TOML, click or the Docker SDK (issue 39:
-    at most 25); every record is typed. A new one past the limit fails here: type it."""
+    """``dict[str, Any]`` only where lnrepro meets JSON, TOML, click or the Docker SDK (at
+    most 25); every record is typed. A new one past the limit fails here: type it."""
     found = [
         f"{p.relative_to(PKG)}:{i}"
         for p in PKG.rglob("*.py")
@@ -192,7 +191,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles() -> None:
-    """Issue 45: no module imports, even inside a function, a module that imports it back."""
+    """No module imports, even inside a function, a module that imports it back."""
     assert cycles(import_graph(PKG)) == []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,7 +87,10 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     from lnrepro.model.requests import ExplainRequest
     from lnrepro.present.console import make_console, render_explain, render_hang, say
 
-    found = api.explain(ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _spinner())
+    stdin = sys.stdin.buffer if ref == "-" else None  # a paste piped in, as `parse -`
+    found = api.explain(
+        ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _spinner(), stdin
+    )
     if isinstance(found, api.HangText):
         if as_json:
             echo_json(found.to_json())

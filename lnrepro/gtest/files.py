@@ -9,6 +9,7 @@ from typing import BinaryIO
 from lnrepro.errors import InputError, MalformedLog
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.reportfile import merge, read_report
+from lnrepro.hang.door import DeviceTimeoutScanner, mark_device_timeout
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.metrics import MetricRules
 
@@ -23,18 +24,23 @@ def parse_log_stream(
 ) -> GtestRun:
     """Parse console output from an open binary stream (a file, or stdin for ``parse -``)."""
     parser = ConsoleParser(rules)
+    timeout = DeviceTimeoutScanner()  # tt-metal's own hang detection: the rule run applies
     size = 0
     try:
         head = fh.read(8192)
         binary = b"\x00" in head
         size += len(head)
         parser.feed(head)
+        timeout.feed(head)
         while chunk := fh.read(1 << 22):
             size += len(chunk)
             parser.feed(chunk)
+            timeout.feed(chunk)
     except OSError as exc:
         raise InputError(f"cannot read {name}: {exc.strerror}", "check the file") from None
     run = parser.close(exit_code)
+    if timeout.seen:
+        mark_device_timeout(run)
     if report is not None:
         rep = read_report(report)
         if not run.saw_gtest_output:

@@ -17,12 +17,22 @@ class BackendKind(str, Enum):
     EMULATOR = "emulator"
     LOCAL = "local"
     TT_METAL = "tt-metal"
+    PYTHON = "python"
 
 
 class OnCrash(str, Enum):
     MATCH = "match"  # bad only when the buggy endpoint crashed too
     BAD = "bad"
     SKIP = "skip"
+
+
+class Margin(str, Enum):
+    """``--margin``: whether runs' margins (each quantity's share of its tolerance used) weigh
+    in the Bayesian search (issue 47)."""
+
+    AUTO = "auto"  # when the endpoints' margins separate the two sides
+    ON = "on"  # the best-separating quantity, whatever its separation
+    OFF = "off"  # verdicts only
 
 
 class OnHang(str, Enum):

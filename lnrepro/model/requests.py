@@ -34,6 +34,7 @@ from lnrepro.model.kinds import DEFAULT_FILTER as DEFAULT_FILTER
 from lnrepro.model.kinds import DEFAULT_RECORD_DIR as DEFAULT_RECORD_DIR
 from lnrepro.model.kinds import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from lnrepro.model.kinds import BackendKind as BackendKind
+from lnrepro.model.kinds import Margin as Margin
 from lnrepro.model.kinds import MountSet as MountSet
 from lnrepro.model.kinds import OnCrash as OnCrash
 from lnrepro.model.kinds import OnHang as OnHang
@@ -109,7 +110,21 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
     kind = BackendKind.TT_METAL
 
 
-BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
+class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
+    """Any Python project's pytest tests (a git checkout, no tt-metal), run in its own Python:
+    ``python`` if given, else the project's ``.venv``/``venv``, else ``python3`` on PATH."""
+
+    project: Path = msgspec.field(default_factory=Path)  # a factory: see RunRequest.record_dir
+    python: str | None = None  # None: the project's .venv/bin/python, venv/bin/python, python3
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # --env K=V, in the given order
+    # run before the tests, in an environment of the run's own layered over ``python``'s (what
+    # it installs never reaches the user's); it failing makes the commit untestable
+    setup: tuple[str, ...] | None = None
+
+    kind = BackendKind.PYTHON
+
+
+BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec | PythonSpec
 
 
 class TestSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -182,7 +197,8 @@ class CommandOracleSpec(_Oracle, frozen=True, kw_only=True, tag="command"):
 class RunOracleSpec(_Oracle, frozen=True, kw_only=True, tag="run"):
     """Without ``--command``: ``lnrepro run`` on each commit's worktree (a tt-metal checkout)."""
 
-    backend: TtMetalSpec  # ``checkout`` is the repository; each job tests its own worktree
+    # ``checkout`` (``project``) is the repository; each job tests its own worktree
+    backend: TtMetalSpec | PythonSpec
     tests: TestSpec = msgspec.field(default_factory=TestSpec)
 
 
@@ -227,6 +243,7 @@ class BisectRequest:
     prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
     rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
     endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
+    margin: Margin = Margin.AUTO  # --margin: runs' margins weigh in the Bayesian search
 
     def to_json(self) -> Any:
         from lnrepro.model import codec

@@ -34,6 +34,7 @@ from lnrepro.errors import (
 )
 from lnrepro.gtest.console import ConsoleParser
 from lnrepro.gtest.reportfile import merge, read_report
+from lnrepro.hang.model import Diagnosis
 from lnrepro.model.events import Events
 from lnrepro.model.gtest import (
     CrashInfo,
@@ -43,7 +44,6 @@ from lnrepro.model.gtest import (
     TestStatus,
     describe_exit,
 )
-from lnrepro.model.hang import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.metrics import MetricRules
 from lnrepro.model.record import Attempt, EnvScanner, RunRecord, RunState
@@ -146,23 +146,21 @@ def _diagnose_hang(
     watcher = record_dir / f"attempt-{index}.watcher.log"
     if not watcher.is_file():
         return None, None
-    from lnrepro.watcher.diagnose import diagnose
-    from lnrepro.watcher.dprint import parse_dprint
-    from lnrepro.watcher.log import parse_file
+    from lnrepro.hang.door import read_watcher
 
-    return diagnose(parse_file(watcher), parse_dprint(console)), watcher.name
+    return read_watcher(watcher, console), watcher.name
 
 
 def _keep_triage(record_dir: Path, index: int, console: str) -> Path | None:
     """tt-triage's output for a hung attempt: the file lnrepro's own run of it wrote
     (``attempt-N.triage.txt``), else what tt-metal's timeout command printed into the log,
     written to that file."""
-    from lnrepro.run import triage
+    from lnrepro.hang.door import device_timeout_seen, triage_in_log
 
     path = record_dir / f"attempt-{index}.triage.txt"
     if path.is_file():
         return path
-    text = triage.triage_in_log(console) if triage.device_timeout_seen(console) else None
+    text = triage_in_log(console) if device_timeout_seen(console) else None
     if not text or not text.strip():
         return None
     with contextlib.suppress(OSError):
@@ -173,23 +171,14 @@ def _keep_triage(record_dir: Path, index: int, console: str) -> Path | None:
 
 def read_triage(path: Path) -> Diagnosis | None:
     """tt-triage's output read into a hang diagnosis (None: nothing in it places a hang), by the
-    one reader of hang texts (:func:`lnrepro.hangs.read_triage`)."""
-    from lnrepro.hangs import read_triage as read
+    one reader of hang texts (:func:`lnrepro.hang.door.read_triage`)."""
+    from lnrepro.hang.door import read_triage as read
 
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     return read(text)
-
-
-def _as_device_timeout(run: GtestRun) -> None:
-    """tt-metal's own hang detection ended these tests: each test that failed with its TIMEOUT
-    error, or crashed on it, is a hang (TIMEOUT), never a failure or a crash."""
-    from lnrepro.run.triage import as_device_timeout
-
-    for it in run.iterations:
-        it.tests[:] = [as_device_timeout(t) for t in it.tests]
 
 
 def _is_file(path: Path) -> bool:
@@ -245,7 +234,7 @@ def run_attempt(
     argv = attempt_argv(backend, tests, index, record_dir)
     report = record_dir / (f"attempt-{index}.xml" if tests.pytest else f"attempt-{index}.json")
     events.attempt_started(index, total, argv)
-    from lnrepro.run.triage import DeviceTimeoutScanner
+    from lnrepro.hang.door import DeviceTimeoutScanner
 
     timeout_scan = DeviceTimeoutScanner()
 
@@ -317,14 +306,11 @@ def run_attempt(
     outside = [f for it in run.iterations for f in it.global_failures]
     outside += [f for it in run.iterations for fs in it.suite_failures.values() for f in fs]
     console = _log_tail(log_path)
-    from lnrepro.run.triage import device_timeout_seen
+    from lnrepro.hang.door import device_timeout_seen, mark_device_timeout
 
     device_timeout = device_timeout_seen(console)
     if device_timeout:
-        _as_device_timeout(run)
-        run.warnings.append(
-            "tt-metal's own dispatch timeout (TT_METAL_OPERATION_TIMEOUT_SECONDS) detected a hang"
-        )
+        mark_device_timeout(run)
     hang, watcher = _diagnose_hang(record_dir, index, console)
     if hang is not None and not (res.timed_out or device_timeout or hang.hung):
         hang = None  # a failed attempt's log with nothing stuck in it: kept, not a hang
@@ -386,6 +372,9 @@ def run_tests(
             ),
         }
         record.build = backend.build(record.record_dir, events)
+        refreeze = getattr(backend, "read_freeze", None)  # a Python project's step environment
+        if record.build is not None and record.build.ok and refreeze is not None:
+            record.fingerprint["python_env"] = refreeze()
         if record.build is not None:
             write_json(record.record_dir / "record.json", record.to_json())
             if not record.build.ok:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
-from lnrepro.model.hang import Diagnosis
+from lnrepro.hang.model import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.studies.model_fit import Count, ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
-    from lnrepro.hangs import HangReading
+    from lnrepro.hang.door import HangReading
     from lnrepro.studies.model_fit import Observed
 
 # /2: a run's hang diagnoses ("hangs"); later, additively: the notes the console shows ("scope",
@@ -111,18 +111,27 @@ class Explanation:
         return codec.encode(self.document())
 
 
-def read_log(path: Path) -> HangText | Explanation:
-    """A log file: a hang text alone, or a gtest console log (with a hang in it, maybe)."""
+def read_log(path: Path, stream: BinaryIO | None = None) -> HangText | Explanation:
+    """A log file (or, with ``stream``, standard input named ``path``): a hang text alone, or a
+    gtest console log (with a hang in it, maybe)."""
+    import io
+
     from lnrepro.errors import MalformedLog
-    from lnrepro.gtest.files import parse_log_file
-    from lnrepro.hangs import read_file as read_hang
+    from lnrepro.gtest.files import parse_log_file, parse_log_stream
+    from lnrepro.hang.door import MAX_BYTES, read_paste
+    from lnrepro.hang.door import read_file as read_hang
     from lnrepro.studies.model_fit import observed_from_run
 
-    reading = read_hang(path)  # a watcher log, tt-triage, a summary
+    data = stream.read(MAX_BYTES) if stream is not None else None
+    # a watcher log, tt-triage, a summary
+    reading = read_hang(path) if data is None else read_paste(data.decode("utf-8", "replace"))
     if reading is not None and not reading.in_gtest_log:
         return HangText(path=path, reading=reading)
     try:
-        parsed = parse_log_file(path)
+        if data is None:
+            parsed = parse_log_file(path)
+        else:
+            parsed = parse_log_stream(io.BytesIO(data), str(path))
     except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
         raise MalformedLog(
             f"{path} holds no googletest output, watcher dump or tt-triage table ({exc.message})",

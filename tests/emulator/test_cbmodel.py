@@ -17,10 +17,10 @@ from lnrepro.emulator.cbmodel.config import ENV_CONFIG, TEST_FILE, CbConfig, loa
 from lnrepro.emulator.cbmodel.cores import simulate
 from lnrepro.emulator.cbmodel.dprint import dprint_cores
 from lnrepro.emulator.cbmodel.watcher import watcher_interval, watcher_log_path
-from lnrepro.model.hang import HangPattern, Progress
-from lnrepro.watcher.diagnose import diagnose
-from lnrepro.watcher.dprint import parse_dprint
-from lnrepro.watcher.log import parse, parse_file
+from lnrepro.hang.model import HangPattern, Progress
+from lnrepro.hang.watcher.diagnose import diagnose
+from lnrepro.hang.watcher.dprint import parse_dprint
+from lnrepro.hang.watcher.log import parse, parse_file
 
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]
 CLEAN_ENV = {

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.watcher.diagnose import diagnose
-from lnrepro.watcher.log import parse_file
+from lnrepro.hang.watcher.diagnose import diagnose
+from lnrepro.hang.watcher.log import parse_file
 from tests.conftest import worktree
 from tests.lookalike import HANG_KERNEL, HANG_TEST, PCC_TEST, GroundTruth
 

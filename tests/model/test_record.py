@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from lnrepro import options
 from lnrepro.errors import InputError
+from lnrepro.hang.model import Diagnosis
 from lnrepro.model import jsonio
 from lnrepro.model.gtest import CrashInfo, Failure, TestResult, TestStatus
-from lnrepro.model.hang import Diagnosis
 from lnrepro.model.record import (
     PROCESS_EXIT,
     Attempt,

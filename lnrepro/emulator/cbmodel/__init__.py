@@ -24,8 +24,8 @@ Facts followed, from tenstorrent/tt-metal:
   slash) or else the current working directory (tt_metal/llrt/rtoptions.hpp, commit
   1f8d16c7b0a0b574cd3d21fdef2b9237226e98ac: ``logs_dir_ = current_path() / ""``). Opened with
   ``"a"`` when ``TT_METAL_WATCHER_APPEND`` is set, else ``"w"``; ``kernel_names.txt`` beside it.
-* The log's header, dump sections and the newest core line form: see lnrepro.watcher.log.
-* DPRINT lines: ``<device>:<core>:<risc>: text`` (see lnrepro.watcher.dprint);
+* The log's header, dump sections and the newest core line form: see lnrepro.hang.watcher.log.
+* DPRINT lines: ``<device>:<core>:<risc>: text`` (see lnrepro.hang.watcher.dprint);
   ``TT_METAL_DPRINT_CORES`` takes ``x,y``, ``(x1,y1),(x2,y2)``, ``(x1,y1)-(x2,y2)`` or
   ``all``/``worker`` (rtoptions.cpp ``ParseFeatureCoreRange``), ``TT_METAL_DPRINT_FILE`` a file.
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
-    """A hang's diagnosis (:class:`lnrepro.model.hang.Diagnosis`): the headline, then its lines."""
+    """A hang's diagnosis (:class:`lnrepro.hang.model.Diagnosis`): the headline, then its lines."""
     style = "bold red" if diagnosis.hung else "bold yellow"
     say(console, styled((f"hang ({source}):", "bold"), " ", (diagnosis.pattern.value, style)))
     for line in diagnosis.lines(pattern=False):

@@ -15,7 +15,7 @@ same build commands, the same test command, the same environment:
   attempt; ``--reset-cmd`` (e.g. ``tt-smi -r 0``) runs on the host before every attempt;
 * a checkout with ``tools/tt-triage.py`` has it run against the still-hung device when an
   attempt times out, before the kill (``--no-triage``: not), and ``--dispatch-timeout S`` lets
-  tt-metal detect the hang itself and run it (:mod:`lnrepro.run.triage`).
+  tt-metal detect the hang itself and run it (:mod:`lnrepro.hang.dispatch`).
 
 The built-in profiles decide the build per commit from the commit's own files
 (:mod:`lnrepro.run.buildplan`); a worktree's git directories outside it are mounted read-only, since
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import lnrepro.hang.door as hang
 from lnrepro.doors import proc
 from lnrepro.doors.fsio import log_writer, read_tree, write_error
 from lnrepro.errors import GitError
@@ -44,7 +45,7 @@ from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.record import BuildResult, Inputs
 from lnrepro.model.requests import TtMetalSpec
-from lnrepro.run import buildplan, triage
+from lnrepro.run import buildplan
 from lnrepro.run import inputs as inp
 from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import host_fingerprint
@@ -76,7 +77,7 @@ class TtMetalBackend:
     env: tuple[tuple[str, str], ...] = ()  # the configuration's, then the request's
     build_timeout_s: float = BUILD_TIMEOUT_S
     name: str = "tt-metal"
-    triage_timeout_s: float = triage.TRIAGE_TIMEOUT_S  # tt-triage's own limit on a hung attempt
+    triage_timeout_s: float = hang.TRIAGE_TIMEOUT_S  # tt-triage's own limit on a hung attempt
 
     @property
     def checkout(self) -> Path:
@@ -119,7 +120,7 @@ class TtMetalBackend:
             env["TT_METAL_WATCHER"] = str(self.spec.watcher_s)
         if self.spec.dispatch_timeout_s is not None:  # tt-metal detects the hang, runs triage
             seconds = self.spec.dispatch_timeout_s  # 0: off, so no command to run either
-            env.update(triage.dispatch_env(seconds, self._triage_argv(1) if seconds else None))
+            env.update(hang.dispatch_env(seconds, self._triage_argv(1) if seconds else None))
         if self.spec.prebuilt is not None:
             # its libraries, not the path they were built at (CMake's RUNPATH; LD_LIBRARY_PATH
             # comes first for a RUNPATH)
@@ -375,10 +376,10 @@ class TtMetalBackend:
     def _triage_argv(self, attempt: int) -> list[str] | None:
         """The checkout's tt-triage with the flags its own usage line knows; None without
         ``tools/tt-triage.py`` or with ``--no-triage``."""
-        if not self.spec.triage or not self.runner.exists(self.checkout, triage.TRIAGE_SCRIPT):
+        if not self.spec.triage or not self.runner.exists(self.checkout, hang.TRIAGE_SCRIPT):
             return None
-        flags = triage.triage_flags(self.runner.read_text(self.checkout, triage.FRAMEWORK))
-        return triage.triage_argv(self.python(attempt), flags)
+        flags = hang.triage_flags(self.runner.read_text(self.checkout, hang.FRAMEWORK))
+        return hang.triage_argv(self.python(attempt), flags)
 
     def _on_hang(
         self, record_dir: Path, attempt: int, on_output: Callable[[bytes], None]
