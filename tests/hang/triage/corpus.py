@@ -1199,3 +1199,39 @@ def dispatch_only(width: int = 200) -> str:
     console.print("dump_callstacks.py:")
     console.print(table)
     return buf.getvalue()
+
+
+# ------------------------------------------------------------------ pastes from tt-metal's issues
+def _only(core: Core, keep: tuple[str, ...]) -> Core:
+    """The core with the RISCs not in keep idle in firmware (a program without that kernel)."""
+    return replace(
+        core,
+        riscs=tuple(
+            r if r.name in keep else _idle(r.name, 0x5000 + i) for i, r in enumerate(core.riscs)
+        ),
+    )
+
+
+# A dataflow-only program: the reader waits in cb_reserve_back, the writer in cb_wait_front, no
+# compute kernel between them: each waits on the other (tabulate era, dump_callstacks.py).
+MUTUAL = Scenario("mutual", (_only(_CYCLE_CORE, ("brisc", "ncrisc")), idle_core(0, 1, 0)))
+
+
+def _own_core() -> Core:
+    """The cycle's core with compute stopped past a waypoint of the user's own (AST1, which
+    does not end in W): the reader and the writer wait behind it."""
+    riscs = tuple(
+        replace(
+            r,
+            waypoint="AST1",
+            pc=0x7A90,
+            frames=((0x7A90, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 133, 9),),
+        )
+        if r.name == "trisc0"
+        else r
+        for r in _CYCLE_CORE.riscs
+    )
+    return replace(_CYCLE_CORE, riscs=riscs)
+
+
+OWN_WAYPOINT = Scenario("own-waypoint", (_own_core(), idle_core(0, 1, 0)))
