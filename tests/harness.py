@@ -96,10 +96,14 @@ def lnrepro(
     cwd: Path | None = None,
     env: Mapping[str, str | None] | None = None,
     input: str | None = None,
+    width: int = 80,
 ) -> Result:
     """``lnrepro ARGS`` in this process: ``cwd`` the working directory for the command, ``env``
-    variables set (None: unset) for it, ``input`` its stdin. click's runner lays help out at 80
-    columns whatever ``COLUMNS`` says: a test of the terminal's width runs a process."""
+    variables set (None: unset) for it, ``input`` its stdin. click's runner lays help out at
+    ``width`` columns (80) whatever ``COLUMNS`` says: a test that reads what a help says, not how
+    it is laid out, asks for a wide one; a test of the terminal's width runs a process."""
+    from click import formatting
+
     from lnrepro.cli import main
 
     runner = CliRunner()
@@ -108,6 +112,7 @@ def lnrepro(
         _chdir(cwd),
         runner.isolation(input=input, env=env) as (out, err, _),
     ):
+        formatting.FORCED_WIDTH = width  # the runner puts its own back on the way out
         code = main([str(a) for a in args])
         sys.stdout.flush()
         sys.stderr.flush()

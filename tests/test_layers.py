@@ -96,7 +96,7 @@ def test_help_loads_no_numpy_docker_or_git() -> None:
 
 # Commands whose --help still loads msgspec, through lnrepro.model.requests (its backends and
 # oracles are msgspec Structs, and every command module builds its request type from there).
-# Issue 45 asks for none; a ratchet: a command that stops loading it must leave this set.
+# The aim is none; a ratchet: a command that stops loading it must leave this set.
 MSGSPEC_AT_HELP = {
     *("bisect", "compare", "env-check", "explain", "parse", "report"),
     *("run", "runs", "show", "shrink", "tolerance"),
@@ -126,7 +126,7 @@ def test_no_command_help_loads_numpy_docker_or_git() -> None:
 
 
 def test_no_module_is_over_700_lines() -> None:
-    """A module a newcomer can read whole (issue 39): split by concern past 700 lines."""
+    """A module one can read whole: split by concern past 700 lines."""
     long = {
         str(p.relative_to(PKG)): n
         for p in PKG.rglob("*.py")
@@ -136,8 +136,8 @@ def test_no_module_is_over_700_lines() -> None:
 
 
 def test_untyped_dicts_stay_at_the_json_boundary() -> None:
-    """``dict[str, Any]`` only where lnrepro meets JSON, TOML, click or the Docker SDK (issue 39:
-    at most 25); every record is typed. A new one past the limit fails here: type it."""
+    """``dict[str, Any]`` only where lnrepro meets JSON, TOML, click or the Docker SDK (at
+    most 25); every record is typed. A new one past the limit fails here: type it."""
     found = [
         f"{p.relative_to(PKG)}:{i}"
         for p in PKG.rglob("*.py")
@@ -221,7 +221,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles() -> None:
-    """Issue 45: no module imports, even inside a function, a module that imports it back."""
+    """No module imports, even inside a function, a module that imports it back."""
     assert cycles(import_graph(PKG)) == []
 
 

@@ -174,7 +174,10 @@ def classify(a: AttemptObs, sig: Signature | None, policy: Policy) -> tuple[RunO
     if policy.metric is not None:
         if any(_over(t, policy) for t in ran):
             pick = min if policy.higher_is_better else max
-            worst = pick((t.metric for t in ran if t.metric is not None), default=float("nan"))
+            measured = [t.metric for t in ran if t.metric is not None]
+            # NaN is the worst value whatever its place (max/min skip it when it comes second)
+            nan = any(v != v for v in measured)
+            worst = float("nan") if nan else pick(measured, default=float("nan"))
             return (
                 RunOutcome.FAIL,
                 f"{policy.metric}={worst:g} {_side(policy)} {policy.threshold:g}",

@@ -1,6 +1,6 @@
 """A ``--confidence`` bisect's progress says what the search knows: the leading commit's
 posterior against the stop, and the runs expected to reach it; not git's candidates and steps,
-which rise and fall with noise (issue 48: "(21 left, ~4 steps)" after 29 runs)."""
+which rise and fall with noise ("21 left, ~4 steps" after 29 runs tells a person nothing)."""
 
 from __future__ import annotations
 

@@ -282,7 +282,7 @@ def test_bisect_rates_from_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_the_clean_endpoint_is_checked_only_where_a_run_of_it_teaches_for_a_run() -> None:
-    """Issue 41: a clean endpoint's run says nothing about the culprit, and one run cannot show a
+    """A clean endpoint's run says nothing about the culprit, and one run cannot show a
     commit clean when clean commits fail too (git trusts --good). It is checked once only where
     it teaches the clean fail rate for the price of a run: not with the rates given or measured
     there, not when it needs a 30-minute build of its own. The buggy endpoint first, unless its
@@ -307,7 +307,7 @@ def test_the_clean_endpoint_is_checked_only_where_a_run_of_it_teaches_for_a_run(
 
 
 def test_the_buggy_endpoint_is_not_checked_when_its_measured_runs_showed_the_bug() -> None:
-    """Issue 41: the check the search makes first (the bug shows at --bad) was made by the
+    """The check the search makes first (the bug shows at --bad) was made by the
     runs measured there (--rates-from): the search starts inside the range, and a bug that
     shows in 30% of runs is not given up on after 8 passes at --bad (6% of searches)."""
     g = linear(16)

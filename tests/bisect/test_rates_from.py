@@ -1,4 +1,4 @@
-"""``--rates-from`` as a person meets it (issue 48): ``last`` resolved in the rerun line, a
+"""``--rates-from`` as a person meets it: ``last`` resolved in the rerun line, a
 record of other tests refused, a ``--command`` bisect told what works there, and ``show`` and
 ``report`` naming the prior and its records."""
 
@@ -10,16 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from lnrepro import options
 from lnrepro.bisect.rates import endpoint_runs, named
-from lnrepro.cli.commands import cli
-from lnrepro.cli.exits import _main
 from lnrepro.errors import UsageError
 from lnrepro.model.requests import BisectRequest
 from tests.bisect.test_rates import BAD, FILTER, OTHER, F, P, request, run_record
 from tests.bisect.test_resume_and_repeat_flags import tiny_repo
+from tests.harness import lnrepro
 
 
 def resolve(req: BisectRequest) -> BisectRequest:
@@ -55,28 +53,28 @@ def test_a_command_bisect_is_told_a_fix_that_works_there(tmp_path: Path) -> None
 
 
 def test_the_help_says_rates_from_takes_lnrepros_own_runs() -> None:
-    out = CliRunner().invoke(cli, ["bisect", "--help"], terminal_width=200).output
+    out = lnrepro("bisect", "--help", width=200).out
     text = " ".join(out.split())
     rates = text[text.index("--rates-from RUN") : text.index("--no-confirm")]
     assert "lnrepro's own" in rates and "--command" in rates and "--fail-rates" in rates
 
 
-def test_show_and_report_name_the_prior_and_its_records(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_show_and_report_name_the_prior_and_its_records(tmp_path: Path) -> None:
     repo, runs = tmp_path / "repo", tmp_path / "runs"
     shas = tiny_repo(repo)
     run_record(runs, "run-bad", shas[-1], [F] * 18 + [P] * 2)
     run_record(runs, "run-good", shas[0], [P] * 20)
     argv = ["bisect", "--repo", str(repo), "--good", shas[0], "--bad", shas[-1]]
     argv += ["--command", "grep -q 0 bug", "--confidence", "0.9", "--record-dir", str(runs)]
-    assert _main([*argv, "--rates-from", "run-bad", "--rates-from", "run-good", "--json"]) == 0
-    bisect_id = json.loads(capsys.readouterr().out)["id"]
-    assert _main(["show", bisect_id, "--record-dir", str(runs)]) == 0
-    shown = " ".join(capsys.readouterr().out.split())
+    code, out, err = lnrepro(*argv, "--rates-from", "run-bad", "--rates-from", "run-good", "--json")
+    assert code == 0, err
+    bisect_id = json.loads(out)["id"]
+    code, out, err = lnrepro("show", bisect_id, "--record-dir", runs)
+    assert code == 0, err
+    shown = " ".join(out.split())
     assert "prior: 18/20 failed at --bad, 0/20 at --good (--rates-from: run-bad, run-good)" in (
         shown
     ), shown
-    assert _main(["report", bisect_id, "--record-dir", str(runs)]) == 0
-    md = capsys.readouterr().out
+    code, md, err = lnrepro("report", bisect_id, "--record-dir", runs)
+    assert code == 0, err
     assert "Prior: 18/20 failed at --bad, 0/20 at --good (--rates-from: run-bad, run-good)" in md

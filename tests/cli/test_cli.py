@@ -16,9 +16,8 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
-from lnrepro.cli import all_commands, cli
+from lnrepro.cli import all_commands
 from lnrepro.cli.commands import COMMANDS
 from lnrepro.errors import ExitCode
 from tests.conftest import ROOT
@@ -242,9 +241,9 @@ def test_table_output_renders(tmp_path: Path) -> None:
     log.write_text(
         "[ RUN      ] S.Bad\ndx FAILED: max_diff=1000, mean_diff=1\n[  FAILED  ] S.Bad (4 ms)\n"
     )
-    r = CliRunner().invoke(cli, ["parse", str(log)], standalone_mode=False)
-    assert r.return_value == ExitCode.FAILED
-    assert "S.Bad" in r.output and "FAILED" in r.output and "max_diff=1000" in r.output
+    r = lnrepro("parse", log)
+    assert r.code == ExitCode.FAILED, r.err
+    assert "S.Bad" in r.out and "FAILED" in r.out and "max_diff=1000" in r.out
 
 
 def test_internal_errors_become_exit_3_with_a_crash_log(

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
-from lnrepro.cli import all_commands, cli
+from lnrepro.cli import all_commands
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.params import EMULATOR, LOCAL, TT_METAL
 from tests.conftest import ROOT
@@ -34,8 +33,8 @@ OTHER_TOOLS = {
 
 def help_flags(command: str) -> set[str]:
     """The flags ``lnrepro COMMAND --help`` shows a person (and the group's own)."""
-    out = CliRunner().invoke(cli, [command, "--help"], catch_exceptions=False).output
-    top = CliRunner().invoke(cli, ["--help"], catch_exceptions=False).output
+    (code, out, err), (top_code, top, top_err) = lnrepro(command, "--help"), lnrepro("--help")
+    assert code == top_code == 0, err or top_err
     return set(FLAG.findall(out)) | set(FLAG.findall(top))
 
 

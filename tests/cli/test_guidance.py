@@ -161,12 +161,10 @@ def _own_tokens(cmd: object) -> set[str]:
 def test_help_breaks_lines_only_at_spaces(columns: int) -> None:
     """Every flag, path, test name and word of every command's help appears whole: click's own
     wrapper broke `--hang-in` after its hyphen and `LayerNormBackwardOpTest.BugRepro_*` inside."""
-    from click.testing import CliRunner
-
-    from lnrepro.cli import all_commands, cli
+    from lnrepro.cli import all_commands
 
     for name, cmd in all_commands().items():
-        out = CliRunner().invoke(cli, [name, "--help"], terminal_width=columns - 2).output
+        out = lnrepro(name, "--help", width=columns - 2).out
         printed = set(out.split()) | {w.rstrip(",") for w in out.split()}  # "-n, --repeat"
         missing = sorted(t for t in _own_tokens(cmd) if t not in printed)
         assert not missing, (name, missing[:5])

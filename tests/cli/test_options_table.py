@@ -12,11 +12,10 @@ from typing import Any
 import click
 import msgspec
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 from lnrepro import options
-from lnrepro.cli import all_commands, cli
+from lnrepro.cli import all_commands
 from lnrepro.cli.bisect import RESUME_OWN
 from lnrepro.cli.bisect import _request as bisect_request
 from lnrepro.cli.run import request_from
@@ -40,6 +39,7 @@ from lnrepro.options import shrink as shrink_table
 from lnrepro.options import table
 from lnrepro.options.opt import Opt, bare, by_dest, hints, text
 from lnrepro.run.config import FILE_ONLY, ConfigDoc
+from tests.harness import lnrepro
 from tests.model.strategies import for_type
 
 from .test_flag_names import check
@@ -87,7 +87,7 @@ def test_every_shrink_request_field_is_a_shrink_option_or_says_why_not() -> None
 
 
 def help_text(command: str) -> str:
-    out = CliRunner().invoke(cli, [command, "--help"], terminal_width=80).output
+    out = lnrepro(command, "--help", width=80).out
     return " ".join(out.split())
 
 

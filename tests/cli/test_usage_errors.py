@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from lnrepro.cli import all_commands, cli
 from tests.harness import assert_one_line_error, lnrepro
@@ -131,7 +130,7 @@ def test_report_to_a_directory_is_a_usage_error(where: str, one_run: Path, tmp_p
 
 @pytest.mark.parametrize("command", ["show", "report"])
 def test_an_id_that_defaults_to_last_is_optional_in_the_usage(command: str) -> None:
-    out = CliRunner().invoke(cli, [command, "--help"], prog_name="lnrepro").output
+    out = lnrepro(command, "--help").out
     assert f"Usage: lnrepro {command} [OPTIONS] [ID]" in out and "[default: last]" in out
 
 
@@ -150,7 +149,7 @@ def test_an_id_that_defaults_to_last_is_optional_in_the_usage(command: str) -> N
 def test_positional_arguments_are_documented_and_not_options(
     command: str, metavars: list[str]
 ) -> None:
-    out = CliRunner().invoke(cli, [command, "--help"], prog_name="lnrepro").output
+    out = lnrepro(command, "--help").out
     sections = re.split(r"\n(?=\S[^\n]*:\n)", out)
     args = next(s for s in sections if s.startswith("Positional arguments:"))
     for m in metavars:
@@ -170,7 +169,7 @@ def test_a_typo_is_offered_only_near_misses() -> None:
 
 
 def test_the_tolerance_example_says_the_real_default_draws() -> None:
-    out = CliRunner().invoke(cli, ["tolerance", "--help"]).output
+    out = lnrepro("tolerance", "--help").out
     cmd = all_commands()["tolerance"]
     trials = next(p for p in cmd.params if p.name == "trials")
     assert isinstance(trials, click.Option)

@@ -6,10 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from lnrepro.cli import cli
 from tests.consumers.capture import CaptureCheck
+from tests.harness import lnrepro
 
 LOG = """[==========] Running 1 test from 1 test suite.
 [ RUN      ] S.T
@@ -22,11 +20,11 @@ LOG = """[==========] Running 1 test from 1 test suite.
 def test_documents_are_checked_as_they_come_and_the_rest_at_the_end(tmp_path: Path) -> None:
     log = tmp_path / "gtest.log"
     log.write_text(LOG)
-    good = CliRunner().invoke(cli, ["parse", str(log), "--json"])
-    assert good.exit_code == 0, good.output
+    good = lnrepro("parse", log, "--json")
+    assert good.code == 0, good.err
     folder = tmp_path / "capture"
     folder.mkdir()
-    (folder / "1.json").write_text(good.output)
+    (folder / "1.json").write_text(good.out)
     (folder / "2.json").write_text('{"schema": "lnrepro.nothing/1"}')
     check = CaptureCheck(folder, every_s=0.05).start()
     deadline = time.monotonic() + 10

@@ -1,4 +1,4 @@
-"""A run's live ``attempt i/N: STATUS NAME`` lines at 80 columns (issue 48): a long test name is
+"""A run's live ``attempt i/N: STATUS NAME`` lines at 80 columns: a long test name is
 never folded in its middle among other words; it stands whole, at the start of a line of its
 own, where a terminal's fold does no harm. Piped, each stays one line (``grep FAILED`` finds it)."""
 

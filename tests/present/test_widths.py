@@ -332,7 +332,7 @@ def test_a_live_line_keeps_its_status_with_the_name_and_wraps_only_the_metrics(w
     ev.test_finished(t)
     lines = buf.getvalue().splitlines()
     # the status first; the name whole, with it or (too long for the line) on its own line
-    # under it, never folded among other words (issue 48)
+    # under it, never folded among other words
     assert lines[0].startswith("attempt 1/3: FAILED"), lines
     assert f"attempt 1/3: FAILED  {t.name}" in lines[0] or lines[1] == f"  {t.name}", lines
     assert all(len(ln) <= width for ln in lines if ln != f"  {t.name}"), lines

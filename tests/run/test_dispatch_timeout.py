@@ -1,15 +1,14 @@
 """``--dispatch-timeout``: tt-metal's own hang detection (TT_METAL_OPERATION_TIMEOUT_SECONDS),
-checked against ``--timeout``, 0 meaning off, and helps that say what is set (issue 48)."""
+checked against ``--timeout`` (by ``run``, ``bisect`` and ``shrink``), 0 meaning off, and helps
+that say what is set."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from lnrepro.cli.commands import cli
-from lnrepro.cli.exits import _main
+from tests.harness import Result, assert_one_line_error, lnrepro
 
 
 def checkout(tmp_path: Path) -> Path:
@@ -20,40 +19,31 @@ def checkout(tmp_path: Path) -> Path:
     return where
 
 
-def dry_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
-) -> tuple[int, str, str]:
-    capsys.readouterr()
+def dry_run(tmp_path: Path, *extra: str) -> Result:
     argv = ["run", "--tt-metal", str(checkout(tmp_path)), "--runner", "local", "--dry-run"]
-    code = _main([*argv, "--record-dir", str(tmp_path / "runs"), *extra])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return lnrepro(*argv, "--record-dir", tmp_path / "runs", *extra)
 
 
 @pytest.mark.parametrize("seconds", ["60", "30"])
-def test_a_dispatch_timeout_not_below_the_timeout_is_refused(
-    seconds: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = dry_run(tmp_path, capsys, "--dispatch-timeout", seconds, "--timeout", "30")
-    assert code == 2 and out == "", err
-    assert f"--dispatch-timeout {seconds} is not below --timeout 30" in err
-    assert err.count("\n") == 1 and "— fix:" in err
+def test_a_dispatch_timeout_not_below_the_timeout_is_refused(seconds: str, tmp_path: Path) -> None:
+    assert_one_line_error(
+        dry_run(tmp_path, "--dispatch-timeout", seconds, "--timeout", "30"),
+        2,
+        f"--dispatch-timeout {seconds} is not below --timeout 30",
+        "— fix:",
+    )
 
 
-def test_a_dispatch_timeout_below_the_timeout_is_set(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = dry_run(tmp_path, capsys, "--dispatch-timeout", "5", "--timeout", "30")
+def test_a_dispatch_timeout_below_the_timeout_is_set(tmp_path: Path) -> None:
+    code, out, err = dry_run(tmp_path, "--dispatch-timeout", "5", "--timeout", "30")
     assert code == 0, err
     assert "TT_METAL_OPERATION_TIMEOUT_SECONDS=5 " in out
 
 
-def test_a_dispatch_timeout_of_0_turns_tt_metals_detection_off(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_dispatch_timeout_of_0_turns_tt_metals_detection_off(tmp_path: Path) -> None:
     """tt-metal reads the variable as a float, 0 = off (tt_metal/llrt/rtoptions.cpp): 0 is
     accepted and set as 0, and no triage command goes with it (it would never run)."""
-    code, out, err = dry_run(tmp_path, capsys, "--dispatch-timeout", "0")
+    code, out, err = dry_run(tmp_path, "--dispatch-timeout", "0")
     assert code == 0, err
     assert "TT_METAL_OPERATION_TIMEOUT_SECONDS=0 " in out
     assert "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE" not in out
@@ -61,7 +51,7 @@ def test_a_dispatch_timeout_of_0_turns_tt_metals_detection_off(
 
 @pytest.mark.parametrize("command", ["run", "bisect"])
 def test_the_helps_say_what_is_set_and_what_no_triage_drops(command: str) -> None:
-    out = CliRunner().invoke(cli, [command, "--help"], terminal_width=200).output
+    out = lnrepro(command, "--help", width=200).out
     text = " ".join(out.split())
     # the command variable holds the triage command, not the seconds
     assert "TT_METAL_OPERATION_TIMEOUT_SECONDS to SECONDS" in text
@@ -72,9 +62,7 @@ def test_the_helps_say_what_is_set_and_what_no_triage_drops(command: str) -> Non
     assert "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE" in no_triage
 
 
-def test_a_bisect_checks_the_dispatch_timeout_against_its_timeout(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bisect_checks_the_dispatch_timeout_against_its_timeout(tmp_path: Path) -> None:
     import subprocess
 
     repo = checkout(tmp_path)
@@ -84,19 +72,19 @@ def test_a_bisect_checks_the_dispatch_timeout_against_its_timeout(
         (repo / "n").write_text(f"{i}\n")
         subprocess.run([*git, "add", "-A"], check=True)
         subprocess.run([*git, "commit", "-qm", f"c{i}"], check=True)
-    capsys.readouterr()
     argv = ["bisect", "--repo", str(repo), "--good", "HEAD~1", "--bad", "HEAD"]
-    code = _main([*argv, "--runner", "local", "--dispatch-timeout", "60", "--timeout", "30"])
-    err = capsys.readouterr().err
-    assert code == 2 and "--dispatch-timeout 60 is not below --timeout 30" in err, err
+    assert_one_line_error(
+        lnrepro(*argv, "--runner", "local", "--dispatch-timeout", "60", "--timeout", "30"),
+        2,
+        "--dispatch-timeout 60 is not below --timeout 30",
+    )
 
 
-def test_a_shrink_checks_the_dispatch_timeout_against_its_timeout(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_shrink_checks_the_dispatch_timeout_against_its_timeout(tmp_path: Path) -> None:
     tree = checkout(tmp_path)
     argv = ["shrink", "--test", "BugRepro_Deterministic_2048Features", "--tt-metal", str(tree)]
-    capsys.readouterr()
-    code = _main([*argv, "--runner", "local", "--dispatch-timeout", "900", "--timeout", "600"])
-    err = capsys.readouterr().err
-    assert code == 2 and "--dispatch-timeout 900 is not below --timeout 600" in err, err
+    assert_one_line_error(
+        lnrepro(*argv, "--runner", "local", "--dispatch-timeout", "900", "--timeout", "600"),
+        2,
+        "--dispatch-timeout 900 is not below --timeout 600",
+    )

@@ -1,6 +1,6 @@
 """``run --help``'s examples say what they do: each emulator example whose comment counts
-failing tests, or says "all pass", is run and the count checked (issue 48: ``--defect none``
-was said to make "all pass", while its TightTolerance tests fail)."""
+failing tests, or says "all pass", is run and the count checked (an example that says "all
+pass" while some tests fail, as ``--defect none``'s TightTolerance tests do, fails here)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,15 @@ import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from lnrepro.cli.commands import cli
-from lnrepro.cli.exits import _main
+from tests.harness import lnrepro
 
 WORDS = {"no": 0, "one": 1, "two": 2, "three": 3}
 
 
 def claims() -> list[tuple[list[str], int]]:
     """(argv, failing tests) of each example whose comment says how many fail."""
-    out = CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output
+    out = lnrepro("run", "--help", width=200).out
     found = []
     for line in out.splitlines():
         cmd, _, comment = line.strip().partition("#")
@@ -42,14 +40,13 @@ def test_the_examples_say_how_many_fail() -> None:
 # the bare `lnrepro run` (7 fail) is tests/present/test_reports.py's: not run twice
 @pytest.mark.parametrize(("argv", "fails"), [c for c in claims() if c[0]], ids=str)
 def test_an_example_fails_as_many_tests_as_its_comment_says(
-    argv: list[str], fails: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str], fails: int, tmp_path: Path
 ) -> None:
     import json
 
-    code = _main(["run", *argv, "--json", "--record-dir", str(tmp_path)])
-    out = capsys.readouterr()
-    assert out.out, (code, out.err)
-    doc = json.loads(out.out)
+    code, out, err = lnrepro("run", *argv, "--json", "--record-dir", tmp_path)
+    assert out, (code, err)
+    doc = json.loads(out)
     failed = [t["name"] for t in doc["tests"] if t["verdict"] != "PASS"]
     assert len(failed) == fails, failed
     assert code == (1 if fails else 0)

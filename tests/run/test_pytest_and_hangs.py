@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_gently
 from tests.consumers.schemas import errors
+from tests.harness import Result, lnrepro_process
 from tests.leftovers import left, running_in
 from tests.lookalike import HANG_KERNEL, HANG_TEST, PCC_TEST, GroundTruth, Spec, generate
 
 pytestmark = pytest.mark.docker
-LNREPRO = [sys.executable, "-m", "lnrepro"]
 GIT_FILE_OK = {  # the look-alike's submodules come from local paths
     "GIT_CONFIG_COUNT": "1",
     "GIT_CONFIG_KEY_0": "protocol.file.allow",
@@ -32,8 +29,10 @@ GIT_FILE_OK = {  # the look-alike's submodules come from local paths
 }
 
 
-def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    p = run_gently([*LNREPRO, *args], cwd=cwd, timeout=timeout, env={**os.environ, **GIT_FILE_OK})
+def lnrepro_docker(*args: str, cwd: Path, timeout: float = 900) -> Result:
+    """:func:`lnrepro_process` that allows the look-alike's local submodules, and then checks
+    that it ended without a traceback and left no container behind."""
+    p = lnrepro_process(*args, cwd=cwd, timeout=timeout, env=GIT_FILE_OK)
     assert "Traceback" not in p.stderr, p.stderr[-3000:]
     assert not left(p.owner), "a container was left behind"
     return p
@@ -41,7 +40,7 @@ def lnrepro(*args: str, cwd: Path, timeout: float = 900) -> subprocess.Completed
 
 def run_json(tree: Path, tmp: Path, image: str, *extra: str) -> tuple[int, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro(
+    p = lnrepro_docker(
         "run",
         "--tt-metal",
         str(tree),
@@ -110,15 +109,15 @@ def test_pytest_runs_in_the_container_with_pcc_metrics_and_compare_with_gtest_ru
         "*Deterministic_2048Features",
     )
     assert gtest["schema"] == good["schema"] == bad["schema"]
-    p = lnrepro("compare", good["record_dir"], bad["record_dir"], "--json", cwd=tmp_path)
+    p = lnrepro_docker("compare", good["record_dir"], bad["record_dir"], "--json", cwd=tmp_path)
     assert not errors(p.stdout), errors(p.stdout)
     cmp = json.loads(p.stdout)
     [row] = cmp["tests"]
     assert row["test"] == PCC_TEST and row["change"].startswith("PASS → FAIL; pcc ")
     assert row["pcc_a"] == min(pcc_good) and row["pcc_b"] == pcc_bad
-    p = lnrepro("compare", gtest["record_dir"], bad["record_dir"], cwd=tmp_path)
+    p = lnrepro_docker("compare", gtest["record_dir"], bad["record_dir"], cwd=tmp_path)
     assert p.returncode in (0, 1) and "test_layer_norm[64-1024]" in p.stdout
-    md = lnrepro("report", bad["record_dir"], "--format", "md", cwd=tmp_path).stdout
+    md = lnrepro_docker("report", bad["record_dir"], "--format", "md", cwd=tmp_path).stdout
     assert "pcc" in md and f"{pcc_bad:.4f}" in md
 
 
@@ -152,13 +151,13 @@ def test_a_hung_op_is_diagnosed_killed_and_explained(
     assert not running_in(lookalike_builds["main"], "test_layernorm_fused_rm")
 
     for target in (doc["record_dir"], str(log)):
-        p = lnrepro("explain", target, cwd=tmp_path)
+        p = lnrepro_docker("explain", target, cwd=tmp_path)
         assert p.returncode == 0, p.stderr
         assert "CONSUMER_STARVED" in p.stdout and "layernorm_fused_rm.cpp" in p.stdout
         assert "64 core(s)" in p.stdout
-    p = lnrepro("explain", str(log), "--json", cwd=tmp_path)
+    p = lnrepro_docker("explain", str(log), "--json", cwd=tmp_path)
     assert not errors(p.stdout) and json.loads(p.stdout)["pattern"] == "CONSUMER_STARVED"
-    md = lnrepro("report", doc["record_dir"], "--format", "md", cwd=tmp_path).stdout
+    md = lnrepro_docker("report", doc["record_dir"], "--format", "md", cwd=tmp_path).stdout
     assert "CONSUMER_STARVED" in md and "layernorm_fused_rm.cpp" in md
 
 
@@ -174,7 +173,7 @@ def bisect(
     t: GroundTruth, tmp: Path, image: str, good: str, bad: str, *extra: str
 ) -> dict[str, Any]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro(
+    p = lnrepro_docker(
         "bisect",
         "--repo",
         t.path,
@@ -309,7 +308,7 @@ def test_a_hang_the_watcher_does_not_place_never_becomes_the_signature(
     (--no-triage: tt-triage, run on each hang, would place it; test_triage.py shows that.)"""
     fp = small.first_parent
     at = fp.index(small.hang_merge or "")
-    p = lnrepro(
+    p = lnrepro_docker(
         "bisect",
         "--repo",
         small.path,

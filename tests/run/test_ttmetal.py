@@ -1,6 +1,6 @@
 """`lnrepro run --tt-metal`: the look-alike checkout built by a profile and tested, for real.
 
-The local runner here (the docker runner has its own tests): every verdict the issue names —
+The local runner here (the docker runner has its own tests): every verdict a run can give —
 FAIL with the seeds' numbers, ENV_ERROR, BUILD_FAILED, NOT_RUN, HANG, CRASH — and the
 `git bisect run` exit protocol.
 """
@@ -10,32 +10,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import worktree
+from tests.harness import lnrepro_process
 from tests.lookalike import GroundTruth, device_env
-
-LNREPRO = [sys.executable, "-m", "lnrepro"]
-
-
-def lnrepro(
-    *args: str, cwd: Path, env: dict[str, str], timeout: float = 600
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*LNREPRO, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **env},
-        timeout=timeout,
-    )
 
 
 def run_json(tree: Path, tmp: Path, env: dict[str, str], *extra: str) -> tuple[int, dict[str, Any]]:
     tmp.mkdir(parents=True, exist_ok=True)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--tt-metal",
         str(tree),
@@ -47,6 +32,7 @@ def run_json(tree: Path, tmp: Path, env: dict[str, str], *extra: str) -> tuple[i
         *extra,
         cwd=tmp,
         env=env,
+        timeout=600,
     )
     assert "Traceback" not in p.stderr, p.stderr
     records = sorted((tmp / "runs").glob("run-*/record.json"))
@@ -113,7 +99,7 @@ def test_broken_environment_is_env_error_not_a_kernel_failure(
 def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Path) -> None:
     sha = next(s for s in lookalike.unbuildable if s in lookalike.first_parent)
     tree = worktree(lookalike, tmp_path / "broken", sha)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--tt-metal",
         str(tree),
@@ -123,6 +109,7 @@ def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Pa
         str(tmp_path / "runs"),
         cwd=tmp_path,
         env=device_env(tmp_path, tree),
+        timeout=600,
     )
     err = p.stderr.strip().splitlines()
     assert p.returncode == 5 and "Traceback" not in p.stderr
@@ -134,7 +121,7 @@ def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Pa
     doc = json.loads(record.read_text())
     assert doc["verdict"] == "BUILD_FAILED" and doc["state"] == "complete" and doc["attempts"] == []
     assert any("check_cluster" in line for line in doc["build"]["tail"])
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--tt-metal",
         str(tree),
@@ -145,6 +132,7 @@ def test_unbuildable_commit_is_build_failed(lookalike: GroundTruth, tmp_path: Pa
         "--bisect-exit-code",
         cwd=tmp_path,
         env=device_env(tmp_path, tree),
+        timeout=600,
     )
     assert p.returncode == 125 and p.stderr.strip().splitlines()[-1].startswith("lnrepro: skip:")
 
@@ -186,7 +174,7 @@ def test_standalone_profile(lookalike_builds: dict[str, Path], tmp_path: Path) -
 
 def test_dry_run_prints_the_plan_and_runs_nothing(lookalike: GroundTruth, tmp_path: Path) -> None:
     tree = Path(lookalike.path)
-    p = lnrepro(
+    p = lnrepro_process(
         "run",
         "--tt-metal",
         str(tree),
@@ -196,6 +184,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(lookalike: GroundTruth, tmp_pa
         "--json",
         cwd=tmp_path,
         env={},
+        timeout=600,
     )
     assert p.returncode == 0, p.stderr
     plan = json.loads(p.stdout)

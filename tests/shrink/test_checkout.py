@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from lnrepro.cli import main
 from lnrepro.shrink import probe
 from lnrepro.shrink.checkout import read_margin
 from tests.conftest import need_toolchain, worktree
+from tests.harness import lnrepro
 
 
 def test_the_margin_line_is_read() -> None:
@@ -26,26 +26,25 @@ def test_the_margin_line_is_read() -> None:
     assert read_margin("lnrepro-probe: margin=0.5x") is None
 
 
-def _shrink(tree: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
-    code = main(
-        [
-            "shrink",
-            "--test",
-            "BugRepro_Deterministic_2048Features",
-            "--tt-metal",
-            str(tree),
-            "--runner",
-            "local",
-            "--source-for",
-            "lookalike",
-            "--start-runs",
-            "1",
-            "--record-dir",
-            str(tmp / "runs"),
-            "--json",
-        ]
+def _shrink(tree: Path, tmp: Path) -> tuple[int, Any]:
+    code, out, err = lnrepro(
+        "shrink",
+        "--test",
+        "BugRepro_Deterministic_2048Features",
+        "--tt-metal",
+        tree,
+        "--runner",
+        "local",
+        "--source-for",
+        "lookalike",
+        "--start-runs",
+        "1",
+        "--record-dir",
+        tmp / "runs",
+        "--json",
     )
-    return code, json.loads(capsys.readouterr().out)
+    assert out, (code, err)
+    return code, json.loads(out)
 
 
 @pytest.mark.compiler
@@ -53,7 +52,6 @@ def _shrink(tree: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
 def test_a_lookalike_checkout_shrinks_through_its_probe(
     lookalike: Any,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     need_toolchain()
@@ -63,7 +61,7 @@ def test_a_lookalike_checkout_shrinks_through_its_probe(
     for k, v in device_env(tmp_path / "env", bad).items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("TT_METAL_HOME")
-    code, doc = _shrink(bad, tmp_path, capsys)
+    code, doc = _shrink(bad, tmp_path)
     assert code == 1, doc
     assert doc["evaluator"] == "checkout" and (bad / probe.PATH).is_file()
     case = doc["case"]
@@ -85,7 +83,7 @@ def test_a_lookalike_checkout_shrinks_through_its_probe(
     for k, v in device_env(tmp_path / "genv", good).items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("TT_METAL_HOME")
-    code, doc = _shrink(good, tmp_path, capsys)
+    code, doc = _shrink(good, tmp_path)
     assert code == 0 and not doc["found"], doc["note"]
     for tree in (bad, good):
         subprocess.run(

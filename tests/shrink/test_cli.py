@@ -12,19 +12,17 @@ from pathlib import Path
 import pytest
 
 from lnrepro import options
-from lnrepro.cli import main
 from lnrepro.model.requests import TtMetalSpec
 from lnrepro.model.shrink import ShrinkRequest
 from tests.consumers.schemas import errors
+from tests.harness import assert_one_line_error, lnrepro
 
 SMALL = "BugRepro_Deterministic_2048Features"  # constant data, 100 x 2048: cheap
 
 
-def test_json_is_the_schemas_and_the_exit_code_says_found(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["shrink", "--test", SMALL, "--json"]) == 1  # a failing case: the kernel is bad
-    out = capsys.readouterr().out
+def test_json_is_the_schemas_and_the_exit_code_says_found() -> None:
+    code, out, err = lnrepro("shrink", "--test", SMALL, "--json")
+    assert code == 1, err  # a failing case: the kernel is bad
     assert errors(out) == []
     doc = json.loads(out)
     assert doc["found"] and doc["case"]["data"]["kind"] == "constant"
@@ -34,34 +32,19 @@ def test_json_is_the_schemas_and_the_exit_code_says_found(
     assert doc["evaluations"] >= 1 and doc["source"] is None
 
 
-def test_the_fixed_kernel_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        main(
-            [
-                "shrink",
-                "--test",
-                SMALL,
-                "--kernel-era",
-                "fixed",
-                "--start-runs",
-                "1",
-                "--budget",
-                "40",
-                "--json",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads(capsys.readouterr().out)
+def test_the_fixed_kernel_exits_0() -> None:
+    argv = ["--kernel-era", "fixed", "--start-runs", "1", "--budget", "40", "--json"]
+    code, out, err = lnrepro("shrink", "--test", SMALL, *argv)
+    assert code == 0, err
+    doc = json.loads(out)
     assert errors(json.dumps(doc)) == []
     assert not doc["found"] and doc["case"] is None and doc["rerun"] is None
 
 
-def test_the_rerun_line_runs_exactly_the_case(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    assert main(["shrink", "--test", SMALL, "--json"]) == 1
-    argv = json.loads(capsys.readouterr().out)["rerun"]
+def test_the_rerun_line_runs_exactly_the_case(tmp_path: Path) -> None:
+    code, out, err = lnrepro("shrink", "--test", SMALL, "--json")
+    assert code == 1, err
+    argv = json.loads(out)["rerun"]
     assert argv[0] == "env" and argv[2:4] == ["lnrepro", "run"]
     key, _, value = argv[1].partition("=")
     env = {"PATH": "/usr/bin:/bin", key: value}
@@ -70,8 +53,8 @@ def test_the_rerun_line_runs_exactly_the_case(
     assert done.returncode == 1, done.stderr
     [test] = json.loads(done.stdout)["tests"]
     assert test["name"] == "LayerNormBackwardOpTest.LnreproProbe" and test["verdict"] == "FAIL"
-    # review: that run's own record (show, report) must rerun the same case; it dropped the
-    # environment, and its rerun line found no test
+    # that run's own record (show, report) reruns the same case: its rerun line carries the
+    # environment that selects it (without it, the line finds no test)
     again = json.loads(done.stdout)["rerun"]
     assert again[:2] == argv[:2] and again[2:4] == ["lnrepro", "run"], again
     bare = {"PATH": "/usr/bin:/bin"}  # the case comes from the line itself, not from here
@@ -100,64 +83,47 @@ def test_the_rerun_line_runs_exactly_the_case(
         ([], "needs a test to start from"),
     ],
 )
-def test_usage_errors_exit_2_with_one_line(
-    args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["shrink", *args]) == 2
-    err = capsys.readouterr().err
-    assert needle in err and err.count("\n") == 1 and "— fix:" in err
+def test_usage_errors_exit_2_with_one_line(args: list[str], needle: str) -> None:
+    assert_one_line_error(lnrepro("shrink", *args), 2, needle, "— fix:")
 
 
-def test_a_run_record_gives_the_test_its_backend_and_pass_rate(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_run_record_gives_the_test_its_backend_and_pass_rate(tmp_path: Path) -> None:
     runs = str(tmp_path / "runs")
     filt = "*BugRepro_Deterministic_2048Features:*MetalLayerNormBw_OneTile"
-    assert (
-        main(
-            [
-                "run",
-                "--defect",
-                "double-subtract",
-                "--filter",
-                filt,
-                "-n",
-                "2",
-                "--record-dir",
-                runs,
-            ]
-        )
-        == 1
-    )
-    capsys.readouterr()
-    assert main(["shrink", "--run", "last", "--record-dir", runs, "--json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
+    argv = ["--defect", "double-subtract", "--filter", filt, "-n", "2", "--record-dir", runs]
+    code, _, err = lnrepro("run", *argv)
+    assert code == 1, err
+    code, out, err = lnrepro("shrink", "--run", "last", "--record-dir", runs, "--json")
+    assert code == 1, err
+    doc = json.loads(out)
     req = doc["request"]
     assert req["test"] == "LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"  # failing
     assert req["backend"]["defect"] == "double-subtract" and req["known_start"] == [2, 0]
     assert doc["start"]["runs"] == 2 and doc["repeats"] == 2  # as many in a row as the run
     # the run's passing test, asked for: shrink starts from a pass
-    assert (
-        main(
-            [
-                "shrink",
-                "--run",
-                "last",
-                "--test",
-                "MetalLayerNormBw_OneTile",
-                "--record-dir",
-                runs,
-                "--json",
-            ]
-        )
-        == 1
+    code, out, err = lnrepro(
+        "shrink",
+        "--run",
+        "last",
+        "--test",
+        "MetalLayerNormBw_OneTile",
+        "--record-dir",
+        runs,
+        "--json",
     )
-    doc = json.loads(capsys.readouterr().out)
+    assert code == 1, err
+    doc = json.loads(out)
     assert doc["start"]["passes"] == 2 and doc["found"] and doc["case"]["features"] <= 20
-    assert main(["shrink", "--run", "last", "--defect", "none", "--record-dir", runs]) == 2
-    assert "--run takes the run's backend; --defect" in capsys.readouterr().err
-    assert main(["shrink", "--run", "last", "--test", "NIGHTLY_*", "--record-dir", runs]) == 2
-    assert "did not run" in capsys.readouterr().err
+    assert_one_line_error(
+        lnrepro("shrink", "--run", "last", "--defect", "none", "--record-dir", runs),
+        2,
+        "--run takes the run's backend; --defect",
+    )
+    assert_one_line_error(
+        lnrepro("shrink", "--run", "last", "--test", "NIGHTLY_*", "--record-dir", runs),
+        2,
+        "did not run",
+    )
 
 
 def test_a_checkout_shrink_s_rerun_line_keeps_its_timeout() -> None:
@@ -169,9 +135,11 @@ def test_a_checkout_shrink_s_rerun_line_keeps_its_timeout() -> None:
     assert "--timeout" not in options.argv(req)  # the default is left out
 
 
-def test_resume_refuses_a_new_start(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_resume_refuses_a_new_start(tmp_path: Path) -> None:
     for start in (["--test", SMALL], ["--pytest", "t.py::t"], ["--command", "true"]):
-        assert main(["shrink", "--resume", str(tmp_path), *start]) == 2
-        err = capsys.readouterr().err
-        assert "--resume goes on with the saved request" in err
-        assert "drop --test, --pytest, --run and --command (only --budget may change)" in err
+        assert_one_line_error(
+            lnrepro("shrink", "--resume", tmp_path, *start),
+            2,
+            "--resume goes on with the saved request",
+            "drop --test, --pytest, --run and --command (only --budget may change)",
+        )

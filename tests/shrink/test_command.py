@@ -6,11 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
-from lnrepro.cli import main
 from lnrepro.shrink.command import verdict_of
 from lnrepro.shrink.core import RunVerdict
+from tests.harness import assert_one_line_error, lnrepro
 
 # fails (exit 1) on constant data from 3 tiles on; skips (125) at exactly 2 tiles
 SCRIPT = """
@@ -30,9 +28,7 @@ def test_exit_codes_follow_git_bisect_run() -> None:
     assert verdict_of(125, False) is verdict_of(124, True) is RunVerdict.SKIP
 
 
-def test_a_command_shrinks_a_case_it_reads_from_the_environment(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_command_shrinks_a_case_it_reads_from_the_environment(tmp_path: Path) -> None:
     script = tmp_path / "probe.py"
     script.write_text(SCRIPT)
     args = [
@@ -45,8 +41,9 @@ def test_a_command_shrinks_a_case_it_reads_from_the_environment(
         "--record-dir",
         str(tmp_path / "runs"),
     ]
-    assert main(args) == 1
-    doc = json.loads(capsys.readouterr().out)
+    code, out, err = lnrepro(*args)
+    assert code == 1, err
+    doc = json.loads(out)
     assert doc["evaluator"] == "command"
     # 96 features fail the command, but the correct kernel's model fails constant data there
     # too (1/96 is not exact in bf16; rstd = 1000): 128 is the smallest reproducer
@@ -57,9 +54,7 @@ def test_a_command_shrinks_a_case_it_reads_from_the_environment(
     assert doc["rerun"][0] == "env" and doc["rerun"][2:] == [sys.executable, str(script)]
 
 
-def test_a_command_killed_by_a_signal_stops_the_search(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_command_killed_by_a_signal_stops_the_search(tmp_path: Path) -> None:
     script = tmp_path / "die.py"
     script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     args = [
@@ -71,14 +66,12 @@ def test_a_command_killed_by_a_signal_stops_the_search(
         "--record-dir",
         str(tmp_path / "runs"),
     ]
-    assert main(args) == 5
+    stopped = lnrepro(*args)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
-    assert "128 or more, or a signal" in capsys.readouterr().err
+    assert_one_line_error(stopped, 5, "128 or more, or a signal")
 
 
-def test_a_stopped_shrink_resumes_without_running_what_it_judged(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_stopped_shrink_resumes_without_running_what_it_judged(tmp_path: Path) -> None:
     """A --command shrink saves each verdict; stopped by its budget, --resume replays them and
     runs only the rest, ending where an uninterrupted shrink ends."""
     count = tmp_path / "count"
@@ -92,19 +85,22 @@ def test_a_stopped_shrink_resumes_without_running_what_it_judged(
         f"{sys.executable} {script}",
         "--json",
     ]
-    assert main([*base, "--record-dir", str(tmp_path / "whole")]) == 1
-    whole = json.loads(capsys.readouterr().out)
+    code, out, err = lnrepro(*base, "--record-dir", tmp_path / "whole")
+    assert code == 1, err
+    whole = json.loads(out)
     total = len(count.read_text())
     count.unlink()
 
-    assert main([*base, "--record-dir", str(tmp_path / "cut"), "--budget", "12"]) == 1
-    cut = json.loads(capsys.readouterr().out)
+    code, out, err = lnrepro(*base, "--record-dir", tmp_path / "cut", "--budget", "12")
+    assert code == 1, err
+    cut = json.loads(out)
     assert cut["budget_exhausted"] and len(count.read_text()) == 12
     [saved] = (tmp_path / "cut").glob("shrink-*/shrink-state.json")
-    assert main(["shrink", "--resume", str(saved.parent), "--budget", "600", "--json"]) == 1
-    done = json.loads(capsys.readouterr().out)
+    code, out, err = lnrepro("shrink", "--resume", saved.parent, "--budget", "600", "--json")
+    assert code == 1, err
+    done = json.loads(out)
     assert not done["budget_exhausted"] and done["case"] == whole["case"]
     assert len(count.read_text()) == total  # 12 before, the rest after: nothing run twice
     assert done["evaluations"] == whole["evaluations"]
-    assert main(["shrink", "--resume", str(tmp_path), "--test", "X"]) == 2
-    assert main(["shrink", "--resume", str(tmp_path)]) == 4  # no saved shrink there
+    assert_one_line_error(lnrepro("shrink", "--resume", tmp_path, "--test", "X"), 2)
+    assert_one_line_error(lnrepro("shrink", "--resume", tmp_path), 4)  # no saved shrink there

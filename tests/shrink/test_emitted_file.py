@@ -1,4 +1,4 @@
-"""The emitted test file as a maintainer keeps it (issue 48): a test name of its own per shrink
+"""The emitted test file as a maintainer keeps it: a test name of its own per shrink
 (two kept files must still link into one binary), a header that says only what is true of the
 neighbours, and the SPDX lines tt-metal's license check requires."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import main
-from lnrepro.model.shrink import Case, DataKind, DataSpec, Shape, Tolerance
+from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
 from lnrepro.shrink import emit, emit_pytest
 from lnrepro.shrink.emit import Flavour, source
+from tests.harness import lnrepro
 
 TOL = tuple((t, Tolerance(0.01, 0.01)) for t in ("dx", "dgamma", "dbeta"))
 SHAPE = Shape(1, 1, 1, 32)
@@ -46,12 +46,13 @@ def test_the_emitted_files_carry_the_spdx_lines(flavour: Flavour) -> None:
 
 
 def test_the_header_says_no_smaller_step_when_every_axis_is_at_its_lower_bound(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     out = tmp_path / "shrunk_test.cpp"
     args = ["shrink", "--test", "BugRepro_Deterministic_2048Features", "--json"]
-    assert main([*args, "--source", str(out)]) == 1
-    doc = json.loads(capsys.readouterr().out)
+    code, printed, err = lnrepro(*args, "--source", out)
+    assert code == 1, err
+    doc = json.loads(printed)
     assert sorted(doc["lower_bounds"]) == ["batch", "features", "heads", "seq"]
     text = out.read_text()
     assert "one step smaller on any axis passes" not in text

@@ -1,13 +1,10 @@
-"""Ctrl-C in a shrink (issue 48): the best case found so far is kept and printed with its rerun
+"""Ctrl-C in a shrink: the best case found so far is kept and printed with its rerun
 line, and a shrink whose state is saved (a --command, a checkout) says so with its --resume line;
 not a bare ``lnrepro: interrupted``."""
 
 from __future__ import annotations
 
 import io
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,11 +12,11 @@ import pytest
 from rich.console import Console
 
 from lnrepro import api
-from lnrepro.cli import main
 from lnrepro.errors import Interrupted
 from lnrepro.model.requests import EmulatorSpec
 from lnrepro.model.shrink import Judged, ShrinkRequest
 from lnrepro.present.shrink import RichShrinkEvents
+from tests.harness import lnrepro, lnrepro_process
 
 TEST = "BugRepro_Deterministic_2048Features"
 
@@ -47,7 +44,7 @@ def test_ctrl_c_on_the_emulator_prints_the_best_case_so_far_and_its_rerun_line()
 
 
 def test_ctrl_c_in_a_command_shrink_says_the_state_is_saved_and_how_to_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     """The command presses Ctrl-C itself (SIGINT to lnrepro) on its 13th run: by then a case has
     failed its 5 runs, and the state is on disk."""
@@ -63,22 +60,10 @@ def test_ctrl_c_in_a_command_shrink_says_the_state_is_saved_and_how_to_resume(
         "sys.exit(1)\n"
     )
     runs = tmp_path / "runs"
-    before = signal.getsignal(signal.SIGINT)
-    try:
-        code = main(
-            [
-                "shrink",
-                "--test",
-                TEST,
-                "--command",
-                f"{sys.executable} {script}",
-                "--record-dir",
-                str(runs),
-            ]
-        )
-    finally:
-        signal.signal(signal.SIGINT, before)
-    err = capsys.readouterr().err
+    # in this process: the SIGINT is this test's, and the harness puts pytest's handler back
+    code, _, err = lnrepro(
+        "shrink", "--test", TEST, "--command", f"{sys.executable} {script}", "--record-dir", runs
+    )
     assert code == 130, err
     [saved] = list(runs.iterdir())
     last = err.strip().splitlines()[-1]
@@ -88,11 +73,5 @@ def test_ctrl_c_in_a_command_shrink_says_the_state_is_saved_and_how_to_resume(
     ), err
     assert "stopped: the best case so far" in err and "rerun env 'LNREPRO_CASE=" in err
     # and the line works: the resumed shrink runs only what was not judged
-    done = subprocess.run(
-        [sys.executable, "-m", "lnrepro", "shrink", "--resume", str(saved), "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": os.environ["PATH"]},
-        check=False,
-    )
+    done = lnrepro_process("shrink", "--resume", saved, "--json", timeout=600)
     assert done.returncode == 1, done.stderr

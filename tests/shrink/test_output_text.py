@@ -1,4 +1,4 @@
-"""What ``shrink`` prints says each thing once and says nothing false (issue 48): no
+"""What ``shrink`` prints says each thing once and says nothing false: no
 "margin ? the tolerance" when a --command gives no margin, "nothing fails" once, a missing
 --source folder an error, and ``show`` of a shrink's directory says what it is."""
 
@@ -7,24 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-from lnrepro.cli.exits import _main
+from tests.harness import assert_one_line_error, lnrepro
 
 START = ["shrink", "--test", "BugRepro_Deterministic_2048Features"]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = _main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_a_command_without_a_margin_is_not_given_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run([*START, "--command", "false", "--record-dir", str(tmp_path)], capsys)
+def test_a_command_without_a_margin_is_not_given_one(tmp_path: Path) -> None:
+    code, out, err = lnrepro(*START, "--command", "false", "--record-dir", tmp_path)
     assert code == 1, err
     assert "?" not in out.replace("LNREPRO_CASE", ""), out
     assert (
@@ -33,39 +22,39 @@ def test_a_command_without_a_margin_is_not_given_one(
     )
 
 
-def test_nothing_fails_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_fails_is_said_once(tmp_path: Path) -> None:
     for budget in ([], ["--budget", "40"]):  # every case tried; the budget ran out
         for fmt in ([], ["--markdown"]):
             argv = [*START, "--kernel-era", "fixed", "--start-runs", "1", *budget, *fmt]
-            code, out, err = run(argv, capsys)
+            code, out, err = lnrepro(*argv)
             assert code == 0, err
             said = out.lower().replace("nothing failing", "nothing fails")
             assert said.count("nothing fails") == 1, out
 
 
-def test_a_source_in_a_missing_folder_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_source_in_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     where = tmp_path / "no" / "such" / "dir" / "x.cpp"
-    code, out, err = run([*START, "--source", str(where)], capsys)
-    assert code == 2 and out == "", err
-    assert f"--source {where}: the directory {where.parent} does not exist" in err
-    assert err.count("\n") == 1 and "mkdir -p" in err
+    assert_one_line_error(
+        lnrepro(*START, "--source", where),
+        2,
+        f"--source {where}: the directory {where.parent} does not exist",
+        "mkdir -p",
+    )
     assert not (tmp_path / "no").exists()
 
 
-def test_show_of_a_saved_shrink_says_how_to_see_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_show_of_a_saved_shrink_says_how_to_see_it(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     script = tmp_path / "fails.py"
     script.write_text("import sys\nsys.exit(1)\n")
     argv = [*START, "--command", f"{sys.executable} {script}", "--record-dir", str(runs)]
-    code, out, err = run(argv, capsys)
+    code, out, err = lnrepro(*argv)
     assert code == 1, err
     [saved] = list(runs.iterdir())
     assert saved.name.startswith("shrink-") and saved.name in out  # the note names it
-    code, out, err = run(["show", saved.name, "--record-dir", str(runs)], capsys)
-    assert code == 2, err
-    assert f"{saved.name} is a saved shrink" in err
-    assert f"lnrepro shrink --resume {saved}" in err
+    assert_one_line_error(
+        lnrepro("show", saved.name, "--record-dir", runs),
+        2,
+        f"{saved.name} is a saved shrink",
+        f"lnrepro shrink --resume {saved}",
+    )

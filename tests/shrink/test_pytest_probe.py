@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from lnrepro.cli import main
 from lnrepro.model.case import Axis, Case, DataKind, DataSpec, OpKind, Shape
 from lnrepro.shrink import emit_pytest, pytest_probe, space
 from lnrepro.shrink.emit import Flavour
 from lnrepro.shrink.ttnn_data import lnrepro_case_input
 from tests.conftest import worktree
+from tests.harness import assert_one_line_error, lnrepro
 from tests.lookalike import PCC_TEST
 
 FUSED_TEST = (
@@ -113,37 +113,30 @@ def shrink_pytest(tree: Path, tmp: Path, *extra: str) -> tuple[int, Any]:
     (tmp / "lnrepro.toml").write_text(
         '[profiles.py]\nbuild = [["true"]]\nbinary = "conftest.py"\n', encoding="utf-8"
     )
-    out = tmp / "out.json"
-    import contextlib
-    import io
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main(
-            [
-                "shrink",
-                "--pytest",
-                PCC_TEST,
-                "--tt-metal",
-                str(tree),
-                "--runner",
-                "local",
-                "--profile",
-                "py",
-                "--python",
-                sys.executable,
-                "--source-for",
-                "lookalike",
-                "--start-runs",
-                "1",
-                "--record-dir",
-                str(tmp / "runs"),
-                "--json",
-                *extra,
-            ]
-        )
-    out.write_text(buf.getvalue())
-    return code, json.loads(buf.getvalue())
+    code, printed, err = lnrepro(
+        "shrink",
+        "--pytest",
+        PCC_TEST,
+        "--tt-metal",
+        tree,
+        "--runner",
+        "local",
+        "--profile",
+        "py",
+        "--python",
+        sys.executable,
+        "--source-for",
+        "lookalike",
+        "--start-runs",
+        "1",
+        "--record-dir",
+        tmp / "runs",
+        "--json",
+        *extra,
+    )
+    (tmp / "out.json").write_text(printed)
+    assert printed, (code, err[-2000:])
+    return code, json.loads(printed)
 
 
 @pytest.mark.timeout(600)
@@ -204,16 +197,14 @@ def test_the_console_names_a_pytest_start_by_its_test() -> None:
     ],
 )
 def test_a_pytest_start_that_cannot_be_shrunk_is_one_line_with_the_fix(
-    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str], says: str
 ) -> None:
     node = PCC_TEST
     if "--pytest-id" in argv:
         node = argv.pop(argv.index("--pytest-id") + 1)
         argv.remove("--pytest-id")
     local = ["--runner", "local"] if "--tt-metal" in argv else []
-    code = main(["shrink", "--pytest", node, *local, *argv])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) <= 2 and says in err[0], err
+    assert_one_line_error(lnrepro("shrink", "--pytest", node, *local, *argv), 2, says)
 
 
 def test_a_ttnn_case_needs_its_threshold_and_a_gtest_case_its_tolerances() -> None:

@@ -7,17 +7,14 @@ log): 1000 with mean 1004.21 (256Tiles), 1000 with mean 994.62 (128Tiles), 988 (
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lnrepro.model.jsonio import Reader
+from tests.harness import assert_one_line_error, lnrepro
 
-LNREPRO = [sys.executable, "-m", "lnrepro"]
 SUITE = "LayerNormBackwardOpTest"
 SEED_LINES = [
     ("NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit", None),
@@ -47,14 +44,7 @@ def seed_log(path: Path) -> Path:
 
 
 def explain(*args: str, cwd: Path) -> dict[str, Any]:
-    p = subprocess.run(
-        [*LNREPRO, "explain", *args, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=dict(os.environ),
-        timeout=600,
-    )
+    p = lnrepro("explain", *args, "--json", cwd=cwd)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     return json.loads(p.stdout)  # type: ignore[no-any-return]
 
@@ -101,43 +91,22 @@ def test_residuals_show_where_a_model_falls_short(seed_fit: dict[str, Any]) -> N
 
 
 def test_explain_a_saved_run_names_the_model_that_made_it(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [
-            *LNREPRO,
-            "run",
-            "--kernel-era",
-            "2025-11",
-            "--defect",
-            "overwrite-dy-gamma-sum",
-            "--filter",
-            "*Deterministic*",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    argv = ["--kernel-era", "2025-11", "--defect", "overwrite-dy-gamma-sum"]
+    run = lnrepro("run", *argv, "--filter", "*Deterministic*", "--json", cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     fit = explain("last", cwd=tmp_path)
     best = fit["models"][0]
     assert (
         best["defects"].startswith("overwrite") and best["era"] == "2025-11" and best["cost"] < 1e-4
     )
-    p = subprocess.run([*LNREPRO, "explain", "last"], capture_output=True, text=True, cwd=tmp_path)
+    p = lnrepro("explain", "last", cwd=tmp_path)
     assert p.returncode == 0 and "best: overwrite" in p.stdout
 
 
 def test_explain_says_what_it_cannot_use(tmp_path: Path) -> None:
     log = tmp_path / "other.log"
     log.write_text("[ RUN      ] Other.Test\n[       OK ] Other.Test (1 ms)\n")
-    p = subprocess.run(
-        [*LNREPRO, "explain", str(log)], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert (
-        p.returncode == 4
-        and "none of the observed tests" in p.stderr
-        and len(p.stderr.strip().splitlines()) == 1
-    )
+    assert_one_line_error(lnrepro("explain", log, cwd=tmp_path), 4, "none of the observed tests")
 
 
 def fit(defects: str, era: str, arch: str, cost: float) -> Any:
@@ -167,11 +136,11 @@ def test_a_tie_says_what_the_tests_cannot_tell_apart() -> None:
 
 def test_explain_of_a_shipped_kernel_run_says_the_best_models_tie(tmp_path: Path) -> None:
     """The emulated shipped kernel: 10 of 30 models fit it exactly (both eras, both arches)."""
-    run = subprocess.run([*LNREPRO, "run"], capture_output=True, text=True, cwd=tmp_path)
+    run = lnrepro("run", cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     doc = explain("last", cwd=tmp_path)
     best = [m for m in doc["models"] if m["cost"] == doc["models"][0]["cost"]]
-    p = subprocess.run([*LNREPRO, "explain", "last"], capture_output=True, text=True, cwd=tmp_path)
+    p = lnrepro("explain", "last", cwd=tmp_path)
     assert p.returncode == 0
     assert f"one of {len(best)} models that fit equally well" in " ".join(p.stdout.split())
     last = p.stdout.strip().splitlines()[-1]  # piped: one line
