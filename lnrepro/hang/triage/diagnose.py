@@ -351,6 +351,13 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             "every RISC shown is idle in firmware, in reset or done: the hang is not in a "
             "worker kernel it shows (look at dispatch, ethernet cores, or the host)"
         )
+    elif out.ops:
+        pattern = HangPattern.UNKNOWN
+        summary = (
+            f"dump_running_operations shows what ran: {'; '.join(out.ops[:3])}; the text has no "
+            "callstacks, so it cannot tell which kernel on those cores hangs (paste "
+            "dump_callstacks' table)"
+        )
     else:
         pattern = HangPattern.UNKNOWN
         summary = "the text shows no core: it cannot tell which kernel hangs"

@@ -42,3 +42,19 @@ def test_the_cut_cycle_keeps_its_culprit() -> None:
     cycle (compute's frame cut, its waypoint a stock one) still blames the reader."""
     d = _read(C.rich_framework(C.CYCLE, 100))
     assert d.primary is not None and d.primary.risc == "NCRISC", d.summary
+
+
+def test_running_operations_alone_name_the_op_id_and_cores_and_invent_nothing() -> None:
+    """dump_running_operations at 0602ee8a5830 (Op Id | Op Name | … | Cores), names N/A."""
+    d = _read(C.running_ops_only())
+    assert d.primary is None and not d.groups, d.lines()
+    assert "op id 1042" in d.summary, d.summary
+    assert "16:2-1" in d.summary and "16:4-1" in d.summary, d.summary
+    assert "on 6 cores" in d.summary and "1 more" in d.summary, d.summary
+    assert "N/A" in d.summary and "Kernel:" not in d.summary, d.summary
+    assert "shows no core" not in d.summary
+
+
+def test_a_running_operation_with_a_name_keeps_it() -> None:
+    d = _read(C.running_ops_only(name="MyCustomOp"))
+    assert "op id 1042 MyCustomOp on 6 cores" in d.summary, d.summary
