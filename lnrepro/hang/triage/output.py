@@ -619,7 +619,8 @@ def _ops_table(out: TriageOutput, t: Table) -> None:
         ops = t.cell(row, "Operations", "Op Name") or ""
         cores = t.cell(row, "Core List", "Cores") or ""
         op_id = (t.cell(row, "Op Id") or "").strip()
-        if op_id:  # 0602ee8a5830: one row per Op Id; the name is N/A when Inspector has none
+        if op_id and " ".join(ops.split()) in ("", "N/A"):  # 0602ee8a5830: one row per Op Id;
+            # the name is N/A when Inspector has none: the id and the cores are what it shows
             name = " ".join(ops.split())
             named = f" {name}" if name and name != "N/A" else " (its name not shown: N/A)"
             listed = [c.strip() for c in cores.splitlines() if c.strip() and c.strip() != "..."]

@@ -57,4 +57,4 @@ def test_running_operations_alone_name_the_op_id_and_cores_and_invent_nothing() 
 
 def test_a_running_operation_with_a_name_keeps_it() -> None:
     d = _read(C.running_ops_only(name="MyCustomOp"))
-    assert "op id 1042 MyCustomOp on 6 cores" in d.summary, d.summary
+    assert "MyCustomOp on 16:2-1, 16:2-2" in d.summary, d.summary
