@@ -318,9 +318,12 @@ class Comparison:
 
     def to_json(self) -> JSON:
         from lnrepro.model.codec import encode
-        from lnrepro.model.compare import CompareDoc
+        from lnrepro.model.compare import CompareDoc, environment_changes
 
-        return encode(CompareDoc(a=self.a.id, b=self.b.id, tests=tuple(self.rows)))
+        changes = tuple(environment_changes(self.a, self.b))
+        return encode(
+            CompareDoc(a=self.a.id, b=self.b.id, tests=tuple(self.rows), environment=changes)
+        )
 
 
 def compare(request: CompareRequest) -> Comparison:

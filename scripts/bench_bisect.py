@@ -558,6 +558,195 @@ def noise(work: Path, n_hist: int, trials: int, costed: int) -> dict[str, Any]:
     return res
 
 
+# ---------------------------------------------------------------------- margins (issue 47)
+# Each run reports margins (quantity -> share of its tolerance used; the test fails above 1),
+# drawn on a log10 scale. The scenarios (buggy side, clean side): a list of (weight, mean, sd)
+# components per quantity; the verdict is the margin of "dx" over 1 where dx is reported.
+# Drift: the clean side's dx moved half-way (in log10) to the buggy side's (its passing runs).
+MASKED = {  # the emulator's NIGHTLY test (issue 47): dx 0.0475-0.0626 max_diff against 0.0131-
+    # 0.0139, atol 0.5; dgamma the same at both kernels; the test passes 100/100 at both
+    "dx": ([(1.0, -0.97, 0.03)], [(1.0, -1.57, 0.007)]),
+    "dgamma": ([(1.0, -0.52, 0.05)], [(1.0, -0.52, 0.05)]),
+}
+FLAKY_SEPARATING = {  # 70%/5%; a bad commit's passing runs still come close (30-50% used),
+    # a clean commit's use 2-3%, its rare failure near the bad's
+    "dx": ([(0.7, 0.3, 0.1), (0.3, -0.4, 0.1)], [(0.05, 0.2, 0.1), (0.95, -1.6, 0.1)]),
+}
+NOTHING = {  # the verdicts of 70%/5% (Sim's) and one quantity with the same spread at both
+    "dgamma": ([(1.0, -1.0, 0.3)], [(1.0, -1.0, 0.3)]),
+}
+
+
+class MarginSim(Sim):
+    """``Sim`` whose runs report margins. ``drift``: the commit (by place) from which every
+    descendant's *clean* margin of dx is moved half-way (in log) toward the buggy one; a buggy
+    commit's dx hardly moves (its error dominates: sqrt(bug^2 + drift^2) at these sizes)."""
+
+    def __init__(
+        self,
+        graph: Any,
+        culprit: str,
+        seed: int,
+        model: dict[str, Any],
+        verdicts: tuple[float, float] | None = None,
+        drift: str | None = None,
+        shift: float = 0.0,
+    ) -> None:
+        super().__init__(graph, culprit, seed, 0.0, verdicts or (Q_BAD, Q_GOOD))
+        self.model, self.verdicts, self.shift = model, verdicts, shift
+        self.drift_bit = graph.bit(drift) if drift else 0
+
+    def drifted(self, sha: str) -> bool:
+        return bool(self.drift_bit and self.graph.ancestors(sha) & self.drift_bit)
+
+    def observe(self, sha: str, k: int | None = None) -> tuple[str, dict[str, float]]:
+        import random
+
+        if k is None:
+            k = self.count[sha] = self.count.get(sha, 0) + 1
+        rng = random.Random(f"{self.seed}:m:{self.graph.position(sha)}:{k}")
+        bad = self.buggy(sha)
+        out: dict[str, float] = {}
+        for q, (b, g) in self.model.items():
+            comps = b if bad else g
+            u, acc, pick = rng.random(), 0.0, comps[-1]
+            for comp in comps:
+                acc += comp[0]
+                if u <= acc:
+                    pick = comp
+                    break
+            x = rng.gauss(pick[1], pick[2])
+            if q == "dx" and self.drifted(sha):
+                x += 0.03 if bad else self.shift
+            out[q] = 10**x
+        if self.verdicts is not None:  # verdicts of their own: the margins say nothing of them
+            u = random.Random(f"{self.seed}:{self.graph.position(sha)}:{k}").random()
+            return ("fail" if self._fails(u, sha) else "pass"), out
+        return ("fail" if out.get("dx", 0.0) > 1.0 else "pass"), out
+
+
+def trial_margin(
+    sim: MarginSim, graph: Any, tip: str, good: str, confidence: float, margin: str
+) -> tuple[Trial, int, set[str]]:
+    """One equal-cost bisect with runs that report margins; (trial, endpoint runs, commits
+    flagged for drift)."""
+    from lnrepro.bisect.bayes import BayesSearch, Costs
+    from lnrepro.bisect.margins import MarginMode
+    from lnrepro.model.bisect import RunOutcome
+
+    b = BayesSearch(
+        graph=graph,
+        tip=tip,
+        bottoms=[good],
+        confidence=confidence,
+        costs=Costs(0.0, 0.0, RUN_S, 0.0),
+        margin=MarginMode(margin),
+    )
+    outcome = {"fail": RunOutcome.FAIL, "pass": RunOutcome.PASS}
+    ends = 0
+    while (a := b.next_for(0, {})) is not None:
+        verdict, margins = sim.observe(a.sha)
+        ends += a.sha in (tip, good)
+        b.observe(a, [(outcome[verdict], "")], margins=[margins])
+        if b.done:
+            break
+    r = b.answer("first bad commit")
+    t = Trial(
+        _parents_clean(sim, graph, r.first_bad), b.runs + b.noise, 0, stated=r.confidence or 0.0
+    )
+    return t, ends, set(b.drifted)
+
+
+def margin_bench(work: Path, n_hist: int, trials: int) -> dict[str, Any]:
+    import random
+
+    gs = graphs(work, n_hist)
+    plans = []
+    for t in range(trials):
+        graph, tip, good = gs[t % len(gs)]
+        cands = Search_candidates(graph, tip, good)
+        rng = random.Random(t)
+        culprit = rng.choice(cands)
+        others = [c for c in cands if c != culprit]
+        plans.append((graph, tip, good, culprit, 20_000 + t, rng.choice(others)))
+    res: dict[str, Any] = {"trials": trials, "histories": len(gs)}
+    res["git_steps"] = statistics.mean(
+        trial_git(Sim_det(g, c), g, tp, gd, 1, False).runs for g, tp, gd, c, _, _ in plans
+    )
+    rows: dict[str, Any] = {}
+    started = time.monotonic()
+
+    def run(name: str, model: dict[str, Any], margin: str, conf: float = 0.95, **kw: Any) -> None:
+        out = []
+        for g, tp, gd, c, seed, d in plans:
+            sim = MarginSim(
+                g,
+                c,
+                seed,
+                model,
+                kw.get("verdicts"),
+                d if kw.get("drift") else None,
+                kw.get("drift") or 0.0,
+            )
+            t, ends, flagged = trial_margin(sim, g, tp, gd, conf, margin)
+            drifted = {x for x in flagged if sim.drifted(x)} if kw.get("drift") else set()
+            out.append((t, ends, len(flagged), len(drifted)))
+        rows[name] = out
+
+    run("masked (NIGHTLY passes everywhere), --margin auto", MASKED, "auto")
+    run("flaky 70%/5%, margins separate, --margin auto", FLAKY_SEPARATING, "auto")
+    run("flaky 70%/5%, margins separate, --margin off", FLAKY_SEPARATING, "off")
+    run("70%/5%, margins carry nothing, --margin auto", NOTHING, "auto", verdicts=(Q_BAD, Q_GOOD))
+    run("70%/5%, margins carry nothing, --margin off", NOTHING, "off", verdicts=(Q_BAD, Q_GOOD))
+    run(
+        "flaky 70%/5% with drift (one unrelated commit), --margin auto",
+        FLAKY_SEPARATING,
+        "auto",
+        drift=0.6,
+    )
+    run("masked with drift (one unrelated commit), --margin auto", MASKED, "auto", drift=0.3)
+    for conf in (0.9, 0.95):
+        run(
+            f"calibration: flaky 70%/5%, margins separate, --confidence {conf}",
+            FLAKY_SEPARATING,
+            "auto",
+            conf,
+        )
+        run(f"calibration: masked, --confidence {conf}", MASKED, "auto", conf)
+    res["rows"] = rows
+    res["seconds"] = time.monotonic() - started
+    return res
+
+
+def print_margins(res: dict[str, Any]) -> None:
+    git_steps = res["git_steps"]
+    print(
+        f"Margins: {res['trials']} trials on {res['histories']} histories; git's deterministic "
+        f"steps {git_steps:.2f}; {res['seconds']:.0f} s\n"
+    )
+    print(
+        "| scenario | runs in all | endpoint runs | search runs (x git's) | right | stated | "
+        "stated - right | commits flagged for drift (of them drifted) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, out in res["rows"].items():
+        ts = [t for t, _, _, _ in out]
+        n = len(ts)
+        right = sum(t.right for t in ts)
+        lo, hi = wilson(right, n)
+        runs = statistics.mean(t.runs for t in ts)
+        ends = statistics.mean(e for _, e, _, _ in out)
+        stated = statistics.mean(t.stated for t in ts)
+        flagged = statistics.mean(f for _, _, f, _ in out)
+        drifted = statistics.mean(d for _, _, _, d in out)
+        print(
+            f"| {name} | {runs:.1f} | {ends:.1f} | {runs - ends:.1f} ({(runs - ends) / git_steps:.2f}x) "
+            f"| {right / n:.1%} [{lo:.1%}, {hi:.1%}] | {stated:.3f} | {100 * (stated - right / n):+.1f} "
+            f"| {flagged:.2f} ({drifted:.2f}) |"
+        )
+    print()
+
+
 def _pair(pair: tuple[float, float]) -> str:
     return f"{pair[0]:.0%}/{pair[1]:.0%}"
 
@@ -1072,6 +1261,7 @@ def main() -> int:
         )
         scaled = scale(ns.trials) if "scale" in ns.only else None
         bounded = bound(ns.trials * 10) if "bound" in ns.only else None
+        margined = margin_bench(work, ns.histories, ns.trials) if "margins" in ns.only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
@@ -1117,6 +1307,8 @@ def main() -> int:
         print_scale(scaled)
     if bounded:
         print_bound(bounded)
+    if margined:
+        print_margins(margined)
     return 0
 
 

@@ -362,7 +362,7 @@ def pydantic_trip_factory() -> Callable[[bytes], bytes]:
 
 
 def run_record_text(results: int) -> bytes:
-    """lnrepro's own run record (lnrepro.run/4) holding ``results`` test results: 10 attempts of
+    """lnrepro's own run record (lnrepro.run/5) holding ``results`` test results: 10 attempts of
     results/10 tests, a third failing with a failure block, two metrics each (some infinite)."""
     from pathlib import Path
 

@@ -39,7 +39,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
     ),
     "run.json": (
         record.RunDoc,
-        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/4)",
+        "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/5)",
     ),
     "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),

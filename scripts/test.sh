@@ -81,11 +81,23 @@ if command -v npm >/dev/null && [ ! -d .cache/npm/node_modules/@github/issue-par
     || echo "test.sh: npm could not install @github/issue-parser; its tests will say so" >&2
 fi
 
+# torch 2.13's CPU build (from this machine's package sources), in a venv of its own so the main
+# one stays light: tests/numerics/test_real_torch.py runs seed 004 in it. Made while ruff and mypy run.
+torchv=""
+if [ ! -x .cache/torch-venv/bin/python ] || ! .cache/torch-venv/bin/python -c 'import torch, pytest' 2>/dev/null; then
+  { python3 -m venv .cache/torch-venv && .cache/torch-venv/bin/python -m pip install -q \
+      --disable-pip-version-check torch==2.13.0 numpy pytest; } >/tmp/lnrepro-torch-venv.log 2>&1 &
+  torchv=$!
+fi
+
 echo "test.sh: ruff"
 .venv/bin/ruff check lnrepro tests scripts
 .venv/bin/ruff format --check -q lnrepro tests scripts
 echo "test.sh: mypy --strict"
 .venv/bin/mypy
 wait "$warm" || true  # a collection error shows again, in the run itself
+if [ -n "$torchv" ]; then
+  wait "$torchv" || { echo "test.sh: could not install torch 2.13 (see /tmp/lnrepro-torch-venv.log)" >&2; rm -rf .cache/torch-venv; }
+fi
 echo "test.sh: pytest"
 .venv/bin/python -m pytest "$@"

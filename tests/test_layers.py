@@ -1,6 +1,6 @@
 """The layers are visible in the file list, and nothing imports upward.
 
-errors < (model, hang) < (options, gtest, pytests) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
+errors < (model, hang) < (options, gtest, pytests, numerics) < (doors, emulator) < envcheck < run < (bisect, studies, shrink) < present < api < cli.
 Function-level imports count too: a late import is still a dependency. ``lnrepro --help``
 loads no numpy, docker or git.
 """
@@ -21,6 +21,7 @@ RANK = {
     "options": 2,
     "gtest": 2,
     "pytests": 2,
+    "numerics": 2,
     "doors": 3,
     "emulator": 3,
     "envcheck": 4,

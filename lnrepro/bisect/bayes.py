@@ -46,7 +46,15 @@ from typing import Any
 import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
+from lnrepro.bisect.costs import Costs as Costs  # re-exported: where it always was
 from lnrepro.bisect.evidence import Tally
+from lnrepro.bisect.margin_search import (
+    MarginEvidence,
+    MarginLearning,
+    margin_information_of,
+    margin_term,
+)
+from lnrepro.bisect.margins import MarginMode
 from lnrepro.bisect.strategy import mark_of, merge_base_error
 from lnrepro.model.bisect import (
     Action,
@@ -98,24 +106,6 @@ class Rates:
         }
 
 
-@dataclass
-class Costs:
-    """Seconds an action takes. Defaults are tt-metal's; a session learns its own as it goes."""
-
-    build_s: float = 1800.0
-    rebuild_s: float = 90.0  # back to a commit built before: ccache is warm (bench_run: ~4%)
-    run_s: float = 60.0
-    fetch_s: float = 180.0  # a prebuilt artifact: fetched, not built
-
-    def to_json(self) -> dict[str, float]:
-        return {
-            "build_s": self.build_s,
-            "rebuild_s": self.rebuild_s,
-            "run_s": self.run_s,
-            "fetch_s": self.fetch_s,
-        }
-
-
 def _lgamma(x: Array) -> Array:
     out: Array = np.array([math.lgamma(v) for v in np.ravel(x)]).reshape(np.shape(x))
     return out
@@ -154,6 +144,7 @@ class Posterior:
         self._stated: Array | None = None
         self.rivals = True  # stated(): the second pass (False: the leading candidate's rates only)
         self.excluded = np.zeros(len(self.hyps), dtype=bool)
+        self.margins = MarginEvidence()  # issue 47: what runs' margins say, with a model
 
     # ------------------------------------------------------------------ data
     def row(self, sha: str) -> Array:
@@ -173,6 +164,11 @@ class Posterior:
         self.fails[sha] = self.fails.get(sha, 0) + fails
         self.runs[sha] = self.runs.get(sha, 0) + runs
         self._cache = self._stated = None
+
+    def observe_margin(self, sha: str, log_bad: float, log_good: float) -> None:
+        """One run of ``sha`` whose margin is ``log_bad``/``log_good`` likely on each side."""
+        lb, lg = self.margins.ll.get(sha, (0.0, 0.0))
+        self.margins.ll[sha], self._cache, self._stated = (lb + log_bad, lg + log_good), None, None
 
     def equate(self, a: str, b: str) -> None:
         """``a`` and ``b`` test the same thing: no culprit lies between them."""
@@ -214,7 +210,7 @@ class Posterior:
                     - _lbeta(np.array(ag), np.array(bg))
                 )
                 mb, mg = (ab + kb) / (ab + bb + nb), (ag + kg) / (ag + bg + ng)
-            ll = np.where(self.excluded, -np.inf, ll)
+            ll = np.where(self.excluded, -np.inf, ll + margin_term(self))
             p = np.exp(ll - ll.max())
             self._cache = (p / p.sum(), mb, mg)
         return self._cache
@@ -267,7 +263,7 @@ class Posterior:
             + np.outer(np.log(qg), c[2])
             + np.outer(np.log1p(-qg), c[3] - c[2])
         )
-        ll = np.where(self.excluded[None, :], -np.inf, ll)
+        ll = np.where(self.excluded[None, :], -np.inf, ll + margin_term(self)[None, :])
         w = np.exp(ll - ll.max(axis=1, keepdims=True))
         out: Array = (w / w.sum(axis=1, keepdims=True)).mean(axis=0)
         return out
@@ -296,7 +292,14 @@ class Posterior:
 
     # ------------------------------------------------------------------ what a test would tell
     def information(self, shas: Sequence[str], ms: Sequence[int] = _M) -> Array:
-        """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms))."""
+        """Expected bits gained by ``m`` more runs of each commit: shape (len(shas), len(ms)).
+        With a margin model, each run is valued by its margin (:mod:`lnrepro.bisect.margins`)."""
+        if self.margins.model is not None:
+            return margin_information_of(self, shas, ms)
+        return self.verdict_information(shas, ms)
+
+    def verdict_information(self, shas: Sequence[str], ms: Sequence[int]) -> Array:
+        """The same, each run valued by its verdict alone."""
         p, mb, mg = self._compute()
         live = p > 1e-12
         p, mb, mg = p[live], mb[live], mg[live]
@@ -321,7 +324,7 @@ class Posterior:
 
 
 @dataclass
-class BayesSearch:
+class BayesSearch(MarginLearning):
     """The noisy search: which commit each job runs next, and when the answer is certain enough."""
 
     graph: Graph
@@ -340,6 +343,8 @@ class BayesSearch:
     merge_bases: list[str] = field(default_factory=list)  # must show clean before the search
     prefer: frozenset[str] = frozenset()  # commits with prebuilt artifacts: fetched, not built
     measured: frozenset[str] = frozenset()  # clean endpoints run before (--rates-from): no check
+    margin: MarginMode = MarginMode.OFF  # --margin: runs' margins weigh in (issue 47)
+    margin_runs: int = 5  # runs of each endpoint that teach the margins
     name: str = "bayesian"
 
     def __post_init__(self) -> None:
@@ -358,6 +363,7 @@ class BayesSearch:
         self.error: str | None = None
         self.actions = 0  # every observed action, runs or not: a bound no loop can pass
         self._measured: set[str] = set()
+        self._start_margins()
 
     # ------------------------------------------------------------------ status
     def tally(self, sha: str) -> Tally:
@@ -373,7 +379,9 @@ class BayesSearch:
         )
 
     def _certain(self) -> bool:
-        return self._endpoints_known() and self._best()[1] >= self.confidence
+        return (
+            not self._learning() and self._endpoints_known() and self._best()[1] >= self.confidence
+        )
 
     def _best(self) -> tuple[str, float]:
         if self.stop == "exact":  # git-bayesect's: conservative when the rates are learned
@@ -383,7 +391,7 @@ class BayesSearch:
         return self.post.best()
 
     def _endpoints_known(self) -> bool:
-        return self.rates.bug_shown or self.tally(self.tip).fails > 0
+        return self.rates.bug_shown or self.tally(self.tip).fails > 0 or self.margin_on
 
     def progress(self) -> tuple[int, int]:
         """Commits holding 95% of the posterior, and about how many bits are still missing."""
@@ -460,6 +468,8 @@ class BayesSearch:
                 self.set_aside_for_noise.discard(sha)
                 self.untestable.pop(sha, None)
         running = set(busy.values())
+        if self._learning():
+            return self._learning_action(job, running)
         # the buggy endpoint first, until it shows the bug: its failure is the bug's signature.
         # Not when the runs measured there before (--rates-from) showed it: a run that says
         # nothing about the culprit, 1.4 runs of 23 at 70%/5% (issue 41)
@@ -575,7 +585,9 @@ class BayesSearch:
         action: Action,
         outcomes: Iterable[tuple[RunOutcome, str]],
         cannot_test: str | None = None,
+        margins: Sequence[Mapping[str, float]] | None = None,
     ) -> Mark:
+        """One action's runs' outcomes (the search's sense) and, aligned, their margins."""
         sha = action.sha
         if action.build is BuildKind.BUILD and sha not in self.built:
             self.builds += 1
@@ -588,6 +600,8 @@ class BayesSearch:
             self.untestable[sha] = cannot_test
             self.set_aside_for_noise.discard(sha)
             self.current.pop(action.job, None)
+            if self._learning():
+                self._decide_margins()
             return Mark.SKIP
         self.built.add(sha)
         self.current[action.job] = sha
@@ -603,7 +617,10 @@ class BayesSearch:
         if self.noise_run[sha] >= self.noise_streak_limit(self.noise_run[sha]):
             self.untestable[sha] = f"{self.noise_run[sha]} noisy runs in a row: " + outs[-1][1]
             self.set_aside_for_noise.add(sha)
+        self._observe_margins(sha, outs, margins)
         self.post.observe(sha, fails, runs)
+        if self._learning():
+            self._decide_margins()
         return mark_of([o for o, _ in outs]) or Mark.SKIP
 
     def noise_streak_limit(self, streak: int = 0) -> int:
@@ -674,4 +691,6 @@ class BayesSearch:
             builds=self.builds,
             rebuilds=self.rebuilds,
             prebuilt=self.prebuilt,
+            margin=self.decision.why if self.decision else None,
+            drifted=tuple(sorted(self.drifted)),
         )

@@ -355,7 +355,7 @@ class Meaning:
     @classmethod
     def of(cls, req: BisectRequest, buggy: str) -> Meaning:
         o = req.oracle
-        watched = isinstance(o, RunOracleSpec) and bool(o.backend.watcher_s)
+        watched = isinstance(o, RunOracleSpec) and bool(getattr(o.backend, "watcher_s", None))
         return cls(req.policy, Sense.of(req), buggy, watched)
 
     def judge(

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lnrepro.bisect import prebuilt
 from lnrepro.bisect.core import Graph, Mark, graph_from_rev_list
@@ -43,7 +44,10 @@ from lnrepro.model.bisect import (
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest, RunOracleSpec
+from lnrepro.model.requests import BisectRequest, Margin, RunOracleSpec, TtMetalSpec
+
+if TYPE_CHECKING:
+    from lnrepro.bisect.bayes import BayesSearch
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Bisect:
     meaning: Meaning  # what a run means (signature, hangs, crashes, --find-fix)
     workspace: Workspace  # where a commit's tree is made ready and the record kept
     inputs: dict[str, str] = field(default_factory=dict)  # input hash -> a commit tested with it
+    _events: BisectEvents | None = None  # where a live step's notes go (none on replay)
     artifacts: dict[str, Path] = field(default_factory=dict)  # --prebuilt: commit -> build tree
 
     @property
@@ -67,6 +72,10 @@ class Bisect:
 
     def save(self) -> None:
         self.workspace.save(self.record)
+
+    def _bayes(self) -> BayesSearch | None:
+        """The Bayesian search, when it is the strategy (numpy is loaded only then)."""
+        return self.strategy if getattr(self.strategy, "name", "") == "bayesian" else None  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ one action
     def _execute(self, action: Action, events: Events | None) -> tuple[Evidence, Prep]:
@@ -90,7 +99,14 @@ class Bisect:
         """Tell the strategy what one action showed (a live step and a replayed one alike)."""
         if ev.same_as:
             return self.strategy.equate(action, ev.same_as)
-        mark = self.strategy.observe(action, outs, ev.cannot_test)
+        if (bayes := self._bayes()) is not None:
+            margins = [a.margins for a in ev.attempts] if len(ev.attempts) == len(outs) else None
+            decided = bayes.decision
+            mark = bayes.observe(action, outs, ev.cannot_test, margins=margins)
+            if decided is None and bayes.decision is not None and self._events:
+                self._events.note(bayes.decision.why)
+        else:
+            mark = self.strategy.observe(action, outs, ev.cannot_test)
         if ev.inputs and mark is not Mark.SKIP:
             self.inputs.setdefault(ev.inputs, action.sha)
         return mark
@@ -101,9 +117,12 @@ class Bisect:
         self.record.signature, outs = self.meaning.judge(
             action.sha, ev, self.record.signature, self.record.steps
         )
+        self._events = events
         mark = self._observe(action, ev, outs)
         self.strategy.learn_costs(action.build, prep.seconds + (ev.build_s or 0.0), ev.run_s)
         reason = why(ev, outs, mark)
+        if (bayes := self._bayes()) is not None and (note := bayes.drift_note(action.sha)):
+            reason = f"{reason}; {note}"  # flagged in the step, not forced to a side
         self.record.steps.append(
             Step.of(
                 action,
@@ -134,6 +153,14 @@ class Bisect:
             events.started(cands, left, note)
         else:
             events.started(cands, left)
+        if (bayes := self._bayes()) is not None and not self.record.steps:
+            d = bayes.decision
+            events.note(
+                d.why
+                if d is not None
+                else f"margins: --margin {bayes.margin.value}, learning each quantity's "
+                f"margins from {bayes.margin_runs} runs of each endpoint first"
+            )
         if self.request.endpoint_runs is not None and not self.record.steps:
             from lnrepro.bisect.rates import describe
 
@@ -197,7 +224,11 @@ class Bisect:
         jobs = self.request.jobs
         self.workspace.open(jobs)  # here, one at a time: git locks the repository to add one
         oracle = self.request.oracle
-        if isinstance(oracle, RunOracleSpec) and oracle.backend.runner == "docker":
+        if (
+            isinstance(oracle, RunOracleSpec)
+            and isinstance(oracle.backend, TtMetalSpec)
+            and oracle.backend.runner == "docker"
+        ):
             from lnrepro.doors import container
 
             container.load_sdk()  # here, not in the jobs' threads at once
@@ -381,7 +412,7 @@ def build(
     prefer = frozenset(artifacts)
     sense = Sense.of(req)
     strategy: Strategy
-    if req.confidence is not None:
+    if req.confidence is not None or req.margin is Margin.ON:
         # numpy's, loaded only by a noisy search: 0.13 s of a git search's 0.5 s process here
         from lnrepro.bisect.bayes import BayesSearch, Rates
 
@@ -397,11 +428,12 @@ def build(
             rng.graph,
             rng.tip,
             rng.bottoms,
-            req.confidence,
+            req.confidence if req.confidence is not None else 0.95,
             rates,
             merge_bases=rng.merge_bases,
             prefer=prefer,
             measured=frozenset(measured if len(measured) == 1 else ()),
+            margin=req.margin,
         )
     else:
         strategy = GitSearch(

@@ -12,8 +12,11 @@ commit that does not build, or lacks the requested tests, cannot be tested.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -22,15 +25,16 @@ import msgspec
 
 from lnrepro.bisect.evidence import shape
 from lnrepro.doors import proc
-from lnrepro.errors import UsageError
+from lnrepro.errors import MalformedReport, UsageError
 from lnrepro.model.bisect import AttemptObs, Evidence, StepTest, TestObs
 from lnrepro.model.events import Events
-from lnrepro.model.gtest import Metrics
+from lnrepro.model.gtest import Metrics, TestResult
 from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     RunRequest,
     TtMetalSpec,
@@ -59,6 +63,57 @@ class Oracle(Protocol):
         ...
 
 
+def command_env(reports: Path) -> dict[str, str]:
+    """The environment of a ``--command`` run: the user's, with googletest's own
+    ``GTEST_OUTPUT`` naming a directory (googletest 1.12.1 gtest.cc, ``UnitTestOptions::
+    GetAbsolutePathToOutputFile``: a value ending in "/" is a directory, the file named after the
+    program and made unique), so a gtest binary the command runs leaves its JSON report there,
+    and its ``RecordProperty`` margins with it; and a pytest the command runs loads lnrepro's
+    margin plugin (:mod:`lnrepro.numerics.plugin`, copied there as a module of its own, so the
+    project's Python needs no lnrepro) through ``PYTEST_ADDOPTS``. What the user set is kept."""
+    from lnrepro.numerics import plugin
+
+    env = dict(os.environ)
+    env.setdefault("GTEST_OUTPUT", f"json:{reports}/")
+    shutil.copyfile(plugin.__file__, reports / f"{PLUGIN}.py")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(reports), env.get("PYTHONPATH")) if p)
+    env["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS"), f"-p {PLUGIN}") if p)
+    env[plugin.ENV] = str(reports / "pytest-margins.jsonl")
+    return env
+
+
+PLUGIN = "lnrepro_margins_plugin"
+
+
+def read_margins(reports: Path) -> dict[str, float]:
+    """Every ``<test>/<tensor>`` (gtest) and ``<nodeid>/<file:line>`` (pytest) share of
+    tolerance used that the reports in ``reports`` hold (the worst when a test ran more than
+    once). A report that cannot be read gives none."""
+    from lnrepro.gtest.reportfile import read_report
+    from lnrepro.numerics import plugin
+
+    out: dict[str, float] = plugin.read(reports / "pytest-margins.jsonl")
+    for path in sorted(reports.glob("*.json")):
+        try:
+            report = read_report(path)
+        except MalformedReport:
+            continue
+        for key, value in margins_of(report.tests).items():
+            if key not in out or not value <= out[key]:
+                out[key] = value
+    return out
+
+
+def margins_of(results: Iterable[TestResult]) -> dict[str, float]:
+    """``<test>/<tensor>`` -> the share of its tolerance the test used there (``used``)."""
+    return {
+        f"{t.name}/{tensor}": float(v["used"])
+        for t in results
+        for tensor, v in t.metrics.items()
+        if "used" in v
+    }
+
+
 @dataclass(frozen=True)
 class CommandOracle:
     spec: CommandOracleSpec
@@ -74,9 +129,15 @@ class CommandOracle:
                 chunks.append(data)
                 del chunks[:-16]
 
-            res = proc.stream(
-                list(self.spec.argv), keep, timeout=self.spec.timeout_s, cwd=trial.worktree
-            )
+            with tempfile.TemporaryDirectory(prefix="lnrepro-gtest-") as reports:
+                res = proc.stream(
+                    list(self.spec.argv),
+                    keep,
+                    timeout=self.spec.timeout_s,
+                    cwd=trial.worktree,
+                    env=command_env(Path(reports)),
+                )
+                margins = read_margins(Path(reports))
             total += res.seconds
             tail = b"".join(chunks).decode("utf-8", "replace").strip().splitlines()[-5:]
             if res.exit_code == SKIP_CODE and not res.timed_out:
@@ -87,7 +148,12 @@ class CommandOracle:
                     output_tail=tuple(tail),
                 )
             attempts.append(
-                AttemptObs(exit_code=res.exit_code, gtest=False, timed_out=res.timed_out)
+                AttemptObs(
+                    exit_code=res.exit_code,
+                    gtest=False,
+                    timed_out=res.timed_out,
+                    margins=margins,
+                )
             )
         n = len(attempts)
         return Evidence(
@@ -124,9 +190,15 @@ class RunOracle:
         from lnrepro.run.pipeline import run_tests
 
         start = time.monotonic()
-        assert isinstance(self.request.backend, TtMetalSpec)
         worktree, runs, prebuilt = trial.worktree, trial.runs, trial.prebuilt
-        spec = msgspec.structs.replace(self.request.backend, checkout=worktree, prebuilt=prebuilt)
+        spec: TtMetalSpec | PythonSpec
+        if isinstance(self.request.backend, PythonSpec):
+            spec = msgspec.structs.replace(self.request.backend, project=worktree)
+        else:
+            assert isinstance(self.request.backend, TtMetalSpec)
+            spec = msgspec.structs.replace(
+                self.request.backend, checkout=worktree, prebuilt=prebuilt
+            )
         tests = (
             self.request.tests
             if runs is None
@@ -175,6 +247,7 @@ class RunOracle:
                 timed_out=a.timed_out,
                 env_error=a.env_error if a.environment_failed else None,
                 hang=a.hang.key if a.hang is not None and a.hang.hung else None,
+                margins=margins_of(a.results),
             )
             for a in rec.attempts
         )
@@ -223,7 +296,12 @@ def oracles_for(req: BisectRequest, record_dir: Path) -> list[Oracle]:
     if isinstance(o, CommandOracleSpec):
         return [CommandOracle(o)] * req.jobs
     assert isinstance(o, RunOracleSpec)
+    specs: list[TtMetalSpec | PythonSpec] = (
+        [o.backend] * req.jobs
+        if isinstance(o.backend, PythonSpec)
+        else list(job_specs(req, o.backend))
+    )
     return [
         RunOracle(RunRequest(backend=spec, tests=o.tests, record_dir=record_dir), req.policy)
-        for spec in job_specs(req, o.backend)
+        for spec in specs
     ]

@@ -19,7 +19,13 @@ from lnrepro.bisect.evidence import Sense
 from lnrepro.bisect.prebuilt import template
 from lnrepro.doors import gitops
 from lnrepro.errors import GitError, UsageError
-from lnrepro.model.requests import BisectRequest, CommandOracleSpec, RunOracleSpec
+from lnrepro.model.requests import (
+    BisectRequest,
+    CommandOracleSpec,
+    PythonSpec,
+    RunOracleSpec,
+    TtMetalSpec,
+)
 from lnrepro.run.validate import (
     check_builds_tt_metal,
     check_dispatch_timeout,
@@ -57,7 +63,8 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
     repo, sense = check_repo(req.repo), Sense.of(req)
     if isinstance(req.oracle, RunOracleSpec):  # before any engine or image is looked at
         check_tests(req.oracle.tests)
-        _buildable(repo, sense.ends(req.good, req.bad)[0], req.oracle)  # the newest end
+        if isinstance(req.oracle.backend, TtMetalSpec):
+            _buildable(repo, sense.ends(req.good, req.bad)[0], req.oracle)  # the newest end
     oracle = _oracle(req, repo)
     good = tuple(gitops.resolve(repo, g) for g in req.good)
     bad = gitops.resolve(repo, req.bad)
@@ -72,7 +79,7 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
             )
     picks = tuple(_pick(repo, p) for p in req.picks)
     patches = tuple(_patch(p) for p in req.patches)
-    if not req.prebuilt and isinstance(oracle, RunOracleSpec):
+    if not req.prebuilt and isinstance(oracle, RunOracleSpec) and not _python(oracle):
         from lnrepro.run.config import load_config
 
         # lnrepro.toml's, as the run's profile and image are read (the command line's win); kept
@@ -87,7 +94,7 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
                 ) from None
         req = replace(req, prebuilt=cfg.prebuilt)
     if req.prebuilt:
-        if isinstance(oracle, CommandOracleSpec):
+        if isinstance(oracle, CommandOracleSpec) or _python(oracle):
             raise UsageError(
                 "--prebuilt build trees are tested by lnrepro's run, not by --command",
                 "drop --command (lnrepro builds and tests each commit), or --prebuilt",
@@ -95,7 +102,9 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
         from lnrepro.doors.container import context_host, is_local_engine
 
         named = {
-            c for c in (*req.contexts, oracle.backend.docker_context) if c not in (None, "default")
+            c
+            for c in (*req.contexts, getattr(oracle.backend, "docker_context", None))
+            if c not in (None, "default")
         }
         remote = sorted(c for c in named if c and not is_local_engine(context_host(c)))
         if remote:
@@ -169,6 +178,7 @@ def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
             return False
         return True
 
+    assert isinstance(oracle.backend, TtMetalSpec)
     check_builds_tt_metal(
         oracle.backend.profile,
         has_build_metal,
@@ -184,11 +194,30 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
     if isinstance(o, CommandOracleSpec):
         return o
     check_tests(o.tests)
+    if isinstance(o.backend, PythonSpec):
+        from lnrepro.run.backends.python import project_python
+        from lnrepro.run.python_project import check_project
+
+        if not o.tests.pytest:
+            raise UsageError(
+                "--backend python bisects a Python project's --pytest tests",
+                "name the test with --pytest NODEID",
+            )
+        py = msgspec.structs.replace(o.backend, project=repo)
+        check_project(py, (), collect=False)  # its Python; the node ids are each commit's
+        py = msgspec.structs.replace(
+            py, python=project_python(repo, py.python) if py.python is None else py.python
+        )
+        return msgspec.structs.replace(o, backend=py)
     spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
     check_dispatch_timeout(spec, o.tests.timeout_s)
     if (req.contexts or req.devices) and spec.runner != "docker":
         raise UsageError("--docker-context and --device need --runner docker", "drop them")
     return msgspec.structs.replace(o, backend=spec)
+
+
+def _python(oracle: CommandOracleSpec | RunOracleSpec) -> bool:
+    return isinstance(oracle, RunOracleSpec) and isinstance(oracle.backend, PythonSpec)
 
 
 def _command(req: BisectRequest) -> None:

@@ -32,6 +32,7 @@ from lnrepro.model.requests import (
     OnHang,
     OracleSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     TestSpec,
     TtMetalSpec,
@@ -59,10 +60,15 @@ def _oracle(params: Params, repo: Path) -> OracleSpec:
         aliases = values_of(CommandOracleSpec, table.COMMAND_ORACLE_ALIASES, params)
         return CommandOracleSpec(argv=argv, **aliases)
     kind = params.get("backend")
+    if kind == "python":  # a Python project's --pytest tests, at each commit
+        values = values_of(PythonSpec, table.PYTHON_OPTS, params)
+        values.pop("project", None)
+        return RunOracleSpec(backend=PythonSpec(project=repo, **values), tests=test_spec(params))
     if kind not in (None, "tt-metal"):
         raise UsageError(
-            f"bisect builds and tests a tt-metal checkout, not --backend {kind}",
-            "drop --backend, or judge commits with --command",
+            f"bisect builds and tests a tt-metal checkout or a Python project, not --backend {kind}",
+            "drop --backend (or --backend python for a Python project), or judge commits with "
+            "--command",
         )
     checkout = params.get("tt_metal")
     if checkout is not None and Path(checkout).absolute() != repo.absolute():
@@ -97,6 +103,27 @@ def _oracle(params: Params, repo: Path) -> OracleSpec:
     metavar="[-- PATHS]",
     help="Only commits that touch these paths are candidates, as with git bisect's `-- PATHS`.",
 )
+@option(
+    "--package",
+    metavar="NAME",
+    group="Released versions",
+    help="Bisect the released versions of this dependency instead of commits: --good and --bad "
+    "are versions, the test (--pytest) runs in the project (--repo) with each step's version "
+    "installed in a cached venv over --python's environment.",
+)
+@option(
+    "--index-url",
+    metavar="URL",
+    group="Released versions",
+    help="With --package: a PEP 503 simple index (a folder or file:// URL) to list and install "
+    "the versions from. [default: pip's configured index]",
+)
+@option(
+    "--find-links",
+    metavar="DIR",
+    group="Released versions",
+    help="With --package: a folder of wheels to list and install the versions from (offline).",
+)
 def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: Any) -> int:
     """Find the commit that introduced (or, with --find-fix, fixed) the bug.
 
@@ -114,6 +141,11 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     """
     from lnrepro import api
 
+    package, index_url, find_links = (kwargs.pop(k) for k in ("package", "index_url", "find_links"))
+    if package is not None and not (resume or show_log):  # else: refused below, by its flag
+        return _versions(repo, package, index_url, find_links, as_json, kwargs)
+    if (index_url is not None or find_links is not None) and not (resume or show_log):
+        raise UsageError("--index-url and --find-links go with --package", "add --package NAME")
     ctx = click.get_current_context()
     if show_log or resume:
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
@@ -268,3 +300,101 @@ def _request(repo: Path, params: Params) -> BisectRequest:
         paths=tuple(params.get("paths") or ()),
         **values,
     )
+
+
+def _versions(
+    repo: Path,
+    package: str,
+    index_url: str | None,
+    find_links: str | None,
+    as_json: bool,
+    params: Params,
+) -> int:
+    """``bisect --package NAME``: which release of NAME made the test fail (or fixed it)."""
+    import json
+    import os
+    import time
+
+    from lnrepro.bisect import releases as rel
+    from lnrepro.run.backends.python import project_python
+    from lnrepro.run.python_project import check_project
+
+    goods: tuple[str, ...] = tuple(params.get("goods") or ())
+    bad: str | None = params.get("bad")
+    nodes = tuple(params.get("pytest_nodeids") or ())
+    if not nodes:
+        raise UsageError("--package bisects a --pytest test", "name it with --pytest NODEID")
+    if len(goods) != 1 or bad is None:
+        raise UsageError(
+            "--package needs one --good and one --bad version", "e.g. --good 1.26.4 --bad 2.0.2"
+        )
+    find_fix = bool(params.get("find_fix"))
+    spec = PythonSpec(project=repo.absolute(), python=params.get("python"))
+    check_project(spec, nodes, collect=False)  # the package is in each step's venv only
+    python = project_python(repo.absolute(), spec.python)
+    if find_links is not None:
+        source, index = find_links, ["--no-index", "--find-links", find_links]
+    elif index_url is not None:
+        url = index_url if "://" in index_url else Path(index_url).absolute().as_uri()
+        source, index = index_url, ["--index-url", url]
+    else:
+        raise UsageError(
+            "--package needs the index to list its versions from",
+            "pass --index-url URL (a PEP 503 simple index) or --find-links DIR",
+        )
+    found = rel.releases(source, package)
+    if not found:
+        raise UsageError(f"no package {package} in {source}", "check the name and the index")
+    span = rel.in_range(found, goods[0], bad, find_fix=find_fix)
+    cache = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lnrepro" / "versions"
+    )
+    record_dir = repo.absolute() / ".lnrepro" / "runs"
+    tests = TestSpec(
+        pytest=nodes, repeat=params.get("repeat") or 1, timeout_s=params.get("timeout_s") or 1800.0
+    )
+
+    def judge(r: rel.Release) -> rel.Step:
+        from lnrepro.errors import EnvironmentProblem
+        from lnrepro.model.record import Verdict
+        from lnrepro.model.requests import RunRequest
+        from lnrepro.run.backends.factory import make_backend
+        from lnrepro.run.pipeline import run_tests
+
+        start = time.monotonic()
+        try:
+            py = rel.step_env(cache, python, package, r, index)
+        except EnvironmentProblem as exc:
+            return rel.Step(
+                version=r.version, mark="skip", why=exc.message, seconds=time.monotonic() - start
+            )
+        step = PythonSpec(project=repo.absolute(), python=py)
+        rec = run_tests(
+            make_backend(step), RunRequest(backend=step, tests=tests, record_dir=record_dir)
+        )
+        v = rec.verdict
+        mark = (
+            "good" if v is Verdict.PASS else "bad" if v.failing and not rec.incomplete else "skip"
+        )
+        click.echo(f"  {package} {r.version} -> {mark} ({v.value})", err=True)
+        return rel.Step(
+            version=r.version,
+            mark=mark,
+            why=rec.why or "",
+            record=str(rec.record_dir),
+            seconds=round(time.monotonic() - start, 3),
+        )
+
+    out = rel.search(span, judge, find_fix=find_fix)
+    doc = out.as_json(package, find_fix)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        what = "first fixed" if find_fix else "first bad"
+        click.echo(
+            f"{package}: {what} version {out.first_bad}, last {'bad' if find_fix else 'good'} "
+            f"{out.last_good}"
+            if out.first_bad
+            else f"{package}: no answer: {out.reason}"
+        )
+    return ExitCode.OK if out.first_bad else ExitCode.FAILED

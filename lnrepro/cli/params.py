@@ -36,6 +36,7 @@ from lnrepro.model.requests import (
     BackendSpec,
     BinarySpec,
     EmulatorSpec,
+    PythonSpec,
     RunRequest,
     TestSpec,
     TtMetalSpec,
@@ -292,9 +293,10 @@ OWNERS: dict[str, tuple[type, tuple[Opt, ...]]] = {
     "emulator": (EmulatorSpec, table.EMULATOR_OPTS),
     "local": (BinarySpec, table.LOCAL_OPTS),
     "tt-metal": (TtMetalSpec, (*table.TT_METAL_OPTS, *table.ENGINE_OPTS)),
+    "python": (PythonSpec, table.PYTHON_OPTS),
 }
 # the dest names of each backend's options (tests/cli/test_flag_names.py walks them)
-EMULATOR, LOCAL, TT_METAL = (tuple(o.dest for o in opts) for _, opts in OWNERS.values())
+EMULATOR, LOCAL, TT_METAL, PYTHON = (tuple(o.dest for o in opts) for _, opts in OWNERS.values())
 
 
 def backend_options(f: F) -> F:
@@ -302,11 +304,12 @@ def backend_options(f: F) -> F:
 
 
 def _misplaced(chosen: str, params: Params) -> None:
+    mine = {o.dest for o in OWNERS[chosen][1]}  # --python, --env: shared by two backends
     for other, (_, opts) in OWNERS.items():
         if other == chosen:
             continue
         for o in opts:
-            if is_given(params.get(o.dest)):
+            if o.dest not in mine and is_given(params.get(o.dest)):
                 raise UsageError(
                     f"{o.flag} only applies with --backend {other}",
                     f"add --backend {other}, or drop {o.flag}",
@@ -318,7 +321,7 @@ def given_backend(params: Params, opts: tuple[Opt, ...]) -> list[str]:
     return [
         o.flag
         for o in by_dest(opts).values()
-        if o.owner in (EmulatorSpec, BinarySpec, TtMetalSpec, RunRequest)
+        if o.owner in (EmulatorSpec, BinarySpec, TtMetalSpec, PythonSpec, RunRequest)
         and is_given(params.get(o.dest))
     ]
 
@@ -326,7 +329,11 @@ def given_backend(params: Params, opts: tuple[Opt, ...]) -> list[str]:
 def backend_spec(params: Params, *, default_checkout: Path | None = None) -> BackendSpec:
     """The backend the options ask for, or a usage error naming the misplaced option."""
     chosen = params.get("backend") or (
-        "tt-metal" if params.get("tt_metal") is not None or default_checkout else "emulator"
+        "tt-metal"
+        if params.get("tt_metal") is not None or default_checkout
+        else "python"
+        if is_given(params.get("pytest_nodeids")) and "repo" in params
+        else "emulator"
     )
     _misplaced(chosen, params)
     owner, opts = OWNERS[chosen]
@@ -335,6 +342,8 @@ def backend_spec(params: Params, *, default_checkout: Path | None = None) -> Bac
         if "seed" in values and "data" not in values:
             values["data"] = "random"  # --seed implies --data random
         return EmulatorSpec(**values)
+    if owner is PythonSpec:
+        return PythonSpec(**values)
     if owner is BinarySpec:
         if "binary" not in values:
             raise UsageError(

@@ -112,7 +112,7 @@ def request_from(params: Params) -> RunRequest:
     help="Exit as `git bisect run` expects: 0 good, 1 bad, 125 skip (build failed, no test ran, "
     "requested tests missing), 128 abort (environment error, usage error, no Docker or image).",
 )
-@json_flag("the lnrepro.run/4 record (with its id), whatever the outcome")
+@json_flag("the lnrepro.run/5 record (with its id), whatever the outcome")
 @option(
     "--markdown",
     is_flag=True,

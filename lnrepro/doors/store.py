@@ -2,7 +2,7 @@
 
 Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)::
 
-    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/4    (a run and its logs)
+    run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/5    (a run and its logs)
     bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/5 (a bisect's request, steps, result)
 
 A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` to
@@ -26,7 +26,7 @@ from lnrepro.model.listing import Listed, ListedState, RecordKind
 from lnrepro.model.record import SCHEMA as RUN_SCHEMA
 from lnrepro.model.record import RunRecord
 
-RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", RUN_SCHEMA)
+RUN_SCHEMAS = ("lnrepro.run/1", "lnrepro.run/2", "lnrepro.run/3", "lnrepro.run/4", RUN_SCHEMA)
 BISECT_SCHEMAS = (*bisect.OLDER_SCHEMAS, bisect.SCHEMA)
 FILES = {"run": "record.json", "bisect": "bisect.json"}
 Record = RunRecord | BisectRecord

@@ -38,6 +38,7 @@ from lnrepro.emulator.catalogue import (
     Iterations,
     describe,
     failure_text,
+    tolerances,
 )
 from lnrepro.emulator.cbmodel import gtest_front as front
 from lnrepro.emulator.defects import ERA_DEFECTS, Arch, Era, defects_label, parse_defects
@@ -248,6 +249,7 @@ class Result:
     failures: list[tuple[str, int, str]]  # (file, line, message)
     ms: int
     timestamp: float
+    properties: list[tuple[str, str]] = field(default_factory=list)  # RecordProperty calls
 
     @property
     def passed(self) -> bool:
@@ -287,9 +289,13 @@ def run_case(
         f"kernel={opts.kernel.era.value} arch={opts.kernel.arch.value}",
     )
     failures: list[tuple[str, int, str]] = []
+    worst: dict[str, tuple[float, float]] = {}  # tensor -> (max_diff, share of tolerance used)
     for _ in range(case.iterations):
         outcome = iterations(case, opts.kernel)
         dump(opts, iteration, case, outcome)
+        for t in outcome.tensors:
+            old = worst.get(t.tensor, (-1.0, -1.0))
+            worst[t.tensor] = (_worse(old[0], t.max_diff), _worse(old[1], t.used))
         stdout, failed = failure_text(case, outcome, opts.kernel.era)
         for ln in stdout:  # the test's own prints, before its assertions
             printer.out.write(ln + "\n")
@@ -297,7 +303,32 @@ def run_case(
             printer.out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
             failures.append((TEST_FILE, line, message))
     ms = int((time.perf_counter() - t0) * 1000)
-    return Result(case, failures, ms, start)
+    return Result(case, failures, ms, start, properties(case, opts.kernel.era, worst))
+
+
+def _worse(a: float, b: float) -> float:
+    return b if b != b or a != a or b > a else a  # NaN is the worst
+
+
+def properties(
+    case: Case, era: Era, worst: dict[str, tuple[float, float]]
+) -> list[tuple[str, str]]:
+    """What the test records with ``RecordProperty`` (the line the real test lacks, e.g.
+    ``RecordProperty("dx.max_diff", max_diff);``): per tensor its worst ``max_diff`` over the
+    iterations, its tolerance, and the share of the tolerance used
+    (max |metal - ref| / (atol + rtol·|ref|); the test fails above 1). Kept for passing tests
+    too, in both report formats."""
+    tol = tolerances(case, era)
+    out: list[tuple[str, str]] = []
+    for tensor, (max_diff, used) in worst.items():
+        rtol, atol, _ = tol[tensor]
+        out += [
+            (f"{tensor}.max_diff", f"{max_diff:.6g}"),
+            (f"{tensor}.rtol", f"{rtol:g}"),
+            (f"{tensor}.atol", f"{atol:g}"),
+            (f"{tensor}.used", f"{used:.6g}"),
+        ]
+    return out
 
 
 def shard_of(cases: Sequence[Case], shard: tuple[int, int] | None) -> list[Case]:
@@ -381,7 +412,15 @@ def run(opts: Options, out: TextIO) -> int:
         any_failed = any_failed or bool(failed)
         if opts.output:
             reported = [
-                front.Reported(r.case.name, TEST_FILE, r.case.line, r.timestamp, r.ms, r.failures)
+                front.Reported(
+                    r.case.name,
+                    TEST_FILE,
+                    r.case.line,
+                    r.timestamp,
+                    r.ms,
+                    r.failures,
+                    dict(r.properties),
+                )
                 for r in results
             ]
             front.write_report(opts.output, SUITE, reported, started, total, "ttml_tests")

@@ -286,6 +286,7 @@ class Comparison:
     ok: bool
     max_diff: float
     mean_diff: float
+    used: float = 0.0  # max |metal - ref| / (atol + rtol·|ref|): the share of the tolerance
 
 
 def compare(
@@ -301,4 +302,6 @@ def compare(
     diff = np.abs(np.asarray(metal, dtype=np.float32) - ref32)
     tol = np.float32(atol) + np.float32(rtol) * np.abs(ref32)
     ok = bool((diff <= tol).all())  # NaN compares false: not close
-    return Comparison(tensor, ok, float(diff.max()), seq_mean_f32(diff))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        used = float(np.max(diff / tol))
+    return Comparison(tensor, ok, float(diff.max()), seq_mean_f32(diff), used)

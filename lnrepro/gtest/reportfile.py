@@ -10,6 +10,11 @@ googletest quirks handled here:
   set-up failures as a test case with an empty name.
 * the ``skipped`` element exists only from googletest 1.15.
 * a crashed run writes no report; a ``--gtest_repeat`` run overwrites it each iteration.
+* ``RecordProperty(key, value)`` (googletest 1.12.1 gtest.cc): in JSON each property is a string
+  member of the test's object (``TestPropertiesAsJson``); in XML an attribute of ``<testcase>``
+  and a ``<property name= value=>`` of its ``<properties>``. Kept for passing tests too, so a
+  property named ``<tensor>.<metric>`` with a number (``dx.max_diff``, ``dx.used``) becomes that
+  tensor's metric: the margin of a test that passed.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +76,40 @@ def _status(status: str, result: str | None, failed: bool) -> TestStatus:
     return TestStatus.FAILED if failed else TestStatus.PASSED
 
 
+# the members googletest itself writes into a test's JSON object or XML element
+_OWN = frozenset(
+    [
+        "name",
+        "file",
+        "line",
+        "status",
+        "result",
+        "timestamp",
+        "time",
+        "classname",
+        "failures",
+        "skipped",
+        "value_param",
+        "type_param",
+        "skip_message",
+    ]
+)
+
+
+def _properties(case: Mapping[str, object]) -> dict[str, dict[str, float]]:
+    """``<tensor>.<metric>`` properties with a number: tensor -> metric -> value."""
+    out: dict[str, dict[str, float]] = {}
+    for key, value in case.items():
+        if key in _OWN or not isinstance(value, str | int | float) or "." not in str(key):
+            continue
+        tensor, _, metric = str(key).rpartition(".")
+        try:
+            out.setdefault(tensor, {})[metric] = float(value)
+        except ValueError:
+            continue
+    return out
+
+
 def _add(report: Report, suite: str, case: dict[str, Any], failures: list[Failure]) -> None:
     name = str(case.get("name", ""))
     if suite == "NonTestSuiteFailure":
@@ -82,6 +122,9 @@ def _add(report: Report, suite: str, case: dict[str, Any], failures: list[Failur
     res = TestResult(name=f"{suite}.{name}", status=status)
     res.duration_ms = _seconds_to_ms(case.get("time"))
     res.failures = failures
+    for tensor, vals in _properties(case).items():
+        for metric, value in vals.items():
+            res.add_metric(tensor, metric, value)
     res.param = case.get("value_param")
     res.type_param = case.get("type_param")
     if status is TestStatus.SKIPPED:
@@ -144,6 +187,9 @@ def read_xml(text: str) -> Report:
         for case in suite.iter("testcase"):
             failures = [_failure(f.text or f.get("message") or "") for f in case.iter("failure")]
             attrs: dict[str, Any] = dict(case.attrib)
+            for prop in case.iter("property"):
+                if prop.get("name") and prop.get("value") is not None:
+                    attrs[str(prop.get("name"))] = prop.get("value")
             sk = case.find("skipped")
             if sk is not None:
                 attrs["result"] = attrs.get("result") or "skipped"
@@ -245,6 +291,10 @@ def merge(run: GtestRun, report: Report) -> GtestRun:
             t.duration_ms = r.duration_ms
         if r.failures and len(r.failures) >= len(t.failures):
             t.failures = r.failures
+        for tensor, vals in r.metrics.items():  # RecordProperty's: the report alone has them
+            for metric, value in vals.items():
+                if metric not in t.metrics.get(tensor, {}):
+                    t.add_metric(tensor, metric, value)
         t.param = t.param or r.param
         t.type_param = t.type_param or r.type_param
         t.skip_message = t.skip_message or r.skip_message

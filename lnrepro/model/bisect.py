@@ -127,6 +127,9 @@ class AttemptObs:
     # the tests that did not pass, for a reader of the JSON: derived from ``tests``, never given
     failed: tuple[str, ...] = field(default=(), init=False)
     tests: tuple[TestObs, ...] = ()
+    # each compared quantity ("<test>/<tensor>") -> the share of its tolerance used (1: the
+    # edge of failing), passing runs too: what --margin weighs (issue 47)
+    margins: dict[str, Real] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         failed = tuple(t.name for t in self.tests if t.status not in _NOT_FAILED)
@@ -307,6 +310,10 @@ class BisectResult:
     builds: Count = 0
     rebuilds: Count = 0
     prebuilt: Count = 0
+    # --margin (issue 47): what the endpoints' margins decided, and why; commits whose margins
+    # matched neither endpoint (drift), judged by their verdicts
+    margin: str | None = None
+    drifted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from lnrepro.model.codec import Real
@@ -30,6 +30,9 @@ class CompareRow:
     pcc_a: Real | None  # the lowest PCC (higher is better)
     pcc_b: Real | None
     change: str
+    # each quantity's share of its tolerance used, worst over the runs (issue 47: passes too)
+    margins_a: dict[str, Real] = field(default_factory=dict)
+    margins_b: dict[str, Real] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +43,20 @@ class CompareDoc:
     a: str
     b: str
     tests: tuple[CompareRow, ...]
+    # what differs in the tests' Python environments: packages, numerics variables, Python
+    environment: tuple[str, ...] = ()
+
+
+def environment_changes(a: RunRecord, b: RunRecord) -> list[str]:
+    """What differs between two runs' Python environments (a Python project's runs keep their
+    packages and numerics variables in ``fingerprint.python_env``): ``numpy 1.26.4 → 2.0.2``,
+    ``NPY_PROMOTION_STATE unset → weak``. Empty when either run kept none."""
+    from lnrepro.model.pyenv import differences
+
+    ea, eb = a.fingerprint.get("python_env"), b.fingerprint.get("python_env")
+    if not isinstance(ea, dict) or not isinstance(eb, dict):
+        return []
+    return differences(ea, eb)
 
 
 def _max_diff(t: TestAggregate | None) -> float | None:
@@ -50,6 +67,11 @@ def _max_diff(t: TestAggregate | None) -> float | None:
 def _pcc(t: TestAggregate | None) -> float | None:
     m = t.worst_of("pcc") if t else None
     return m[1] if m else None
+
+
+def margins(t: TestAggregate | None) -> dict[str, float]:
+    """Tensor -> the share of its tolerance used (``used``), worst over the runs."""
+    return {k: v["used"] for k, v in t.worst.items() if "used" in v} if t else {}
 
 
 def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
@@ -71,6 +93,9 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
         )
         if mx is not None and my is not None and mx != my:
             change += f"; max_diff {_num(mx)} → {_num(my)}"
+        ma, mb = margins(x), margins(y)
+        for q in (q for q in ma if q in mb and ma[q] != mb[q]):
+            change += f"; {q} used {100 * ma[q]:.0f}% → {100 * mb[q]:.0f}%"
         px, py = _pcc(x), _pcc(y)
         if px is not None and py is not None and px != py:
             change += f"; pcc {_num(px)} → {_num(py)}"
@@ -86,6 +111,8 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
                 pcc_a=px,
                 pcc_b=py,
                 change=change,
+                margins_a=ma,
+                margins_b=mb,
             )
         )
     return rows

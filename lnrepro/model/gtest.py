@@ -10,6 +10,7 @@ from typing import Literal
 from lnrepro.model import codec
 from lnrepro.model.codec import Real
 from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.numerics import Comparison
 
 # tensor -> metric name -> value (worst seen in the test; non-finite values too)
 Metrics = dict[str, dict[str, Real]]
@@ -71,6 +72,8 @@ class TestResult:
     metrics: Metrics = field(default_factory=dict)
     skip_message: str | None = None
     crash: CrashInfo | None = None
+    # what a numerics library's failure message said (torch, numpy, pytest.approx, PCC)
+    comparisons: list[Comparison] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.suite, self.test = split_name(self.name)

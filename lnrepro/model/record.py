@@ -1,4 +1,4 @@
-"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/4``).
+"""The run record: attempts, per-test aggregates, verdicts, typed both ways (schema ``lnrepro.run/5``).
 
 Pure data and pure logic: nothing here runs a process, writes a file or draws. Every rule about
 what a run means is derived here, once, on the types:
@@ -48,8 +48,10 @@ from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import Count, Positive, RunRequest
 from lnrepro.model.stats import wilson
 
-SCHEMA: Literal["lnrepro.run/4"] = (
-    "lnrepro.run/4"  # /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+SCHEMA: Literal["lnrepro.run/5"] = (
+    # /5: a Python project's runs (backend python, tests' comparisons, the environment in the
+    # fingerprint); /4: a hang's diagnosis, pytest runs, build warnings; /3: typed request
+    "lnrepro.run/5"
 )
 PROCESS_EXIT = "(process exit)"  # the entry for how the test binary itself ended
 
@@ -503,7 +505,7 @@ class RunRecord:
         return None
 
     def document(self) -> RunDoc:
-        """The record as ``lnrepro.run/4`` writes it (record.json, ``run --json``, ``show``)."""
+        """The record as ``lnrepro.run/5`` writes it (record.json, ``run --json``, ``show``)."""
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
         return RunDoc(
@@ -561,13 +563,13 @@ class RunRecord:
 
 
 # ---------------------------------------------------------------------------------- as written
-# ``lnrepro.run/4`` as written (record.json, ``run --json``, ``show --json``, ``report --format
+# ``lnrepro.run/5`` as written (record.json, ``run --json``, ``show --json``, ``report --format
 # json``; docs/schemas/run.json): what is derived (an attempt's process entry and
 # ``environment_failed``; the run's tallies, verdict, why, ok) is written for readers and derived
 # again on reading. A key an older record lacks takes its default.
 @dataclass(frozen=True, kw_only=True)
 class AttemptDoc:
-    """An attempt as ``lnrepro.run/4`` writes it: its tests with the process's own entry, and
+    """An attempt as ``lnrepro.run/5`` writes it: its tests with the process's own entry, and
     whether the environment ended it (derived). Absent keys take today's defaults (older
     records)."""
 
@@ -591,11 +593,11 @@ class AttemptDoc:
 
 @dataclass(frozen=True, kw_only=True)
 class RunDoc:
-    """``lnrepro.run/4``: record.json, ``run --json``, ``show --json``, ``report --format json``.
+    """``lnrepro.run/5``: record.json, ``run --json``, ``show --json``, ``report --format json``.
     What is derived (verdict, why, ok, rerun, filter, repeat, timeout_s, tests) is written for
     readers and derived again on reading; absent keys take defaults (older records)."""
 
-    schema: Literal["lnrepro.run/4"] = SCHEMA
+    schema: Literal["lnrepro.run/5"] = SCHEMA
     kind: Literal["run"] = "run"
     id: str = ""
     state: RunState = RunState.COMPLETE
@@ -620,8 +622,9 @@ class RunDoc:
 
 
 def upgrade(r: Reader) -> Reader:
-    """A /3 or /4 run document in /4's shape: /3 lacks an attempt's hang (None), and a hang of
-    ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.hang.model.upgrade`)."""
+    """A /3, /4 or /5 run document in /5's shape: /3 lacks an attempt's hang (None), and a hang
+    of ``lnrepro.hang/1`` reads as /2 (:func:`lnrepro.hang.model.upgrade`); /4 lacks the tests'
+    ``comparisons`` (none) and the python backend, which it never holds."""
     if not isinstance(r.value, dict):
         r.fail("should be an object")
     doc = {**r.value, "schema": SCHEMA}

@@ -56,6 +56,7 @@ class BackendKind(str, Enum):
     EMULATOR = "emulator"
     LOCAL = "local"
     TT_METAL = "tt-metal"
+    PYTHON = "python"
 
 
 CASE_ENV = "LNREPRO_CASE"  # a probe test's case, as compact JSON (lnrepro.model.shrink.Case)
@@ -113,7 +114,21 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
     kind = BackendKind.TT_METAL
 
 
-BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec
+class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
+    """Any Python project's pytest tests (a git checkout, no tt-metal), run in its own Python:
+    ``python`` if given, else the project's ``.venv``/``venv``, else ``python3`` on PATH."""
+
+    project: Path = msgspec.field(default_factory=Path)  # a factory: see RunRequest.record_dir
+    python: str | None = None  # None: the project's .venv/bin/python, venv/bin/python, python3
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # --env K=V, in the given order
+    # run before the tests, in an environment of the run's own layered over ``python``'s (what
+    # it installs never reaches the user's); it failing makes the commit untestable
+    setup: tuple[str, ...] | None = None
+
+    kind = BackendKind.PYTHON
+
+
+BackendSpec = EmulatorSpec | BinarySpec | TtMetalSpec | PythonSpec
 
 
 class TestSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,6 +176,15 @@ class OnCrash(str, Enum):
     SKIP = "skip"
 
 
+class Margin(str, Enum):
+    """``--margin``: whether runs' margins (each quantity's share of its tolerance used) weigh
+    in the Bayesian search (issue 47)."""
+
+    AUTO = "auto"  # when the endpoints' margins separate the two sides
+    ON = "on"  # the best-separating quantity, whatever its separation
+    OFF = "off"  # verdicts only
+
+
 class OnHang(str, Enum):
     BAD = "bad"
     SKIP = "skip"
@@ -197,7 +221,8 @@ class CommandOracleSpec(_Oracle, frozen=True, kw_only=True, tag="command"):
 class RunOracleSpec(_Oracle, frozen=True, kw_only=True, tag="run"):
     """Without ``--command``: ``lnrepro run`` on each commit's worktree (a tt-metal checkout)."""
 
-    backend: TtMetalSpec  # ``checkout`` is the repository; each job tests its own worktree
+    # ``checkout`` (``project``) is the repository; each job tests its own worktree
+    backend: TtMetalSpec | PythonSpec
     tests: TestSpec = msgspec.field(default_factory=TestSpec)
 
 
@@ -242,6 +267,7 @@ class BisectRequest:
     prebuilt: tuple[str, ...] = ()  # --prebuilt dir:TEMPLATE: ready build trees, tested first
     rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
     endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
+    margin: Margin = Margin.AUTO  # --margin: runs' margins weigh in the Bayesian search
 
     def to_json(self) -> Any:
         from lnrepro.model import codec

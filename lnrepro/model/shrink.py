@@ -45,6 +45,7 @@ from lnrepro.model.requests import (
     Count,
     EmulatorSpec,
     Positive,
+    PythonSpec,
     TtMetalSpec,
 )
 
@@ -260,7 +261,7 @@ def start_doc(s: StartMeasure) -> StartDoc:
 
 
 def request_doc(q: ShrinkRequest) -> RequestDoc:
-    if isinstance(q.backend, BinarySpec):
+    if isinstance(q.backend, BinarySpec | PythonSpec):
         raise ValueError("a shrink's backend is the emulator or a checkout (validation says so)")
     return RequestDoc(
         test=q.test,

@@ -17,12 +17,14 @@ from lnrepro.model.requests import (
     CommandOracleSpec,
     EmulatorSpec,
     Policy,
+    PythonSpec,
     RunOracleSpec,
     RunRequest,
     TestSpec,
     TtMetalSpec,
 )
 from lnrepro.options.opt import Opt, argv, written
+from lnrepro.options.python import PYTHON_OPTS as PYTHON_OPTS
 
 # ---------------------------------------------------------------------------------- the table
 BACKEND = "Backend"
@@ -52,8 +54,8 @@ BACKEND_KIND = Opt(
     form="tag",
     group=BACKEND,
     help="emulator: the built-in numpy model (no card); local: a gtest binary already built "
-    "here; tt-metal: build a checkout and run its tests. [default: tt-metal with --tt-metal, "
-    "else emulator]",
+    "here; tt-metal: build a checkout and run its tests; python: any Python project's --pytest "
+    "tests. [default: tt-metal with --tt-metal; for run, python with --pytest; else emulator]",
 )
 EMULATOR_OPTS = (
     Opt(
@@ -264,8 +266,9 @@ TT_METAL_OPTS = (
         dest="python",
         metavar="PATH",
         group=TT_METAL,
-        help="The Python that runs --pytest tests. [default: the checkout's python_env/bin/python "
-        "with --runner local if it exists, else python3]",
+        help="The Python that runs --pytest tests. [default: a tt-metal checkout's "
+        "python_env/bin/python with --runner local if it exists; a Python project's .venv or "
+        "venv; else python3]",
     ),
 )
 # one engine and its devices for a run; a bisect has its own, one per job
@@ -411,6 +414,21 @@ SEARCH_OPTS = (
         help="Bisect a flaky bug: a Bayesian search that re-runs and learns the fail rates, "
         "stopping when one commit is the culprit with this probability (0.5 to 0.9999, e.g. "
         "0.95).",
+    ),
+    Opt(
+        owner=BisectRequest,
+        field="margin",
+        flags=("--margin",),
+        dest="margin",
+        group=SEARCH,
+        help="With --confidence: weigh each run's margin too, how much of its tolerance each "
+        "compared quantity used (googletest RecordProperty in the JSON report, which lnrepro "
+        "asks for; `--command` gets GTEST_OUTPUT), passing runs included, so a bug whose test "
+        "never fails can still be bisected. The endpoints are run first (5 each) to learn each "
+        "quantity's margins on both sides; the quantity that separates them best is used. auto: "
+        "only when they separate (the first lines say which quantity and why, or why not); on: "
+        "always (implies --confidence 0.95); off: verdicts only. A commit whose margins match "
+        "neither endpoint is flagged as drift and judged by its verdict. [default: auto]",
     ),
     Opt(
         owner=BisectRequest,
@@ -605,9 +623,16 @@ BISECT_RECORD_DIR = Opt(
 
 BACKEND_OPTS = (BACKEND_KIND, *EMULATOR_OPTS, *LOCAL_OPTS, *TT_METAL_OPTS)
 # per command, in the order ``--help`` lists them
-RUN_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS, *TEST_OPTS, RUN_RECORD_DIR)
+RUN_OPTS = (*BACKEND_OPTS, *PYTHON_OPTS, *ENGINE_OPTS, *TEST_OPTS, RUN_RECORD_DIR)
 BISECT_SEARCH = (*SEARCH_OPTS, *ORACLE_OPTS)
-BISECT_OPTS = (*BISECT_SEARCH, *BACKEND_OPTS, *TEST_OPTS, *JOB_OPTS, BISECT_RECORD_DIR)
+BISECT_OPTS = (
+    *BISECT_SEARCH,
+    *BACKEND_OPTS,
+    *PYTHON_OPTS,
+    *TEST_OPTS,
+    *JOB_OPTS,
+    BISECT_RECORD_DIR,
+)
 SHRINK_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS)
 COMMANDS: dict[str, tuple[Opt, ...]] = {"run": RUN_OPTS, "bisect": BISECT_OPTS}
 # every field a command line sets: the entries, and the aliases that share their options
@@ -671,8 +696,10 @@ def bisect_argv(req: BisectRequest) -> list[str]:
         elif isinstance(o, CommandOracleSpec):
             if opt.owner is CommandOracleSpec:
                 args += [*written(opt, o.argv), *argv(o, COMMAND_ORACLE_ALIASES)]
-        elif opt.owner is TtMetalSpec and opt.field != "checkout":  # the checkout is --repo
-            args += written(opt, getattr(o.backend, opt.field))
+        elif opt is BACKEND_KIND and isinstance(o.backend, PythonSpec):
+            args += [BACKEND_KIND.flag, o.backend.kind.value]
+        elif opt.owner is type(o.backend) and opt.field not in ("checkout", "project"):
+            args += written(opt, getattr(o.backend, opt.field))  # the checkout is --repo
         elif opt.owner is TestSpec and opt.field == "gtest_filter":
             args += tests_argv(o.tests)
     return ["lnrepro", "bisect", *args, *(["--", *req.paths] if req.paths else [])]

@@ -625,6 +625,11 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
             f"| {markdown(r.test)} | {_verdict(r.verdict_a)} | {_verdict(r.verdict_b)} | {pct(r.pass_rate_a)} | "
             f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |"
         )
+    from lnrepro.model.compare import environment_changes
+
+    changes = environment_changes(a, b)
+    if changes:
+        out += ["", f"Environment A → B: {markdown('; '.join(changes))}"]
     return "\n".join(out) + "\n"
 
 

@@ -43,6 +43,8 @@ from pathlib import Path
 from lnrepro.errors import MalformedReport
 from lnrepro.model.gtest import Failure, GtestRun, Iteration, TestResult, TestStatus
 from lnrepro.model.metrics import UNNAMED
+from lnrepro.model.numerics import Comparison
+from lnrepro.numerics.messages import read_message
 from lnrepro.pytests.pcc import PCC, PccReading, add_readings, parse_output, parse_traceback
 
 _FIX = "pass the file pytest wrote with --junitxml=PATH"
@@ -223,11 +225,13 @@ def _read_case(case: ET.Element, nid: str) -> _Case:
     failures: list[Failure] = []
     readings: list[PccReading] = []
     skip_message: str | None = None
+    comparisons: list[Comparison] = []
     for child in case:
         tag = child.tag
         if tag in ("failure", "error"):
             f = _failure(child)
             failures.append(f)
+            comparisons.extend(read_message(child.text or f.message))
             readings.extend(parse_traceback(child.text or "") or parse_output(f.message))
         elif tag == "skipped":
             msg = child.get("message", "")
@@ -260,7 +264,11 @@ def _read_case(case: ET.Element, nid: str) -> _Case:
         failures=failures,
         param=_params(case.get("name", "")),
         skip_message=skip_message if status is TestStatus.SKIPPED else None,
+        comparisons=comparisons,
     )
+    for c in comparisons:  # the counts, greatest differences and tolerances, as metrics
+        for key, value in c.metrics().items():
+            result.add_metric(c.tensor, key, value)
     return _Case(result, readings)
 
 
@@ -268,6 +276,7 @@ def _merge(into: _Case, more: _Case) -> None:
     """pytest writes a call failure and a teardown error of one test as two testcases."""
     a, b = into.result, more.result
     a.failures.extend(b.failures)
+    a.comparisons.extend(b.comparisons)
     if b.status is TestStatus.FAILED or (
         b.status is TestStatus.SKIPPED and a.status is TestStatus.PASSED
     ):

@@ -372,6 +372,9 @@ def run_tests(
             ),
         }
         record.build = backend.build(record.record_dir, events)
+        refreeze = getattr(backend, "read_freeze", None)  # a Python project's step environment
+        if record.build is not None and record.build.ok and refreeze is not None:
+            record.fingerprint["python_env"] = refreeze()
         if record.build is not None:
             write_json(record.record_dir / "record.json", record.to_json())
             if not record.build.ok:

@@ -31,6 +31,7 @@ from lnrepro.model.requests import (
     BackendSpec,
     BinarySpec,
     EmulatorSpec,
+    PythonSpec,
     RunRequest,
     TestSpec,
     TtMetalSpec,
@@ -247,6 +248,8 @@ def check_backend(b: BackendSpec, repeat: int = 1) -> BackendSpec:
         return check_emulator(b, repeat)
     if isinstance(b, BinarySpec):
         return msgspec.structs.replace(b, binary=b.binary.expanduser().absolute())
+    if isinstance(b, PythonSpec):
+        return msgspec.structs.replace(b, project=b.project.expanduser().absolute())
     return check_tt_metal(b)
 
 
@@ -278,11 +281,15 @@ def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
 def validate_run(req: RunRequest) -> RunRequest:
     """``req`` checked and made concrete, or the one-line error that says what to change."""
     check_tests(req.tests)
-    if req.tests.pytest and not isinstance(req.backend, TtMetalSpec):
+    if req.tests.pytest and not isinstance(req.backend, TtMetalSpec | PythonSpec):
         raise UsageError(
-            "--pytest runs a tt-metal checkout's pytest tests",
-            "pass --tt-metal DIR (the node ids are relative to it)",
+            "--pytest runs a Python project's or a tt-metal checkout's pytest tests",
+            "drop --backend (the project is --repo DIR, default .), or pass --tt-metal DIR",
         )
+    if isinstance(req.backend, PythonSpec):
+        from lnrepro.run.python_project import check_project
+
+        check_project(req.backend, req.tests.pytest)
     b = req.backend
     if isinstance(b, TtMetalSpec) and b.checkout.expanduser().is_dir():  # else: check_tt_metal's
         from lnrepro.model.checkout import BUILD_METAL

@@ -10,7 +10,7 @@ import msgspec
 
 from lnrepro.errors import UsageError
 from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
-from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
+from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
 from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.run.validate import (
     check_dispatch_timeout,
@@ -59,9 +59,9 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     elif not req.test:
         raise UsageError("shrink needs a test to start from", "pass --test NAME or --run ID")
     backend: BackendSpec
-    if isinstance(req.backend, BinarySpec):
+    if isinstance(req.backend, BinarySpec | PythonSpec):
         raise UsageError(
-            "shrink cannot test cases with a prebuilt binary: it has no probe",
+            "shrink cannot test cases with a prebuilt binary or a Python project: it has no probe",
             "pass --tt-metal DIR (shrink patches its probe on and builds once), "
             "or test cases with --command",
         )

@@ -131,7 +131,7 @@ def test_explain_of_a_file_it_cannot_read_names_every_kind_it_reads(tmp_path: Pa
     [
         ("#!/bin/sh\necho hi\n", "is not an lnrepro record"),
         ('{"a": 1}\n', "is not an lnrepro record"),
-        ('{"schema": "lnrepro.run/4", "id', "cut off while being written"),
+        ('{"schema": "lnrepro.run/5", "id', "cut off while being written"),
     ],
 )
 def test_show_of_a_file_that_is_not_a_record_says_so(text: str, said: str, tmp_path: Path) -> None:

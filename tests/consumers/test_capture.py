@@ -31,7 +31,7 @@ def test_documents_are_checked_as_they_come_and_the_rest_at_the_end(tmp_path: Pa
     while len(check.seen) < 2 and time.monotonic() < deadline:  # the thread got to them
         time.sleep(0.05)
     assert len(check.seen) == 2
-    (folder / "3.json").write_text('{"schema": "lnrepro.run/4", "x": NaN}')  # after: at finish
+    (folder / "3.json").write_text('{"schema": "lnrepro.run/5", "x": NaN}')  # after: at finish
     (folder / "4.json.part").write_text("{")  # half written: not a document yet
     files, bad = check.finish()
     assert [f.name for f in files] == ["1.json", "2.json", "3.json"]

@@ -93,10 +93,10 @@ def test_round_trip_with_repeats_and_json_report(tmp_path: Path) -> None:
         by["LayerNormBackwardOpTest.BugRepro_Deterministic_2048Features"].metrics["dx"]["max_diff"]
         == 1000.0
     )
-    assert by["LayerNormBackwardOpTest.BugRepro_TightTolerance_8192Features"].metrics["dx"] == {
-        "rtol": 0.01,
-        "atol": 0.01,
-    }
+    tight = by["LayerNormBackwardOpTest.BugRepro_TightTolerance_8192Features"].metrics["dx"]
+    # rtol and atol from the console's allclose line; max_diff and the share of the tolerance
+    # used from the report's RecordProperty (issue 47): over 1, as the test failed
+    assert tight["rtol"] == 0.01 and tight["atol"] == 0.01 and tight["used"] > 1
 
 
 def test_defect_none_passes_and_exit_code_zero() -> None:

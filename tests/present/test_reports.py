@@ -72,7 +72,7 @@ def emulator_runs(
 
 def test_run_json_has_an_id_that_runs_lists_with_a_headline(emulator_runs: Any) -> None:
     cwd, a, b = emulator_runs
-    assert a["id"] == Path(a["record_dir"]).name and a["schema"] == "lnrepro.run/4"
+    assert a["id"] == Path(a["record_dir"]).name and a["schema"] == "lnrepro.run/5"
     listed = json.loads(lnrepro("runs", "--json", cwd=cwd).stdout)
     assert listed["schema"] == "lnrepro.runs/1"
     byid = {e["id"]: e for e in listed["records"]}

@@ -65,7 +65,7 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
     ]
     doc = json.loads((rec.record_dir / "record.json").read_text())
     assert (
-        doc["schema"] == "lnrepro.run/4"
+        doc["schema"] == "lnrepro.run/5"
         and doc["id"] == Path(doc["record_dir"]).name
         and doc["backend"]["defect"] == "shipped"
     )

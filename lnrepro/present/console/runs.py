@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from lnrepro.model.bisect import BisectRecord
-from lnrepro.model.compare import CompareRow
+from lnrepro.model.compare import CompareRow, environment_changes
 from lnrepro.model.gtest import GtestRun, TestResult
 from lnrepro.model.record import RunRecord, RunState
 from lnrepro.present.console.layout import (
@@ -142,6 +142,59 @@ def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
     return f"{passed}/{runs} = {100 * passed / runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
 
 
+# the line a googletest test adds to record a tensor's margin on a pass too (issue 47)
+RECORD_LINE = (
+    'RecordProperty("dx.used", xt::amax(xt::abs(metal_dx - dx_ref) / '
+    "(atol + rtol * xt::abs(dx_ref)))());"
+)
+
+
+def margin_text(used: float) -> str:
+    """``passes, using 23% of its tolerance`` (or fails, using 340%)."""
+    verb = "passes" if used <= 1 else "fails"
+    return f"{verb}, using {100 * used:.0f}% of its tolerance"
+
+
+def render_margins(rec: RunRecord, console: Console) -> None:
+    """Each test's margin: the share of its tolerance its worst quantity used over the runs
+    (``<tensor>.used``, from googletest's RecordProperty or lnrepro's pytest plugin), with a
+    table per quantity; for a test that passed with no number at all, that the verdict is all
+    there is, and the one line that adds the number."""
+    silent = []
+    for a in rec.tests:
+        used = {t: v["used"] for t, v in a.worst.items() if "used" in v}
+        if not used:
+            if a.runs and a.passed == a.runs and not a.worst:
+                silent.append(a.name)
+            continue
+        worst = max(used, key=lambda t: (used[t] != used[t], used[t]))
+        say(
+            console, esc(f"{a.name} {margin_text(used[worst])} ({worst}, worst of {a.runs} run(s))")
+        )
+        rows: list[Row] = []
+        for t, v in a.worst.items():
+            if "used" in v:
+                diff = v.get("max_diff")
+                rows.append(
+                    [esc(t), f"{100 * v['used']:.1f}%", "-" if diff is None else f"{diff:.4g}",
+                     f"{v.get('atol', float('nan')):g}", f"{v.get('rtol', float('nan')):g}"]
+                )  # fmt: skip
+        show_table(
+            console,
+            "",
+            [Col("quantity"), Col("tolerance used"), Col("max_diff"), Col("atol"), Col("rtol")],
+            rows,
+        )
+    for name in silent[:3]:
+        say(
+            console,
+            esc(
+                f"{name} passed and printed no number: the verdict is all there is. "
+                f"One line in the test adds its margin: {RECORD_LINE}"
+            ),
+        )
+
+
 def render_run(rec: RunRecord, console: Console) -> None:
     b = rec.backend
     title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if b.get("defect") else "")
@@ -167,6 +220,7 @@ def render_run(rec: RunRecord, console: Console) -> None:
             head=2,
             lead=(1, 0),
         )
+    render_margins(rec, console)
     build = rec.build
     if build is not None:
         say(
@@ -284,6 +338,7 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     say(console, styled(("A", "bold"), " = ", (a.id, "bold"), f": {describe_run(a)}"))
     say(console, styled(("B", "bold"), " = ", (b.id, "bold"), f": {describe_run(b)}"))
     pcc = any(r.pcc_a is not None or r.pcc_b is not None for r in rows)  # a pytest run's metric
+    margin = any(r.margins_a or r.margins_b for r in rows)
     cols = [
         Col("test"),
         Col("A"),
@@ -293,8 +348,16 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
         Col("max_diff A"),
         Col("max_diff B"),
         *((Col("pcc A"), Col("pcc B")) if pcc else ()),
+        *(
+            (Col("tolerance used A", text=True), Col("tolerance used B", text=True))
+            if margin
+            else ()
+        ),
         Col("change", text=True),
     ]
+
+    def used(m: dict[str, float]) -> str:
+        return " ".join(f"{q} {100 * v:.0f}%" for q, v in m.items())
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"
@@ -316,7 +379,11 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
                 num(r.max_diff_a),
                 num(r.max_diff_b),
                 *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()),
+                *((esc(used(r.margins_a)), esc(used(r.margins_b))) if margin else ()),
                 esc(r.change),
             ]
         )
     show_table(console, None, cols, out, head=1)
+    changes = environment_changes(a, b)
+    if changes:
+        say(console, styled(("environment A → B", "bold"), ": ", esc("; ".join(changes))))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lnrepro.errors import UsageError
-from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, TtMetalSpec
+from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
 from lnrepro.run.backends import Backend
 
 
@@ -24,6 +24,10 @@ def make_backend(spec: BackendSpec, config_dir: Path | None = None) -> Backend:
         from lnrepro.run.backends.binary import BinaryBackend
 
         return BinaryBackend(spec)
+    if isinstance(spec, PythonSpec):
+        from lnrepro.run.backends.python import PythonBackend
+
+        return PythonBackend(spec)
     return _tt_metal(spec, config_dir or Path.cwd())
 
 

@@ -1,0 +1,276 @@
+"""Bisect over the released versions of a dependency: which release of NAME made a test fail
+(or, with ``find_fix``, fixed it).
+
+The versions are the ones that install here: the index's files (a PEP 503 simple page, or a
+find-links folder of wheels) are read with ``packaging`` — a wheel counts when one of its tags is
+one this Python supports and its ``Requires-Python`` (the page's ``data-requires-python``, else
+the wheel's METADATA) admits this Python's version. ``pip index versions`` is not enough: it
+lists versions that have no wheel here. A version in the range that does not install here is
+a skip, never good or bad.
+
+Each step's version goes into a venv of its own, cached by Python and version, layered over the
+user's Python (:func:`lnrepro.run.backends.python.layered_env`): pytest and the project's other
+packages are the user's, the bisected package at the step's version on top, with what that
+version needs that the user's environment lacks (pip installs it there). The user's environment
+is never written. pip is used: uv does not read this machine's package sources (see
+scripts/bench_versions.py for what a step costs).
+"""
+
+from __future__ import annotations
+
+import html.parser
+import os
+import re
+import sys
+import urllib.parse
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lnrepro.errors import EnvironmentProblem, UsageError
+
+SCHEMA = "lnrepro.version-bisect/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Release:
+    version: str
+    files: tuple[str, ...] = ()
+    installable: bool = True
+    why_not: str = ""  # why no file of it installs here
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            a = dict(attrs)
+            if a.get("href"):
+                self.links.append((str(a["href"]), a.get("data-requires-python")))
+
+
+def _files(source: str, name: str) -> list[tuple[str, str | None]]:
+    """(path of a file, its page's requires-python) for package ``name`` in ``source``: a
+    find-links folder, or a PEP 503 simple index (a folder or a file:// URL)."""
+    from packaging.utils import canonicalize_name
+
+    root = Path(urllib.parse.urlparse(source).path) if source.startswith("file:") else Path(source)
+    page = root / canonicalize_name(name) / "index.html"
+    if page.is_file():
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+        out = []
+        for href, rp in parser.links:
+            path = (page.parent / urllib.parse.unquote(href.split("#", 1)[0])).resolve()
+            out.append((str(path), rp))
+        return out
+    if root.is_dir():
+        return [(str(p), None) for p in sorted(root.iterdir()) if p.is_file()]
+    raise UsageError(
+        f"no package index at {source}",
+        "pass --index-url DIR (a PEP 503 simple index) or --find-links DIR",
+    )
+
+
+def _wheel_requires_python(path: str) -> str | None:
+    try:
+        with zipfile.ZipFile(path) as z:
+            meta = next((n for n in z.namelist() if n.endswith(".dist-info/METADATA")), None)
+            text = z.read(meta).decode("utf-8", "replace") if meta else ""
+    except (OSError, zipfile.BadZipFile):
+        return None
+    m = re.search(r"^Requires-Python:\s*(.+)$", text, re.MULTILINE)
+    return m.group(1).strip() if m else None
+
+
+def releases(source: str, name: str, python_version: str | None = None) -> list[Release]:
+    """Every version of ``name`` the index holds, oldest first, each saying whether a file of it
+    installs on this Python and platform (wheels only: building an sdist is not a step's job)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.tags import sys_tags
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import Version
+
+    here = set(sys_tags())
+    pyver = python_version or ".".join(str(x) for x in sys.version_info[:3])
+    by_version: dict[Version, list[tuple[str, bool, str]]] = {}
+    for path, page_rp in _files(source, name):
+        base = Path(path).name
+        if not base.endswith(".whl"):
+            continue
+        try:
+            dist, version, _build, tags = parse_wheel_filename(base)
+        except InvalidWheelFilename:
+            continue
+        if dist != canonicalize_name(name):
+            continue
+        why = ""
+        if not tags & here:
+            why = "no wheel for this Python and platform"
+        rp = page_rp or _wheel_requires_python(path)
+        if not why and rp:
+            try:
+                if pyver not in SpecifierSet(rp):
+                    why = f"requires Python {rp}"
+            except InvalidSpecifier:
+                pass
+        by_version.setdefault(version, []).append((path, not why, why))
+    out = []
+    for v in sorted(by_version):
+        files = by_version[v]
+        ok = any(f[1] for f in files)
+        out.append(
+            Release(
+                version=str(v),
+                files=tuple(f[0] for f in files),
+                installable=ok,
+                why_not="" if ok else files[0][2],
+            )
+        )
+    return out
+
+
+def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool) -> list[Release]:
+    """The releases from the older end to the newer one, both included; bad input is one line."""
+    from packaging.version import InvalidVersion, Version
+
+    known = {Version(r.version): r for r in all_releases}
+    try:
+        g, b = Version(good), Version(bad)
+    except InvalidVersion as exc:
+        raise UsageError(
+            f"{exc}", "give --good and --bad as release versions, e.g. 1.26.4"
+        ) from None
+    for flag, v in (("--good", g), ("--bad", b)):
+        if v not in known:
+            raise UsageError(
+                f"{flag} {v}: no such release in the index",
+                f"pick one of {', '.join(r.version for r in all_releases[-8:]) or 'none'}",
+            )
+    older, newer = (b, g) if find_fix else (g, b)
+    if not older < newer:
+        raise UsageError(
+            f"--good {good} is not older than --bad {bad}"
+            if not find_fix
+            else f"--bad {bad} is not older than --good {good} (--find-fix: the fix comes later)",
+            "the newer release goes last: swap --good/--bad, or add --find-fix to find the fix",
+        )
+    span = [r for v, r in sorted(known.items()) if older <= v <= newer]
+    if not any(r.installable for r in span):
+        raise UsageError(
+            f"no release from {older} to {newer} installs on this Python and platform",
+            "pick another range (lnrepro lists the releases that install here)",
+        )
+    for flag, v in (("--good", g), ("--bad", b)):
+        if not known[v].installable:
+            raise UsageError(
+                f"{flag} {v} does not install here: {known[v].why_not}", "pick another release"
+            )
+    return span
+
+
+@dataclass(kw_only=True)
+class Step:
+    version: str
+    mark: str  # good, bad, skip
+    why: str = ""
+    record: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    first_bad: str | None = None
+    last_good: str | None = None
+    steps: list[Step] = field(default_factory=list)
+    reason: str = ""
+
+    def as_json(self, package: str, find_fix: bool) -> dict[str, object]:
+        return {
+            "schema": SCHEMA,
+            "package": package,
+            "result": {
+                "kind": "first fixed version" if find_fix else "first bad version",
+                "first_bad": self.first_bad,
+                "last_good": self.last_good,
+                "reason": self.reason,
+            },
+            "steps": [s.__dict__ for s in self.steps],
+        }
+
+
+def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: bool) -> Outcome:
+    """Binary search between the two ends (``span[0]`` and ``span[-1]`` are the ends, judged
+    first); a skipped release is replaced by its nearest untested neighbour, as git does."""
+    out = Outcome()
+    # "old" is the state of the older end: good when looking for a regression, bad for a fix
+    old_mark, new_mark = ("bad", "good") if find_fix else ("good", "bad")
+    for end, want in ((span[-1], new_mark), (span[0], old_mark)):
+        s = judge(end)
+        out.steps.append(s)
+        if s.mark != want:
+            out.reason = f"{end.version} is {s.mark}, not {want}: the ends do not separate"
+            return out
+    lo, hi = 0, len(span) - 1  # lo: old state, hi: new state
+    skipped: set[int] = {i for i, r in enumerate(span) if not r.installable}
+    for i in sorted(skipped):
+        out.steps.append(Step(version=span[i].version, mark="skip", why=span[i].why_not))
+    while hi - lo > 1:
+        inner = [i for i in range(lo + 1, hi) if i not in skipped]
+        if not inner:
+            break
+        mid = min(inner, key=lambda i: abs(i - (lo + hi) / 2))
+        s = judge(span[mid])
+        out.steps.append(s)
+        if s.mark == "skip":
+            skipped.add(mid)
+        elif s.mark == old_mark:
+            lo = mid
+        else:
+            hi = mid
+    hidden = [span[i].version for i in range(lo + 1, hi)]
+    if hidden:
+        out.reason = f"skipped releases hide which is first: {', '.join(hidden)}"
+        out.last_good = span[lo].version
+        return out
+    out.first_bad, out.last_good = span[hi].version, span[lo].version
+    return out
+
+
+def step_env(cache: Path, python: str, package: str, release: Release, index: list[str]) -> str:
+    """The step's Python: a cached venv over ``python`` with ``package==version`` installed (and
+    what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails."""
+    from lnrepro.doors import proc
+    from lnrepro.run.backends.python import LayerFailed, layered_env
+
+    tag = re.sub(r"[^\w.]+", "_", str(Path(python).absolute()))[
+        -60:
+    ]  # not resolved: a venv is not its base
+    venv = cache / f"{package}-{release.version}-{tag}"
+    done = venv / ".lnrepro-installed"
+    step_python = venv / "bin" / "python"
+    if done.is_file() and step_python.exists():
+        return str(step_python)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    try:
+        layered_env(python, venv, env)
+    except LayerFailed as exc:
+        raise EnvironmentProblem(
+            f"could not make a venv for {release.version}: {exc.what}", "check --python"
+        ) from None
+    argv = [
+        str(step_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+        "--no-input", *index, f"{package}=={release.version}",
+    ]  # fmt: skip
+    code, out = proc.capture(argv, timeout=3600.0, env={**env, "VIRTUAL_ENV": str(venv)})
+    if code != 0:
+        raise EnvironmentProblem(
+            f"pip could not install {package}=={release.version}: {out.strip()[-200:]}",
+            "check the index (--index-url/--find-links)",
+        )
+    done.write_text(release.version)
+    return str(step_python)

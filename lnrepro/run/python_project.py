@@ -1,0 +1,67 @@
+"""Checks of a Python project's run before anything starts: the project, its Python, the node
+ids (each one line with its fix; nothing is written or changed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from lnrepro.errors import EnvironmentProblem, UsageError
+from lnrepro.model.requests import PythonSpec
+
+COLLECT_TIMEOUT_S = 300.0
+
+
+def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = True) -> None:
+    """The project is a directory, its Python runs, and pytest finds every node id there
+    (``pytest --collect-only``: exit 4 or 5 is "no such test"; a collection error — pytest
+    prints ``ERROR collecting`` — is the test's own outcome, recorded by the run)."""
+    from lnrepro.run.backends.python import project_python
+
+    project = spec.project.expanduser()
+    if not project.is_dir():
+        raise UsageError(
+            f"--repo {spec.project} is not a directory",
+            "pass the root of the Python project (where its tests' paths start)",
+        )
+    python = project_python(project.absolute(), spec.python)
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.access(found, os.X_OK):
+        raise EnvironmentProblem(
+            f"--python {python}: no such interpreter",
+            "pass --python PATH to a Python that has pytest and the project's packages, or "
+            "make the project's .venv",
+        )
+    for nid in node_ids:
+        path = nid.partition("::")[0]
+        if not (project / path).is_file():
+            raise UsageError(
+                f"--pytest {nid}: no file {path} in {project}",
+                "give node ids relative to --repo, as pytest --collect-only -q prints them there",
+            )
+    if collect and node_ids:
+        _collect(project.absolute(), python, node_ids, dict(spec.env))
+
+
+def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str, str]) -> None:
+    from lnrepro.doors import proc
+    from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET, exit_meaning
+
+    full = {k: v for k, v in {**os.environ, **env}.items() if k not in ENV_REMOVE}
+    full.update(ENV_SET)
+    argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *node_ids]
+    code, out = proc.capture(argv, timeout=COLLECT_TIMEOUT_S, cwd=project, env=full)
+    if code in (4, 5) and "ERROR collecting" not in out:  # not a module that fails to import
+        last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")
+        raise UsageError(
+            f"--pytest {' '.join(node_ids)}: pytest finds no such test in {project} "
+            f"({exit_meaning(code)}: {last[:160]})",
+            "list the tests with pytest --collect-only -q in the project and pass one of them",
+        )
+    if code == 1 and "No module named pytest" in out:
+        raise EnvironmentProblem(
+            f"{python} has no pytest",
+            "install pytest in the project's environment, or pass --python PATH to one that has",
+        )
