@@ -124,13 +124,14 @@ class Proc:
     status: str  # done, waiting, running, never started, unknown, asserted
     wait: HangPattern | None  # for a waiting one: CONSUMER_STARVED, PRODUCER_BLOCKED, NOC_WAIT…
     role: str
+    own: bool = False  # stopped past a waypoint of the user's own (not tt-metal's, not a wait)
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The cause on one core: the pattern, which proc (an index into the procs given), the rule
     that decided (``starved``, ``starved-remote``, ``cycle``, ``blocked-done``,
-    ``blocked-remote``, ``noc``, ``other``, ``never``, ``asserted``, ``chain``,
+    ``blocked-remote``, ``own-waypoint``, ``noc``, ``other``, ``never``, ``asserted``, ``chain``,
     ``no-waypoints``, ``running``), and the waiting procs set aside as consequences."""
 
     pattern: HangPattern
@@ -195,6 +196,18 @@ def _waiting(w: int, procs: Sequence[Proc], order: list[int]) -> Verdict | None:
             if procs[i].status == WAITING and procs[i].wait is HangPattern.PRODUCER_BLOCKED
         ]
         if blocked:
+            # a proc between them stopped at the user's own waypoint (AST1) is what both wait
+            # behind: the reader and the writer are its consequences, not a cycle
+            first = ROLE_ORDER.get(procs[blocked[0]].role, 9)
+            own = [
+                i
+                for i in producers
+                if procs[i].own
+                and procs[i].status == RUNNING
+                and ROLE_ORDER.get(procs[i].role, 9) > first
+            ]
+            if own:
+                return Verdict(HangPattern.OTHER_WAIT, own[0], "own-waypoint")
             return Verdict(HangPattern.PRODUCER_BLOCKED, blocked[0], "cycle")
         if all(procs[i].status == DONE for i in producers):
             return Verdict(HangPattern.CONSUMER_STARVED, w, "starved")

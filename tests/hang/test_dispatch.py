@@ -24,7 +24,7 @@ from lnrepro.hang import dispatch as triage
 from lnrepro.run.backends import Call
 from tests.hang.triage.corpus import CALLSTACK_HEADER, CB_HEADER
 from tests.lookalike import HANG_TEST, GroundTruth
-from tests.run.test_pytest_and_hangs import lnrepro
+from tests.run.test_pytest_and_hangs import lnrepro_docker as lnrepro
 
 LNREPRO = [sys.executable, "-m", "lnrepro"]
 CB = [sys.executable, "-m", "lnrepro.emulator.cbmodel"]

@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 
 from lnrepro.hang import rules
 from lnrepro.hang.model import (
+    WAYPOINT_MEANING,
     CbState,
     Coords,
     CoreGroup,
@@ -224,6 +225,11 @@ _RULE_STATUS = {
 }
 
 
+def _own_waypoint(wp: str | None) -> bool:
+    """A waypoint of the user's own (``AST1``): not one of tt-metal's, and not a wait code."""
+    return bool(wp) and wp not in WAYPOINT_MEANING and not (wp or "").endswith("W")
+
+
 def _cause(states: list[_State]) -> _Cause | None:
     """One core's cause by the rule the watcher's reader uses (lnrepro.hang.rules): idle, reset
     and dispatch RISCs left out, a waiting RISC's wait from its frame 0 or waypoint."""
@@ -236,6 +242,7 @@ def _cause(states: list[_State]) -> _Cause | None:
             _RULE_STATUS[s.status],
             s.pattern if s.status == "waiting" else None,
             _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+            s.status == "running" and _own_waypoint(s.waypoint),
         )
         for s in mine
     ]
@@ -344,6 +351,13 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             "every RISC shown is idle in firmware, in reset or done: the hang is not in a "
             "worker kernel it shows (look at dispatch, ethernet cores, or the host)"
         )
+    elif out.ops:
+        pattern = HangPattern.UNKNOWN
+        summary = (
+            f"dump_running_operations shows what ran: {'; '.join(out.ops[:3])}; the text has no "
+            "callstacks, so it cannot tell which kernel on those cores hangs (paste "
+            "dump_callstacks' table)"
+        )
     else:
         pattern = HangPattern.UNKNOWN
         summary = "the text shows no core: it cannot tell which kernel hangs"
@@ -436,6 +450,17 @@ def _group(
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
+    rest = list(cause.consequences)
+    if cause.why == "cycle":  # the consumer it blocks waits for its pages: each on the other
+        mutual = [c for c in rest if c.pattern is HangPattern.CONSUMER_STARVED]
+        rest = [c for c in rest if c not in mutual]
+        for c in mutual:
+            sentence += (
+                f"; and {_who(c, _role(c.row.risc, c.row.kernel_name, c.kernel_file))} waits "
+                f"{_where(c)} for pages: the two wait on each other (a deadlock), so both are "
+                "named; check the order of their cb_reserve_back/cb_push_back and "
+                "cb_wait_front/cb_pop_front"
+            )
     sentence += rules.consequence_words(
         [
             rules.Proc(
@@ -444,7 +469,7 @@ def _group(
                 c.pattern,
                 _role(c.row.risc, c.row.kernel_name, c.kernel_file),
             )
-            for c in cause.consequences
+            for c in rest
         ],
         role,
     )

@@ -618,6 +618,21 @@ def _ops_table(out: TriageOutput, t: Table) -> None:
     for row in t.rows:
         ops = t.cell(row, "Operations", "Op Name") or ""
         cores = t.cell(row, "Core List", "Cores") or ""
+        op_id = (t.cell(row, "Op Id") or "").strip()
+        if op_id and " ".join(ops.split()) in ("", "N/A"):  # 0602ee8a5830: one row per Op Id;
+            # the name is N/A when Inspector has none: the id and the cores are what it shows
+            name = " ".join(ops.split())
+            named = f" {name}" if name and name != "N/A" else " (its name not shown: N/A)"
+            listed = [c.strip() for c in cores.splitlines() if c.strip() and c.strip() != "..."]
+            count = (t.cell(row, "Core Cnt") or "").strip()
+            more = (
+                f" (and {int(count) - len(listed)} more, cut by tt-triage)"
+                if count.isdigit() and int(count) > len(listed)
+                else ""
+            )
+            where = f" on {count or len(listed)} cores: {', '.join(listed)}{more}" if listed else ""
+            out.ops.append(f"op id {op_id}{named}{where}")
+            continue
         for op in re.sub(r":\n", ": ", ops).splitlines():  # "Kernel:" wrapped from its name
             op = op.strip()
             if op and op != "N/A":

@@ -1199,3 +1199,77 @@ def dispatch_only(width: int = 200) -> str:
     console.print("dump_callstacks.py:")
     console.print(table)
     return buf.getvalue()
+
+
+# ------------------------------------------------------------------ pastes from tt-metal's issues
+def _only(core: Core, keep: tuple[str, ...]) -> Core:
+    """The core with the RISCs not in keep idle in firmware (a program without that kernel)."""
+    return replace(
+        core,
+        riscs=tuple(
+            r if r.name in keep else _idle(r.name, 0x5000 + i) for i, r in enumerate(core.riscs)
+        ),
+    )
+
+
+# A dataflow-only program: the reader waits in cb_reserve_back, the writer in cb_wait_front, no
+# compute kernel between them: each waits on the other (tabulate era, dump_callstacks.py).
+MUTUAL = Scenario("mutual", (_only(_CYCLE_CORE, ("brisc", "ncrisc")), idle_core(0, 1, 0)))
+
+
+def _own_core() -> Core:
+    """The cycle's core with compute stopped past a waypoint of the user's own (AST1, which
+    does not end in W): the reader and the writer wait behind it."""
+    riscs = tuple(
+        replace(
+            r,
+            waypoint="AST1",
+            pc=0x7A90,
+            frames=((0x7A90, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 133, 9),),
+        )
+        if r.name == "trisc0"
+        else r
+        for r in _CYCLE_CORE.riscs
+    )
+    return replace(_CYCLE_CORE, riscs=riscs)
+
+
+OWN_WAYPOINT = Scenario("own-waypoint", (_own_core(), idle_core(0, 1, 0)))
+
+
+# dump_running_operations.py at 0602ee8a5830 (tenstorrent/tt-metal): one row per Op Id; names
+# are N/A when Inspector has none (trace replay, tt-xla); cores `<dev>:<noc0x>-<noc0y>`, cut at
+# five plus "..." unless --full-cores; the Cores cell is one core a line.
+OPS_HEADER_0602 = [
+    "Op Id",
+    "Op Name",
+    "Op Params",
+    "Prev Op Id",
+    "Prev Op Name",
+    "Prev Op Params",
+    "Device Cnt",
+    "Core Cnt",
+    "Devices",
+    "Cores",
+]
+
+
+def running_ops_only(width: int = 10000, name: str = "N/A") -> str:
+    """A paste of dump_running_operations alone (rich era), its op names unknown."""
+    from rich.console import Console
+    from rich.table import Table
+
+    cores = [f"16:{x}-{y}" for x, y in ((2, 1), (2, 2), (3, 1), (3, 2), (4, 1), (4, 2))]
+    shown = [*cores[:5], "..."]
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, highlight=False, color_system=None)
+    console.print()
+    console.print("dump_running_operations.py:")
+    table = Table()
+    for h in OPS_HEADER_0602:
+        table.add_column(h, justify="left")
+    table.add_row(
+        "1042", name, "N/A", "1041", "N/A", "N/A", "1", str(len(cores)), "16", "\n".join(shown)
+    )
+    console.print(table)
+    return buf.getvalue()

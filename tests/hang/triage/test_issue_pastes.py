@@ -1,0 +1,60 @@
+"""Shapes of real tt-triage pastes from tt-metal's issues (issue 48), rebuilt in the corpus from
+the scripts' formats (tools/triage/dump_callstacks.py, tabulate era): a reader and a writer that
+wait on each other are both named; compute stopped past the user's own waypoint (AST1, not a W
+code) is the cause, and the data movers waiting behind it are its consequences."""
+
+from __future__ import annotations
+
+from lnrepro.hang.door import read_paste
+from lnrepro.hang.model import Diagnosis
+from tests.hang.triage import corpus as C
+
+
+def _read(text: str) -> Diagnosis:
+    r = read_paste(text)
+    assert r is not None and r.format.value == "tt-triage"
+    return r.diagnosis
+
+
+def test_a_reader_and_a_writer_waiting_on_each_other_are_both_named() -> None:
+    d = _read(C.tabulate_framework(C.MUTUAL))
+    assert d.pattern.value == "PRODUCER_BLOCKED", d.summary
+    assert "reader_ln_bw" in d.summary and "writer_ln_bw" in d.summary, d.summary
+    assert "cb_reserve_back" in d.summary and "cb_wait_front" in d.summary, d.summary
+    assert "wait on each other" in d.summary, d.summary
+    assert "a consequence, not the cause" not in d.summary, d.summary
+
+
+def test_data_movers_behind_a_users_own_waypoint_are_consequences() -> None:
+    for text in (C.tabulate_framework(C.OWN_WAYPOINT), C.rich_framework(C.OWN_WAYPOINT)):
+        d = _read(text)
+        g = d.primary
+        assert g is not None and g.risc == "TRISC0", (g and g.risc, d.summary)
+        assert g.waypoint == "AST1", g.waypoint
+        assert 'WAYPOINT("AST1")' in d.summary, d.summary
+        assert "the reader (NCRISC) waits too, behind it" in d.summary, d.summary
+        assert "the writer (BRISC) waits too, downstream of it" in d.summary, d.summary
+        assert "consequences, not the cause" in d.summary, d.summary
+
+
+def test_the_cut_cycle_keeps_its_culprit() -> None:
+    """The own-waypoint rule needs a readable code of the user's: the 100-column cut of the
+    cycle (compute's frame cut, its waypoint a stock one) still blames the reader."""
+    d = _read(C.rich_framework(C.CYCLE, 100))
+    assert d.primary is not None and d.primary.risc == "NCRISC", d.summary
+
+
+def test_running_operations_alone_name_the_op_id_and_cores_and_invent_nothing() -> None:
+    """dump_running_operations at 0602ee8a5830 (Op Id | Op Name | … | Cores), names N/A."""
+    d = _read(C.running_ops_only())
+    assert d.primary is None and not d.groups, d.lines()
+    assert "op id 1042" in d.summary, d.summary
+    assert "16:2-1" in d.summary and "16:4-1" in d.summary, d.summary
+    assert "on 6 cores" in d.summary and "1 more" in d.summary, d.summary
+    assert "N/A" in d.summary and "Kernel:" not in d.summary, d.summary
+    assert "shows no core" not in d.summary
+
+
+def test_a_running_operation_with_a_name_keeps_it() -> None:
+    d = _read(C.running_ops_only(name="MyCustomOp"))
+    assert "MyCustomOp on 16:2-1, 16:2-2" in d.summary, d.summary
