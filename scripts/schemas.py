@@ -31,7 +31,7 @@ SCHEMAS = ROOT / "docs" / "schemas"
 DERIVED: dict[str, tuple[Any, str]] = {
     "bisect.json": (
         bisect.BisectRecord,
-        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/5)",
+        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/6)",
     ),
     "compare.json": (
         compare.CompareDoc,

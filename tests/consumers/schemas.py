@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 BY_NAME = {
     "lnrepro.run/5": "run.json",
-    "lnrepro.bisect/5": "bisect.json",
+    "lnrepro.bisect/6": "bisect.json",
     "lnrepro.gtest-run/1": "gtest-run.json",
     "lnrepro.env-check/2": "env-check.json",
     "lnrepro.runs/1": "runs.json",
