@@ -38,11 +38,9 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ENV = "LNREPRO_MARGINS_FILE"
 _SKIP = (os.sep + "numpy" + os.sep, os.sep + "torch" + os.sep, os.sep + "_pytest" + os.sep)
@@ -244,32 +242,29 @@ def pytest_unconfigure(config: Any) -> None:
     uninstall()
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: Any) -> Iterator[None]:
-    global _current
-    _current = {}
-    try:
-        return (yield)
-    finally:
-        _LAST[item.nodeid] = _current
-        _current = None
-
-
 def pytest_runtest_logreport(report: Any) -> None:
+    """A test's comparisons are those between the end of its set-up and its call's report (the
+    set-up's report is logged when its fixtures are ready, the call's before its teardown): no
+    hook wrapper, so this module imports no pytest, and lnrepro's own process, which reads the
+    file (:func:`read`) with no pytest installed, can import it."""
+    global _current
+    if report.when == "setup":
+        _current = {} if report.outcome == "passed" else None
+        return
+    if report.when != "call":
+        return
+    margins, _current = _current or {}, None
     path = os.environ.get(ENV)
-    if not path or report.when != "call":
+    if not path:
         return
     line = {
         "test": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
-        "margins": _LAST.pop(report.nodeid, None) or {},
+        "margins": margins,
     }
     with Path(path).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
-
-
-_LAST: dict[str, dict[str, float]] = {}  # nodeid -> its call's margins, until reported
 
 
 # ---------------------------------------------------------------------- lnrepro's side
