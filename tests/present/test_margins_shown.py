@@ -29,3 +29,28 @@ def test_run_and_compare_show_the_margins_of_passing_tests(
     out = capsys.readouterr().out
     assert "dx 50% dgamma 3% dbeta 2%\tdx 4% dgamma 3% dbeta 2%" in out
     assert "dx used 50% → 4%" in out
+
+
+def test_a_failure_far_past_its_tolerance_reads_as_a_multiple_not_millions_of_percent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bug's dx is 1000 off with atol 0.01: ``100,000×``, not ``10000000%``."""
+    runs = tmp_path / "runs"
+    argv = ["run", "--filter", "*Deterministic_256Tiles", "--defect", "shipped"]
+    assert cli_main([*argv, "--record-dir", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert "fails, using 100,000× its tolerance (dx, worst of 1 run(s))" in out
+    assert "dx\t100,000×\t1000\t0.01\t0.01" in out
+    assert "%" not in "".join(line for line in out.splitlines() if "100,000" in line)
+
+
+@pytest.mark.parametrize(
+    ("used", "text"),
+    [(0.113, "11%"), (9.994, "999%"), (10.0, "10×"), (1e5, "100,000×"), (float("inf"), "∞×")],
+)
+def test_a_share_of_tolerance_is_percent_below_ten_times_and_a_multiple_above(
+    used: float, text: str
+) -> None:
+    from lnrepro.model.metrics import share
+
+    assert share(used) == text
