@@ -54,3 +54,36 @@ def test_a_share_of_tolerance_is_percent_below_ten_times_and_a_multiple_above(
     from lnrepro.model.metrics import share
 
     assert share(used) == text
+
+
+def test_run_pytest_loads_the_plugin_and_shows_a_passing_comparisons_margin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``run --pytest`` loads lnrepro's plugin into the test process (issue 47): a passing numpy
+    comparison says how much of its tolerance it used, at its call site; a test that makes no
+    comparison lnrepro reads says the verdict is all there is (no googletest advice)."""
+    import subprocess
+    import sys
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_x.py").write_text(
+        "import numpy as np\n\n"
+        "def test_close():\n"
+        "    np.testing.assert_allclose(np.ones(4) + 1e-4, np.ones(4), rtol=0, atol=5e-4)\n\n"
+        "def test_plain():\n"
+        "    assert 1 + 1 == 2\n",
+        encoding="utf-8",
+    )
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@e"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    argv = ["run", "--repo", str(project), "--python", sys.executable]
+    argv += ["--pytest", "test_x.py::test_close", "--pytest", "test_x.py::test_plain"]
+    assert cli_main([*argv, "--record-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "test_x.py::test_close passes, using 20% of its tolerance (test_x.py:4," in out
+    assert "test_x.py:4\t20.0%\t-\t-\t-" in out
+    assert "test_x.py::test_plain passed and made no comparison lnrepro reads" in out
+    assert "RecordProperty" not in out
