@@ -163,3 +163,38 @@ def test_compare_shows_a_numerics_variable_that_changed_between_two_runs(
     assert doc["environment"] == ["NPY_PROMOTION_STATE unset → weak"]
     assert main(["compare", *ids, "--record-dir", str(tmp_path)]) == ExitCode.OK
     assert "NPY_PROMOTION_STATE unset → weak" in capsys.readouterr().out
+
+
+def test_image_runs_the_project_s_test_in_a_container_of_that_image(
+    project: Path, tmp_path: Path, run: Run, toolchain_image: str
+) -> None:
+    import numpy
+
+    code, out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", toolchain_image,
+        "--env", "OMP_NUM_THREADS=2", "--record-dir", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert code == ExitCode.FAILED, err
+    doc = json.loads(out)
+    (t,) = doc["tests"]
+    assert t["name"] == FAILING_NODE and t["verdict"] == "FAIL"
+    m = t["worst_metrics"]["(unnamed)"]
+    assert (m["mismatched"], m["elements"], m["max_abs_diff"]) == (1, 4, 0.5)
+    # the image's numpy (Debian bookworm's 1.24), not this process's: its 1.x message was read
+    (c,) = doc["attempts"][0]["tests"][0]["comparisons"]
+    frozen = doc["fingerprint"]["python_env"]
+    assert frozen["packages"]["numpy"].startswith("1.") and numpy.__version__.startswith("2.")
+    assert c["form"] == "numpy-1" and frozen["env"] == {"OMP_NUM_THREADS": "2"}
+    runner = doc["backend"]["runner"]
+    assert runner["image"] == toolchain_image and runner["devices"] == []
+    assert doc["backend"]["interpreter"] == "python3" and doc["fingerprint"]["image_id"]
+    assert "--image" in doc["rerun"]
+
+
+def test_setup_with_an_image_is_one_line(project: Path, tmp_path: Path, run: Run) -> None:
+    code, _out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", "any:tag",
+        "--setup", "pip install -e .", "--record-dir", str(tmp_path / "rec"),
+    )  # fmt: skip
+    assert code == ExitCode.USAGE and "--setup does not run in --image" in err
+    assert not (tmp_path / "rec").exists()
