@@ -55,7 +55,7 @@ PYTHON_OPTS = (
         help="",
     ),
     Opt(
-        owner=PythonSpec,
+        of="PythonSpec",
         field="image",
         flags=("--image",),
         dest="image",

@@ -43,6 +43,10 @@ SITE_DIRS_SCRIPT = (
     "dirs = [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))]\n"
     "print(json.dumps(dirs))\n"
 )
+# Run before the freeze script in an --image container: its environment as the tests see it
+# (the image's ENV lines and --env), on a line of its own
+ENVIRON_TAG = "lnrepro-environ: "
+ENVIRON_SCRIPT = f"import json, os\nprint({ENVIRON_TAG!r} + json.dumps(dict(os.environ)))\n"
 LAYER_PTH = "zz-lnrepro-base.pth"  # after the step's own .pth files (an editable install's)
 
 
@@ -90,6 +94,20 @@ def layered_env(base: str, venv: Path, env: dict[str, str]) -> str:
         )
         script.chmod(0o755)
     return str(python)
+
+
+def container_environ(out: str) -> dict[str, str]:
+    """The environment :data:`ENVIRON_SCRIPT` printed (empty if it printed none)."""
+    import json
+
+    for line in out.splitlines():
+        if line.startswith(ENVIRON_TAG):
+            try:
+                doc = json.loads(line[len(ENVIRON_TAG) :])
+            except ValueError:
+                return {}
+            return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
+    return {}
 
 
 def project_python(project: Path, given: str | None) -> str:
@@ -266,18 +284,18 @@ class PythonBackend(LocalProcess):
                     cwd=self.checkout,
                     env=env,
                 )
-            else:  # the container's Python and the variables it was given
-                env = dict(self.spec.env)
+            else:  # the container's Python, and the variables as it sees them (the image's too)
                 chunks: list[bytes] = []
                 with tempfile.TemporaryDirectory(prefix="lnrepro-freeze-") as tmp:
                     res = runner.run(
-                        [self.python(1), "-c", FREEZE_SCRIPT],
+                        [self.python(1), "-c", ENVIRON_SCRIPT + FREEZE_SCRIPT],
                         chunks.append,
                         self.place(Path(tmp)),
                         TimeLimit(FREEZE_TIMEOUT_S),
                     )
                 code = -1 if res.timed_out else res.exit_code
                 out = b"".join(chunks).decode("utf-8", "replace")
+                env = container_environ(out)
         except (OSError, LnreproError):
             return None
         frozen = parse_freeze(out, env) if code == 0 else None
