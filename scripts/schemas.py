@@ -31,17 +31,17 @@ SCHEMAS = ROOT / "docs" / "schemas"
 DERIVED: dict[str, tuple[Any, str]] = {
     "bisect.json": (
         bisect.BisectRecord,
-        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/5)",
+        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/6)",
     ),
     "compare.json": (
         compare.CompareDoc,
-        "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+        "lnrepro compare --json (lnrepro.compare/3): two runs, test by test",
     ),
     "run.json": (
         record.RunDoc,
         "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/5)",
     ),
-    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
+    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/2)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
     "requests.json": (
         requests.RequestShapes,
@@ -71,7 +71,7 @@ DERIVED: dict[str, tuple[Any, str]] = {
     ),
     "plan.json": (
         api.Plan,
-        "lnrepro run --dry-run --json (lnrepro.plan/1)",
+        "lnrepro run --dry-run --json (lnrepro.plan/2)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,

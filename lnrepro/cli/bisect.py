@@ -91,7 +91,7 @@ def _oracle(params: Params, repo: Path) -> OracleSpec:
     group="State",
     help="Show the steps of the last bisect and exit.",
 )
-@json_flag("the bisect record (lnrepro.bisect/5)")
+@json_flag("the bisect record (lnrepro.bisect/6)")
 @click.argument(
     "paths",
     nargs=-1,

@@ -9,7 +9,7 @@ from typing import Literal
 from lnrepro.model.codec import Real
 from lnrepro.model.record import RunRecord, TestAggregate, Verdict
 
-SCHEMA: Literal["lnrepro.compare/2"] = "lnrepro.compare/2"  # /2: pcc_a, pcc_b
+SCHEMA: Literal["lnrepro.compare/3"] = "lnrepro.compare/3"  # /2: pcc_a, pcc_b; /3: margins_a, margins_b
 
 
 def _num(v: float) -> str:
@@ -39,7 +39,7 @@ class CompareRow:
 class CompareDoc:
     """``lnrepro compare --json``: every test of run ``a`` and run ``b``."""
 
-    schema: Literal["lnrepro.compare/2"] = SCHEMA
+    schema: Literal["lnrepro.compare/3"] = SCHEMA
     a: str
     b: str
     tests: tuple[CompareRow, ...]

@@ -195,7 +195,7 @@ def test_parse_json_schema_and_exit_codes(tmp_path: Path) -> None:
     p = lnrepro("parse", str(log), "--json", "--exit-code", "139")
     assert p.returncode == ExitCode.FAILED
     doc = json.loads(p.stdout)
-    assert doc["schema"] == "lnrepro.gtest-run/1"
+    assert doc["schema"] == "lnrepro.gtest-run/2"
     tests = {t["name"]: t for t in doc["tests"]}
     assert tests["S.Good"]["status"] == "PASSED" and tests["S.Good"]["duration_ms"] == 3
     assert tests["S.Bad"]["metrics"]["dx"] == {
