@@ -12,8 +12,8 @@ Each step's version goes into a venv of its own, cached by Python and version, l
 user's Python (:func:`lnrepro.run.backends.python.layered_env`): pytest and the project's other
 packages are the user's, the bisected package at the step's version on top, with what that
 version needs that the user's environment lacks (pip installs it there). The user's environment
-is never written. pip is used: uv does not read this machine's package sources (see
-scripts/bench_versions.py for what a step costs).
+is never written. uv installs the package when it is installed, pip what uv cannot (see
+:func:`step_env`; scripts/bench_versions.py measures both).
 """
 
 from __future__ import annotations
@@ -241,9 +241,63 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
     return out
 
 
-def step_env(cache: Path, python: str, package: str, release: Release, index: list[str]) -> str:
+# Run by a step's Python after uv installed the package alone (``--no-deps``): the package's
+# requirements its environment does not meet (the user's packages count, which uv does not see:
+# it reads the step venv's own site-packages only, not the user's the venv is layered over), as
+# a JSON list; null when it cannot tell (no ``packaging``, neither its own nor pip's copy).
+UNMET_SCRIPT = """import json, sys
+from importlib import metadata
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    try:
+        from pip._vendor.packaging.requirements import Requirement
+    except ImportError:
+        print(json.dumps(None))
+        sys.exit()
+unmet = []
+for line in metadata.requires(sys.argv[1]) or []:
+    r = Requirement(line)
+    if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+        continue
+    try:
+        have = metadata.version(r.name)
+    except metadata.PackageNotFoundError:
+        unmet.append(line)
+        continue
+    if r.extras or not r.specifier.contains(have, prereleases=True):
+        unmet.append(line)
+print(json.dumps(unmet))
+"""
+INSTALLERS = ("pip", "uv")
+
+
+def find_uv() -> str | None:
+    """uv, when installed: beside this Python (``pip install uv`` in lnrepro's venv), else on PATH."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "uv"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("uv")
+
+
+def step_env(
+    cache: Path,
+    python: str,
+    package: str,
+    release: Release,
+    index: list[str],
+    *,
+    installer: str | None = None,
+) -> str:
     """The step's Python: a cached venv over ``python`` with ``package==version`` installed (and
-    what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails."""
+    what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails.
+
+    ``installer`` None: uv when it is installed, else pip. uv installs the package alone (about
+    40 times faster than pip here, scripts/bench_versions.py); when the package needs what the
+    user's environment lacks, or uv fails (an index only pip's configuration names, such as a
+    machine's own wheels), pip installs it, with what it needs, as without uv."""
     from lnrepro.doors import proc
     from lnrepro.run.backends.python import LayerFailed, layered_env
 
@@ -262,15 +316,43 @@ def step_env(cache: Path, python: str, package: str, release: Release, index: li
         raise EnvironmentProblem(
             f"could not make a venv for {release.version}: {exc.what}", "check --python"
         ) from None
+    uv = find_uv() if installer in (None, "uv") else None
+    if installer == "uv" and uv is None:
+        raise EnvironmentProblem("uv is not installed", "pip install uv, or install with pip")
+    want = f"{package}=={release.version}"
+    if uv is not None and _uv_installed(uv, str(step_python), package, want, index, env):
+        done.write_text(release.version)
+        return str(step_python)
     argv = [
         str(step_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-        "--no-input", *index, f"{package}=={release.version}",
+        "--no-input", *index, want,
     ]  # fmt: skip
     code, out = proc.capture(argv, timeout=3600.0, env={**env, "VIRTUAL_ENV": str(venv)})
     if code != 0:
         raise EnvironmentProblem(
-            f"pip could not install {package}=={release.version}: {out.strip()[-200:]}",
+            f"pip could not install {want}: {out.strip()[-200:]}",
             "check the index (--index-url/--find-links)",
         )
     done.write_text(release.version)
     return str(step_python)
+
+
+def _uv_installed(
+    uv: str, step_python: str, package: str, want: str, index: list[str], env: dict[str, str]
+) -> bool:
+    """``want`` installed by uv into the step's venv alone, and every requirement of it met by
+    the step's environment (then no pip is needed); False leaves the rest to pip."""
+    import json
+
+    from lnrepro.doors import proc
+
+    argv = [uv, "pip", "install", "-q", "--python", step_python, "--no-deps", *index, want]
+    code, _out = proc.capture(argv, timeout=3600.0, env=env)
+    if code != 0:
+        return False
+    code, out = proc.capture([step_python, "-c", UNMET_SCRIPT, package], timeout=120.0, env=env)
+    try:
+        unmet = json.loads(out.strip().splitlines()[-1]) if code == 0 else None
+    except (ValueError, IndexError):
+        return False
+    return unmet == []

@@ -9,7 +9,9 @@ from typing import Literal
 from lnrepro.model.codec import Real
 from lnrepro.model.record import RunRecord, TestAggregate, Verdict
 
-SCHEMA: Literal["lnrepro.compare/3"] = "lnrepro.compare/3"  # /2: pcc_a, pcc_b; /3: margins_a, margins_b
+SCHEMA: Literal["lnrepro.compare/3"] = (
+    "lnrepro.compare/3"  # /2: pcc_a, pcc_b; /3: margins_a, margins_b
+)
 
 
 def _num(v: float) -> str:

@@ -5,14 +5,16 @@ a version that needs a new dependency installed with it, ``--find-fix``, and bad
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lnrepro.bisect.releases import releases
+from lnrepro.bisect.releases import find_uv, releases, step_env
 from lnrepro.cli import main
 from lnrepro.errors import ExitCode
+from tests.conftest import need
 from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project
 
 
@@ -97,3 +99,29 @@ def test_bad_version_input_is_one_line(
         "--repo", str(project), "--python", sys.executable,
     )  # fmt: skip
     assert code == ExitCode.USAGE and out == "" and err.count("\n") == 1 and said in err, err
+
+
+def _installer(venv_python: str, dist: str) -> str:
+    (info,) = Path(venv_python).parent.parent.glob(f"lib/python*/site-packages/{dist}-*.dist-info")
+    return (info / "INSTALLER").read_text().strip()
+
+
+def test_uv_installs_the_step_s_version_and_pip_what_the_user_s_environment_lacks(
+    index: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    need(find_uv() is not None, "uv is not installed (pip install -e '.[dev]' brings it)")
+    wheels, _simple, _project = index
+    found = {r.version: r for r in releases(str(wheels), "tinyscale")}
+    links = ["--no-index", "--find-links", str(wheels)]
+    py = step_env(tmp_path / "a", sys.executable, "tinyscale", found["1.2"], links)
+    assert _installer(py, "tinyscale") == "uv"  # nothing new needed: uv alone
+    assert not list(Path(py).parent.parent.glob("lib/python*/site-packages/numpy"))
+    # 1.4 needs tinyhelper, which the user's environment lacks (uv does not see the user's
+    # packages under the step's venv): pip adds it beside uv's install
+    py = step_env(tmp_path / "a", sys.executable, "tinyscale", found["1.4"], links)
+    assert (_installer(py, "tinyscale"), _installer(py, "tinyhelper")) == ("uv", "pip")
+    code = "import numpy, tinyscale; print(tinyscale.scale([2.0]), numpy.__file__)"
+    out = subprocess.run([py, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("[1.001]") and str(tmp_path) not in out  # the user's numpy
+    py = step_env(tmp_path / "b", sys.executable, "tinyscale", found["1.2"], links, installer="pip")
+    assert _installer(py, "tinyscale") == "pip"
