@@ -26,11 +26,13 @@ import urllib.parse
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Literal
 
 from lnrepro.errors import EnvironmentProblem, UsageError
 
-SCHEMA = "lnrepro.version-bisect/1"
+SCHEMA: Literal["lnrepro.version-bisect/1"] = "lnrepro.version-bisect/1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,13 +175,46 @@ def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool
     return span
 
 
-@dataclass(kw_only=True)
+class Mark(str, Enum):
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"  # the version did not install here, or its test did not run to a verdict
+
+
+@dataclass(frozen=True, kw_only=True)
 class Step:
+    """One release judged (or skipped without a try: it installs nowhere here)."""
+
     version: str
-    mark: str  # good, bad, skip
-    why: str = ""
-    record: str = ""
+    mark: Mark
+    why: str = ""  # why a skip is one
+    record: str = ""  # the step's run record directory ("": no run)
     seconds: float = 0.0
+
+
+class ResultKind(str, Enum):
+    FIRST_BAD = "first bad version"
+    FIRST_FIXED = "first fixed version"  # --find-fix
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionResult:
+    kind: ResultKind
+    first_bad: str | None  # with --find-fix, the first fixed version; None: no answer
+    last_good: str | None  # with --find-fix, the last version that is still bad
+    reason: str  # why there is no answer ("" when there is one)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionBisectDoc:
+    """``bisect --package NAME --json`` (``lnrepro.version-bisect/1``): which release of NAME
+    made the test fail, or fixed it, and every release judged, in the order judged
+    (scripts/schemas.py derives docs/schemas/version-bisect.json from it)."""
+
+    schema: Literal["lnrepro.version-bisect/1"] = SCHEMA
+    package: str
+    result: VersionResult
+    steps: tuple[Step, ...]
 
 
 @dataclass(kw_only=True)
@@ -189,18 +224,20 @@ class Outcome:
     steps: list[Step] = field(default_factory=list)
     reason: str = ""
 
+    def document(self, package: str, find_fix: bool) -> VersionBisectDoc:
+        kind = ResultKind.FIRST_FIXED if find_fix else ResultKind.FIRST_BAD
+        return VersionBisectDoc(
+            package=package,
+            result=VersionResult(
+                kind=kind, first_bad=self.first_bad, last_good=self.last_good, reason=self.reason
+            ),
+            steps=tuple(self.steps),
+        )
+
     def as_json(self, package: str, find_fix: bool) -> dict[str, object]:
-        return {
-            "schema": SCHEMA,
-            "package": package,
-            "result": {
-                "kind": "first fixed version" if find_fix else "first bad version",
-                "first_bad": self.first_bad,
-                "last_good": self.last_good,
-                "reason": self.reason,
-            },
-            "steps": [s.__dict__ for s in self.steps],
-        }
+        from lnrepro.model import codec
+
+        return dict(codec.encode_obj(self.document(package, find_fix)))
 
 
 def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: bool) -> Outcome:
@@ -208,17 +245,19 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
     first); a skipped release is replaced by its nearest untested neighbour, as git does."""
     out = Outcome()
     # "old" is the state of the older end: good when looking for a regression, bad for a fix
-    old_mark, new_mark = ("bad", "good") if find_fix else ("good", "bad")
+    old_mark, new_mark = (Mark.BAD, Mark.GOOD) if find_fix else (Mark.GOOD, Mark.BAD)
     for end, want in ((span[-1], new_mark), (span[0], old_mark)):
         s = judge(end)
         out.steps.append(s)
         if s.mark != want:
-            out.reason = f"{end.version} is {s.mark}, not {want}: the ends do not separate"
+            out.reason = (
+                f"{end.version} is {s.mark.value}, not {want.value}: the ends do not separate"
+            )
             return out
     lo, hi = 0, len(span) - 1  # lo: old state, hi: new state
     skipped: set[int] = {i for i, r in enumerate(span) if not r.installable}
     for i in sorted(skipped):
-        out.steps.append(Step(version=span[i].version, mark="skip", why=span[i].why_not))
+        out.steps.append(Step(version=span[i].version, mark=Mark.SKIP, why=span[i].why_not))
     while hi - lo > 1:
         inner = [i for i in range(lo + 1, hi) if i not in skipped]
         if not inner:
@@ -226,7 +265,7 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
         mid = min(inner, key=lambda i: abs(i - (lo + hi) / 2))
         s = judge(span[mid])
         out.steps.append(s)
-        if s.mark == "skip":
+        if s.mark is Mark.SKIP:
             skipped.add(mid)
         elif s.mark == old_mark:
             lo = mid

@@ -15,6 +15,7 @@ from lnrepro.bisect.releases import find_uv, releases, step_env
 from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from tests.conftest import need
+from tests.consumers.schemas import errors
 from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project
 
 
@@ -58,6 +59,7 @@ def test_first_bad_version_skips_the_uninstallable_and_find_fix_names_the_fix(
     code, out, err = bisect(capsys, *common, "--good", "1.0", "--bad", "1.4")
     assert code == ExitCode.OK, err
     doc = json.loads(out)
+    assert doc["schema"] == "lnrepro.version-bisect/1" and errors(out) == []  # its docs/schemas
     assert doc["result"]["first_bad"] == "1.2" and doc["result"]["last_good"] == "1.1"
     marks = {s["version"]: s for s in doc["steps"]}
     assert marks["1.3"]["mark"] == "skip" and "requires Python" in marks["1.3"]["why"]
@@ -69,7 +71,7 @@ def test_first_bad_version_skips_the_uninstallable_and_find_fix_names_the_fix(
     code, out, err = bisect(capsys, *common, "--good", "1.5", "--bad", "1.2", "--find-fix")
     assert code == ExitCode.OK, err
     doc = json.loads(out)
-    assert doc["result"]["kind"] == "first fixed version"
+    assert doc["result"]["kind"] == "first fixed version" and errors(out) == []
     assert doc["result"]["first_bad"] == "1.5" and doc["result"]["last_good"] == "1.4"
     # the user's Python never got the package
     assert "tinyscale" not in sys.modules
