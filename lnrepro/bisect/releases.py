@@ -280,10 +280,11 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
     return out
 
 
-# Run by a step's Python after uv installed the package alone (``--no-deps``): the package's
-# requirements its environment does not meet (the user's packages count, which uv does not see:
-# it reads the step venv's own site-packages only, not the user's the venv is layered over), as
-# a JSON list; null when it cannot tell (no ``packaging``, neither its own nor pip's copy).
+# Run by a step's Python after uv installed packages alone (``--no-deps``): the requirements of
+# the packages named in argv that its environment does not meet (the user's packages count, which
+# uv does not see: it reads the step venv's own site-packages only, not the user's under it), as a
+# JSON list of [name, requirement]; null when it cannot tell (no ``packaging``, neither its own
+# nor pip's copy) or a requirement names extras (whose own requirements it does not follow).
 UNMET_SCRIPT = """import json, sys
 from importlib import metadata
 try:
@@ -294,20 +295,24 @@ except ImportError:
     except ImportError:
         print(json.dumps(None))
         sys.exit()
-unmet = []
-for line in metadata.requires(sys.argv[1]) or []:
-    r = Requirement(line)
-    if r.marker is not None and not r.marker.evaluate({"extra": ""}):
-        continue
-    try:
-        have = metadata.version(r.name)
-    except metadata.PackageNotFoundError:
-        unmet.append(line)
-        continue
-    if r.extras or not r.specifier.contains(have, prereleases=True):
-        unmet.append(line)
-print(json.dumps(unmet))
+unmet = {}
+for name in sys.argv[1:]:
+    for line in metadata.requires(name) or []:
+        r = Requirement(line)
+        if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+            continue
+        if r.extras:
+            print(json.dumps(None))
+            sys.exit()
+        try:
+            have = metadata.version(r.name)
+        except metadata.PackageNotFoundError:
+            have = None
+        if have is None or not r.specifier.contains(have, prereleases=True):
+            unmet[r.name] = str(r.name) + str(r.specifier)
+print(json.dumps(sorted(unmet.items())))
 """
+UV_ROUNDS = 8  # requirements of requirements, followed this deep before pip takes over
 INSTALLERS = ("pip", "uv")
 
 
@@ -333,10 +338,11 @@ def step_env(
     """The step's Python: a cached venv over ``python`` with ``package==version`` installed (and
     what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails.
 
-    ``installer`` None: uv when it is installed, else pip. uv installs the package alone (about
-    40 times faster than pip here, scripts/bench_versions.py); when the package needs what the
-    user's environment lacks, or uv fails (an index only pip's configuration names, such as a
-    machine's own wheels), pip installs it, with what it needs, as without uv."""
+    ``installer`` None: uv when it is installed, else pip. uv installs the package, and what it
+    needs that the user's environment lacks (:func:`_uv_installed`); where uv cannot (an index
+    only pip's configuration names, such as a machine's own wheels, or requirements uv's way
+    does not settle), pip installs it with what it needs, as without uv
+    (scripts/bench_versions.py measures both)."""
     from lnrepro.doors import proc
     from lnrepro.run.backends.python import LayerFailed, layered_env
 
@@ -379,19 +385,30 @@ def step_env(
 def _uv_installed(
     uv: str, step_python: str, package: str, want: str, index: list[str], env: dict[str, str]
 ) -> bool:
-    """``want`` installed by uv into the step's venv alone, and every requirement of it met by
-    the step's environment (then no pip is needed); False leaves the rest to pip."""
+    """``want`` installed by uv into the step's venv, then what it needs that the step's
+    environment lacks, one level at a time, each with ``--no-deps`` (uv cannot see the user's
+    packages under the venv, so it may not resolve); True once every requirement of what it
+    installed is met. False leaves the rest to pip: uv failed, a requirement names extras, the
+    requirements conflict, or they go deeper than :data:`UV_ROUNDS`."""
     import json
 
     from lnrepro.doors import proc
 
-    argv = [uv, "pip", "install", "-q", "--python", step_python, "--no-deps", *index, want]
-    code, _out = proc.capture(argv, timeout=3600.0, env=env)
-    if code != 0:
-        return False
-    code, out = proc.capture([step_python, "-c", UNMET_SCRIPT, package], timeout=120.0, env=env)
-    try:
-        unmet = json.loads(out.strip().splitlines()[-1]) if code == 0 else None
-    except (ValueError, IndexError):
-        return False
-    return unmet == []
+    names, wants = [package], [want]
+    for _ in range(UV_ROUNDS):
+        argv = [uv, "pip", "install", "-q", "--python", step_python, "--no-deps", *index, *wants]
+        code, _out = proc.capture(argv, timeout=3600.0, env=env)
+        if code != 0:
+            return False
+        code, out = proc.capture([step_python, "-c", UNMET_SCRIPT, *names], timeout=120.0, env=env)
+        try:
+            unmet = json.loads(out.strip().splitlines()[-1]) if code == 0 else None
+        except (ValueError, IndexError):
+            return False
+        if unmet is None:
+            return False
+        if not unmet:
+            return True
+        wants = [str(w) for _, w in unmet]
+        names += [str(n) for n, _ in unmet if n not in names]  # all checked again: a conflict
+    return False

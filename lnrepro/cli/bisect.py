@@ -326,6 +326,8 @@ def _versions(
             "--package needs one --good and one --bad version", "e.g. --good 1.26.4 --bad 2.0.2"
         )
     find_fix = bool(params.get("find_fix"))
+    if params.get("image"):  # each step's venv is layered over a Python of this host
+        raise UsageError("--package does not run in --image", "drop --image; pass --python PATH")
     spec = PythonSpec(project=repo.absolute(), python=params.get("python"))
     check_project(spec, nodes, collect=False)  # the package is in each step's venv only
     python = project_python(repo.absolute(), spec.python)

@@ -16,7 +16,7 @@ from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from tests.conftest import need
 from tests.consumers.schemas import errors
-from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project
+from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project, wheel
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,10 @@ def test_first_bad_version_skips_the_uninstallable_and_find_fix_names_the_fix(
         ),
         (("--package", "tinyscale", "--good", "1.4", "--bad", "1.0"), "is not older than"),
         (("--package", "tinyscale", "--good", "1.0", "--bad", "9.9"), "no such release"),
+        (
+            ("--package", "tinyscale", "--good", "1.0", "--bad", "1.4", "--image", "any:tag"),
+            "--package does not run in --image",
+        ),
     ],
 )
 def test_bad_version_input_is_one_line(
@@ -108,7 +112,7 @@ def _installer(venv_python: str, dist: str) -> str:
     return (info / "INSTALLER").read_text().strip()
 
 
-def test_uv_installs_the_step_s_version_and_pip_what_the_user_s_environment_lacks(
+def test_uv_installs_the_step_s_version_and_what_the_user_s_environment_lacks(
     index: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     need(find_uv() is not None, "uv is not installed (pip install -e '.[dev]' brings it)")
@@ -116,14 +120,28 @@ def test_uv_installs_the_step_s_version_and_pip_what_the_user_s_environment_lack
     found = {r.version: r for r in releases(str(wheels), "tinyscale")}
     links = ["--no-index", "--find-links", str(wheels)]
     py = step_env(tmp_path / "a", sys.executable, "tinyscale", found["1.2"], links)
-    assert _installer(py, "tinyscale") == "uv"  # nothing new needed: uv alone
-    assert not list(Path(py).parent.parent.glob("lib/python*/site-packages/numpy"))
-    # 1.4 needs tinyhelper, which the user's environment lacks (uv does not see the user's
-    # packages under the step's venv): pip adds it beside uv's install
+    assert _installer(py, "tinyscale") == "uv"
+    # 1.4 needs tinyhelper, which the user's environment lacks, and numpy (the test's), which it
+    # has: uv, which does not see the user's packages under the step's venv, adds tinyhelper only
     py = step_env(tmp_path / "a", sys.executable, "tinyscale", found["1.4"], links)
-    assert (_installer(py, "tinyscale"), _installer(py, "tinyhelper")) == ("uv", "pip")
+    assert (_installer(py, "tinyscale"), _installer(py, "tinyhelper")) == ("uv", "uv")
     code = "import numpy, tinyscale; print(tinyscale.scale([2.0]), numpy.__file__)"
     out = subprocess.run([py, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.startswith("[1.001]") and str(tmp_path) not in out  # the user's numpy
     py = step_env(tmp_path / "b", sys.executable, "tinyscale", found["1.2"], links, installer="pip")
     assert _installer(py, "tinyscale") == "pip"
+
+
+def test_pip_installs_what_uv_s_way_does_not_settle(
+    index: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    need(find_uv() is not None, "uv is not installed (pip install -e '.[dev]' brings it)")
+    wheels, _simple, _project = index
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    # a requirement with extras: its own requirements are not followed, so pip takes over
+    wheel(extra, "tinyextra", "1.0", "X = 1\n", None, ("tinyhelper[fast]>=1.0",))
+    links = ["--no-index", "--find-links", str(wheels), "--find-links", str(extra)]
+    (release,) = releases(str(extra), "tinyextra")
+    py = step_env(tmp_path / "c", sys.executable, "tinyextra", release, links)
+    assert (_installer(py, "tinyextra"), _installer(py, "tinyhelper")) == ("uv", "pip")
