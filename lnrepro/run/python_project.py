@@ -27,7 +27,7 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
             "pass the root of the Python project (where its tests' paths start)",
         )
     if spec.image is not None:
-        _check_image(spec, project, node_ids)
+        _check_image(spec, spec.image, project, node_ids)
         return
     python = project_python(project.absolute(), spec.python)
     found = shutil.which(python) if os.sep not in python else python
@@ -48,9 +48,10 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
         _collect(project.absolute(), python, node_ids, dict(spec.env))
 
 
-def _check_image(spec: PythonSpec, project: Path, node_ids: Sequence[str]) -> None:
-    """With ``--image``: no ``--setup`` (its environment is made here, not in the image), and each
-    node id's file in the project; pytest collects in the container, at the run."""
+def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence[str]) -> None:
+    """With ``--image``: no ``--setup`` (its environment is made here, not in the image), each
+    node id's file in the project (pytest collects in the container, at the run), and the image
+    on this machine's engine."""
     if spec.setup:
         raise UsageError(
             "--setup does not run in --image's container",
@@ -63,6 +64,19 @@ def _check_image(spec: PythonSpec, project: Path, node_ids: Sequence[str]) -> No
                 f"--pytest {nid}: no file {path} in {project}",
                 "give node ids relative to --repo, as pytest --collect-only -q prints them there",
             )
+    from lnrepro.doors import container
+    from lnrepro.doors.container.create import prepared
+
+    # the image is on this machine's engine (else one line, before a record directory is made)
+    box = container.run_spec(
+        image,
+        device_nodes=(),
+        hugepage_dirs=(),
+        checkout=project.absolute(),
+        mount_set="tt-metal",
+    )
+    with container.engine_errors(None):
+        prepared(box)
 
 
 def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str, str]) -> None:

@@ -18,6 +18,7 @@ from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from lnrepro.model.pyenv import differences, numerics_env
 from lnrepro.run.backends.python import project_python
+from tests.conftest import docker_ok, need
 from tests.numerics.conftest import IMAGE_ENV
 from tests.pyproject_lookalike import FAILING_NODE, FLAKY_NODE, TEST_NODE, make_project
 
@@ -231,4 +232,17 @@ def test_setup_with_an_image_is_one_line(project: Path, tmp_path: Path, run: Run
         "--setup", "pip install -e .", "--record-dir", str(tmp_path / "rec"),
     )  # fmt: skip
     assert code == ExitCode.USAGE and "--setup does not run in --image" in err
+    assert not (tmp_path / "rec").exists()
+
+
+def test_an_image_this_engine_lacks_is_one_line_and_nothing_is_written(
+    project: Path, tmp_path: Path, run: Run
+) -> None:
+    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
+    code, out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", "lnrepro-test-absent:none",
+        "--record-dir", str(tmp_path / "rec"),
+    )  # fmt: skip
+    assert code == ExitCode.ENVIRONMENT and out == "" and err.count("\n") == 1, err
+    assert "image lnrepro-test-absent:none is not on this machine" in err
     assert not (tmp_path / "rec").exists()
