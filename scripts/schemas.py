@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro import api
+from lnrepro.bisect import releases
 from lnrepro.envcheck import document as envcheck
 from lnrepro.hang import model as hang
 from lnrepro.model import bisect, compare, gtest, listing, record, requests, shrink
@@ -77,6 +78,11 @@ DERIVED: dict[str, tuple[Any, str]] = {
         shrink.ShrinkDoc,
         "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "
         "its smaller neighbours and what the search cost",
+    ),
+    "version-bisect.json": (
+        releases.VersionBisectDoc,
+        "lnrepro bisect --package NAME --json (lnrepro.version-bisect/1): the first bad (or, "
+        "with --find-fix, first fixed) release of a dependency and every release judged",
     ),
     "shrink-state.json": (
         shrink.StateDoc,

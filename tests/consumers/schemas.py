@@ -23,6 +23,7 @@ BY_NAME = {
     "lnrepro.hang/2": "hang.json",
     "lnrepro.shrink/1": "shrink.json",
     "lnrepro.shrink-state/1": "shrink-state.json",
+    "lnrepro.version-bisect/1": "version-bisect.json",
 }
 
 
