@@ -36,6 +36,7 @@ FW = "./tt_metal/hw/firmware/src/tt-1xx"
 DATAFLOW = "./tt_metal/hw/inc/api/dataflow/dataflow_api.h"
 LLK_IO = "./tt_metal/hw/ckernels/wormhole_b0/metal/llk_io/llk_io_unpack.h"
 OPS = "./tt-train/sources/ttml/metal/ops/layernorm_bw/device/kernels"
+LLK_API = "./tt_metal/hw/ckernels/wormhole_b0/metal/llk_api"
 ABS = "/home/dev/tt-metal"  # the one-script era printed absolute paths
 
 Frame = tuple[int | None, str, str | None, int | None, int | None]  # pc, function, file, line, col
@@ -50,6 +51,7 @@ class Risc:
     waypoint: str
     pc: int
     frames: tuple[Frame, ...]
+    rd_ptr: int = 1  # the launch message it runs (RD PTR, launch_msg_rd_ptr)
 
 
 @dataclass(frozen=True)
@@ -574,7 +576,7 @@ def one_script(s: Scenario, *, ansi: bool = False) -> str:
                     [
                         f"{c.logical[0]},{c.logical[1]}",
                         r.name.upper(),
-                        "1",
+                        str(r.rd_ptr),
                         "0x82b0",
                         "0x1a40" if r.kernel else "0x0",
                         f"{r.kernel_id}:{r.kernel or ''}",
@@ -1273,3 +1275,28 @@ def running_ops_only(width: int = 10000, name: str = "N/A") -> str:
     )
     console.print(table)
     return buf.getvalue()
+
+
+def _polling_core() -> Core:
+    """The cycle's core with compute stopped in an LLK reconfigure, not a CB wait, and still on
+    an older launch message (RD PTR 0) than the rest of the grid (RD PTR 1)."""
+    riscs = tuple(
+        replace(
+            r,
+            pc=0x6F10,
+            rd_ptr=0,
+            frames=(
+                (0x6F10, "llk_unpack_reconfig_data_format_srca", f"{LLK_API}/llk_unpack_common_api.h", 52, 5),
+                (None, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 96, 13),
+            ),
+        )
+        if r.name == "trisc0"
+        else replace(_idle(r.name, 0x4000 + r.kernel_id), rd_ptr=0)
+        for r in _CYCLE_CORE.riscs
+    )
+    return replace(_CYCLE_CORE, riscs=riscs)
+
+
+# One-script era (tt-triage.py at 90b63baa50e2) -vv: compute stuck in an LLK reconfigure (not a
+# CB wait), its core on launch message 0 while core (1,0) is on 1; cut at the right by the user.
+RECONFIG = Scenario("reconfig", (_polling_core(), idle_core(0, 1, 0)))

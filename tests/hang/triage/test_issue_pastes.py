@@ -58,3 +58,25 @@ def test_running_operations_alone_name_the_op_id_and_cores_and_invent_nothing() 
 def test_a_running_operation_with_a_name_keeps_it() -> None:
     d = _read(C.running_ops_only(name="MyCustomOp"))
     assert "MyCustomOp on 16:2-1, 16:2-2" in d.summary, d.summary
+
+
+def test_the_one_script_vv_table_cut_names_the_frame_and_the_launch_messages() -> None:
+    """tt-triage.py at 90b63baa50e2 with -vv, cut at the right by the user: compute stuck in an
+    LLK reconfigure (no CB wait) is named by its frame; the cores on different launch messages
+    (RD PTR, launch_msg_rd_ptr) are named with theirs."""
+    for column in (10000, 160, 140):
+        d = _read(C.cut(C.one_script(C.RECONFIG), column))
+        g = d.primary
+        assert g is not None and g.risc == "TRISC0", (column, d.summary)
+        assert "llk_unpack_reconfig_data_format_srca" in d.summary, (column, d.summary)
+        assert "cb_wait_front" not in d.summary and "cb_reserve_back" not in d.summary
+        assert "different launch messages (RD PTR)" in d.summary, (column, d.summary)
+        assert "RD PTR 0 on 0:(0,0)" in d.summary and "RD PTR 1 on 0:(1,0)" in d.summary, (
+            column,
+            d.summary,
+        )
+
+
+def test_one_launch_message_everywhere_is_not_said() -> None:
+    d = _read(C.one_script(C.MUTUAL))
+    assert "launch message" not in d.summary, d.summary
