@@ -369,6 +369,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             )
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
+    summary += _launch_messages(rows)
     return Diagnosis(
         pattern=pattern,
         progress=Progress.SNAPSHOT,
@@ -382,6 +383,28 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         source=source,
         idle=idle,
         unknowns=unknowns,
+    )
+
+
+def _launch_messages(rows: list[RiscRow]) -> str:
+    """The cores on different launch messages, named with theirs: the -vv column RD PTR is the
+    launch message a RISC runs (DispatcherCoreData.launch_msg_rd_ptr in tools/triage's
+    dispatcher_data.py, tenstorrent/tt-metal; the one-script tt-triage.py at 90b63baa50e2 prints
+    it too). Empty when the text has no such column or every core shows one value."""
+    by_ptr: dict[int, dict[str, None]] = defaultdict(dict)
+    for r in rows:
+        if r.rd_ptr is not None:
+            by_ptr[r.rd_ptr][_ref(r.place).label()] = None
+    if len(by_ptr) < 2:
+        return ""
+    said = "; ".join(
+        f"RD PTR {ptr} on {', '.join(list(cores)[:4])}"
+        + (f" and {len(cores) - 4} more" if len(cores) > 4 else "")
+        for ptr, cores in sorted(by_ptr.items(), key=lambda kv: len(kv[1]))
+    )
+    return (
+        f"; the cores are on different launch messages (RD PTR): {said} (the fewest first: "
+        "a core on another message runs another program than the rest)"
     )
 
 

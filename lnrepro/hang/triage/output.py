@@ -109,6 +109,7 @@ class RiscRow:
     said_idle: bool = False  # a summary's own words: idle / in firmware
     shortened: tuple[str, ...] = ()  # cells rich cut to fit ("RiscV 'tri…'"), shown as cut
     cut_name: str | None = None  # what is left of a kernel name cut short, never used as one
+    rd_ptr: int | None = None  # RD PTR: the launch message it runs (launch_msg_rd_ptr, -vv)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,6 +505,7 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
                 cut,
                 shortened=shortened,
                 cut_name=_cut_stem(t.cell(row, "Kernel Name")),
+                rd_ptr=_int(t.cell(row, "RD PTR")),
             )
         )
 

@@ -1286,7 +1286,13 @@ def _polling_core() -> Core:
             pc=0x6F10,
             rd_ptr=0,
             frames=(
-                (0x6F10, "llk_unpack_reconfig_data_format_srca", f"{LLK_API}/llk_unpack_common_api.h", 52, 5),
+                (
+                    0x6F10,
+                    "llk_unpack_reconfig_data_format_srca",
+                    f"{LLK_API}/llk_unpack_common_api.h",
+                    52,
+                    5,
+                ),
                 (None, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 96, 13),
             ),
         )
