@@ -95,37 +95,6 @@ def test_help_loads_no_numpy_docker_or_git() -> None:
     assert "LOADED []" in out, out
 
 
-# Commands whose --help still loads msgspec, through lnrepro.model.requests (its backends and
-# oracles are msgspec Structs, and every command module builds its request type from there).
-# The aim is none; a ratchet: a command that stops loading it must leave this set.
-MSGSPEC_AT_HELP = {
-    *("bisect", "compare", "env-check", "explain", "parse", "report"),
-    *("run", "runs", "show", "shrink", "tolerance"),
-}
-
-
-def test_no_command_help_loads_numpy_docker_or_git() -> None:
-    """Every ``lnrepro COMMAND --help``, each in its own process (scripts/bench_startup.py
-    --help-ratio times them)."""
-    from lnrepro.cli.commands import COMMANDS
-
-    code = (
-        "import sys; from lnrepro.cli import main\n"
-        "try: main([sys.argv[1], '--help'])\n"
-        "except SystemExit: pass\n"
-        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'numpy', 'docker', 'git', 'msgspec'}))"
-    )
-    loaded = {}
-    for command in sorted(COMMANDS):
-        out = subprocess.run(
-            [sys.executable, "-c", code, command], capture_output=True, text=True, check=True
-        ).stdout
-        loaded[command] = set(ast.literal_eval(out.rsplit("LOADED ", 1)[1]))
-    assert {c: m - {"msgspec"} for c, m in loaded.items() if m - {"msgspec"}} == {}
-    assert {c for c, m in loaded.items() if "msgspec" in m} == MSGSPEC_AT_HELP
-
-
 def test_no_module_is_over_700_lines() -> None:
     """A module one can read whole: split by concern past 700 lines."""
     long = {

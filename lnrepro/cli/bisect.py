@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,19 +26,12 @@ from lnrepro.cli.params import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model.requests import (
-    BisectRequest,
-    CommandOracleSpec,
-    OnHang,
-    OracleSpec,
-    Policy,
-    PythonSpec,
-    RunOracleSpec,
-    TestSpec,
-    TtMetalSpec,
-)
+from lnrepro.model.kinds import OnHang
 from lnrepro.options import table as table
 from lnrepro.options.opt import by_dest
+
+if TYPE_CHECKING:
+    from lnrepro.model.requests import BisectRequest, OracleSpec
 
 # what --resume takes from the command line (the table's resume=True, and the command's own
 # switches); every other option is the saved request's
@@ -47,12 +40,14 @@ RESUME_OWN = {o.dest for o in table.BISECT_OPTS if o.resume} | {"resume", "as_js
 
 def _oracle(params: Params, repo: Path) -> OracleSpec:
     """How each commit is judged; a misplaced option is named as ``--help`` spells it."""
+    from lnrepro.model.requests import CommandOracleSpec, PythonSpec, RunOracleSpec, TtMetalSpec
+
     command = params.get("command")
     if command is not None:
         flag = table.flag(CommandOracleSpec, "argv")
         argv = split_command(command, flag)
         for o in by_dest((*table.BACKEND_OPTS, *table.TEST_OPTS)).values():
-            shared = o.owner is TestSpec and o.field in ("repeat", "timeout_s")  # a command's too
+            shared = o.of == "TestSpec" and o.field in ("repeat", "timeout_s")  # a command's too
             if not shared and is_given(params.get(o.dest)):
                 raise UsageError(
                     f"{o.flag} does not apply with {flag}", f"drop {o.flag}, or drop {flag}"
@@ -272,6 +267,8 @@ def _resume_hint(repo: Path, resume: bool) -> Callable[[], str | None]:
 
 def _request(repo: Path, params: Params) -> BisectRequest:
     """The bisect the command line asks for (its options are the table's BISECT_OPTS)."""
+    from lnrepro.model.requests import BisectRequest, Policy, TestSpec
+
     values = values_of(BisectRequest, table.BISECT_OPTS, params)
     values.pop("repo", None)  # resolved by the command
     good, bad = table.flag(BisectRequest, "good"), table.flag(BisectRequest, "bad")
@@ -316,6 +313,7 @@ def _versions(
     import time
 
     from lnrepro.bisect import releases as rel
+    from lnrepro.model.requests import PythonSpec, TestSpec
     from lnrepro.run.backends.python import project_python
     from lnrepro.run.python_project import check_project
 

@@ -11,7 +11,7 @@ from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.output import echo_json
 from lnrepro.cli.params import PATHS, Command, json_flag, option, tt_metal_home
 from lnrepro.errors import ExitCode
-from lnrepro.model.requests import EnvCheckRequest, MountSet
+from lnrepro.model.kinds import MountSet
 
 
 @cli.command("env-check", cls=Command, short_help=SUMMARY["env-check"])
@@ -66,6 +66,8 @@ def env_check(
     from lnrepro import api
 
     checkout = tt_metal if tt_metal is not None else tt_metal_home()
+    from lnrepro.model.requests import EnvCheckRequest
+
     request = EnvCheckRequest(
         sysroot=sysroot,
         container=in_container,

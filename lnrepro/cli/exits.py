@@ -11,8 +11,6 @@ import errno
 import os
 import signal
 import sys
-import tempfile
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +34,9 @@ GIT_ABORT = 128  # git bisect run: any code >= 128 stops the bisection
 
 
 def _crash_log(exc: BaseException) -> Path | None:
+    import tempfile  # only on a crash: not by every start (--help)
+    import traceback
+
     try:
         fd, name = tempfile.mkstemp(prefix="lnrepro-crash-", suffix=".log")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -23,26 +23,19 @@ import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lnrepro.cli.help import Context
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import UsageError
-from lnrepro.model.requests import (
-    DEFAULT_RECORD_DIR,
-    BackendKind,
-    BackendSpec,
-    BinarySpec,
-    EmulatorSpec,
-    PythonSpec,
-    RunRequest,
-    TestSpec,
-    TtMetalSpec,
-)
+from lnrepro.model.kinds import DEFAULT_RECORD_DIR, BackendKind
 from lnrepro.options import table as table
 from lnrepro.options.opt import Opt, by_dest
+
+if TYPE_CHECKING:
+    from lnrepro.model.requests import BackendSpec, TestSpec
 
 F = Callable[..., Any]
 # Paths are the request's to check (validate.py): click's own checks would make an unreadable
@@ -204,20 +197,20 @@ def table_option(o: Opt) -> Callable[[F], F]:
         kw["help"] = o.help.replace("{DEFECT_NAMES}", DEFECT_NAMES)
     if o.metavar:
         kw["metavar"] = o.metavar
-    if o.is_flag:
+    shape = o.shape  # the field's type, without importing the requests
+    if shape.kind == "flag":
         kw.update(is_flag=True, default=False)
     elif o.form == "tag":
         kw["type"] = click.Choice([k.value for k in BackendKind])
     else:
-        choices = o.choices
-        kind = {int: int, float: float, Path: PATHS}.get(o.item)
-        if choices is not None:
-            kw["type"] = click.Choice(list(choices))
+        kind = {"int": int, "float": float, "path": PATHS}.get(shape.kind)
+        if shape.choices is not None:
+            kw["type"] = click.Choice(list(shape.choices))
         elif kind is not None:
             kw["type"] = kind
-        kw["multiple"] = o.multiple
+        kw["multiple"] = shape.multiple
     if o.show_default:
-        kw.update(default=o.cli_default(), show_default=True)
+        kw.update(default=shape.default, show_default=True)
     return option(*o.flags, o.dest, **kw)
 
 
@@ -231,13 +224,14 @@ def is_given(v: object) -> bool:
     return v is not None and v is not False and v != ()
 
 
-def values_of(owner: type, opts: tuple[Opt, ...], params: Params) -> dict[str, Any]:
+def values_of(owner: type | str, opts: tuple[Opt, ...], params: Params) -> dict[str, Any]:
     """The fields of ``owner`` the command line gave, typed as the request holds them (the
     fields not given keep the request's defaults)."""
+    name = owner if isinstance(owner, str) else owner.__name__
     out: dict[str, Any] = {}
     for o in opts:
         v = params.get(o.dest)
-        if o.owner is not owner or o.form == "tag" or not is_given(v):
+        if o.of != name or o.form == "tag" or not is_given(v):
             continue
         out[o.field] = typed(o, v)
     return out
@@ -289,11 +283,11 @@ def split_command(text: str, flag: str) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------------- backend
-OWNERS: dict[str, tuple[type, tuple[Opt, ...]]] = {
-    "emulator": (EmulatorSpec, table.EMULATOR_OPTS),
-    "local": (BinarySpec, table.LOCAL_OPTS),
-    "tt-metal": (TtMetalSpec, (*table.TT_METAL_OPTS, *table.ENGINE_OPTS)),
-    "python": (PythonSpec, table.PYTHON_OPTS),
+OWNERS: dict[str, tuple[str, tuple[Opt, ...]]] = {
+    "emulator": ("EmulatorSpec", table.EMULATOR_OPTS),
+    "local": ("BinarySpec", table.LOCAL_OPTS),
+    "tt-metal": ("TtMetalSpec", (*table.TT_METAL_OPTS, *table.ENGINE_OPTS)),
+    "python": ("PythonSpec", table.PYTHON_OPTS),
 }
 # the dest names of each backend's options (tests/cli/test_flag_names.py walks them)
 EMULATOR, LOCAL, TT_METAL, PYTHON = (tuple(o.dest for o in opts) for _, opts in OWNERS.values())
@@ -321,7 +315,7 @@ def given_backend(params: Params, opts: tuple[Opt, ...]) -> list[str]:
     return [
         o.flag
         for o in by_dest(opts).values()
-        if o.owner in (EmulatorSpec, BinarySpec, TtMetalSpec, PythonSpec, RunRequest)
+        if o.of in ("EmulatorSpec", "BinarySpec", "TtMetalSpec", "PythonSpec", "RunRequest")
         and is_given(params.get(o.dest))
     ]
 
@@ -336,15 +330,17 @@ def backend_spec(params: Params, *, default_checkout: Path | None = None) -> Bac
         else "emulator"
     )
     _misplaced(chosen, params)
+    from lnrepro.model.requests import BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
+
     owner, opts = OWNERS[chosen]
     values = values_of(owner, opts, params)
-    if owner is EmulatorSpec:
+    if owner == "EmulatorSpec":
         if "seed" in values and "data" not in values:
             values["data"] = "random"  # --seed implies --data random
         return EmulatorSpec(**values)
-    if owner is PythonSpec:
+    if owner == "PythonSpec":
         return PythonSpec(**values)
-    if owner is BinarySpec:
+    if owner == "BinarySpec":
         if "binary" not in values:
             raise UsageError(
                 "--backend local needs --binary PATH",
@@ -363,6 +359,8 @@ def test_options(f: F) -> F:
 
 
 def test_spec(params: Params) -> TestSpec:
+    from lnrepro.model.requests import TestSpec
+
     values = values_of(TestSpec, table.TEST_OPTS, params)
     if "pytest" in values and "gtest_filter" in values:
         flt, pyt = table.flag(TestSpec, "gtest_filter"), table.flag(TestSpec, "pytest")

@@ -11,7 +11,6 @@ from lnrepro.cli.commands import SUMMARY, cli
 from lnrepro.cli.output import echo_json
 from lnrepro.cli.params import PATHS, Command, exclusive, json_flag, option
 from lnrepro.errors import ExitCode
-from lnrepro.model.requests import ParseRequest
 
 
 @cli.command(cls=Command, short_help=SUMMARY["parse"])
@@ -68,6 +67,8 @@ def parse(
     from lnrepro import api
 
     exclusive(json=as_json, markdown=markdown)
+    from lnrepro.model.requests import ParseRequest
+
     request = ParseRequest(
         log=None if log == "-" else Path(log),
         report=report,

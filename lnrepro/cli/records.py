@@ -19,14 +19,7 @@ from lnrepro.cli.params import (
     record_dir_option,
 )
 from lnrepro.errors import ExitCode
-from lnrepro.model.requests import (
-    DEFAULT_RECORD_DIR,
-    CompareRequest,
-    ReportFormat,
-    ReportRequest,
-    RunsRequest,
-    ShowRequest,
-)
+from lnrepro.model.kinds import DEFAULT_RECORD_DIR, ReportFormat
 
 REF_HELP = (
     "A run or bisect: its id from `lnrepro runs`, a unique prefix of one, `last`, or the path "
@@ -55,6 +48,7 @@ def runs(record_dir: Path, as_json: bool) -> int:
     tab-separated.
     """
     from lnrepro import api
+    from lnrepro.model.requests import RunsRequest
 
     entries = api.runs(RunsRequest(record_dir=given_dir(record_dir)))
     if as_json:
@@ -83,6 +77,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
     """Show a saved run or bisect (the last one when no ID is given)."""
     from lnrepro import api
     from lnrepro.model.record import RunRecord
+    from lnrepro.model.requests import ShowRequest
 
     rec = api.show(ShowRequest(ref=ref, record_dir=given_dir(record_dir)))
     if as_json:
@@ -112,6 +107,8 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     from lnrepro import api
 
     exclusive(as_json=as_json, markdown=markdown)
+    from lnrepro.model.requests import CompareRequest
+
     comparison = api.compare(CompareRequest(a=a, b=b, record_dir=given_dir(record_dir)))
     ra, rb = comparison.a, comparison.b
     if ra.record_dir.absolute() == rb.record_dir.absolute():
@@ -170,6 +167,7 @@ def report(
     lnrepro report bisect-20261122-110000  # first bad commit, evidence, posterior
     """
     from lnrepro import api
+    from lnrepro.model.requests import ReportRequest
 
     request = ReportRequest(
         ref=ref, record_dir=given_dir(record_dir), format=ReportFormat(fmt), bisect=bisect_ref

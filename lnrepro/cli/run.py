@@ -24,11 +24,11 @@ from lnrepro.cli.params import (
 )
 from lnrepro.errors import ExitCode
 from lnrepro.model.jsonio import strings
-from lnrepro.model.requests import BinarySpec, RunRequest
 from lnrepro.options.table import RUN_OPTS
 
 if TYPE_CHECKING:
     from lnrepro.model.record import RunRecord
+    from lnrepro.model.requests import RunRequest
 
 BISECT_SKIP = 125  # git bisect run: this commit cannot be tested
 
@@ -83,6 +83,8 @@ def _partial_record(record_dir: Path) -> Callable[[], str | None]:
 
 def request_from(params: Params) -> RunRequest:
     """The run the command line asks for (its options are the table's RUN_OPTS)."""
+    from lnrepro.model.requests import RunRequest
+
     return RunRequest(
         backend=backend_spec(params),
         tests=test_spec(params),
@@ -145,6 +147,7 @@ def run(
     lnrepro run --tt-metal ~/tt-metal --runner local --dry-run
     """
     from lnrepro import api
+    from lnrepro.model.requests import BinarySpec
 
     exclusive(as_json=as_json, markdown=markdown)
     exclusive(list_tests=list_tests, dry_run=dry_run)

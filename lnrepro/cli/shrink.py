@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,10 +24,11 @@ from lnrepro.cli.params import (
     values_of,
 )
 from lnrepro.errors import ExitCode, UsageError
-from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.options import shrink as shrink_table
 from lnrepro.options.table import SHRINK_OPTS
+
+if TYPE_CHECKING:
+    from lnrepro.model.shrink import ShrinkRequest
 
 
 @cli.command(
@@ -115,6 +116,9 @@ def shrink(
 def shrink_request(params: Params) -> ShrinkRequest:
     """The request the command line asks for (its fields from the table of options), or a usage
     error naming the option that does not apply."""
+    from lnrepro.model.requests import EmulatorSpec
+    from lnrepro.model.shrink import ShrinkRequest
+
     if params.get("run_ref") is not None:
         extra = given_backend(params, SHRINK_OPTS)
         if extra:

@@ -14,7 +14,7 @@ from lnrepro.cli.params import PATHS, Command, json_flag, option, record_dir_opt
 from lnrepro.cli.records import given_dir
 from lnrepro.emulator.defects import DEFECT_NAMES
 from lnrepro.errors import ExitCode
-from lnrepro.model.requests import ExplainRequest, StudyEra, ToleranceRequest
+from lnrepro.model.kinds import StudyEra
 
 if TYPE_CHECKING:
     from lnrepro.api import Progress
@@ -84,6 +84,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     lnrepro explain last --json
     """
     from lnrepro import api
+    from lnrepro.model.requests import ExplainRequest
     from lnrepro.present.console import make_console, render_explain, render_hang, say
 
     stdin = sys.stdin.buffer if ref == "-" else None  # a paste piped in, as `parse -`
@@ -202,6 +203,7 @@ def tolerance(
     lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
     """
     from lnrepro import api
+    from lnrepro.model.requests import ToleranceRequest
     from lnrepro.present.console import make_console, render_tolerance_bands, render_tolerance_tests
 
     request = ToleranceRequest(

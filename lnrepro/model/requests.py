@@ -23,17 +23,23 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
 from lnrepro.model.jsonio import Reader
-
-DEFAULT_FILTER = "LayerNormBackwardOpTest.BugRepro_*:LayerNormBackwardOpTest.NIGHTLY_*"
-DEFAULT_TIMEOUT_S = 1800.0  # tt-metal's own bisect script allows 30 minutes
-DEFAULT_RECORD_DIR = Path(".lnrepro/runs")
+from lnrepro.model.kinds import CASE_ENV as CASE_ENV
+from lnrepro.model.kinds import DEFAULT_FILTER as DEFAULT_FILTER
+from lnrepro.model.kinds import DEFAULT_RECORD_DIR as DEFAULT_RECORD_DIR
+from lnrepro.model.kinds import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from lnrepro.model.kinds import BackendKind as BackendKind
+from lnrepro.model.kinds import Margin as Margin
+from lnrepro.model.kinds import MountSet as MountSet
+from lnrepro.model.kinds import OnCrash as OnCrash
+from lnrepro.model.kinds import OnHang as OnHang
+from lnrepro.model.kinds import ReportFormat as ReportFormat
+from lnrepro.model.kinds import StudyEra as StudyEra
 
 KernelEra = Literal["2025-11", "2025-12", "fixed"]
 Arch = Literal["wormhole_b0", "blackhole"]
@@ -50,16 +56,6 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 Positive = Annotated[int, msgspec.Meta(ge=1)]
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
-
-
-class BackendKind(str, Enum):
-    EMULATOR = "emulator"
-    LOCAL = "local"
-    TT_METAL = "tt-metal"
-    PYTHON = "python"
-
-
-CASE_ENV = "LNREPRO_CASE"  # a probe test's case, as compact JSON (lnrepro.model.shrink.Case)
 
 
 class _Backend(msgspec.Struct, frozen=True, kw_only=True, tag_field="backend"):
@@ -170,26 +166,6 @@ class RunRequest:
 
 
 # ---------------------------------------------------------------------------------- bisect
-class OnCrash(str, Enum):
-    MATCH = "match"  # bad only when the buggy endpoint crashed too
-    BAD = "bad"
-    SKIP = "skip"
-
-
-class Margin(str, Enum):
-    """``--margin``: whether runs' margins (each quantity's share of its tolerance used) weigh
-    in the Bayesian search (issue 47)."""
-
-    AUTO = "auto"  # when the endpoints' margins separate the two sides
-    ON = "on"  # the best-separating quantity, whatever its separation
-    OFF = "off"  # verdicts only
-
-
-class OnHang(str, Enum):
-    BAD = "bad"
-    SKIP = "skip"
-
-
 @dataclass(frozen=True, kw_only=True)
 class Policy:
     """How a bisect reads a run: crashes, hangs, and a metric with its threshold."""
@@ -292,29 +268,6 @@ class RequestShapes:
 # ---------------------------------------------------------------------------------- the other commands
 # Requests of the commands that read what is saved, judge a machine or study the emulator. A
 # ``record_dir`` of None means "not given": the default and the bisects' own place are looked in.
-
-
-class ReportFormat(str, Enum):
-    """``lnrepro report --format``."""
-
-    MD = "md"
-    JSON = "json"
-    JUNIT = "junit"
-
-
-class MountSet(str, Enum):
-    """Which mounts a container gets (``--mount-set``), as :data:`MOUNT_SETS` names them."""
-
-    FULL = "full"
-    TT_METAL = "tt-metal"
-    SEED_BROKEN = "seed-broken"
-
-
-class StudyEra(str, Enum):
-    """The kernel eras a tolerance study samples (``tolerance --kernel-era``)."""
-
-    NOV_2025 = "2025-11"
-    DEC_2025 = "2025-12"
 
 
 @dataclass(frozen=True, kw_only=True)

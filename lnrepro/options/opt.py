@@ -34,6 +34,7 @@ import shlex
 import types
 import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 # how a value is written on the command line, when its type alone does not say
@@ -44,7 +45,7 @@ Form = Literal["value", "command", "pairs", "rates", "tag"]
 class Opt:
     """One option: the field it sets and what the command line shows of it."""
 
-    owner: type  # the request type whose field this is
+    of: str  # the name of the request type whose field this is (see :func:`owner_type`)
     field: str
     flags: tuple[str, ...]  # the first long flag is the one errors name
     dest: str  # the click parameter's name
@@ -58,6 +59,20 @@ class Opt:
     toml: str | None = None  # its key in lnrepro.toml, where the file sets its default
     show_default: bool = False  # --help shows the default: the field's, or ``fallback``
     fallback: Any = None  # the command line's default where the field has none (--repo: .)
+
+    @property
+    def owner(self) -> type:
+        """The request type whose field this is (imported when first asked: not by ``--help``)."""
+        return owner_type(self.of)
+
+    @property
+    def shape(self) -> Shape:
+        """What click needs of the field, without importing the requests (their msgspec):
+        :data:`lnrepro.options.shapes.SHAPES`, derived from the field and checked by
+        tests/cli/test_options_table.py."""
+        from lnrepro.options.shapes import SHAPES
+
+        return Shape(*SHAPES[(self.of, self.field)])
 
     @property
     def flag(self) -> str:
@@ -104,6 +119,34 @@ class Opt:
     def cli_default(self) -> Any:
         d = self.default()
         return self.fallback if d is None else d
+
+
+class Shape(typing.NamedTuple):
+    """A field as its click option sees it: ``kind`` is flag, int, float, path or str."""
+
+    kind: str
+    choices: tuple[str, ...] | None
+    multiple: bool
+    default: Any  # the command line's default as click takes it (with ``show_default``)
+
+
+def shape_of(o: Opt) -> Shape:
+    """``o``'s :class:`Shape`, from its field (scripts/option_shapes.py writes them all)."""
+    kind = "flag" if o.is_flag else {int: "int", float: "float"}.get(o.item, "str")
+    if o.item is Path and o.form == "value":
+        kind = "path"
+    d = o.cli_default() if o.show_default else None
+    d = d.value if isinstance(d, enum.Enum) else str(d) if isinstance(d, Path) else d
+    return Shape(kind, o.choices, o.multiple, d)
+
+
+def owner_type(name: str) -> type:
+    """A request type by its name: one of :mod:`lnrepro.model.requests`' or ShrinkRequest."""
+    from lnrepro.model import requests, shrink
+
+    found = getattr(requests, name, None) or getattr(shrink, name)
+    assert isinstance(found, type), name
+    return found
 
 
 def hints(owner: type) -> dict[str, Any]:
@@ -174,4 +217,6 @@ def text(v: Any) -> str:
 
 def argv(obj: Any, opts: tuple[Opt, ...]) -> list[str]:
     """The options of ``opts`` that set ``obj``'s fields, in the table's order."""
-    return [a for o in opts if o.owner is type(obj) for a in written(o, getattr(obj, o.field))]
+    return [
+        a for o in opts if o.of == type(obj).__name__ for a in written(o, getattr(obj, o.field))
+    ]

@@ -4,7 +4,6 @@ table's entries for :class:`~lnrepro.model.requests.PythonSpec` (kept apart from
 
 from __future__ import annotations
 
-from lnrepro.model.requests import PythonSpec
 from lnrepro.options.opt import Opt
 
 PYTHON = "Python project"
@@ -14,7 +13,7 @@ TT_METAL = "tt-metal"  # --python and --env are the tt-metal entries' options (o
 # options (one click option each), --repo is run's own
 PYTHON_OPTS = (
     Opt(
-        owner=PythonSpec,
+        of="PythonSpec",
         field="project",
         flags=("--repo",),
         dest="repo",
@@ -25,7 +24,7 @@ PYTHON_OPTS = (
         "checkout; node ids are relative to it). [default: .]",
     ),
     Opt(
-        owner=PythonSpec,
+        of="PythonSpec",
         field="python",
         flags=("--python",),
         dest="python",
@@ -34,7 +33,7 @@ PYTHON_OPTS = (
         help="",  # the tt-metal entry's option
     ),
     Opt(
-        owner=PythonSpec,
+        of="PythonSpec",
         field="setup",
         flags=("--setup",),
         dest="setup",
@@ -46,7 +45,7 @@ PYTHON_OPTS = (
         "when it fails the commit is untestable (a skip), never bad.",
     ),
     Opt(
-        owner=PythonSpec,
+        of="PythonSpec",
         field="env",
         flags=("--env",),
         dest="env",

@@ -6,18 +6,21 @@ options are the table's (:data:`lnrepro.options.table.SHRINK_OPTS`); see
 
 from __future__ import annotations
 
-from lnrepro.model.requests import EmulatorSpec
-from lnrepro.model.shrink import ShrinkRequest
+from typing import TYPE_CHECKING
+
 from lnrepro.options.opt import Opt, argv
 from lnrepro.options.table import EMULATOR, RECORDS, SEARCH, backend_argv
 from lnrepro.options.table import SHRINK_OPTS as BACKEND_OPTS
+
+if TYPE_CHECKING:
+    from lnrepro.model.shrink import ShrinkRequest
 
 START = "Start"
 EVALUATOR = "Evaluator"
 OUTPUT = "Output"
 
 RUN = Opt(
-    owner=ShrinkRequest,
+    of="ShrinkRequest",
     field="run",
     flags=("--run",),
     dest="run_ref",
@@ -29,7 +32,7 @@ RUN = Opt(
 # then --resume (the command's own: a saved shrink, not a field of the request)
 START_OPTS = (
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="test",
         flags=("--test",),
         dest="test",
@@ -39,7 +42,7 @@ START_OPTS = (
         "NIGHTLY_MetalLayerNormBw_LargeFeatures_NoL1Fit.",
     ),
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="pytest",
         flags=("--pytest",),
         dest="pytest_id",
@@ -52,7 +55,7 @@ START_OPTS = (
 )
 # the emulator's --seed (one option) seeds shrink's random data too
 SEED = Opt(
-    owner=ShrinkRequest,
+    of="ShrinkRequest",
     field="seed",
     flags=("--seed",),
     dest="seed",
@@ -61,7 +64,7 @@ SEED = Opt(
 )
 EVALUATOR_OPTS = (
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="command",
         flags=("--command",),
         dest="command",
@@ -73,7 +76,7 @@ EVALUATOR_OPTS = (
         "'lnrepro-probe: margin=M'.",
     ),
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="timeout_s",
         flags=("--timeout",),
         dest="timeout_s",
@@ -85,7 +88,7 @@ EVALUATOR_OPTS = (
 )
 SEARCH_OPTS = (
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="confidence",
         flags=("--confidence",),
         dest="confidence",
@@ -95,7 +98,7 @@ SEARCH_OPTS = (
         "pass as the start would be caught passing with this probability.",
     ),
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="start_runs",
         flags=("--start-runs",),
         dest="start_runs",
@@ -104,7 +107,7 @@ SEARCH_OPTS = (
         help="Runs of the start test that measure its pass rate (random data: a fresh draw each).",
     ),
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="budget",
         flags=("--budget",),
         dest="budget",
@@ -115,7 +118,7 @@ SEARCH_OPTS = (
 )
 OUTPUT_OPTS = (
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="source",
         flags=("--source",),
         dest="source",
@@ -126,7 +129,7 @@ OUTPUT_OPTS = (
         "the style of test_layer_norm.py).",
     ),
     Opt(
-        owner=ShrinkRequest,
+        of="ShrinkRequest",
         field="source_flavour",
         flags=("--source-for",),
         dest="source_flavour",
@@ -137,7 +140,7 @@ OUTPUT_OPTS = (
     ),
 )
 RECORD_DIR = Opt(
-    owner=ShrinkRequest,
+    of="ShrinkRequest",
     field="record_dir",
     flags=("--record-dir",),
     dest="record_dir",
@@ -152,8 +155,8 @@ AFTER_BACKEND = (*EVALUATOR_OPTS, *SEARCH_OPTS, *OUTPUT_OPTS, RECORD_DIR)
 OPTS = (RUN, *START_OPTS, *BACKEND_OPTS, SEED, *AFTER_BACKEND)
 # fields no command line sets
 NOT_OPTIONS = {
-    (ShrinkRequest, "backend"),  # the backend options
-    (ShrinkRequest, "known_start"),  # read from --run's record
+    ("ShrinkRequest", "backend"),  # the backend options
+    ("ShrinkRequest", "known_start"),  # read from --run's record
 }
 
 
@@ -161,6 +164,6 @@ def shrink_argv(req: ShrinkRequest) -> list[str]:
     """``lnrepro shrink`` with the options that repeat ``req`` (``--run`` takes the run's
     backend; the emulator's own ``--seed`` says the seed when it has one)."""
     backend = [] if req.run is not None else backend_argv(req.backend)
-    seeded = isinstance(req.backend, EmulatorSpec) and req.backend.seed is not None
+    seeded = getattr(req.backend, "seed", None) is not None  # the emulator's
     rest = (*EVALUATOR_OPTS, *SEARCH_OPTS, *(() if seeded else (SEED,)), *OUTPUT_OPTS, RECORD_DIR)
     return ["lnrepro", "shrink", *argv(req, (RUN, *START_OPTS)), *backend, *argv(req, rest)]

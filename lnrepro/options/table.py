@@ -6,25 +6,14 @@ request, written from it (see :mod:`lnrepro.options.opt` for what is derived fro
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lnrepro.model.requests import (
-    CASE_ENV,
-    DEFAULT_FILTER,
-    DEFAULT_TIMEOUT_S,
-    BackendSpec,
-    BinarySpec,
-    BisectRequest,
-    CommandOracleSpec,
-    EmulatorSpec,
-    Policy,
-    PythonSpec,
-    RunOracleSpec,
-    RunRequest,
-    TestSpec,
-    TtMetalSpec,
-)
+from lnrepro.model.kinds import CASE_ENV, DEFAULT_FILTER, DEFAULT_TIMEOUT_S
 from lnrepro.options.opt import Opt, argv, written
 from lnrepro.options.python import PYTHON_OPTS as PYTHON_OPTS
+
+if TYPE_CHECKING:
+    from lnrepro.model.requests import BackendSpec, BisectRequest, RunRequest, TestSpec
 
 # ---------------------------------------------------------------------------------- the table
 BACKEND = "Backend"
@@ -47,7 +36,7 @@ REPEAT_HELP = (
 )
 
 BACKEND_KIND = Opt(
-    owner=RunRequest,
+    of="RunRequest",
     field="backend",
     flags=("--backend",),
     dest="backend",
@@ -59,7 +48,7 @@ BACKEND_KIND = Opt(
 )
 EMULATOR_OPTS = (
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="kernel_era",
         flags=("--kernel-era",),
         dest="kernel_era",
@@ -69,7 +58,7 @@ EMULATOR_OPTS = (
         "(newer factory; the reports' main), fixed (after PR #53215). [default: 2025-12]",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="arch",
         flags=("--arch",),
         dest="arch",
@@ -78,7 +67,7 @@ EMULATOR_OPTS = (
         help="The card whose free L1 decides the path. [default: wormhole_b0]",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="defect",
         flags=("--defect",),
         dest="defect",
@@ -86,7 +75,7 @@ EMULATOR_OPTS = (
         help="The era's defects (default), {DEFECT_NAMES}.",  # the emulator's list, by the cli
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="block_size",
         flags=("--block-size",),
         dest="block_size",
@@ -94,7 +83,7 @@ EMULATOR_OPTS = (
         help="Tiles per block on the block path (1 to 1024). [default: the factory's: 2/1 or 3]",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="l1_max_tiles",
         flags=("--l1-max-tiles",),
         dest="l1_max_tiles",
@@ -102,7 +91,7 @@ EMULATOR_OPTS = (
         help="Widest row (in tiles) on the fits-in-L1 path. [default: the factory's byte budget]",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="fp32_stats",
         flags=("--fp32-stats",),
         dest="fp32_stats",
@@ -110,7 +99,7 @@ EMULATOR_OPTS = (
         help="Keep mean, rstd and x_hat in fp32 (not the factory's bf16 buffers).",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="data",
         flags=("--data",),
         dest="data",
@@ -119,7 +108,7 @@ EMULATOR_OPTS = (
         "test versions), or random numpy data from --seed. [default: copy]",
     ),
     Opt(
-        owner=EmulatorSpec,
+        of="EmulatorSpec",
         field="seed",
         flags=("--seed",),
         dest="seed",
@@ -130,7 +119,7 @@ EMULATOR_OPTS = (
 )
 LOCAL_OPTS = (
     Opt(
-        owner=BinarySpec,
+        of="BinarySpec",
         field="binary",
         flags=("--binary",),
         dest="binary",
@@ -141,7 +130,7 @@ LOCAL_OPTS = (
 )
 TT_METAL_OPTS = (
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="checkout",
         flags=("--tt-metal",),
         dest="tt_metal",
@@ -152,7 +141,7 @@ TT_METAL_OPTS = (
         "[default with --backend tt-metal: $TT_METAL_HOME]",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="runner",
         flags=("--runner",),
         dest="runner",
@@ -162,7 +151,7 @@ TT_METAL_OPTS = (
         "already). [default: docker]",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="profile",
         flags=("--profile",),
         dest="profile",
@@ -173,7 +162,7 @@ TT_METAL_OPTS = (
         "from lnrepro.toml. [default: in-tree]",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="image",
         flags=("--image",),
         dest="image",
@@ -184,7 +173,7 @@ TT_METAL_OPTS = (
         "on ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="mount_set",
         flags=("--mount-set",),
         dest="mount_set",
@@ -194,7 +183,7 @@ TT_METAL_OPTS = (
         "[default: full]",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="env",
         flags=("--env",),
         dest="env",
@@ -205,7 +194,7 @@ TT_METAL_OPTS = (
         help="Extra environment for the build and the tests. Repeatable.",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="require_device",
         flags=("--require-device",),
         dest="require_device",
@@ -213,7 +202,7 @@ TT_METAL_OPTS = (
         help="Fail at once when this host has no /dev/tenstorrent device.",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="reset_cmd",
         flags=("--reset-cmd",),
         dest="reset_cmd",
@@ -224,7 +213,7 @@ TT_METAL_OPTS = (
         "fails is not run: it is an environment error.",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="watcher_s",
         flags=("--watcher",),
         dest="watcher",
@@ -234,7 +223,7 @@ TT_METAL_OPTS = (
         "attempt's log is read into a diagnosis (which kernel waits on what, on which cores).",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="triage",
         flags=("--no-triage",),
         dest="no_triage",
@@ -247,7 +236,7 @@ TT_METAL_OPTS = (
         "tt-metal detects the hang and raises without running triage.",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="dispatch_timeout_s",
         flags=("--dispatch-timeout",),
         dest="dispatch_timeout",
@@ -260,7 +249,7 @@ TT_METAL_OPTS = (
         "below --timeout; 0 turns tt-metal's own detection off (as tt-metal reads 0).",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="python",
         flags=("--python",),
         dest="python",
@@ -274,7 +263,7 @@ TT_METAL_OPTS = (
 # one engine and its devices for a run; a bisect has its own, one per job
 ENGINE_OPTS = (
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="docker_context",
         flags=("--docker-context",),
         dest="docker_context",
@@ -284,7 +273,7 @@ ENGINE_OPTS = (
         "host's (tcp:// or ssh://); sources, image and records go through its API.",
     ),
     Opt(
-        owner=TtMetalSpec,
+        of="TtMetalSpec",
         field="devices",
         flags=("--device",),
         dest="device_nodes",
@@ -296,7 +285,7 @@ ENGINE_OPTS = (
 )
 TEST_OPTS = (
     Opt(
-        owner=TestSpec,
+        of="TestSpec",
         field="gtest_filter",
         flags=("--filter",),
         dest="gtest_filter",
@@ -307,7 +296,7 @@ TEST_OPTS = (
         f"{DEFAULT_FILTER}]",
     ),
     Opt(
-        owner=TestSpec,
+        of="TestSpec",
         field="pytest",
         flags=("--pytest",),
         dest="pytest_nodeids",
@@ -319,7 +308,7 @@ TEST_OPTS = (
         "Repeatable.",
     ),
     Opt(
-        owner=TestSpec,
+        of="TestSpec",
         field="repeat",
         flags=("--repeat", "-n"),
         dest="repeat",
@@ -327,7 +316,7 @@ TEST_OPTS = (
         help=REPEAT_HELP,
     ),
     Opt(
-        owner=TestSpec,
+        of="TestSpec",
         field="timeout_s",
         flags=("--timeout",),
         dest="timeout_s",
@@ -335,7 +324,7 @@ TEST_OPTS = (
         help=TIMEOUT_HELP,
     ),
     Opt(
-        owner=TestSpec,
+        of="TestSpec",
         field="metric_patterns",
         flags=("--metric-pattern",),
         dest="metric_patterns",
@@ -346,7 +335,7 @@ TEST_OPTS = (
     ),
 )
 RUN_RECORD_DIR = Opt(
-    owner=RunRequest,
+    of="RunRequest",
     field="record_dir",
     flags=("--record-dir",),
     dest="record_dir",
@@ -357,7 +346,7 @@ RUN_RECORD_DIR = Opt(
 )
 SEARCH_OPTS = (
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="good",
         flags=("--good",),
         dest="goods",
@@ -368,7 +357,7 @@ SEARCH_OPTS = (
         "tested first, as git does). Repeatable.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="bad",
         flags=("--bad",),
         dest="bad",
@@ -378,7 +367,7 @@ SEARCH_OPTS = (
         help="A commit where the tests fail.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="repo",
         flags=("--repo",),
         dest="repo",
@@ -390,7 +379,7 @@ SEARCH_OPTS = (
         help="The repository (its checkout is never touched: lnrepro works in its own worktree).",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="find_fix",
         flags=("--find-fix",),
         dest="find_fix",
@@ -398,7 +387,7 @@ SEARCH_OPTS = (
         help="Find the commit that fixed the bug: --bad is older, --good newer.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="first_parent",
         flags=("--first-parent",),
         dest="first_parent",
@@ -406,7 +395,7 @@ SEARCH_OPTS = (
         help="Follow only first parents (merges as units), as git does.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="confidence",
         flags=("--confidence",),
         dest="confidence",
@@ -416,7 +405,7 @@ SEARCH_OPTS = (
         "0.95).",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="margin",
         flags=("--margin",),
         dest="margin",
@@ -431,7 +420,7 @@ SEARCH_OPTS = (
         "neither endpoint is flagged as drift and judged by its verdict. [default: auto]",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="fail_rates",
         flags=("--fail-rates",),
         dest="fail_rates",
@@ -442,7 +431,7 @@ SEARCH_OPTS = (
         "0.7,0.05); default: learned from the runs.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="rates_from",
         flags=("--rates-from",),
         dest="rates_from",
@@ -455,7 +444,7 @@ SEARCH_OPTS = (
         "give what you measured with --fail-rates.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="confirm",
         flags=("--no-confirm",),
         dest="no_confirm",
@@ -464,7 +453,7 @@ SEARCH_OPTS = (
         help="Do not test the endpoints first or re-test the culprit after.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="picks",
         flags=("--pick",),
         dest="picks",
@@ -474,7 +463,7 @@ SEARCH_OPTS = (
         "Repeatable.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="prebuilt",
         flags=("--prebuilt",),
         dest="prebuilt",
@@ -488,7 +477,7 @@ SEARCH_OPTS = (
         "without it, `prebuilt` in lnrepro.toml is used.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="patches",
         flags=("--patch",),
         dest="patches",
@@ -498,7 +487,7 @@ SEARCH_OPTS = (
 )
 ORACLE_OPTS = (
     Opt(
-        owner=CommandOracleSpec,
+        of="CommandOracleSpec",
         field="argv",
         flags=("--command",),
         dest="command",
@@ -510,7 +499,7 @@ ORACLE_OPTS = (
         "does: exit 0 good, 125 skip (at once), 1-127 bad. Without it: build and run the gtests.",
     ),
     Opt(
-        owner=Policy,
+        of="Policy",
         field="metric",
         flags=("--metric",),
         dest="metric",
@@ -519,7 +508,7 @@ ORACLE_OPTS = (
         help="Judge by a metric instead of pass/fail, e.g. max_diff, or pcc for --pytest tests.",
     ),
     Opt(
-        owner=Policy,
+        of="Policy",
         field="threshold",
         flags=("--threshold",),
         dest="threshold",
@@ -529,7 +518,7 @@ ORACLE_OPTS = (
         "when the lowest PCC is under 0.999).",
     ),
     Opt(
-        owner=Policy,
+        of="Policy",
         field="on_crash",
         flags=("--on-crash",),
         dest="on_crash",
@@ -538,7 +527,7 @@ ORACLE_OPTS = (
         "crashed too (match), always bad, or never (skip, as noise). [default: match]",
     ),
     Opt(
-        owner=Policy,
+        of="Policy",
         field="on_hang",
         flags=("--on-hang",),
         dest="on_hang",
@@ -549,7 +538,7 @@ ORACLE_OPTS = (
         "twice, or named with --hang-in. [default: skip]",
     ),
     Opt(
-        owner=Policy,
+        of="Policy",
         field="hang_in",
         flags=("--hang-in",),
         dest="hang_in",
@@ -564,7 +553,7 @@ ORACLE_OPTS = (
 # --repeat and --timeout of a --command: the tests' options, set on the command's oracle
 COMMAND_ORACLE_ALIASES = (
     Opt(
-        owner=CommandOracleSpec,
+        of="CommandOracleSpec",
         field="repeat",
         flags=("--repeat", "-n"),
         dest="repeat",
@@ -572,7 +561,7 @@ COMMAND_ORACLE_ALIASES = (
         help=REPEAT_HELP,
     ),
     Opt(
-        owner=CommandOracleSpec,
+        of="CommandOracleSpec",
         field="timeout_s",
         flags=("--timeout",),
         dest="timeout_s",
@@ -582,7 +571,7 @@ COMMAND_ORACLE_ALIASES = (
 )
 JOB_OPTS = (
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="jobs",
         flags=("--jobs",),
         dest="jobs",
@@ -591,7 +580,7 @@ JOB_OPTS = (
         "[default: 1]",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="contexts",
         flags=("--docker-context",),
         dest="contexts",
@@ -601,7 +590,7 @@ JOB_OPTS = (
         "'default' is this machine's engine, any other sees none of this machine's paths.",
     ),
     Opt(
-        owner=BisectRequest,
+        of="BisectRequest",
         field="devices",
         flags=("--device",),
         dest="devices",
@@ -612,7 +601,7 @@ JOB_OPTS = (
     ),
 )
 BISECT_RECORD_DIR = Opt(
-    owner=BisectRequest,
+    of="BisectRequest",
     field="record_dir",
     flags=("--record-dir",),
     dest="record_dir",
@@ -637,29 +626,29 @@ SHRINK_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS)
 COMMANDS: dict[str, tuple[Opt, ...]] = {"run": RUN_OPTS, "bisect": BISECT_OPTS}
 # every field a command line sets: the entries, and the aliases that share their options
 ALL = (*RUN_OPTS, *BISECT_OPTS, *COMMAND_ORACLE_ALIASES)
-BY_FIELD: dict[tuple[type, str], Opt] = {}
+BY_FIELD: dict[tuple[str, str], Opt] = {}
 for _o in ALL:
-    BY_FIELD.setdefault((_o.owner, _o.field), _o)
+    BY_FIELD.setdefault((_o.of, _o.field), _o)
 # fields no command line sets: derived, chosen per commit, filled in by validation, or the
 # containers of other options
 NOT_OPTIONS = {
-    (TtMetalSpec, "prebuilt"),  # a bisect's --prebuilt tree for one commit
-    (EmulatorSpec, "case"),  # $LNREPRO_CASE (shrink's rerun line), kept by validation
-    (CommandOracleSpec, "command"),  # argv as one line
-    (Policy, "higher_is_better"),  # follows from --metric
-    (RunRequest, "tests"),  # the Tests options
-    (RunOracleSpec, "backend"),  # the tt-metal options, on --repo
-    (RunOracleSpec, "tests"),  # the Tests options
-    (BisectRequest, "oracle"),  # --command, or the tt-metal and Tests options
-    (BisectRequest, "policy"),  # the "How each commit is judged" options
-    (BisectRequest, "paths"),  # the -- PATHS argument
-    (BisectRequest, "endpoint_runs"),  # counted from --rates-from by validation
+    ("TtMetalSpec", "prebuilt"),  # a bisect's --prebuilt tree for one commit
+    ("EmulatorSpec", "case"),  # $LNREPRO_CASE (shrink's rerun line), kept by validation
+    ("CommandOracleSpec", "command"),  # argv as one line
+    ("Policy", "higher_is_better"),  # follows from --metric
+    ("RunRequest", "tests"),  # the Tests options
+    ("RunOracleSpec", "backend"),  # the tt-metal options, on --repo
+    ("RunOracleSpec", "tests"),  # the Tests options
+    ("BisectRequest", "oracle"),  # --command, or the tt-metal and Tests options
+    ("BisectRequest", "policy"),  # the "How each commit is judged" options
+    ("BisectRequest", "paths"),  # the -- PATHS argument
+    ("BisectRequest", "endpoint_runs"),  # counted from --rates-from by validation
 }
 
 
 def flag(owner: type, field: str) -> str:
     """The flag that sets ``owner.field``, as ``--help`` lists it."""
-    return BY_FIELD[(owner, field)].flag
+    return BY_FIELD[(owner.__name__, field)].flag
 
 
 def tests_argv(t: TestSpec) -> list[str]:
@@ -672,7 +661,7 @@ def tests_argv(t: TestSpec) -> list[str]:
 
 def backend_argv(b: BackendSpec) -> list[str]:
     """The options of ``lnrepro run`` that choose backend ``b``."""
-    kind = [] if isinstance(b, TtMetalSpec) else [BACKEND_KIND.flag, b.kind.value]
+    kind = [] if b.kind.value == "tt-metal" else [BACKEND_KIND.flag, b.kind.value]
     return [*kind, *argv(b, RUN_OPTS)]
 
 
@@ -680,26 +669,28 @@ def run_argv(req: RunRequest) -> list[str]:
     """``lnrepro run`` with the options that repeat ``req`` exactly (the record's ``rerun``)."""
     rest = written(RUN_RECORD_DIR, req.record_dir)
     run = ["lnrepro", "run", *backend_argv(req.backend), *tests_argv(req.tests), *rest]
-    case = req.backend.case if isinstance(req.backend, EmulatorSpec) else None
+    case = getattr(req.backend, "case", None)  # the emulator's
     return ["env", f"{CASE_ENV}={case}", *run] if isinstance(case, str) else run
 
 
 def bisect_argv(req: BisectRequest) -> list[str]:
     """``lnrepro bisect`` with the options that start ``req`` again from scratch."""
+    from lnrepro.model.requests import CommandOracleSpec, PythonSpec
+
     args = ["--repo", str(req.repo)]
     o = req.oracle
     for opt in BISECT_OPTS:
-        if opt.owner is BisectRequest and opt.field != "repo":
+        if opt.of == "BisectRequest" and opt.field != "repo":
             args += written(opt, getattr(req, opt.field))
-        elif opt.owner is Policy:
+        elif opt.of == "Policy":
             args += written(opt, getattr(req.policy, opt.field))
         elif isinstance(o, CommandOracleSpec):
-            if opt.owner is CommandOracleSpec:
+            if opt.of == "CommandOracleSpec":
                 args += [*written(opt, o.argv), *argv(o, COMMAND_ORACLE_ALIASES)]
         elif opt is BACKEND_KIND and isinstance(o.backend, PythonSpec):
             args += [BACKEND_KIND.flag, o.backend.kind.value]
-        elif opt.owner is type(o.backend) and opt.field not in ("checkout", "project"):
+        elif opt.of == type(o.backend).__name__ and opt.field not in ("checkout", "project"):
             args += written(opt, getattr(o.backend, opt.field))  # the checkout is --repo
-        elif opt.owner is TestSpec and opt.field == "gtest_filter":
+        elif opt.of == "TestSpec" and opt.field == "gtest_filter":
             args += tests_argv(o.tests)
     return ["lnrepro", "bisect", *args, *(["--", *req.paths] if req.paths else [])]

@@ -22,7 +22,6 @@ from lnrepro.cli.commands import COMMANDS
 from lnrepro.errors import ExitCode
 from tests.conftest import ROOT
 from tests.harness import LNREPRO, assert_one_line_error, lnrepro
-from tests.test_layers import MSGSPEC_AT_HELP
 
 
 def run_fresh(code: str, heavy: tuple[str, ...]) -> tuple[str, list[str]]:
@@ -35,25 +34,10 @@ def run_fresh(code: str, heavy: tuple[str, ...]) -> tuple[str, list[str]]:
     return printed, ast.literal_eval(loaded)
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        None,
-        *(
-            pytest.param(
-                c,
-                marks=pytest.mark.xfail(
-                    c in MSGSPEC_AT_HELP,  # the ratchet of tests/test_layers.py
-                    reason="every command module imports model/requests.py, which loads msgspec",
-                    strict=True,
-                ),
-            )
-            for c in sorted(COMMANDS)
-        ),
-    ],
-)
+@pytest.mark.parametrize("command", [None, *sorted(COMMANDS)])
 def test_help_does_not_import_heavy_modules(command: str | None) -> None:
-    """``lnrepro --help`` and every ``lnrepro COMMAND --help``: each in a new interpreter."""
+    """``lnrepro --help`` and every ``lnrepro COMMAND --help``: each in a new interpreter (issue
+    45: none loads msgspec either; scripts/bench_startup.py --help-ratio times them)."""
     args = ["--help"] if command is None else [command, "--help"]
     code = f"from lnrepro.cli import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
     heavy = ("numpy", "docker", "git", "rich", "ml_dtypes", "msgspec")

@@ -72,10 +72,19 @@ def test_every_entry_names_a_field_and_every_field_is_an_option_or_says_why_not(
     for o in ALL:
         assert o.field in names(o.owner), f"{o.flag}: {o.owner.__name__} has no {o.field}"
         assert o.annotation is not None
-    every = {(t, n) for t in REQUESTS for n in names(t)}
-    set_by = {(o.owner, o.field) for o in ALL}
+    every = {(t.__name__, n) for t in REQUESTS for n in names(t)}
+    set_by = {(o.of, o.field) for o in ALL}
     assert every - (set_by | NOT_OPTIONS) == set(), "fields no option sets, NOT_OPTIONS unnamed"
     assert NOT_OPTIONS & set_by == set()
+
+
+def test_the_shapes_click_reads_at_help_time_are_the_fields_own() -> None:
+    """``--help`` reads each field's kind, choices and default from lnrepro/options/shapes.py,
+    not from the requests (msgspec); a changed field leaves it stale: run
+    scripts/option_shapes.py."""
+    from lnrepro.options.shapes import SHAPES
+
+    assert options.field_shapes() == SHAPES
 
 
 def test_every_shrink_request_field_is_a_shrink_option_or_says_why_not() -> None:

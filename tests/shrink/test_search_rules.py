@@ -10,19 +10,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from lnrepro.model.shrink import (
-    TILE,
-    Axis,
-    Case,
-    DataKind,
-    DataSpec,
-    Judged,
-    OpKind,
-    Shape,
-    ShrinkEvents,
-    StartMeasure,
-    Status,
-)
+from lnrepro.model.case import TILE, Axis, Case, DataKind, DataSpec, Judged, OpKind, Shape, Status
+from lnrepro.model.shrink import ShrinkEvents, StartMeasure
 from lnrepro.model.stats import wilson
 from lnrepro.shrink import space
 from lnrepro.shrink.core import (

@@ -178,7 +178,8 @@ def test_compare(world: World, width: int | None) -> None:
     assert code == 0
     tokens = [doc["a"], doc["b"], "defect shipped", "defect none", "seed 1"]
     for r in doc["tests"]:
-        tokens += [r["test"], r["verdict_a"], r["verdict_b"], r["change"]]
+        # the change is a sentence: it may wrap between its words, never inside one
+        tokens += [r["test"], r["verdict_a"], r["verdict_b"], *r["change"].split()]
         tokens += [num(r[k]) for k in ("max_diff_a", "max_diff_b") if r[k] is not None]
         tokens += [f"{100 * r[k]:.0f}%" for k in ("pass_rate_a", "pass_rate_b") if r[k] is not None]
     check(lines, tokens)
