@@ -61,6 +61,11 @@ FIRMWARE_FILES = re.compile(
 )
 NOT_STARTED = frozenset({"I", "X"})  # firmware init / the host's value before it ran
 FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
+# Firmware's poll for the other RISCs: BRISC's kernel returned and it spins until NCRISC and the
+# TRISCs say done (tenstorrent/tt-metal tt_metal/hw/firmware/src/tt-1xx/brisc.cc
+# ``wait_ncrisc_trisc``, waypoint NTW; tt-2xx dm.cc ``wait_subordinates``): not its own hang.
+SUBORDINATE_WAITS = ("wait_ncrisc_trisc", "wait_subordinates")
+SUBORDINATE_WAIT_FILES = re.compile(r"(?:^|/)(?:brisc|dm)\.cc$")
 CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
 PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
 NOC_CALLS = (
@@ -109,6 +114,12 @@ def _is_firmware(f: Frame) -> bool:
     )
 
 
+def _polls_subordinates(f: Frame) -> bool:
+    return f.function.split("(")[0] in SUBORDINATE_WAITS and (
+        f.file is None or SUBORDINATE_WAIT_FILES.search(f.file) is not None
+    )
+
+
 def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertRow]) -> _State:
     frames = row.frames
     f0 = frames[0] if frames and frames[0].index == 0 else None  # frame #0 cut: not known
@@ -152,6 +163,18 @@ def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], Assert
         and (fw_wp in NOT_STARTED or (row.risc == "BRISC" and fw_wp == "GW"))
     ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
         return _State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
+    if f0 is not None and _polls_subordinates(f0):
+        return _State(
+            row,
+            "done",
+            None,
+            fw_wp,
+            f0.function,
+            kfile,
+            frames,
+            f"its kernel returned: firmware polls in {f0.function} () until NCRISC and the "
+            "TRISCs finish",
+        )
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
         return _State(
             row,
@@ -344,6 +367,17 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             f"only tt-metal's dispatch kernels run in what is shown ({shown}): they wait for "
             "commands by design, and no worker kernel shown is running, so it cannot tell which "
             "one hangs (paste dump_callstacks' whole table)"
+        )
+    elif polling := [s for s in states if s.call in SUBORDINATE_WAITS]:
+        pattern = HangPattern.UNKNOWN
+        shown = ", ".join(
+            dict.fromkeys(f"{s.row.risc} on {_ref(s.row.place).label()}" for s in polling)
+        )
+        summary = (
+            f"{shown} polls in firmware's {polling[0].call} (): its kernel returned and it "
+            "waits for NCRISC and the TRISCs of its core to finish, but the text shows none of "
+            "them in a kernel (idle, done or cut): it cannot tell which one holds it (paste "
+            "their rows whole)"
         )
     elif states:
         pattern = HangPattern.IDLE

@@ -1306,3 +1306,51 @@ def _polling_core() -> Core:
 # One-script era (tt-triage.py at 90b63baa50e2) -vv: compute stuck in an LLK reconfigure (not a
 # CB wait), its core on launch message 0 while core (1,0) is on 1; cut at the right by the user.
 RECONFIG = Scenario("reconfig", (_polling_core(), idle_core(0, 1, 0)))
+
+
+def _firmware_polling_core() -> Core:
+    """The cycle's core where the writer's kernel returned and BRISC polls in firmware's
+    ``wait_ncrisc_trisc`` (brisc.cc: ``while (...slave_sync.all != RUN_SYNC_MSG_ALL_SLAVES_DONE)``,
+    tt-metal's firmware of the one-script era) for the others; the reader and two TRISCs are back
+    in firmware, and TRISC2 loops in the kernel's own code (frame 0 ``kernel_main``, no CB wait).
+    The core is on launch message 0, the rest of the grid on 1."""
+    brisc = f"{FW}/brisc.cc"
+    riscs = []
+    for r in _CYCLE_CORE.riscs:
+        if r.name == "brisc":
+            r = replace(
+                r,
+                pc=0x4B2C,
+                frames=(
+                    (0x4B2C, "wait_ncrisc_trisc", brisc, 307, 12),
+                    (None, "main", brisc, 513, 9),
+                ),
+            )
+        elif r.name == "trisc2":
+            r = replace(
+                r,
+                pc=0x7CB4,
+                frames=((0x7CB4, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 171, 9),),
+            )
+        else:
+            r = replace(r, pc=0x4010 + r.kernel_id, frames=_fw(r.name, 0x4010 + r.kernel_id))
+        riscs.append(replace(r, rd_ptr=0))
+    return replace(_CYCLE_CORE, riscs=tuple(riscs))
+
+
+# One-script era -vv: BRISC polls in firmware for the others to finish, TRISC2 loops in its kernel;
+# cut at the right by the user.
+FIRMWARE_POLL = Scenario("firmware-poll", (_firmware_polling_core(), idle_core(0, 1, 0)))
+
+
+# The same with TRISC2 back in firmware too: BRISC's poll is the only frame off firmware's main.
+FIRMWARE_POLL_ALONE = Scenario(
+    "firmware-poll-alone",
+    (
+        replace(
+            core := _only(_firmware_polling_core(), ("brisc",)),
+            riscs=tuple(replace(r, rd_ptr=0) for r in core.riscs),
+        ),
+        idle_core(0, 1, 0),
+    ),
+)

@@ -80,3 +80,29 @@ def test_the_one_script_vv_table_cut_names_the_frame_and_the_launch_messages() -
 def test_one_launch_message_everywhere_is_not_said() -> None:
     d = _read(C.one_script(C.MUTUAL))
     assert "launch message" not in d.summary, d.summary
+
+
+def test_brisc_polling_in_firmware_is_not_the_culprit_and_the_loop_is_named() -> None:
+    """The one-script -vv table cut at the right, BRISC in firmware's wait_ncrisc_trisc (its
+    kernel returned, brisc.cc) while TRISC2 loops in kernel_main: TRISC2 is named by its frame,
+    BRISC's poll is said and not blamed, no CB wait is invented."""
+    for column in (10000, 160, 140):
+        d = _read(C.cut(C.one_script(C.FIRMWARE_POLL), column))
+        g = d.primary
+        assert g is not None and g.risc == "TRISC2", (column, d.summary)
+        assert "runs in kernel_main" in d.summary, (column, d.summary)
+        assert "cb_wait_front" not in d.summary and "cb_reserve_back" not in d.summary
+        said = "\n".join(d.lines())
+        assert "firmware polls in wait_ncrisc_trisc ()" in said, (column, said)
+        assert "writer (BRISC, writer_ln_bw) running" not in said, said
+        assert "RD PTR 0 on 0:(0,0); RD PTR 1 on 0:(1,0)" in d.summary, (column, d.summary)
+
+
+def test_brisc_polling_alone_names_the_poll_and_blames_nobody() -> None:
+    for column in (10000, 140):
+        d = _read(C.cut(C.one_script(C.FIRMWARE_POLL_ALONE), column))
+        assert d.primary is None and not d.groups, (column, d.lines())
+        assert "BRISC on 0:(0,0) polls in firmware's wait_ncrisc_trisc ()" in d.summary, d.summary
+        assert "cannot tell which one holds it" in d.summary, d.summary
+        assert "idle in firmware, in reset or done" not in d.summary, d.summary
+        assert "RD PTR 0 on 0:(0,0); RD PTR 1 on 0:(1,0)" in d.summary, (column, d.summary)
