@@ -51,6 +51,8 @@ from lnrepro.hang.triage.output import (
     AssertRow,
     Place,
     RiscRow,
+    SaidCheck,
+    SaidKind,
     TriageEra,
     TriageOutput,
     waypoint_of,
@@ -342,6 +344,8 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
     events = list(out.events[:20])
+    if states:  # else the headline says them
+        events += [f"the summary quotes: {c.text}" for c in out.said[:10]]
     for a in out.asserts:
         events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
     if out.ops:
@@ -403,6 +407,8 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             )
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
+        if out.said:
+            pattern, summary = _said_summary(out.said)
     summary += _launch_messages(rows)
     return Diagnosis(
         pattern=pattern,
@@ -417,6 +423,27 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         source=source,
         idle=idle,
         unknowns=unknowns,
+    )
+
+
+def _said_summary(said: list[SaidCheck]) -> tuple[HangPattern, str]:
+    """A summary with no callstack, only its quotes of triage's checks or of an assert: what
+    they show (the failures first), and that it cannot tell the core from them."""
+    ordered = sorted(said, key=lambda c: not c.failed)[:6]
+    quoted = "; ".join(c.text for c in ordered)
+    if any(c.kind is SaidKind.ASSERT for c in said):
+        return HangPattern.KERNEL_ASSERT, (
+            f"the text quotes an assert that stopped a RISC: {quoted}; it names no core with "
+            "a callstack, so it cannot tell which core and kernel (paste "
+            "dump_lightweight_asserts' or dump_callstacks' table)"
+        )
+    failed = [c for c in said if c.failed]
+    head = "the text quotes tt-triage's checks and no callstack"
+    if not failed:
+        head += ", and every check it quotes passed"
+    return HangPattern.UNKNOWN, (
+        f"{head}: {quoted}; it cannot tell which kernel hangs from that (paste "
+        "dump_callstacks' table)"
     )
 
 

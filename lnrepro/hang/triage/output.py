@@ -129,6 +129,22 @@ class CbRow:
     state: CbState
 
 
+class SaidKind(str, Enum):
+    CHECK = "check"  # a check's pass or fail
+    NOC = "noc"  # check_noc_status: a register's count against the firmware variable's
+    ASSERT = "assert"  # an assert's condition, file and function
+
+
+@dataclass(frozen=True, slots=True)
+class SaidCheck:
+    """What a user's summary quotes of one of triage's checks, or of an assert: kept as the
+    user wrote it, never made more of."""
+
+    kind: SaidKind
+    text: str  # the words for the diagnosis
+    failed: bool
+
+
 @dataclass
 class TriageOutput:
     """Everything read from one tt-triage paste (or a summary of one)."""
@@ -146,6 +162,7 @@ class TriageOutput:
     unknowns: list[str] = field(default_factory=list)
     failed_scripts: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)  # the scripts whose table has no row
+    said: list[SaidCheck] = field(default_factory=list)  # a summary's quotes of checks, asserts
 
 
 # ---------------------------------------------------------------------------------- patterns
@@ -687,6 +704,8 @@ __all__ = [
     "CbRow",
     "Place",
     "RiscRow",
+    "SaidCheck",
+    "SaidKind",
     "TriageEra",
     "TriageOutput",
     "clean_lines",

@@ -1354,3 +1354,71 @@ FIRMWARE_POLL_ALONE = Scenario(
         idle_core(0, 1, 0),
     ),
 )
+
+
+# -------------------------------------------------------------- users' condensed summaries
+# What users write in tt-metal's issues instead of pasting triage whole: their own words around
+# lines quoted from triage's checks. The quoted lines are as the scripts print them
+# (tenstorrent/tt-metal tools/triage): triage.py's serialize_result prints ``  pass``/``  fail``
+# under each script; log_check_risc writes ``Device <id>: <block> [<loc>]: <risc>: <message>``;
+# check_binary_integrity.py (f3198dc503a9) fails with ``Data mismatch in section .text at address
+# 0x<addr:08x> in ELF file <path>.``; check_noc_status.py (05781ebca98d) writes ``Device <id> at
+# <loc> on <risc> for NOC <n>`` and per disagreeing counter ``    <register> <variable> <register
+# value> <variable value>`` (its VAR_TO_REG_MAP: noc_reads_num_issued/NIU_MST_RD_RESP_RECEIVED,
+# noc_nonposted_writes_num_issued/NIU_MST_NONPOSTED_WR_REQ_SENT, ...).
+def _noc_said(core: Core, reg: str, var: str, rv: int, vv: int) -> tuple[str, str]:
+    return (
+        f"Device {core.device} at {core.loc()} on brisc for NOC 0",
+        f"    {reg} {var} {rv} {vv}",
+    )
+
+
+def condensed_prose() -> str:
+    """A few lines of prose: binary integrity passed, the NOC counters of one core disagree."""
+    place, counts = _noc_said(
+        _CYCLE_CORE, "NIU_MST_NONPOSTED_WR_REQ_SENT", "noc_nonposted_writes_num_issued", 38, 40
+    )
+    return (
+        "Ran tt-triage on the hung box, short version:\n"
+        "- check_binary_integrity: pass, so the binaries on the device are intact\n"
+        "- check_noc_status: fail\n"
+        f"  {place}\n"
+        f"  {counts}\n"
+        "Everything else looked normal to me.\n"
+    )
+
+
+def condensed_table() -> str:
+    """A Markdown table of the checks' results, one mismatch quoted in its cell; the binary
+    check fails too, with its address."""
+    place, counts = _noc_said(
+        _CYCLE_CORE, "NIU_MST_RD_RESP_RECEIVED", "noc_reads_num_issued", 12, 13
+    )
+    elf = f"{ABS}/built/0/kernels/layernorm_bw_kernel/10023/trisc0/trisc0.elf.xip.elf"
+    return (
+        "| triage script | result |\n"
+        "|---|---|\n"
+        "| check_arc | pass |\n"
+        f"| check_binary_integrity | fail: Device 0: tensix [{_CYCLE_CORE.loc()}]: trisc0: Data "
+        f"mismatch in section .text at address 0x00006a40 in ELF file {elf}. |\n"
+        f"| check_noc_status | fail: {place}: {counts.strip()} |\n"
+    )
+
+
+# An LLK assert as tt-llk writes it (tenstorrent/tt-llk 7ed6ee9e01c5,
+# tt_llk_wormhole_b0/llk_lib/llk_math_eltwise_unary_datacopy.h, in
+# _llk_math_eltwise_unary_datacopy_init_: LLK_ASSERT(condition, message), common/llk_assert.h),
+# which a user quotes with the file and function triage's callstack showed.
+LLK_COND = "num_faces == 1 || num_faces == 2 || num_faces == 4"
+LLK_FILE = "tt_llk_wormhole_b0/llk_lib/llk_math_eltwise_unary_datacopy.h"
+LLK_FUNC = "_llk_math_eltwise_unary_datacopy_init_"
+
+
+def condensed_llk_assert() -> str:
+    return (
+        "Device 0 hangs in the datacopy before layernorm; triage's lightweight asserts show "
+        "trisc1 stopped at\n"
+        f'LLK_ASSERT({LLK_COND}, "num_faces must be 1, 2, or 4");\n'
+        f"file: {LLK_FILE}:184\n"
+        f"function: {LLK_FUNC}\n"
+    )

@@ -5,9 +5,12 @@ code) is the cause, and the data movers waiting behind it are its consequences."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lnrepro.hang.door import read_paste
 from lnrepro.hang.model import Diagnosis
 from tests.hang.triage import corpus as C
+from tests.harness import lnrepro
 
 
 def _read(text: str) -> Diagnosis:
@@ -106,3 +109,61 @@ def test_brisc_polling_alone_names_the_poll_and_blames_nobody() -> None:
         assert "cannot tell which one holds it" in d.summary, d.summary
         assert "idle in firmware, in reset or done" not in d.summary, d.summary
         assert "RD PTR 0 on 0:(0,0); RD PTR 1 on 0:(1,0)" in d.summary, (column, d.summary)
+
+
+def _said(text: str) -> Diagnosis:
+    r = read_paste(text)
+    assert r is not None and r.format.value == "summary", text
+    return r.diagnosis
+
+
+def test_a_condensed_summary_of_triages_checks_says_what_they_show() -> None:
+    """A few lines of prose around check_noc_status's own lines (05781ebca98d: "Device 0 at
+    <loc> on brisc for NOC 0", then register, variable and their counts): said back with the
+    numbers, the failure first; no culprit invented."""
+    d = _said(C.condensed_prose())
+    assert d.primary is None and not d.groups, d.lines()
+    assert d.pattern.value == "UNKNOWN", d.summary
+    assert d.summary.index("check_noc_status failed") < d.summary.index(
+        "check_binary_integrity passed"
+    ), d.summary
+    assert (
+        "check_noc_status failed on device 0 1-1 (0,0) brisc NOC 0: register "
+        "NIU_MST_NONPOSTED_WR_REQ_SENT=38 but variable noc_nonposted_writes_num_issued=40"
+        in d.summary
+    ), d.summary
+    assert "shows no core" not in d.summary and "cannot tell which kernel" in d.summary
+
+
+def test_a_table_quoting_triages_checks_says_what_they_show() -> None:
+    d = _said(C.condensed_table())
+    assert d.primary is None and not d.groups, d.lines()
+    assert "check_arc passed" in d.summary, d.summary
+    assert "check_binary_integrity failed" in d.summary, d.summary
+    assert "Data mismatch in section .text at address 0x00006a40" in d.summary, d.summary
+    assert "register NIU_MST_RD_RESP_RECEIVED=12 but variable noc_reads_num_issued=13" in d.summary
+
+
+def test_an_llk_asserts_condition_file_and_function_are_said() -> None:
+    d = _said(C.condensed_llk_assert())
+    assert d.primary is None and not d.groups, d.lines()
+    assert d.pattern.value == "KERNEL_ASSERT", d.summary
+    assert f"LLK_ASSERT({C.LLK_COND}) failed" in d.summary, d.summary
+    assert f"in {C.LLK_FILE} line 184" in d.summary, d.summary
+    assert f"function {C.LLK_FUNC}" in d.summary, d.summary
+    assert "on TRISC1 of device 0" in d.summary, d.summary
+    assert "cannot tell which core" in d.summary, d.summary
+
+
+def test_an_assert_cut_short_is_said_to_be_cut() -> None:
+    d = _said(f"trisc1 stopped at LLK_ASSERT({C.LLK_COND[:20]}\n")
+    assert "cut: the condition is not whole" in d.summary, d.summary
+
+
+def test_condensed_summaries_are_not_refused_by_explain(tmp_path: Path) -> None:
+    for text in (C.condensed_prose(), C.condensed_table(), C.condensed_llk_assert()):
+        p = tmp_path / "paste.txt"
+        p.write_text(text)
+        code, out, err = lnrepro("explain", p, width=200)
+        assert code != 4 and "googletest markers" not in out + err, out + err
+        assert "check_noc_status failed" in out or "LLK_ASSERT(" in out, out
