@@ -274,12 +274,24 @@ def _cause(states: list[_State]) -> _Cause | None:
     verdict = rules.explain(procs)
     if verdict is None:
         return None
+    if verdict.why in ("running", "no-waypoints") and len(_blind(mine)) > 1:
+        return None  # several RISCs run where the text does not show: any pick is a guess
     return _Cause(
         mine[verdict.culprit],
         verdict.pattern,
         verdict.why,
         tuple(mine[i] for i in verdict.consequences),
     )
+
+
+def _blind(states: list[_State]) -> list[_State]:
+    """The RISCs running a kernel at a place the text does not show: no frame #0 (cut, or not
+    printed) and no waypoint."""
+    return [
+        s
+        for s in states
+        if s.status == "running" and not s.waypoint and not (s.frames and s.frames[0].index == 0)
+    ]
 
 
 def _merge(rows: list[RiscRow]) -> list[RiscRow]:
@@ -343,6 +355,12 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     } - dispatch_places
     warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
+    if built and (blind_cores := [ss for ss in by_core.values() if len(_blind(ss)) > 1]):
+        where = ", ".join(_ref(ss[0].row.place).label() for ss in blind_cores[:4])
+        unknowns += (
+            f"which RISC hangs on {where}: several run kernels at places the text does not "
+            "show (paste whole lines)",
+        )
     events = list(out.events[:20])
     if states:  # else the headline says them
         events += [f"the summary quotes: {c.text}" for c in out.said[:10]]
@@ -371,6 +389,15 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             f"only tt-metal's dispatch kernels run in what is shown ({shown}): they wait for "
             "commands by design, and no worker kernel shown is running, so it cannot tell which "
             "one hangs (paste dump_callstacks' whole table)"
+        )
+    elif blind := [s for ss in by_core.values() if len(b := _blind(ss)) > 1 for s in b]:
+        pattern = HangPattern.UNKNOWN
+        cores = list(dict.fromkeys(_ref(s.row.place).label() for s in blind))
+        shown = ", ".join(dict.fromkeys(f"{_shown_name(s)} ({s.row.risc})" for s in blind[:8]))
+        summary = (
+            f"on {', '.join(cores[:4])} {len(blind)} RISCs run kernels ({shown}) at places the "
+            "text does not show and with no wait shown: it cannot tell which one hangs (paste "
+            "whole lines: their callstacks tell)"
         )
     elif polling := [s for s in states if s.call in SUBORDINATE_WAITS]:
         pattern = HangPattern.UNKNOWN

@@ -167,3 +167,14 @@ def test_condensed_summaries_are_not_refused_by_explain(tmp_path: Path) -> None:
         code, out, err = lnrepro("explain", p, width=200)
         assert code != 4 and "googletest markers" not in out + err, out + err
         assert "check_noc_status failed" in out or "LLK_ASSERT(" in out, out
+
+
+def test_a_cut_that_hides_every_callstack_picks_no_culprit() -> None:
+    """At 100 columns the one-script table loses its Kernel Callstack column: five RISCs of the
+    core run kernels at places the text does not show. Blaming one (the reader, by the role
+    order) would be a guess that differs from the whole table's TRISC2: none is named, and the
+    diagnosis says why."""
+    d = _read(C.cut(C.one_script(C.FIRMWARE_POLL), 100))
+    assert d.primary is None and not d.groups, d.lines()
+    assert "5 RISCs run kernels" in d.summary and "cannot tell which one hangs" in d.summary
+    assert any("Kernel Callstack" in u for u in d.unknowns), d.unknowns
