@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from lnrepro.hang.model import CbState, Frame, HangSource
+from lnrepro.hang.triage.said import KNOWN_SCRIPTS, SaidCheck
 from lnrepro.hang.triage.tables import (
     CLIPPED,
     Table,
@@ -127,22 +128,6 @@ class AssertRow:
 class CbRow:
     place: Place
     state: CbState
-
-
-class SaidKind(str, Enum):
-    CHECK = "check"  # a check's pass or fail
-    NOC = "noc"  # check_noc_status: a register's count against the firmware variable's
-    ASSERT = "assert"  # an assert's condition, file and function
-
-
-@dataclass(frozen=True, slots=True)
-class SaidCheck:
-    """What a user's summary quotes of one of triage's checks, or of an assert: kept as the
-    user wrote it, never made more of."""
-
-    kind: SaidKind
-    text: str  # the words for the diagnosis
-    failed: bool
 
 
 @dataclass
@@ -356,18 +341,6 @@ def triage_evidence(text: str) -> int:
     if score == 0:
         return 0
     return score
-
-
-# the scripts of tools/triage/ a section line may name (at 02c321d69d06 and before)
-_SCRIPTS = (
-    "dump_callstacks dump_circular_buffers dump_running_operations dump_lightweight_asserts "
-    "check_noc_status check_arc check_binary_integrity dump_aggregated_callstacks run_checks "
-    "dispatcher_data inspector_data elfs_cache callstack_provider check_core_magic "
-    "check_eth_status dump_fast_dispatch dump_watcher_ringbuffer dump_risc_debug_signals "
-    "check_broken_components dump_ops dump_semaphores metal_device_id_mapping device_info "
-    "check_cb_inactive check_noc_locations dump_watcher_asserts system_info firmware_versions "
-)
-KNOWN_SCRIPTS = frozenset(_SCRIPTS.split())
 
 
 # ---------------------------------------------------------------------------------- parsing
@@ -704,8 +677,6 @@ __all__ = [
     "CbRow",
     "Place",
     "RiscRow",
-    "SaidCheck",
-    "SaidKind",
     "TriageEra",
     "TriageOutput",
     "clean_lines",
