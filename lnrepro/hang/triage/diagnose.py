@@ -55,7 +55,7 @@ from lnrepro.hang.triage.output import (
     TriageEra,
     TriageOutput,
 )
-from lnrepro.hang.triage.said import said_summary
+from lnrepro.hang.triage.said import SaidKind, said_summary
 from lnrepro.hang.triage.states import State, blind, classify, core_ref
 
 ROLE_ORDER = rules.ROLE_ORDER
@@ -187,7 +187,11 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         )
     events = list(out.events[:20])
     if states:  # else the headline says them
-        events += [f"the summary quotes: {c.text}" for c in out.said[:10]]
+        events += [  # an assert with its core is the assert row's event already
+            f"the summary quotes: {c.text}"
+            for c in out.said[:10]
+            if not (c.kind is SaidKind.ASSERT and out.asserts)
+        ]
     for a in out.asserts:
         events.append(f"lightweight assert on {core_ref(a.place).label()} {a.risc}: {a.code}")
     if out.ops:

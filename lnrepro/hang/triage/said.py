@@ -112,6 +112,16 @@ def _top_comma(args: str) -> int:
     return -1
 
 
+def assert_code(text: str) -> str | None:
+    """The first ``…ASSERT(…)`` call in a text, up to its own closing parenthesis (a frame's
+    ``()`` after it is not part of it); cut short: to the end of the text."""
+    m = re.search(r"\b\w*ASSERT\s*\(", text)
+    if m is None:
+        return None
+    inside = _balanced(text, m.end())
+    return text[m.start() : inside[1]] if inside else text[m.start() :].rstrip()
+
+
 def _said_assert(lines: list[str], at: int, m: re.Match[str]) -> SaidCheck:
     text = lines[at]
     inside = _balanced(text, m.end())
@@ -214,4 +224,4 @@ def said_summary(said: list[SaidCheck]) -> tuple[HangPattern, str]:
     )
 
 
-__all__ = ["KNOWN_SCRIPTS", "SaidCheck", "SaidKind", "said_checks", "said_summary"]
+__all__ = ["KNOWN_SCRIPTS", "SaidCheck", "SaidKind", "assert_code", "said_checks", "said_summary"]

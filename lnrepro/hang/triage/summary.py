@@ -29,7 +29,7 @@ from lnrepro.hang.triage.output import (
     clean_lines,
     frame,
 )
-from lnrepro.hang.triage.said import said_checks
+from lnrepro.hang.triage.said import assert_code, said_checks
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -133,10 +133,10 @@ def parse_summary(text: str) -> TriageOutput:
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
-        code = re.search(r"\b\w*ASSERT\(.*\)", said)
+        code = next((c for ln in [rest, *body] if (c := assert_code(ln))), None)
         for place in places:
             if code is not None:  # "stopped at LLK_ASSERT(...)": the summary of an assert row
-                out.asserts += [AssertRow(place, r, name, code.group(0), frames) for r in riscs]
+                out.asserts += [AssertRow(place, r, name, code, frames) for r in riscs]
                 continue
             for risc in riscs:
                 out.rows.append(

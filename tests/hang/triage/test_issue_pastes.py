@@ -178,3 +178,14 @@ def test_a_cut_that_hides_every_callstack_picks_no_culprit() -> None:
     assert d.primary is None and not d.groups, d.lines()
     assert "5 RISCs run kernels" in d.summary and "cannot tell which one hangs" in d.summary
     assert any("Kernel Callstack" in u for u in d.unknowns), d.unknowns
+
+
+def test_a_summarys_assert_with_its_core_is_the_assert_alone() -> None:
+    """The assert quoted under its core (``…(trisc2): stopped at LLK_ASSERT(…)`` then frame #0)
+    is the call up to its own parenthesis: the frame's ``()`` after it is not part of it, and
+    the quote is one event, not two."""
+    d = _said(C.summary(C.ASSERTED))
+    assert d.pattern.value == "KERNEL_ASSERT", d.summary
+    assert '(LLK_ASSERT(false, "stall after commit"))' in d.summary, d.summary
+    assert "#0" not in d.summary, d.summary
+    assert sum("LLK_ASSERT" in e for e in d.events) == 1, d.events
