@@ -152,6 +152,16 @@ def _said_assert(lines: list[str], at: int, m: re.Match[str]) -> SaidCheck:
     return SaidCheck(SaidKind.ASSERT, ", ".join(words), True)
 
 
+def _short_paths(text: str) -> str:
+    """A long path in a headline as its last two parts (``…/trisc0/trisc0.elf.xip.elf``): the
+    file stays named, and the line does not fold in a terminal."""
+    return re.sub(
+        r"/?(?:[\w.+-]+/){2,}([\w.+-]+/[\w.+-]+)",
+        lambda m: f"…/{m.group(1)}" if len(m.group(0)) > 40 else m.group(0),
+        text,
+    )
+
+
 def said_checks(lines: list[str]) -> list[SaidCheck]:
     """What a user's lines quote of triage's checks and of an assert, one entry each in the
     user's order; nothing is added that the text does not write."""
@@ -192,7 +202,7 @@ def said_checks(lines: list[str]) -> list[SaidCheck]:
         if cm is not None and (r := _RESULT.search(cm.group(2))) is not None:
             failed = r.group(1).lower() not in ("pass", "passed", "passes", "ok")
             rest = cm.group(2)[r.end() :].strip(" :-|.")
-            detail = f": {rest[:200]}" if failed and len(rest) > 3 else ""
+            detail = f": {_short_paths(rest)[:200]}" if failed and len(rest) > 3 else ""
             said.append(
                 SaidCheck(
                     SaidKind.CHECK,
