@@ -229,7 +229,7 @@ def partial_counts(now: dict[str, TestStatus]) -> str:
         counts[status.value.lower()] = counts.get(status.value.lower(), 0) + 1
     order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
     said = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k))
-    done = f"after {len(now)} test(s) ({said})" if now else "before any test finished"
+    done = f"after {len(now)} test(s) ({said})" if now else "before any test result"
     return f"{done}, not kept"
 
 
