@@ -253,6 +253,12 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             )
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
+        elif out.events and not out.empty:  # only checks' failures: what they report
+            summary = (
+                f"the text shows no core, only what triage's checks report: "
+                f"{'; '.join(out.events[:3])}; it cannot tell which kernel hangs from that "
+                "(paste dump_callstacks' table)"
+            )
         if out.said:
             pattern, summary = said_summary(out.said)
     summary += launch_messages(

@@ -653,7 +653,7 @@ def _failures(
             if m := _FAILURE.search(s):
                 last_place = f"device {m.group(1)} {m.group(2)} [{m.group(3)}]"
                 msg = m.group(5).strip()
-                if msg.startswith("Mismatched state"):
+                if "Mismatched state" in msg:  # its counters follow, on lines of their own
                     continue
                 risc = f"{m.group(4)}: " if m.group(4) else ""
                 out.events.append(f"{name}: {last_place}: {risc}{msg}"[:300])

@@ -1422,3 +1422,10 @@ def condensed_llk_assert() -> str:
         f"file: {LLK_FILE}:184\n"
         f"function: {LLK_FUNC}\n"
     )
+
+
+def checks_only(s: Scenario) -> str:
+    """A paste of the first checks of the framework's output alone (tabulate era: each script's
+    ``  pass``/``  fail`` and failure lines), before any callstack table."""
+    text = tabulate_framework(s)
+    return text[: text.index("dump_callstacks.py:")]

@@ -190,3 +190,15 @@ def test_a_summarys_assert_with_its_core_is_the_assert_alone() -> None:
     assert '(LLK_ASSERT(false, "stall after commit"))' in d.summary, d.summary
     assert "#0" not in d.summary, d.summary
     assert sum("LLK_ASSERT" in e for e in d.events) == 1, d.events
+
+
+def test_the_checks_alone_say_what_they_report() -> None:
+    """check_binary_integrity and check_noc_status (42bfdec046d2: "Mismatched state:", then
+    each register, variable and their counts) with no callstack table: the headline is the
+    mismatch with its numbers, not "the text shows no core"; "Mismatched state:" is no event
+    of its own."""
+    d = _read(C.checks_only(C.NOC))
+    assert d.primary is None and not d.groups, d.lines()
+    assert "only what triage's checks report" in d.summary, d.summary
+    assert "counters disagree: NIU_MST_" in d.summary, d.summary
+    assert not any(e.rstrip().endswith("Mismatched state:") for e in d.events), d.events
