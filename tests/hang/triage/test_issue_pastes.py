@@ -202,3 +202,11 @@ def test_the_checks_alone_say_what_they_report() -> None:
     assert "only what triage's checks report" in d.summary, d.summary
     assert "counters disagree: NIU_MST_" in d.summary, d.summary
     assert not any(e.rstrip().endswith("Mismatched state:") for e in d.events), d.events
+
+
+def test_triages_own_check_lines_are_not_taken_for_a_summary() -> None:
+    """check_noc_status's lines inside its own ``check_noc_status.py:`` section are tt-triage's
+    output: no note that the text also holds a user's summary."""
+    for text in (C.tabulate_framework(C.NOC), C.rich_framework(C.NOC), C.checks_only(C.NOC)):
+        d = _read(text)
+        assert not any("summary lines" in w for w in d.warnings), d.warnings
