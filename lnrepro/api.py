@@ -428,6 +428,7 @@ def explain(
     from dataclasses import replace
 
     from lnrepro.errors import InputError, MalformedLog
+    from lnrepro.options.table import flag
     from lnrepro.studies import model_fit as ex
 
     ref, path = request.ref, Path(request.ref)
@@ -448,7 +449,8 @@ def explain(
     if not found.observed and not found.hangs and not found.undiagnosed:
         raise InputError(
             f"no passed or failed test and no hang diagnosis in {found.source}",
-            "pass a log or run that ran the tests (for a hang: a run with --watcher N)",
+            "pass a log or run that ran the tests (for a hang: a run with "
+            f"{flag(TtMetalSpec, 'watcher_s')} N)",
         )
     if not found.observed:
         return found  # nothing to score: its meta says no model, no test

@@ -19,11 +19,28 @@ from lnrepro.model.record import RunRecord, RunState, Seen
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
     BisectRequest,
+    CommandOracleSpec,
     EndpointRuns,
     RunOracleSpec,
+    TestSpec,
+    TtMetalSpec,
 )
+from lnrepro.options.table import flag
 
 _FAILS = ("FAILED", "CRASHED")  # a run that shows the bug; ENV_ERROR and TIMEOUT are noise
+
+
+class Flag:
+    """The flags these messages name, as the table of options spells them."""
+
+    rates_from = flag(BisectRequest, "rates_from")
+    fail_rates = flag(BisectRequest, "fail_rates")
+    good = flag(BisectRequest, "good")
+    bad = flag(BisectRequest, "bad")
+    command = flag(CommandOracleSpec, "argv")
+    tt_metal = flag(TtMetalSpec, "checkout")
+    pytest = flag(TestSpec, "pytest")
+    filter = flag(TestSpec, "gtest_filter")
 
 
 def counts(run: RunRecord) -> tuple[int, int]:
@@ -53,11 +70,11 @@ def _fix_for(req: BisectRequest) -> str:
     """What to do instead, in the bisect's own terms: a --command bisect has no `lnrepro run`
     records of its own test, so its fix is the rates themselves."""
     if isinstance(req.oracle, RunOracleSpec):
-        return "name runs of the endpoints (lnrepro run --tt-metal . at each of them)"
+        return f"name runs of the endpoints (lnrepro run {Flag.tt_metal} . at each of them)"
     return (
-        "--rates-from takes lnrepro's own runs (`lnrepro run`) of the endpoints; for a --command "
-        "bisect give the rates you measured with --fail-rates BAD,GOOD (e.g. 0.7,0.05), or drop "
-        "--rates-from to learn them"
+        f"{Flag.rates_from} takes lnrepro's own runs (`lnrepro run`) of the endpoints; for a "
+        f"{Flag.command} bisect give the rates you measured with {Flag.fail_rates} BAD,GOOD (e.g. "
+        f"0.7,0.05), or drop {Flag.rates_from} to learn them"
     )
 
 
@@ -85,18 +102,18 @@ def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> Endpoi
             gf, gn = gf + fails, gn + n
         else:
             raise UsageError(
-                f"--rates-from {run.id}: it ran commit {commit[:12] or '(unknown)'}, "
-                f"which is neither --bad {req.bad[:12]} nor --good",
+                f"{Flag.rates_from} {run.id}: it ran commit {commit[:12] or '(unknown)'}, "
+                f"which is neither {Flag.bad} {req.bad[:12]} nor {Flag.good}",
                 _fix_for(req),
             )
         if not _same_tests(req, run):
             assert isinstance(req.oracle, RunOracleSpec)
-            flag = "--pytest" if req.oracle.tests.pytest else "--filter"
+            given = Flag.pytest if req.oracle.tests.pytest else Flag.filter
             raise UsageError(
-                f"--rates-from {run.id}: it ran other tests ({_tests_of(run.request.tests)}) "
+                f"{Flag.rates_from} {run.id}: it ran other tests ({_tests_of(run.request.tests)}) "
                 f"than the bisect's ({_tests_of(req.oracle.tests)}): their fail rates are not "
                 "the bug's",
-                f"name runs with the bisect's own tests, or bisect them (its {flag})",
+                f"name runs with the bisect's own tests, or bisect them (its {given})",
             )
         sources.append(str(run.record_dir))
     return EndpointRuns(
@@ -110,7 +127,7 @@ def named(req: BisectRequest) -> EndpointRuns:
     out = _tally(req, runs, found=False)
     if out.bad_runs == 0:
         raise UsageError(
-            "--rates-from: no run at --bad said pass or fail (only noise, or not run)",
+            f"{Flag.rates_from}: no run at {Flag.bad} said pass or fail (only noise, or not run)",
             "name a record of the bad commit whose test ran (lnrepro runs lists them)",
         )
     return out
@@ -180,22 +197,22 @@ def prior(req: BisectRequest) -> str | None:
         return None
     if req.fail_rates is not None:
         qb, qg = req.fail_rates
-        return f"fail rates given (--fail-rates {qb:g},{qg:g}), not learned"
+        return f"fail rates given ({Flag.fail_rates} {qb:g},{qg:g}), not learned"
     e = req.endpoint_runs
     if e is None or not e.sources:
         return "none measured: the fail rates were learned from the bisect's own runs"
-    how = "found in the store" if e.found else "--rates-from"
-    good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
+    how = "found in the store" if e.found else Flag.rates_from
+    good = f"{e.good_fails}/{e.good_runs} at {Flag.good}" if e.good_runs else f"none at {Flag.good}"
     names = ", ".join(Path(s).name for s in e.sources)
-    return f"{e.bad_fails}/{e.bad_runs} failed at --bad, {good} ({how}: {names})"
+    return f"{e.bad_fails}/{e.bad_runs} failed at {Flag.bad}, {good} ({how}: {names})"
 
 
 def describe(e: EndpointRuns) -> str:
     """Two lines for the console: where the prior comes from, what it says, which records."""
-    how = "found in the store" if e.found else "(--rates-from)"
-    good = f"{e.good_fails}/{e.good_runs} at --good" if e.good_runs else "none at --good"
+    how = "found in the store" if e.found else f"({Flag.rates_from})"
+    good = f"{e.good_fails}/{e.good_runs} at {Flag.good}" if e.good_runs else f"none at {Flag.good}"
     names = ", ".join(Path(s).name for s in e.sources[:3]) + (" …" if len(e.sources) > 3 else "")
     return (
         f"rates from {len(e.sources)} record(s) {how}: {e.bad_fails}/{e.bad_runs} failed at "
-        f"--bad, {good}\n  {names}"
+        f"{Flag.bad}, {good}\n  {names}"
     )

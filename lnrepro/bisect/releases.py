@@ -31,8 +31,19 @@ from pathlib import Path
 from typing import Literal
 
 from lnrepro.errors import EnvironmentProblem, UsageError
+from lnrepro.model.requests import BisectRequest, PythonSpec
+from lnrepro.options.table import flag
 
 SCHEMA: Literal["lnrepro.version-bisect/1"] = "lnrepro.version-bisect/1"
+
+
+class Flag:
+    """The flags these messages name, as the table of options spells them."""
+
+    good = flag(BisectRequest, "good")
+    bad = flag(BisectRequest, "bad")
+    find_fix = flag(BisectRequest, "find_fix")
+    python = flag(PythonSpec, "python")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,21 +156,23 @@ def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool
         g, b = Version(good), Version(bad)
     except InvalidVersion as exc:
         raise UsageError(
-            f"{exc}", "give --good and --bad as release versions, e.g. 1.26.4"
+            f"{exc}", f"give {Flag.good} and {Flag.bad} as release versions, e.g. 1.26.4"
         ) from None
-    for flag, v in (("--good", g), ("--bad", b)):
+    for given, v in ((Flag.good, g), (Flag.bad, b)):
         if v not in known:
             raise UsageError(
-                f"{flag} {v}: no such release in the index",
+                f"{given} {v}: no such release in the index",
                 f"pick one of {', '.join(r.version for r in all_releases[-8:]) or 'none'}",
             )
     older, newer = (b, g) if find_fix else (g, b)
     if not older < newer:
         raise UsageError(
-            f"--good {good} is not older than --bad {bad}"
+            f"{Flag.good} {good} is not older than {Flag.bad} {bad}"
             if not find_fix
-            else f"--bad {bad} is not older than --good {good} (--find-fix: the fix comes later)",
-            "the newer release goes last: swap --good/--bad, or add --find-fix to find the fix",
+            else f"{Flag.bad} {bad} is not older than {Flag.good} {good} ({Flag.find_fix}: the fix "
+            "comes later)",
+            f"the newer release goes last: swap {Flag.good}/{Flag.bad}, or add {Flag.find_fix} to "
+            "find the fix",
         )
     span = [r for v, r in sorted(known.items()) if older <= v <= newer]
     if not any(r.installable for r in span):
@@ -167,10 +180,10 @@ def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool
             f"no release from {older} to {newer} installs on this Python and platform",
             "pick another range (lnrepro lists the releases that install here)",
         )
-    for flag, v in (("--good", g), ("--bad", b)):
+    for given, v in ((Flag.good, g), (Flag.bad, b)):
         if not known[v].installable:
             raise UsageError(
-                f"{flag} {v} does not install here: {known[v].why_not}", "pick another release"
+                f"{given} {v} does not install here: {known[v].why_not}", "pick another release"
             )
     return span
 
@@ -359,7 +372,7 @@ def step_env(
         layered_env(python, venv, env)
     except LayerFailed as exc:
         raise EnvironmentProblem(
-            f"could not make a venv for {release.version}: {exc.what}", "check --python"
+            f"could not make a venv for {release.version}: {exc.what}", f"check {Flag.python}"
         ) from None
     uv = find_uv() if installer in (None, "uv") else None
     if installer == "uv" and uv is None:

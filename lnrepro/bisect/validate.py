@@ -22,10 +22,14 @@ from lnrepro.errors import GitError, UsageError
 from lnrepro.model.requests import (
     BisectRequest,
     CommandOracleSpec,
+    Policy,
     PythonSpec,
     RunOracleSpec,
+    RunRequest,
+    TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options.table import flag
 from lnrepro.run.validate import (
     check_builds_tt_metal,
     check_dispatch_timeout,
@@ -38,6 +42,33 @@ from lnrepro.run.validate import (
 MAX_JOBS = 64
 
 
+class Flag:
+    """The flags these messages name, as the table of options spells them."""
+
+    good = flag(BisectRequest, "good")
+    bad = flag(BisectRequest, "bad")
+    find_fix = flag(BisectRequest, "find_fix")
+    repo = flag(BisectRequest, "repo")
+    prebuilt = flag(BisectRequest, "prebuilt")
+    docker_context = flag(BisectRequest, "contexts")
+    device = flag(BisectRequest, "devices")
+    confidence = flag(BisectRequest, "confidence")
+    fail_rates = flag(BisectRequest, "fail_rates")
+    rates_from = flag(BisectRequest, "rates_from")
+    jobs = flag(BisectRequest, "jobs")
+    pick = flag(BisectRequest, "picks")
+    patch = flag(BisectRequest, "patches")
+    command = flag(CommandOracleSpec, "argv")
+    timeout = flag(CommandOracleSpec, "timeout_s")
+    repeat = flag(CommandOracleSpec, "repeat")
+    metric = flag(Policy, "metric")
+    threshold = flag(Policy, "threshold")
+    tt_metal = flag(TtMetalSpec, "checkout")
+    runner = flag(TtMetalSpec, "runner")
+    backend = flag(RunRequest, "backend")
+    pytest = flag(TestSpec, "pytest")
+
+
 # A bisect request checked and resolved: refs and picks full shas, paths absolute, lnrepro.toml's
 # prebuilt trees and the endpoints' runs filled in. What the loop and the state take.
 ResolvedBisect = NewType("ResolvedBisect", BisectRequest)
@@ -47,13 +78,16 @@ def check_bisect(req: BisectRequest) -> BisectRequest:
     """``req``'s own rules, reading nothing (no git, file, record or lnrepro.toml), or the
     one-line error that says what to change."""
     if not req.good or not req.bad:
-        raise UsageError("bisect needs --good and --bad", "pass both (or --resume)")
+        raise UsageError(f"bisect needs {Flag.good} and {Flag.bad}", "pass both (or --resume)")
     _policy(req)
     _search(req)
     if isinstance(req.oracle, CommandOracleSpec):
         _command(req)
     if req.find_fix and len(req.good) != 1:
-        raise UsageError("--find-fix takes one --good (the fixed commit)", "pass a single --good")
+        raise UsageError(
+            f"{Flag.find_fix} takes one {Flag.good} (the fixed commit)",
+            f"pass a single {Flag.good}",
+        )
     return req
 
 
@@ -71,11 +105,14 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
     tip, bottoms = sense.ends(good, bad)
     for b in bottoms:
         if b == tip:
-            raise UsageError(f"--good and --bad are the same commit ({b[:12]})", "give two commits")
+            raise UsageError(
+                f"{Flag.good} and {Flag.bad} are the same commit ({b[:12]})", "give two commits"
+            )
         if gitops.is_ancestor(repo, tip, b):  # git: the merge base is bad; nothing to search
             raise GitError(
                 f"{tip[:12]} is an ancestor of {b[:12]}: the search would start at a bad commit",
-                "the newer commit goes last: swap --good/--bad, or add --find-fix to find the fix",
+                f"the newer commit goes last: swap {Flag.good}/{Flag.bad}, or add {Flag.find_fix} "
+                "to find the fix",
             )
     picks = tuple(_pick(repo, p) for p in req.picks)
     patches = tuple(_patch(p) for p in req.patches)
@@ -90,14 +127,15 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
                 template(spec)
             except UsageError as exc:
                 raise UsageError(
-                    f"{cfg.source}: prebuilt: {exc.message.removeprefix('--prebuilt ')}", exc.fix
+                    f"{cfg.source}: prebuilt: {exc.message.removeprefix(Flag.prebuilt + ' ')}",
+                    exc.fix,
                 ) from None
         req = replace(req, prebuilt=cfg.prebuilt)
     if req.prebuilt:
         if isinstance(oracle, CommandOracleSpec) or _python(oracle):
             raise UsageError(
-                "--prebuilt build trees are tested by lnrepro's run, not by --command",
-                "drop --command (lnrepro builds and tests each commit), or --prebuilt",
+                f"{Flag.prebuilt} build trees are tested by lnrepro's run, not by {Flag.command}",
+                f"drop {Flag.command} (lnrepro builds and tests each commit), or {Flag.prebuilt}",
             )
         from lnrepro.doors.container import context_host, is_local_engine
 
@@ -109,10 +147,10 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
         remote = sorted(c for c in named if c and not is_local_engine(context_host(c)))
         if remote:
             raise UsageError(
-                f"--prebuilt dir: trees are this machine's directories, which the "
-                f"engine of --docker-context {remote[0]} cannot see",
-                "drop that --docker-context (run on this machine's engine), or the "
-                "prebuilt trees (--prebuilt, or prebuilt in lnrepro.toml)",
+                f"{Flag.prebuilt} dir: trees are this machine's directories, which the "
+                f"engine of {Flag.docker_context} {remote[0]} cannot see",
+                f"drop that {Flag.docker_context} (run on this machine's engine), or the "
+                f"prebuilt trees ({Flag.prebuilt}, or prebuilt in lnrepro.toml)",
             )
         for spec in req.prebuilt:
             template(spec)
@@ -142,22 +180,22 @@ def check_repo(path: Path) -> Path:
     repo = path.expanduser().absolute()
     if not repo.exists():
         raise GitError(
-            f"--repo {path} does not exist",
-            "pass the directory of a git clone, e.g. --repo ~/tt-metal",
+            f"{Flag.repo} {path} does not exist",
+            f"pass the directory of a git clone, e.g. {Flag.repo} ~/tt-metal",
         )
     if not repo.is_dir():
         raise GitError(
-            f"--repo {path} is a file, not a directory",
-            "pass the directory of a git clone, e.g. --repo ~/tt-metal",
+            f"{Flag.repo} {path} is a file, not a directory",
+            f"pass the directory of a git clone, e.g. {Flag.repo} ~/tt-metal",
         )
     if not gitops.is_work_tree(repo) and not (repo / "HEAD").is_file():
         if path == Path():  # --repo not given: the current directory
             raise GitError(
                 f"the current directory {repo} is not in a git repository",
-                "run lnrepro bisect inside a git clone, or pass --repo DIR",
+                f"run lnrepro bisect inside a git clone, or pass {Flag.repo} DIR",
             )
         raise GitError(
-            f"--repo {path} is not a git repository (no .git in it or above it)",
+            f"{Flag.repo} {path} is not a git repository (no .git in it or above it)",
             "pass the directory of a git clone (where `git status` works)",
         )
     gitops.common_dir(repo)  # what git itself says (e.g. dubious ownership)
@@ -183,9 +221,9 @@ def _buildable(repo: Path, ref: str, oracle: RunOracleSpec) -> None:
         oracle.backend.profile,
         has_build_metal,
         f"{repo} at {tip[:12]}",
-        "without --command bisect builds tt-metal and runs its gtests",
-        "judge each commit with --command CMD (exit 0 good, 1 bad, 125 skip), "
-        "or bisect a tt-metal clone (--repo DIR, or --tt-metal DIR)",
+        f"without {Flag.command} bisect builds tt-metal and runs its gtests",
+        f"judge each commit with {Flag.command} CMD (exit 0 good, 1 bad, 125 skip), "
+        f"or bisect a tt-metal clone ({Flag.repo} DIR, or {Flag.tt_metal} DIR)",
     )
 
 
@@ -200,8 +238,8 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
 
         if not o.tests.pytest:
             raise UsageError(
-                "--backend python bisects a Python project's --pytest tests",
-                "name the test with --pytest NODEID",
+                f"{Flag.backend} python bisects a Python project's {Flag.pytest} tests",
+                f"name the test with {Flag.pytest} NODEID",
             )
         py = msgspec.structs.replace(o.backend, project=repo)
         check_project(py, (), collect=False)  # its Python; the node ids are each commit's
@@ -211,7 +249,9 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
     spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
     check_dispatch_timeout(spec, o.tests.timeout_s)
     if (req.contexts or req.devices) and spec.runner != "docker":
-        raise UsageError("--docker-context and --device need --runner docker", "drop them")
+        raise UsageError(
+            f"{Flag.docker_context} and {Flag.device} need {Flag.runner} docker", "drop them"
+        )
     return msgspec.structs.replace(o, backend=spec)
 
 
@@ -223,29 +263,32 @@ def _command(req: BisectRequest) -> None:
     o = req.oracle
     assert isinstance(o, CommandOracleSpec)
     if not o.argv or not o.argv[0].strip():
-        raise UsageError("--command is empty", "give the command to run at each commit")
-    finite(o.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+        raise UsageError(f"{Flag.command} is empty", "give the command to run at each commit")
+    finite(o.timeout_s, Flag.timeout, 0.1, 7 * 24 * 3600.0, " seconds")
     if not 1 <= o.repeat <= 100_000:
-        raise UsageError(f"--repeat {o.repeat} is not from 1 to 100000", "give a count in range")
+        raise UsageError(
+            f"{Flag.repeat} {o.repeat} is not from 1 to 100000", "give a count in range"
+        )
     if req.contexts or req.devices:
         raise UsageError(
-            "--docker-context and --device need the run oracle (no --command)",
-            "drop them, or drop --command",
+            f"{Flag.docker_context} and {Flag.device} need the run oracle (no {Flag.command})",
+            f"drop them, or drop {Flag.command}",
         )
 
 
 def _policy(req: BisectRequest) -> None:
     p = req.policy
+    example = f"e.g. {Flag.metric} max_diff {Flag.threshold} 1.0"
     if p.metric is not None and p.threshold is None:
-        raise UsageError("--metric needs --threshold", "e.g. --metric max_diff --threshold 1.0")
+        raise UsageError(f"{Flag.metric} needs {Flag.threshold}", example)
     if p.threshold is not None:
         if p.metric is None:
-            raise UsageError("--threshold needs --metric", "e.g. --metric max_diff --threshold 1.0")
-        finite(p.threshold, "--threshold", -1e300, 1e300)
+            raise UsageError(f"{Flag.threshold} needs {Flag.metric}", example)
+        finite(p.threshold, Flag.threshold, -1e300, 1e300)
     if p.metric is not None and isinstance(req.oracle, CommandOracleSpec):
         raise UsageError(
-            "--metric judges the tests' output, not a --command's exit",
-            "drop --metric, or drop --command",
+            f"{Flag.metric} judges the tests' output, not a {Flag.command}'s exit",
+            f"drop {Flag.metric}, or drop {Flag.command}",
         )
 
 
@@ -254,32 +297,41 @@ def _search(req: BisectRequest) -> None:
         math.isfinite(req.confidence) and 0.5 <= req.confidence <= 0.9999
     ):
         raise UsageError(
-            f"--confidence {req.confidence:g} is not from 0.5 to 0.9999", "e.g. --confidence 0.95"
+            f"{Flag.confidence} {req.confidence:g} is not from 0.5 to 0.9999",
+            f"e.g. {Flag.confidence} 0.95",
         )
     if req.fail_rates is not None:
         if req.confidence is None:
-            raise UsageError("--fail-rates only applies with --confidence", "add --confidence 0.95")
+            raise UsageError(
+                f"{Flag.fail_rates} only applies with {Flag.confidence}",
+                f"add {Flag.confidence} 0.95",
+            )
         bad_rate, good_rate = req.fail_rates
         if not (
             math.isfinite(bad_rate) and math.isfinite(good_rate) and 0 <= good_rate < bad_rate <= 1
         ):
             raise UsageError(
-                f"--fail-rates {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
+                f"{Flag.fail_rates} {bad_rate:g},{good_rate:g}: need 0 <= GOOD < BAD <= 1",
                 "the buggy commits' rate first, e.g. 0.7,0.05",
             )
     if req.rates_from and req.confidence is None:
-        raise UsageError("--rates-from only applies with --confidence", "add --confidence 0.95")
+        raise UsageError(
+            f"{Flag.rates_from} only applies with {Flag.confidence}", f"add {Flag.confidence} 0.95"
+        )
     if req.rates_from and req.fail_rates is not None:
         raise UsageError(
-            "--rates-from and --fail-rates both give the fail rates",
-            "use one: --rates-from keeps learning from the runs, --fail-rates does not",
+            f"{Flag.rates_from} and {Flag.fail_rates} both give the fail rates",
+            f"use one: {Flag.rates_from} keeps learning from the runs, {Flag.fail_rates} does not",
         )
     if not 1 <= req.jobs <= MAX_JOBS:
-        raise UsageError(f"--jobs {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range")
+        raise UsageError(
+            f"{Flag.jobs} {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range"
+        )
     if req.devices and len(req.devices) < req.jobs:
         raise UsageError(
-            f"--jobs {req.jobs} needs {req.jobs} --device options, got {len(req.devices)}",
-            "give one device per job, or fewer --jobs",
+            f"{Flag.jobs} {req.jobs} needs {req.jobs} {Flag.device} options, got "
+            f"{len(req.devices)}",
+            f"give one device per job, or fewer {Flag.jobs}",
         )
 
 
@@ -288,7 +340,7 @@ def _pick(repo: Path, ref: str) -> str:
         return gitops.resolve(repo, ref)
     except GitError:
         raise GitError(
-            f"--pick {ref!r} is not a commit in {repo}",
+            f"{Flag.pick} {ref!r} is not a commit in {repo}",
             "fetch the branch that has it (git fetch origin BRANCH), then retry",
         ) from None
 
@@ -297,7 +349,9 @@ def _patch(path: Path) -> Path:
     p = path.expanduser().absolute()
     if not p.is_file():
         raise UsageError(
-            f"--patch {path} does not exist" if not p.exists() else f"--patch {path} is not a file",
+            f"{Flag.patch} {path} does not exist"
+            if not p.exists()
+            else f"{Flag.patch} {path} is not a file",
             "pass the path of a patch file (git format-patch or git diff output)",
         )
     try:
@@ -305,6 +359,6 @@ def _patch(path: Path) -> Path:
             fh.read(1)
     except OSError as exc:
         raise UsageError(
-            f"--patch {path} cannot be read: {exc.strerror}", "check its permissions"
+            f"{Flag.patch} {path} cannot be read: {exc.strerror}", "check its permissions"
         ) from None
     return p

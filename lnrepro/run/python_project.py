@@ -9,9 +9,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lnrepro.errors import EnvironmentProblem, UsageError
-from lnrepro.model.requests import PythonSpec
+from lnrepro.model.requests import PythonSpec, TestSpec
+from lnrepro.options.table import flag
 
 COLLECT_TIMEOUT_S = 300.0
+
+
+class Flag:
+    """The flags these messages name, as the table of options spells them."""
+
+    repo = flag(PythonSpec, "project")
+    python = flag(PythonSpec, "python")
+    setup = flag(PythonSpec, "setup")
+    image = flag(PythonSpec, "image")
+    pytest = flag(TestSpec, "pytest")
 
 
 def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = True) -> None:
@@ -23,7 +34,7 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
     project = spec.project.expanduser()
     if not project.is_dir():
         raise UsageError(
-            f"--repo {spec.project} is not a directory",
+            f"{Flag.repo} {spec.project} is not a directory",
             "pass the root of the Python project (where its tests' paths start)",
         )
     if spec.image is not None:
@@ -33,16 +44,17 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
     found = shutil.which(python) if os.sep not in python else python
     if not found or not os.access(found, os.X_OK):
         raise EnvironmentProblem(
-            f"--python {python}: no such interpreter",
-            "pass --python PATH to a Python that has pytest and the project's packages, or "
+            f"{Flag.python} {python}: no such interpreter",
+            f"pass {Flag.python} PATH to a Python that has pytest and the project's packages, or "
             "make the project's .venv",
         )
     for nid in node_ids:
         path = nid.partition("::")[0]
         if not (project / path).is_file():
             raise UsageError(
-                f"--pytest {nid}: no file {path} in {project}",
-                "give node ids relative to --repo, as pytest --collect-only -q prints them there",
+                f"{Flag.pytest} {nid}: no file {path} in {project}",
+                f"give node ids relative to {Flag.repo}, as pytest --collect-only -q prints them "
+                "there",
             )
     if collect and node_ids:
         _collect(project.absolute(), python, node_ids, dict(spec.env))
@@ -54,15 +66,17 @@ def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence
     on this machine's engine."""
     if spec.setup:
         raise UsageError(
-            "--setup does not run in --image's container",
-            "install what the tests need into the image, or drop --image and pass --python PATH",
+            f"{Flag.setup} does not run in {Flag.image}'s container",
+            f"install what the tests need into the image, or drop {Flag.image} and pass "
+            f"{Flag.python} PATH",
         )
     for nid in node_ids:
         path = nid.partition("::")[0]
         if not (project / path).is_file():
             raise UsageError(
-                f"--pytest {nid}: no file {path} in {project}",
-                "give node ids relative to --repo, as pytest --collect-only -q prints them there",
+                f"{Flag.pytest} {nid}: no file {path} in {project}",
+                f"give node ids relative to {Flag.repo}, as pytest --collect-only -q prints them "
+                "there",
             )
     from lnrepro.doors import container
     from lnrepro.doors.container.create import prepared
@@ -90,12 +104,13 @@ def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str,
     if code in (4, 5) and "ERROR collecting" not in out:  # not a module that fails to import
         last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")
         raise UsageError(
-            f"--pytest {' '.join(node_ids)}: pytest finds no such test in {project} "
+            f"{Flag.pytest} {' '.join(node_ids)}: pytest finds no such test in {project} "
             f"({exit_meaning(code)}: {last[:160]})",
             "list the tests with pytest --collect-only -q in the project and pass one of them",
         )
     if code == 1 and "No module named pytest" in out:
         raise EnvironmentProblem(
             f"{python} has no pytest",
-            "install pytest in the project's environment, or pass --python PATH to one that has",
+            f"install pytest in the project's environment, or pass {Flag.python} PATH to one "
+            "that has",
         )

@@ -36,6 +36,7 @@ from lnrepro.model.requests import (
     TestSpec,
     TtMetalSpec,
 )
+from lnrepro.options.table import flag
 
 MAX_SEED = 2**32 - 1  # the emulator's generators take 32-bit seeds (attempt k uses seed + k - 1)
 MAX_REPEAT = 100_000
@@ -47,6 +48,39 @@ IMAGE_REF = re.compile(
     r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
 )
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Flag:
+    """The flags these messages name, as the table of options spells them."""
+
+    filter = flag(TestSpec, "gtest_filter")
+    pytest = flag(TestSpec, "pytest")
+    repeat = flag(TestSpec, "repeat")
+    timeout = flag(TestSpec, "timeout_s")
+    metric_pattern = flag(TestSpec, "metric_patterns")
+    kernel_era = flag(EmulatorSpec, "kernel_era")
+    arch = flag(EmulatorSpec, "arch")
+    data = flag(EmulatorSpec, "data")
+    defect = flag(EmulatorSpec, "defect")
+    block_size = flag(EmulatorSpec, "block_size")
+    l1_max_tiles = flag(EmulatorSpec, "l1_max_tiles")
+    seed = flag(EmulatorSpec, "seed")
+    runner = flag(TtMetalSpec, "runner")
+    mount_set = flag(TtMetalSpec, "mount_set")
+    image = flag(TtMetalSpec, "image")
+    require_device = flag(TtMetalSpec, "require_device")
+    docker_context = flag(TtMetalSpec, "docker_context")
+    device = flag(TtMetalSpec, "devices")
+    env = flag(TtMetalSpec, "env")
+    reset_cmd = flag(TtMetalSpec, "reset_cmd")
+    python = flag(TtMetalSpec, "python")
+    watcher = flag(TtMetalSpec, "watcher_s")
+    dispatch_timeout = flag(TtMetalSpec, "dispatch_timeout_s")
+    tt_metal = flag(TtMetalSpec, "checkout")
+    binary = flag(BinarySpec, "binary")
+    backend = flag(RunRequest, "backend")
+    repo = flag(PythonSpec, "project")
+    record_dir = flag(RunRequest, "record_dir")
 
 
 def finite(value: float, flag: str, lo: float, hi: float, unit: str = "") -> None:
@@ -64,28 +98,33 @@ def check_tests(t: TestSpec) -> None:
 
         if t.gtest_filter != DEFAULT_FILTER:
             raise UsageError(
-                "--filter and --pytest do not go together",
-                "--filter picks gtests, --pytest names pytest tests: give one",
+                f"{Flag.filter} and {Flag.pytest} do not go together",
+                f"{Flag.filter} picks gtests, {Flag.pytest} names pytest tests: give one",
             )
         for nid in t.pytest:
             problem = node_id_problem(nid)
             if problem:
                 raise UsageError(
-                    f"--pytest: {problem}", "give node ids as pytest --collect-only -q prints them"
+                    f"{Flag.pytest}: {problem}",
+                    "give node ids as pytest --collect-only -q prints them",
                 )
     if not t.gtest_filter.strip():
-        raise UsageError("--filter is empty", "give a gtest pattern, or leave --filter out")
+        raise UsageError(
+            f"{Flag.filter} is empty", f"give a gtest pattern, or leave {Flag.filter} out"
+        )
     if any(c in t.gtest_filter for c in "\n\r\0"):
-        raise UsageError("--filter holds a line break or NUL", "give a one-line gtest pattern")
+        raise UsageError(
+            f"{Flag.filter} holds a line break or NUL", "give a one-line gtest pattern"
+        )
     if not 1 <= t.repeat <= MAX_REPEAT:
         raise UsageError(
-            f"--repeat {t.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
+            f"{Flag.repeat} {t.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
         )
-    finite(t.timeout_s, "--timeout", 0.1, MAX_TIMEOUT_S, " seconds")
+    finite(t.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
     for p in t.metric_patterns:
         problem = validate_pattern(p)
         if problem:
-            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
+            raise UsageError(f"{Flag.metric_pattern} {p!r}: {problem}", "see the command's --help")
 
 
 def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
@@ -98,38 +137,39 @@ def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
 def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
     from lnrepro.emulator.defects import parse_defects
 
-    _choice(s.kernel_era, KERNEL_ERAS, "--kernel-era")
-    _choice(s.arch, ARCHES, "--arch")
-    _choice(s.data, DATA_KINDS, "--data")
+    _choice(s.kernel_era, KERNEL_ERAS, Flag.kernel_era)
+    _choice(s.arch, ARCHES, Flag.arch)
+    _choice(s.data, DATA_KINDS, Flag.data)
     if s.defect is not None:
         if not s.defect.strip():
             raise UsageError(
-                "--defect is empty",
-                "use --defect none for no defect (--kernel-era fixed for the fix)",
+                f"{Flag.defect} is empty",
+                f"use {Flag.defect} none for no defect ({Flag.kernel_era} fixed for the fix)",
             )
         try:
             parse_defects(s.defect)
         except ValueError as exc:
-            raise UsageError(f"--defect: {exc}", "see `lnrepro run --help`") from None
+            raise UsageError(f"{Flag.defect}: {exc}", "see `lnrepro run --help`") from None
     if s.block_size is not None and not 1 <= s.block_size <= MAX_BLOCK_SIZE:
         raise UsageError(
-            f"--block-size {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
+            f"{Flag.block_size} {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
             "give a block size in tiles in that range",
         )
     if s.l1_max_tiles is not None and not 0 <= s.l1_max_tiles <= 1_000_000:
         raise UsageError(
-            f"--l1-max-tiles {s.l1_max_tiles} is not from 0 to 1000000",
+            f"{Flag.l1_max_tiles} {s.l1_max_tiles} is not from 0 to 1000000",
             "give a width in tiles in that range",
         )
     if s.seed is not None:
         if s.data != "random":
             raise UsageError(
-                f"--seed does not apply with --data {s.data}", "use --data random, or drop --seed"
+                f"{Flag.seed} does not apply with {Flag.data} {s.data}",
+                f"use {Flag.data} random, or drop {Flag.seed}",
             )
         top = MAX_SEED - (repeat - 1)
         if not 0 <= s.seed <= top:
             raise UsageError(
-                f"--seed {s.seed} is not from 0 to {top}",
+                f"{Flag.seed} {s.seed} is not from 0 to {top}",
                 f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})",
             )
     if s.data == "random" and s.seed is None:
@@ -142,47 +182,51 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
 def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpec:
     from lnrepro.run.backends.factory import make_backend
 
-    _choice(s.runner, RUNNERS, "--runner")
-    _choice(s.mount_set, MOUNT_SETS, "--mount-set")
+    _choice(s.runner, RUNNERS, Flag.runner)
+    _choice(s.mount_set, MOUNT_SETS, Flag.mount_set)
     if s.runner == "local":
         given = [
             flag
             for flag, on in (
-                ("--image", s.image),
-                ("--mount-set", s.mount_set != "full"),
-                ("--require-device", s.require_device),
-                ("--docker-context", s.docker_context),
-                ("--device", s.devices),
+                (Flag.image, s.image),
+                (Flag.mount_set, s.mount_set != "full"),
+                (Flag.require_device, s.require_device),
+                (Flag.docker_context, s.docker_context),
+                (Flag.device, s.devices),
             )
             if on
         ]
         if given:
             raise UsageError(
-                f"{', '.join(given)} only apply with --runner docker",
-                "add --runner docker, or drop them",
+                f"{', '.join(given)} only apply with {Flag.runner} docker",
+                f"add {Flag.runner} docker, or drop them",
             )
     if s.image is not None and not IMAGE_REF.match(s.image):
         raise UsageError(
-            f"--image {s.image!r} is not a valid image name", "use a name like repo/name:tag"
+            f"{Flag.image} {s.image!r} is not a valid image name", "use a name like repo/name:tag"
         )
     for k in s.env:
         if not ENV_KEY.match(k):
-            raise UsageError(f"--env {k!r} is not a variable name", "write it as --env NAME=value")
+            raise UsageError(
+                f"{Flag.env} {k!r} is not a variable name", f"write it as {Flag.env} NAME=value"
+            )
     if s.reset_cmd is not None and not s.reset_cmd:
-        raise UsageError("--reset-cmd is empty", "give the command, e.g. --reset-cmd 'tt-smi -r 0'")
+        raise UsageError(
+            f"{Flag.reset_cmd} is empty", f"give the command, e.g. {Flag.reset_cmd} 'tt-smi -r 0'"
+        )
     if s.python is not None and (not s.python.strip() or any(c in s.python for c in "\n\r\0")):
         raise UsageError(
-            "--python is empty or not one line",
-            "give the interpreter, e.g. --python python_env/bin/python",
+            f"{Flag.python} is empty or not one line",
+            f"give the interpreter, e.g. {Flag.python} python_env/bin/python",
         )
     if s.watcher_s is not None and not 1 <= s.watcher_s <= 3600:
         raise UsageError(
-            f"--watcher {s.watcher_s} is not from 1 to 3600 seconds",
+            f"{Flag.watcher} {s.watcher_s} is not from 1 to 3600 seconds",
             "give a poll interval in range",
         )
     if s.dispatch_timeout_s is not None and not 0 <= s.dispatch_timeout_s <= 86400:
         raise UsageError(
-            f"--dispatch-timeout {s.dispatch_timeout_s:g} is not from 0 to 86400 seconds",
+            f"{Flag.dispatch_timeout} {s.dispatch_timeout_s:g} is not from 0 to 86400 seconds",
             "give tt-metal's operation timeout in seconds, e.g. 5 (0 turns it off)",
         )
     s = msgspec.structs.replace(s, checkout=s.checkout.expanduser().absolute())
@@ -198,9 +242,10 @@ def check_dispatch_timeout(b: BackendSpec, timeout_s: float) -> None:
         return
     if b.dispatch_timeout_s >= timeout_s:
         raise UsageError(
-            f"--dispatch-timeout {b.dispatch_timeout_s:g} is not below --timeout {timeout_s:g}: "
-            "lnrepro would kill the attempt before tt-metal detects the hang",
-            f"give a --dispatch-timeout under {timeout_s:g} seconds, or a longer --timeout",
+            f"{Flag.dispatch_timeout} {b.dispatch_timeout_s:g} is not below {Flag.timeout} "
+            f"{timeout_s:g}: lnrepro would kill the attempt before tt-metal detects the hang",
+            f"give a {Flag.dispatch_timeout} under {timeout_s:g} seconds, or a longer "
+            f"{Flag.timeout}",
         )
 
 
@@ -229,17 +274,18 @@ def check_binary(b: BinarySpec) -> None:
     p = b.binary.expanduser()
     if not p.exists():
         raise UsageError(
-            f"--binary {b.binary} does not exist",
+            f"{Flag.binary} {b.binary} does not exist",
             "pass the path of a built gtest binary, e.g. build/tt-train/tests/ttml_tests",
         )
     if p.is_dir():
         raise UsageError(
-            f"--binary {b.binary} is a directory, not a program",
+            f"{Flag.binary} {b.binary} is a directory, not a program",
             f"pass the gtest binary inside it, e.g. {p / 'tt-train/tests/ttml_tests'}",
         )
     if not os.access(p, os.X_OK):
         raise UsageError(
-            f"--binary {b.binary} is not executable", f"chmod +x {p}, or pass another --binary"
+            f"{Flag.binary} {b.binary} is not executable",
+            f"chmod +x {p}, or pass another {Flag.binary}",
         )
 
 
@@ -253,7 +299,7 @@ def check_backend(b: BackendSpec, repeat: int = 1) -> BackendSpec:
     return check_tt_metal(b)
 
 
-def check_record_dir(path: Path, flag: str = "--record-dir") -> Path:
+def check_record_dir(path: Path, flag: str = Flag.record_dir) -> Path:
     """Absolute, and usable if it exists: nothing is created here."""
     path = path.expanduser().absolute()
     probe = path
@@ -283,8 +329,9 @@ def validate_run(req: RunRequest) -> RunRequest:
     check_tests(req.tests)
     if req.tests.pytest and not isinstance(req.backend, TtMetalSpec | PythonSpec):
         raise UsageError(
-            "--pytest runs a Python project's or a tt-metal checkout's pytest tests",
-            "drop --backend (the project is --repo DIR, default .), or pass --tt-metal DIR",
+            f"{Flag.pytest} runs a Python project's or a tt-metal checkout's pytest tests",
+            f"drop {Flag.backend} (the project is {Flag.repo} DIR, default .), or pass "
+            f"{Flag.tt_metal} DIR",
         )
     if isinstance(req.backend, PythonSpec):
         from lnrepro.run.python_project import check_project
@@ -297,10 +344,10 @@ def validate_run(req: RunRequest) -> RunRequest:
         check_builds_tt_metal(
             b.profile,
             (b.checkout.expanduser() / BUILD_METAL).is_file,
-            f"--tt-metal {b.checkout}",
+            f"{Flag.tt_metal} {b.checkout}",
             "run builds tt-metal and runs its tests",
-            "pass --tt-metal the directory of a tt-metal clone (where "
-            f"{BUILD_METAL} is), or --backend local --binary PATH for a "
+            f"pass {Flag.tt_metal} the directory of a tt-metal clone (where "
+            f"{BUILD_METAL} is), or {Flag.backend} local {Flag.binary} PATH for a "
             "gtest binary built elsewhere",
         )
     backend = check_backend(req.backend, req.tests.repeat)

@@ -12,6 +12,8 @@ from lnrepro.errors import UsageError
 from lnrepro.model.case import Case, DataKind, DataSpec, Shape, Tolerance
 from lnrepro.model.requests import BackendSpec, BinarySpec, EmulatorSpec, PythonSpec, TtMetalSpec
 from lnrepro.model.shrink import ShrinkRequest
+from lnrepro.options import shrink as shrink_options
+from lnrepro.options.table import flag
 from lnrepro.run.validate import (
     check_dispatch_timeout,
     check_emulator,
@@ -23,6 +25,29 @@ from lnrepro.run.validate import (
 MAX_START_RUNS = 1000
 MAX_BUDGET = 100_000
 MAX_SEED = 2**32 - 1
+
+
+def _own(field: str) -> str:
+    """The flag of :class:`ShrinkRequest`'s own ``field`` (shrink's table of options)."""
+    return next(o.flag for o in shrink_options.OPTS if o.of == "ShrinkRequest" and o.field == field)
+
+
+class Flag:
+    """The flags these messages name, as the tables of options spell them."""
+
+    test = _own("test")
+    run = _own("run")
+    pytest = _own("pytest")
+    command = _own("command")
+    timeout = _own("timeout_s")
+    seed = _own("seed")
+    confidence = _own("confidence")
+    start_runs = _own("start_runs")
+    budget = _own("budget")
+    source = _own("source")
+    source_for = _own("source_flavour")
+    tt_metal = flag(TtMetalSpec, "checkout")
+    data = flag(EmulatorSpec, "data")
 
 
 def resolve_test(name: str) -> str:
@@ -41,9 +66,11 @@ def resolve_test(name: str) -> str:
         return hits[0]
     names = ", ".join(c.name for c in CASES)
     if not hits:
-        raise UsageError(f"--test {name!r} is not a test lnrepro models", f"give one of {names}")
+        raise UsageError(
+            f"{Flag.test} {name!r} is not a test lnrepro models", f"give one of {names}"
+        )
     raise UsageError(
-        f"--test {name!r} matches {len(hits)} tests",
+        f"{Flag.test} {name!r} matches {len(hits)} tests",
         "give one test: " + ", ".join(h.split(".", 1)[1] for h in hits),
     )
 
@@ -57,18 +84,20 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     if req.run is not None:
         req = from_run(req)
     elif not req.test:
-        raise UsageError("shrink needs a test to start from", "pass --test NAME or --run ID")
+        raise UsageError(
+            "shrink needs a test to start from", f"pass {Flag.test} NAME or {Flag.run} ID"
+        )
     backend: BackendSpec
     if isinstance(req.backend, BinarySpec | PythonSpec):
         raise UsageError(
             "shrink cannot test cases with a prebuilt binary or a Python project: it has no probe",
-            "pass --tt-metal DIR (shrink patches its probe on and builds once), "
-            "or test cases with --command",
+            f"pass {Flag.tt_metal} DIR (shrink patches its probe on and builds once), "
+            f"or test cases with {Flag.command}",
         )
     if isinstance(req.backend, TtMetalSpec):
         if req.command is not None:
             raise UsageError(
-                "--command and --tt-metal do not go together",
+                f"{Flag.command} and {Flag.tt_metal} do not go together",
                 "give one evaluator: the checkout's probe, or the command",
             )
         backend = check_tt_metal(req.backend)
@@ -76,14 +105,14 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     else:
         if req.backend.data != "copy":
             raise UsageError(
-                "--data does not apply to shrink: it chooses the data",
-                "drop --data (--seed seeds its random data)",
+                f"{Flag.data} does not apply to shrink: it chooses the data",
+                f"drop {Flag.data} ({Flag.seed} seeds its random data)",
             )
         backend = check_emulator(msgspec.structs.replace(req.backend, seed=None, data="copy"))
     if req.command is not None:
         if not req.command:
-            raise UsageError("--command is empty", "give the command that tests a case")
-        finite(req.timeout_s, "--timeout", 0.1, 7 * 24 * 3600.0, " seconds")
+            raise UsageError(f"{Flag.command} is empty", "give the command that tests a case")
+        finite(req.timeout_s, Flag.timeout, 0.1, 7 * 24 * 3600.0, " seconds")
     req = validate_search(req)
     return replace(req, test=resolve_test(req.test), backend=backend)
 
@@ -95,11 +124,13 @@ def validate_pytest(req: ShrinkRequest) -> ShrinkRequest:
 
     if req.test or req.run is not None or req.command is not None:
         raise UsageError(
-            "--pytest starts on its own", "drop --test, --run and --command with --pytest"
+            f"{Flag.pytest} starts on its own",
+            f"drop {Flag.test}, {Flag.run} and {Flag.command} with {Flag.pytest}",
         )
     if not isinstance(req.backend, TtMetalSpec):
         raise UsageError(
-            "--pytest needs a tt-metal checkout", "pass --tt-metal DIR (the probe is patched on)"
+            f"{Flag.pytest} needs a tt-metal checkout",
+            f"pass {Flag.tt_metal} DIR (the probe is patched on)",
         )
     problem = node_id_problem(req.pytest)
     if problem:
@@ -114,42 +145,45 @@ def validate_search(req: ShrinkRequest) -> ShrinkRequest:
     """The search's options (confidence, runs, budget, seed, source) checked."""
     if not 0.5 <= req.confidence <= 0.999999 or not math.isfinite(req.confidence):
         raise UsageError(
-            f"--confidence {req.confidence:g} is not from 0.5 to 0.999999", "e.g. --confidence 0.95"
+            f"{Flag.confidence} {req.confidence:g} is not from 0.5 to 0.999999",
+            f"e.g. {Flag.confidence} 0.95",
         )
     if not 1 <= req.start_runs <= MAX_START_RUNS:
         raise UsageError(
-            f"--start-runs {req.start_runs} is not from 1 to {MAX_START_RUNS}",
+            f"{Flag.start_runs} {req.start_runs} is not from 1 to {MAX_START_RUNS}",
             "give a count in range",
         )
     if not 1 <= req.budget <= MAX_BUDGET:
         raise UsageError(
-            f"--budget {req.budget} is not from 1 to {MAX_BUDGET}",
+            f"{Flag.budget} {req.budget} is not from 1 to {MAX_BUDGET}",
             "give a count of evaluations in range",
         )
     if req.known_start is None and req.budget <= req.start_runs:
         raise UsageError(
-            f"--budget {req.budget} leaves no run after the start's {req.start_runs}",
-            f"give --budget more than --start-runs ({req.start_runs})",
+            f"{Flag.budget} {req.budget} leaves no run after the start's {req.start_runs}",
+            f"give {Flag.budget} more than {Flag.start_runs} ({req.start_runs})",
         )
     if not 0 <= req.seed <= MAX_SEED:
-        raise UsageError(f"--seed {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range")
+        raise UsageError(
+            f"{Flag.seed} {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range"
+        )
     if req.source_flavour not in ("tt-metal", "lookalike"):
         raise UsageError(
-            f"--source-for {req.source_flavour!r} is not tt-metal or lookalike", "choose one"
+            f"{Flag.source_for} {req.source_flavour!r} is not tt-metal or lookalike", "choose one"
         )
     source = req.source
     if source is not None:
         source = source.expanduser().absolute()
         if not source.parent.is_dir():  # as for -o: a folder is never made for a file
             raise UsageError(
-                f"--source {req.source}: the directory {source.parent} does not exist",
+                f"{Flag.source} {req.source}: the directory {source.parent} does not exist",
                 f"create it (mkdir -p {source.parent}), or write elsewhere",
             )
-        check_record_dir(source.parent, "--source")
+        check_record_dir(source.parent, Flag.source)
         if source.is_dir():
             raise UsageError(
-                f"--source {source} is a directory",
-                "give the file to write, e.g. --source shrunk_test.cpp",
+                f"{Flag.source} {source} is a directory",
+                f"give the file to write, e.g. {Flag.source} shrunk_test.cpp",
             )
     return replace(req, source=source)
 
@@ -171,11 +205,11 @@ def from_run(req: ShrinkRequest) -> ShrinkRequest:
         if not tests:
             raise UsageError(
                 f"run {rec.id} did not run {name}",
-                "give --test one of the run's tests, or drop --test",
+                f"give {Flag.test} one of the run's tests, or drop {Flag.test}",
             )
     if not tests:
         raise UsageError(
-            f"run {rec.id} ran no test lnrepro models", "start from --test NAME instead"
+            f"run {rec.id} ran no test lnrepro models", f"start from {Flag.test} NAME instead"
         )
     t = next((t for t in tests if t.verdict.failing), tests[0])
     backend = rec.request.backend
