@@ -55,6 +55,8 @@ MOUNT_SETS: tuple[str, ...] = get_args(MountSetName)
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Positive = Annotated[int, msgspec.Meta(ge=1)]
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
+# tt-metal's dispatch timeout: 0 turns it off (TT_METAL_OPERATION_TIMEOUT_SECONDS=0)
+OffOrSeconds = Annotated[float, msgspec.Meta(ge=0)]
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
@@ -105,7 +107,7 @@ class TtMetalSpec(_Backend, frozen=True, kw_only=True, tag="tt-metal"):
     python: str | None = None  # the interpreter of --pytest runs; None: decided by the runner
     prebuilt: Path | None = None  # a build tree to test instead of building (bisect --prebuilt)
     triage: bool = True  # run the checkout's tools/tt-triage.py on a hung attempt before the kill
-    dispatch_timeout_s: Seconds | None = None  # TT_METAL_OPERATION_TIMEOUT_SECONDS per attempt
+    dispatch_timeout_s: OffOrSeconds | None = None  # TT_METAL_OPERATION_TIMEOUT_SECONDS per attempt
 
     kind = BackendKind.TT_METAL
 

@@ -49,6 +49,18 @@ def test_a_dispatch_timeout_of_0_turns_tt_metals_detection_off(tmp_path: Path) -
     assert "TT_METAL_DISPATCH_TIMEOUT_COMMAND_TO_EXECUTE" not in out
 
 
+def test_a_request_with_the_dispatch_timeout_off_reads_back(tmp_path: Path) -> None:
+    """A record keeps its request: one made with ``--dispatch-timeout 0`` must read back (the
+    type once said ``> 0``, so ``show`` and ``--resume`` refused the record ``run`` wrote)."""
+    from lnrepro.model import codec
+    from lnrepro.model.jsonio import Reader
+    from lnrepro.model.requests import TtMetalSpec
+
+    spec = TtMetalSpec(checkout=checkout(tmp_path), dispatch_timeout_s=0.0)
+    back = codec.decode(Reader(codec.encode_obj(spec), "request"), TtMetalSpec)
+    assert back.dispatch_timeout_s == 0.0
+
+
 @pytest.mark.parametrize("command", ["run", "bisect"])
 def test_the_helps_say_what_is_set_and_what_no_triage_drops(command: str) -> None:
     out = lnrepro(command, "--help", width=200).out
