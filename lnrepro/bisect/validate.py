@@ -31,6 +31,8 @@ from lnrepro.model.requests import (
 )
 from lnrepro.options.table import flag
 from lnrepro.run.validate import (
+    MAX_REPEAT,
+    MAX_TIMEOUT_S,
     check_builds_tt_metal,
     check_dispatch_timeout,
     check_record_dir,
@@ -264,10 +266,10 @@ def _command(req: BisectRequest) -> None:
     assert isinstance(o, CommandOracleSpec)
     if not o.argv or not o.argv[0].strip():
         raise UsageError(f"{Flag.command} is empty", "give the command to run at each commit")
-    finite(o.timeout_s, Flag.timeout, 0.1, 7 * 24 * 3600.0, " seconds")
-    if not 1 <= o.repeat <= 100_000:
+    finite(o.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
+    if not 1 <= o.repeat <= MAX_REPEAT:
         raise UsageError(
-            f"{Flag.repeat} {o.repeat} is not from 1 to 100000", "give a count in range"
+            f"{Flag.repeat} {o.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
         )
     if req.contexts or req.devices:
         raise UsageError(

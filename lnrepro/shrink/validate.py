@@ -15,6 +15,7 @@ from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.options import shrink as shrink_options
 from lnrepro.options.table import flag
 from lnrepro.run.validate import (
+    MAX_TIMEOUT_S,
     check_dispatch_timeout,
     check_emulator,
     check_record_dir,
@@ -112,7 +113,7 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
     if req.command is not None:
         if not req.command:
             raise UsageError(f"{Flag.command} is empty", "give the command that tests a case")
-        finite(req.timeout_s, Flag.timeout, 0.1, 7 * 24 * 3600.0, " seconds")
+        finite(req.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
     req = validate_search(req)
     return replace(req, test=resolve_test(req.test), backend=backend)
 
