@@ -119,12 +119,13 @@ class Density:
 @dataclass(frozen=True)
 class Unseen:
     """One side's distribution of a verdict it never showed at its endpoint (a clean endpoint
-    that did not fail in its 5 runs): half like the other side's runs of that verdict, half
-    anywhere the verdict allows (over 1 for a failure where the margin implies the verdict). So
-    a failure like the buggy endpoint's failures counts at most twice as likely buggy as its
-    verdict alone says (it cannot tell more: the clean side's failures, if any, were never
-    seen), one unlike them counts toward the clean side, and a clean commit's rare failure
-    is not taken for proof."""
+    that did not fail in its 5 runs): where the other side's runs of that verdict fell, half
+    like them and half anywhere the verdict allows (over 1 for a failure where the margin
+    implies the verdict); elsewhere like the other side (no evidence). So a failure like the
+    buggy endpoint's failures counts at most twice as likely buggy as its verdict alone says (it
+    cannot tell more: the clean side's failures, if any, were never seen), and a clean commit's
+    rare failure is not taken for proof. A run unlike the other side's runs says nothing: it may
+    be this side's unseen verdict, or an unrelated numerics change (drift) on the other side."""
 
     like: Density
     lo: float  # where the verdict allows the margin (log10)
@@ -134,8 +135,10 @@ class Unseen:
     def logpdf(self, x: Array) -> Array:
         xs = np.asarray(x, dtype=float)
         inside = ((xs >= self.lo) & (xs <= self.hi)) / max(self.hi - self.lo, 1e-9)
-        w = UNSEEN_LIKE
-        out: Array = np.log(w * np.exp(self.like.logpdf(xs)) + (1 - w) * inside)
+        w, seen = UNSEEN_LIKE, self.like.logpdf(xs)
+        f = self.like.floor
+        near = (1 - f) * self.like.kde(xs) > f / (self.like.hi - self.like.lo)
+        out: Array = np.where(near, np.log(w * np.exp(seen) + (1 - w) * inside), seen)
         return out
 
     def matches(self, x: float) -> bool:
