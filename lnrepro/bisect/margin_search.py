@@ -12,14 +12,17 @@ import numpy as np
 
 from lnrepro.bisect.margins import (
     DRIFT_ODDS,
+    LEAST_RUNS,
     MarginDecision,
     MarginMode,
     MarginModel,
     RunMargins,
     cannot_separate,
     decide,
+    implies_verdict,
     information,
     overlap,
+    samples,
 )
 from lnrepro.model.bisect import Action, ActionKind, BuildKind, RunOutcome
 
@@ -145,15 +148,37 @@ class MarginLearning:
 
     def _learning_action(self, job: int, running: set[str]) -> Action | None:
         """The next run of an endpoint that teaches the margins: the buggy one first, then in
-        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count)."""
+        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count); the buggy
+        one while :meth:`_chasing`."""
         good = self.bottoms[0]
         order = sorted((self.tip, good), key=lambda s: (len(self._learn[s]), s != self.tip))
+        if self._chasing():
+            order = [self.tip, good]
         for sha in order:
             if sha not in running and sha not in self.untestable:
                 return Action(
                     job=job, sha=sha, kind=ActionKind.ENDPOINT, build=self._build_kind(job, sha)
                 )
         return None
+
+    def _chasing(self) -> bool:
+        """The endpoints share no verdict after 3 runs each (a buggy endpoint that failed every
+        run, a clean one that passed every run): the buggy endpoint gets the clean one's
+        share of the ``2 * margin_runs`` beyond 3 (where a quantity's margin implies the
+        verdict: a margin beside it is not chased), so that its other verdict is seen (7 runs
+        all failing at a 70% rate: 1 bisect in 12; 5 runs: 1 in 6). How a buggy commit's pass
+        looks is what tells it from a clean one's when its failure is no more than a failure."""
+        bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
+        total = 2 * self.margin_runs
+        return (
+            len(good) >= LEAST_RUNS
+            and LEAST_RUNS <= len(bad) < total - LEAST_RUNS
+            and not {f for _, f in bad} & {f for _, f in good}
+            and any(
+                implies_verdict(samples(bad, q), samples(good, q))
+                for q in {q for m, _ in bad for q in m}
+            )
+        )
 
     def _decide_margins(self) -> None:
         """After each learning run: decide once both endpoints have their runs; at once when
@@ -163,7 +188,9 @@ class MarginLearning:
         bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
         if bad and not any(m for m, _ in bad):
             self.decision = decide(self.margin, [], [])
-        elif len(bad) >= self.margin_runs and len(good) >= self.margin_runs:
+        elif len(bad) + len(good) >= 2 * self.margin_runs and min(len(bad), len(good)) >= min(
+            LEAST_RUNS, self.margin_runs
+        ):
             self.decision = decide(self.margin, bad, good)
         elif self.bottoms[0] in self.untestable or self.tip in self.untestable:
             self.decision = decide(self.margin, [], [])
@@ -171,6 +198,7 @@ class MarginLearning:
             self.margin is MarginMode.AUTO
             and bad
             and good
+            and not self._chasing()
             and cannot_separate(bad, good, self.margin_runs)
         ):
             self.decision = overlap(bad, good)

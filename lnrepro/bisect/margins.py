@@ -56,6 +56,7 @@ LEVEL = 0.01  # the rank test's level: margins alike at both endpoints pass it a
 LEVEL_IMPLIED = 0.1  # its level for a margin that implies the verdict (see :func:`level_of`)
 DRIFT_ODDS = 3.0  # a margin matching neither side: this much likelier clean than buggy (implied)
 UNSEEN_LIKE = 0.5  # a verdict one side never showed: this share of its margins like the other's
+LEAST_RUNS = 3  # runs of each endpoint at the least (the buggy one may take the clean one's)
 LEARN_RUNS = 5  # runs of each endpoint that teach the margins (at most 10 in all, issue 47)
 _CLIP = 8.0  # nats: one run's leave-one-out evidence counted at most this far, either way
 _BIN = 0.25  # nats: the grid a batch's summed evidence is kept on (:meth:`MarginModel.channel`)
@@ -296,7 +297,8 @@ def separation(
 RunMargins = tuple[Mapping[str, float], bool]  # one run: its margins, and whether it failed
 
 
-def _samples(runs: Sequence[RunMargins], q: str) -> list[Sample]:
+def samples(runs: Sequence[RunMargins], q: str) -> list[Sample]:
+    """One quantity's (log10 margin, failed) over the runs that report it."""
     return [(log_margin(r[q]), f) for r, f in runs if q in r]
 
 
@@ -305,7 +307,7 @@ def choose(bad_runs: Sequence[RunMargins], good_runs: Sequence[RunMargins]) -> l
     names = sorted({q for r, _ in bad_runs for q in r} & {q for r, _ in good_runs for q in r})
     out = []
     for q in names:
-        b, g = _samples(bad_runs, q), _samples(good_runs, q)
+        b, g = samples(bad_runs, q), samples(good_runs, q)
         if len(b) >= 2 and len(g) >= 2:
             out.append(separation(q, b, g))
     return sorted(out, key=lambda s: (-s.nats, s.quantity))
@@ -323,7 +325,7 @@ def cannot_separate(
     if not names:
         return False
     for q in names:
-        bs, gs = _samples(bad_runs, q), _samples(good_runs, q)
+        bs, gs = samples(bad_runs, q), samples(good_runs, q)
         crit = u_critical(runs, runs, level_of(bs, gs))
         u = mann_whitney_u([x for x, _ in bs], [x for x, _ in gs])
         if min(u, len(bs) * len(gs) - u) <= crit:
