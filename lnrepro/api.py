@@ -116,7 +116,8 @@ def check(request: RunRequest) -> RunRequest:
     return validate_run(request)
 
 
-PLAN_SCHEMA: Literal["lnrepro.plan/1"] = "lnrepro.plan/1"
+# /2: a Python project's backend (issue 46)
+PLAN_SCHEMA: Literal["lnrepro.plan/2"] = "lnrepro.plan/2"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,7 +125,7 @@ class Plan:
     """What ``run`` would do, as lines a person could type; nothing is started or written.
     ``run --dry-run --json`` prints it (docs/schemas/plan.json is derived from it)."""
 
-    schema: Literal["lnrepro.plan/1"] = PLAN_SCHEMA
+    schema: Literal["lnrepro.plan/2"] = PLAN_SCHEMA
     request: RunRequest
     backend: dict[str, JSON]  # the backend's resolved setup, as it describes itself
     filter: str  # the tests it selects (the request's filter, or its pytest node ids)

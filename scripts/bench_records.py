@@ -95,7 +95,7 @@ def doc(steps: int) -> dict[str, Any]:
                 "reason": "the run failed",
             }
         )
-    return {"schema": "lnrepro.bisect/5", "good": "a" * 40, "bad": "b" * 40, "steps": out}
+    return {"schema": "lnrepro.bisect/6", "good": "a" * 40, "bad": "b" * 40, "steps": out}
 
 
 # ------------------------------------------------------------------------------ msgspec
@@ -415,7 +415,7 @@ def run_record_trip(text: bytes) -> bytes:
 
 
 def bisect_record_text(steps: int) -> bytes:
-    """lnrepro's own bisect record (lnrepro.bisect/5) of ``steps`` steps shaped as :func:`doc`'s:
+    """lnrepro's own bisect record (lnrepro.bisect/6) of ``steps`` steps shaped as :func:`doc`'s:
     an action, one attempt of two tests (a third with a NaN metric), a step test with its worst
     metrics, two outcomes and a mark."""
     from pathlib import Path

@@ -12,6 +12,11 @@ plus one pytest run of the test:
   pipeline), on an empty cache;
 * repeated: the same step again (the venv is cached: the install is nearly free).
 
+Then the step's environment alone (:func:`~lnrepro.bisect.releases.step_env`: the venv layered
+over the user's Python and the install, on an empty cache), with pip and with uv, for a version
+that needs nothing new (1.2) and one that needs a new dependency (1.4, where uv installs the
+package and pip its dependency); the median of ``--repeat`` runs each.
+
 The issue's bar: step <= 1.5 x bare, repeated close to the pytest run alone.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +49,8 @@ def main() -> int:
     ap.add_argument("--index")
     ap.add_argument("--project")
     ap.add_argument("--node", default=TEST_NODE)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--installs", default="1.2,1.4", help="versions whose install is timed")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
@@ -78,10 +86,30 @@ def main() -> int:
             run_tests(make_backend(spec), req)
             times.append(time.monotonic() - start)
         shutil.rmtree(cache, ignore_errors=True)
+
+        found = {r.version: r for r in releases(a.index, a.package)}
+        installs: dict[tuple[str, str], float] = {}
+        for version in a.installs.split(","):
+            for installer in ("pip", "uv"):
+                runs = []
+                for i in range(a.repeat):
+                    c = t / f"c-{installer}-{version}-{i}"
+                    start = time.monotonic()
+                    step_env(c, a.python, a.package, found[version], index, installer=installer)
+                    runs.append(time.monotonic() - start)
+                    shutil.rmtree(c, ignore_errors=True)
+                installs[version, installer] = statistics.median(runs)
     step_s, again_s = times
     print(f"bare install + pytest: {bare_s:6.1f} s")
     print(f"lnrepro step:          {step_s:6.1f} s  ({step_s / bare_s:.2f} x bare)")
     print(f"repeated step:         {again_s:6.1f} s  ({again_s / bare_s:.2f} x bare)")
+    print(f"step's environment (venv + install, empty cache), median of {a.repeat}:")
+    for version in a.installs.split(","):
+        pip_s, uv_s = installs[version, "pip"], installs[version, "uv"]
+        print(
+            f"  {a.package}=={version}:  pip {pip_s:5.2f} s   uv {uv_s:5.2f} s"
+            f"  ({pip_s / uv_s:.1f} x faster)"
+        )
     return 0
 
 

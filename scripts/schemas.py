@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro import api
+from lnrepro.bisect import releases
 from lnrepro.envcheck import document as envcheck
 from lnrepro.hang import model as hang
 from lnrepro.model import bisect, compare, gtest, listing, record, requests, shrink
@@ -31,17 +32,17 @@ SCHEMAS = ROOT / "docs" / "schemas"
 DERIVED: dict[str, tuple[Any, str]] = {
     "bisect.json": (
         bisect.BisectRecord,
-        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/5)",
+        "A bisect's state and record: bisect.json, bisect --json, show --json (lnrepro.bisect/6)",
     ),
     "compare.json": (
         compare.CompareDoc,
-        "lnrepro compare --json (lnrepro.compare/2): two runs, test by test",
+        "lnrepro compare --json (lnrepro.compare/3): two runs, test by test",
     ),
     "run.json": (
         record.RunDoc,
         "A run record: record.json, run --json, show --json, report --format json (lnrepro.run/5)",
     ),
-    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/1)"),
+    "gtest-run.json": (gtest.GtestRunDoc, "lnrepro parse --json (lnrepro.gtest-run/2)"),
     "runs.json": (listing.RunsDoc, "lnrepro runs --json (lnrepro.runs/1)"),
     "requests.json": (
         requests.RequestShapes,
@@ -71,12 +72,17 @@ DERIVED: dict[str, tuple[Any, str]] = {
     ),
     "plan.json": (
         api.Plan,
-        "lnrepro run --dry-run --json (lnrepro.plan/1)",
+        "lnrepro run --dry-run --json (lnrepro.plan/2)",
     ),
     "shrink.json": (
         shrink.ShrinkDoc,
         "lnrepro shrink --json (lnrepro.shrink/1): the smallest, loudest deterministic case, "
         "its smaller neighbours and what the search cost",
+    ),
+    "version-bisect.json": (
+        releases.VersionBisectDoc,
+        "lnrepro bisect --package NAME --json (lnrepro.version-bisect/1): the first bad (or, "
+        "with --find-fix, first fixed) release of a dependency and every release judged",
     ),
     "shrink-state.json": (
         shrink.StateDoc,

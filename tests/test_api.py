@@ -162,7 +162,7 @@ def test_runs_show_and_compare_read_what_run_saved(
     assert [(r.test.split(".")[-1], r.verdict_a, r.verdict_b) for r in cmp.rows] == [
         ("BugRepro_Deterministic_2048Features", "FAIL", "PASS")
     ]
-    assert cmp.to_json()["schema"] == "lnrepro.compare/2"
+    assert cmp.to_json()["schema"] == "lnrepro.compare/3"
 
 
 def test_a_record_dir_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:

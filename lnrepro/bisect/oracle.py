@@ -75,14 +75,13 @@ def command_env(reports: Path) -> dict[str, str]:
 
     env = dict(os.environ)
     env.setdefault("GTEST_OUTPUT", f"json:{reports}/")
-    shutil.copyfile(plugin.__file__, reports / f"{PLUGIN}.py")
+    shutil.copyfile(plugin.__file__, reports / f"{plugin.MODULE}.py")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(reports), env.get("PYTHONPATH")) if p)
-    env["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS"), f"-p {PLUGIN}") if p)
+    env["PYTEST_ADDOPTS"] = " ".join(
+        p for p in (env.get("PYTEST_ADDOPTS"), f"-p {plugin.MODULE}") if p
+    )
     env[plugin.ENV] = str(reports / "pytest-margins.jsonl")
     return env
-
-
-PLUGIN = "lnrepro_margins_plugin"
 
 
 def read_margins(reports: Path) -> dict[str, float]:

@@ -12,8 +12,8 @@ Each step's version goes into a venv of its own, cached by Python and version, l
 user's Python (:func:`lnrepro.run.backends.python.layered_env`): pytest and the project's other
 packages are the user's, the bisected package at the step's version on top, with what that
 version needs that the user's environment lacks (pip installs it there). The user's environment
-is never written. pip is used: uv does not read this machine's package sources (see
-scripts/bench_versions.py for what a step costs).
+is never written. uv installs the package when it is installed, pip what uv cannot (see
+:func:`step_env`; scripts/bench_versions.py measures both).
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ import urllib.parse
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Literal
 
 from lnrepro.errors import EnvironmentProblem, UsageError
 
-SCHEMA = "lnrepro.version-bisect/1"
+SCHEMA: Literal["lnrepro.version-bisect/1"] = "lnrepro.version-bisect/1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,13 +175,46 @@ def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool
     return span
 
 
-@dataclass(kw_only=True)
+class Mark(str, Enum):
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"  # the version did not install here, or its test did not run to a verdict
+
+
+@dataclass(frozen=True, kw_only=True)
 class Step:
+    """One release judged (or skipped without a try: it installs nowhere here)."""
+
     version: str
-    mark: str  # good, bad, skip
-    why: str = ""
-    record: str = ""
+    mark: Mark
+    why: str = ""  # why a skip is one
+    record: str = ""  # the step's run record directory ("": no run)
     seconds: float = 0.0
+
+
+class ResultKind(str, Enum):
+    FIRST_BAD = "first bad version"
+    FIRST_FIXED = "first fixed version"  # --find-fix
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionResult:
+    kind: ResultKind
+    first_bad: str | None  # with --find-fix, the first fixed version; None: no answer
+    last_good: str | None  # with --find-fix, the last version that is still bad
+    reason: str  # why there is no answer ("" when there is one)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionBisectDoc:
+    """``bisect --package NAME --json`` (``lnrepro.version-bisect/1``): which release of NAME
+    made the test fail, or fixed it, and every release judged, in the order judged
+    (scripts/schemas.py derives docs/schemas/version-bisect.json from it)."""
+
+    schema: Literal["lnrepro.version-bisect/1"] = SCHEMA
+    package: str
+    result: VersionResult
+    steps: tuple[Step, ...]
 
 
 @dataclass(kw_only=True)
@@ -189,18 +224,20 @@ class Outcome:
     steps: list[Step] = field(default_factory=list)
     reason: str = ""
 
+    def document(self, package: str, find_fix: bool) -> VersionBisectDoc:
+        kind = ResultKind.FIRST_FIXED if find_fix else ResultKind.FIRST_BAD
+        return VersionBisectDoc(
+            package=package,
+            result=VersionResult(
+                kind=kind, first_bad=self.first_bad, last_good=self.last_good, reason=self.reason
+            ),
+            steps=tuple(self.steps),
+        )
+
     def as_json(self, package: str, find_fix: bool) -> dict[str, object]:
-        return {
-            "schema": SCHEMA,
-            "package": package,
-            "result": {
-                "kind": "first fixed version" if find_fix else "first bad version",
-                "first_bad": self.first_bad,
-                "last_good": self.last_good,
-                "reason": self.reason,
-            },
-            "steps": [s.__dict__ for s in self.steps],
-        }
+        from lnrepro.model import codec
+
+        return dict(codec.encode_obj(self.document(package, find_fix)))
 
 
 def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: bool) -> Outcome:
@@ -208,17 +245,19 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
     first); a skipped release is replaced by its nearest untested neighbour, as git does."""
     out = Outcome()
     # "old" is the state of the older end: good when looking for a regression, bad for a fix
-    old_mark, new_mark = ("bad", "good") if find_fix else ("good", "bad")
+    old_mark, new_mark = (Mark.BAD, Mark.GOOD) if find_fix else (Mark.GOOD, Mark.BAD)
     for end, want in ((span[-1], new_mark), (span[0], old_mark)):
         s = judge(end)
         out.steps.append(s)
         if s.mark != want:
-            out.reason = f"{end.version} is {s.mark}, not {want}: the ends do not separate"
+            out.reason = (
+                f"{end.version} is {s.mark.value}, not {want.value}: the ends do not separate"
+            )
             return out
     lo, hi = 0, len(span) - 1  # lo: old state, hi: new state
     skipped: set[int] = {i for i, r in enumerate(span) if not r.installable}
     for i in sorted(skipped):
-        out.steps.append(Step(version=span[i].version, mark="skip", why=span[i].why_not))
+        out.steps.append(Step(version=span[i].version, mark=Mark.SKIP, why=span[i].why_not))
     while hi - lo > 1:
         inner = [i for i in range(lo + 1, hi) if i not in skipped]
         if not inner:
@@ -226,7 +265,7 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
         mid = min(inner, key=lambda i: abs(i - (lo + hi) / 2))
         s = judge(span[mid])
         out.steps.append(s)
-        if s.mark == "skip":
+        if s.mark is Mark.SKIP:
             skipped.add(mid)
         elif s.mark == old_mark:
             lo = mid
@@ -241,9 +280,69 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
     return out
 
 
-def step_env(cache: Path, python: str, package: str, release: Release, index: list[str]) -> str:
+# Run by a step's Python after uv installed packages alone (``--no-deps``): the requirements of
+# the packages named in argv that its environment does not meet (the user's packages count, which
+# uv does not see: it reads the step venv's own site-packages only, not the user's under it), as a
+# JSON list of [name, requirement]; null when it cannot tell (no ``packaging``, neither its own
+# nor pip's copy) or a requirement names extras (whose own requirements it does not follow).
+UNMET_SCRIPT = """import json, sys
+from importlib import metadata
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    try:
+        from pip._vendor.packaging.requirements import Requirement
+    except ImportError:
+        print(json.dumps(None))
+        sys.exit()
+unmet = {}
+for name in sys.argv[1:]:
+    for line in metadata.requires(name) or []:
+        r = Requirement(line)
+        if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+            continue
+        if r.extras:
+            print(json.dumps(None))
+            sys.exit()
+        try:
+            have = metadata.version(r.name)
+        except metadata.PackageNotFoundError:
+            have = None
+        if have is None or not r.specifier.contains(have, prereleases=True):
+            unmet[r.name] = str(r.name) + str(r.specifier)
+print(json.dumps(sorted(unmet.items())))
+"""
+UV_ROUNDS = 8  # requirements of requirements, followed this deep before pip takes over
+INSTALLERS = ("pip", "uv")
+
+
+def find_uv() -> str | None:
+    """uv, when installed: beside this Python (``pip install uv`` in lnrepro's venv), else on PATH."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "uv"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("uv")
+
+
+def step_env(
+    cache: Path,
+    python: str,
+    package: str,
+    release: Release,
+    index: list[str],
+    *,
+    installer: str | None = None,
+) -> str:
     """The step's Python: a cached venv over ``python`` with ``package==version`` installed (and
-    what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails."""
+    what it needs that ``python``'s environment lacks). Raises EnvironmentProblem if pip fails.
+
+    ``installer`` None: uv when it is installed, else pip. uv installs the package, and what it
+    needs that the user's environment lacks (:func:`_uv_installed`); where uv cannot (an index
+    only pip's configuration names, such as a machine's own wheels, or requirements uv's way
+    does not settle), pip installs it with what it needs, as without uv
+    (scripts/bench_versions.py measures both)."""
     from lnrepro.doors import proc
     from lnrepro.run.backends.python import LayerFailed, layered_env
 
@@ -262,15 +361,54 @@ def step_env(cache: Path, python: str, package: str, release: Release, index: li
         raise EnvironmentProblem(
             f"could not make a venv for {release.version}: {exc.what}", "check --python"
         ) from None
+    uv = find_uv() if installer in (None, "uv") else None
+    if installer == "uv" and uv is None:
+        raise EnvironmentProblem("uv is not installed", "pip install uv, or install with pip")
+    want = f"{package}=={release.version}"
+    if uv is not None and _uv_installed(uv, str(step_python), package, want, index, env):
+        done.write_text(release.version)
+        return str(step_python)
     argv = [
         str(step_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-        "--no-input", *index, f"{package}=={release.version}",
+        "--no-input", *index, want,
     ]  # fmt: skip
     code, out = proc.capture(argv, timeout=3600.0, env={**env, "VIRTUAL_ENV": str(venv)})
     if code != 0:
         raise EnvironmentProblem(
-            f"pip could not install {package}=={release.version}: {out.strip()[-200:]}",
+            f"pip could not install {want}: {out.strip()[-200:]}",
             "check the index (--index-url/--find-links)",
         )
     done.write_text(release.version)
     return str(step_python)
+
+
+def _uv_installed(
+    uv: str, step_python: str, package: str, want: str, index: list[str], env: dict[str, str]
+) -> bool:
+    """``want`` installed by uv into the step's venv, then what it needs that the step's
+    environment lacks, one level at a time, each with ``--no-deps`` (uv cannot see the user's
+    packages under the venv, so it may not resolve); True once every requirement of what it
+    installed is met. False leaves the rest to pip: uv failed, a requirement names extras, the
+    requirements conflict, or they go deeper than :data:`UV_ROUNDS`."""
+    import json
+
+    from lnrepro.doors import proc
+
+    names, wants = [package], [want]
+    for _ in range(UV_ROUNDS):
+        argv = [uv, "pip", "install", "-q", "--python", step_python, "--no-deps", *index, *wants]
+        code, _out = proc.capture(argv, timeout=3600.0, env=env)
+        if code != 0:
+            return False
+        code, out = proc.capture([step_python, "-c", UNMET_SCRIPT, *names], timeout=120.0, env=env)
+        try:
+            unmet = json.loads(out.strip().splitlines()[-1]) if code == 0 else None
+        except (ValueError, IndexError):
+            return False
+        if unmet is None:
+            return False
+        if not unmet:
+            return True
+        wants = [str(w) for _, w in unmet]
+        names += [str(n) for n, _ in unmet if n not in names]  # all checked again: a conflict
+    return False

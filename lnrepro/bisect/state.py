@@ -1,7 +1,7 @@
 """Where a bisect keeps its state, the lock that keeps two bisects apart, and reading it back.
 
 * State: ``<git-common-dir>/lnrepro/bisect.json`` (a :class:`BisectRecord`, schema
-  ``lnrepro.bisect/5``), rewritten atomically after every step, and the same document in the
+  ``lnrepro.bisect/6``), rewritten atomically after every step, and the same document in the
   bisect's record directory. It holds the whole request, so ``--resume`` needs nothing else.
 * Lock: ``<git-common-dir>/lnrepro/bisect.lock`` with the owner's pid; a dead owner's lock is
   taken over.
@@ -110,8 +110,8 @@ def read(path: Path) -> BisectRecord:
             "every option of the bisect",
             f"finish it with that version, or move {path} aside and start again",
         )
-    # /3 lacks only the hang keys, /4 the lost jobs: they resume
-    if schema not in (SCHEMA, "lnrepro.bisect/4", "lnrepro.bisect/3"):
+    # /3 lacks only the hang keys, /4 the lost jobs, /5 the margins: they resume
+    if schema not in (SCHEMA, "lnrepro.bisect/6", "lnrepro.bisect/4", "lnrepro.bisect/3"):
         raise MalformedRecord(
             f"{path} is not an lnrepro bisect state (schema {schema!r})",
             f"move {path} aside and start again",

@@ -205,9 +205,8 @@ def _oracle(req: BisectRequest, repo: Path) -> CommandOracleSpec | RunOracleSpec
             )
         py = msgspec.structs.replace(o.backend, project=repo)
         check_project(py, (), collect=False)  # its Python; the node ids are each commit's
-        py = msgspec.structs.replace(
-            py, python=project_python(repo, py.python) if py.python is None else py.python
-        )
+        if py.image is None:  # with --image: the image's own python3, never this host's
+            py = msgspec.structs.replace(py, python=project_python(repo, py.python))
         return msgspec.structs.replace(o, backend=py)
     spec = check_tt_metal(msgspec.structs.replace(o.backend, checkout=repo))
     check_dispatch_timeout(spec, o.tests.timeout_s)

@@ -91,7 +91,7 @@ def _oracle(params: Params, repo: Path) -> OracleSpec:
     group="State",
     help="Show the steps of the last bisect and exit.",
 )
-@json_flag("the bisect record (lnrepro.bisect/5)")
+@json_flag("the bisect record (lnrepro.bisect/6)")
 @click.argument(
     "paths",
     nargs=-1,
@@ -308,7 +308,6 @@ def _versions(
     params: Params,
 ) -> int:
     """``bisect --package NAME``: which release of NAME made the test fail (or fixed it)."""
-    import json
     import os
     import time
 
@@ -327,6 +326,8 @@ def _versions(
             "--package needs one --good and one --bad version", "e.g. --good 1.26.4 --bad 2.0.2"
         )
     find_fix = bool(params.get("find_fix"))
+    if params.get("image"):  # each step's venv is layered over a Python of this host
+        raise UsageError("--package does not run in --image", "drop --image; pass --python PATH")
     spec = PythonSpec(project=repo.absolute(), python=params.get("python"))
     check_project(spec, nodes, collect=False)  # the package is in each step's venv only
     python = project_python(repo.absolute(), spec.python)
@@ -364,7 +365,10 @@ def _versions(
             py = rel.step_env(cache, python, package, r, index)
         except EnvironmentProblem as exc:
             return rel.Step(
-                version=r.version, mark="skip", why=exc.message, seconds=time.monotonic() - start
+                version=r.version,
+                mark=rel.Mark.SKIP,
+                why=exc.message,
+                seconds=time.monotonic() - start,
             )
         step = PythonSpec(project=repo.absolute(), python=py)
         rec = run_tests(
@@ -372,9 +376,13 @@ def _versions(
         )
         v = rec.verdict
         mark = (
-            "good" if v is Verdict.PASS else "bad" if v.failing and not rec.incomplete else "skip"
+            rel.Mark.GOOD
+            if v is Verdict.PASS
+            else rel.Mark.BAD
+            if v.failing and not rec.incomplete
+            else rel.Mark.SKIP
         )
-        click.echo(f"  {package} {r.version} -> {mark} ({v.value})", err=True)
+        click.echo(f"  {package} {r.version} -> {mark.value} ({v.value})", err=True)
         return rel.Step(
             version=r.version,
             mark=mark,
@@ -384,9 +392,8 @@ def _versions(
         )
 
     out = rel.search(span, judge, find_fix=find_fix)
-    doc = out.as_json(package, find_fix)
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
+        echo_json(out.as_json(package, find_fix))
     else:
         what = "first fixed" if find_fix else "first bad"
         click.echo(

@@ -133,12 +133,11 @@ def _safe_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: maps every outcome to a documented exit code, never a traceback."""
-    from lnrepro.doors import proc
-
     _safe_streams()
     args = list(argv) if argv is not None else sys.argv[1:]
     git_protocol = "--bisect-exit-code" in args  # errors must not read as "bad" to git bisect run
-    proc.become_subreaper()  # nothing a test binary starts may outlive lnrepro
+    # nothing a test binary starts may outlive lnrepro: each command becomes a subreaper as it
+    # starts (lnrepro.cli.params.Command.invoke), so that --help loads no process machinery
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_signal)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if started ignoring it

@@ -111,6 +111,15 @@ class Command(click.Command):
 
     context_class = Context
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, lnrepro first made a subreaper (orphans of what it starts re-parent
+        to it, and it kills them): here, not in ``main``, so ``--help``, which exits while the
+        arguments are parsed, imports none of the process machinery (issue 45's start-up)."""
+        from lnrepro.doors import proc
+
+        proc.become_subreaper()
+        return super().invoke(ctx)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)

@@ -34,7 +34,7 @@ from lnrepro.errors import ExitCode
     metavar="REGEX",
     help="Extra metric regex with named groups: (?P<tensor>...) and one per metric. Repeatable.",
 )
-@json_flag("the lnrepro.gtest-run/1 document instead of a table")
+@json_flag("the lnrepro.gtest-run/2 document instead of a table")
 @option(
     "--all",
     "all_tests",

@@ -96,7 +96,7 @@ def show(ref: str, record_dir: Path, as_json: bool) -> int:
 @click.argument("a", metavar="A", help="The run before (an ID, unique prefix, `last`, or a path).")
 @click.argument("b", metavar="B", help="The run after, named the same ways.")
 @_RECORD_DIR
-@json_flag("the comparison (lnrepro.compare/2)")
+@json_flag("the comparison (lnrepro.compare/3)")
 @option(
     "--markdown", is_flag=True, group="Output", help="Print the comparison as a Markdown table."
 )

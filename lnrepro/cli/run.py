@@ -23,7 +23,6 @@ from lnrepro.cli.params import (
     values_of,
 )
 from lnrepro.errors import ExitCode
-from lnrepro.model.jsonio import strings
 from lnrepro.options.table import RUN_OPTS
 
 if TYPE_CHECKING:
@@ -181,6 +180,8 @@ def run(
         progress.width = max(progress.width - 2, 20)  # of a full-width bar it wraps, and the bar,
     with RichRunEvents(progress) as events:  # erased one line too high, stayed on the screen
         rec = api.run(request, events)
+    from lnrepro.model.jsonio import strings
+
     for w in strings(rec.backend, "warnings"):
         click.echo(f"lnrepro: warning: {w}", err=True)
     if as_json:

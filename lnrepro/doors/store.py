@@ -3,7 +3,7 @@
 Layout, under the record directory (``--record-dir``, default ``.lnrepro/runs``)::
 
     run-YYYYmmdd-HHMMSS[-N]/record.json      lnrepro.run/5    (a run and its logs)
-    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/5 (a bisect's request, steps, result)
+    bisect-YYYYmmdd-HHMMSS[-N]/bisect.json   lnrepro.bisect/6 (a bisect's request, steps, result)
 
 A record's id is its directory's name. Older schemas load for viewing (``lnrepro.run/1`` to
 ``/3``, ``lnrepro.bisect/2`` to ``/4``). A record that cannot be read is listed as ``unreadable`` with the

@@ -4,7 +4,7 @@ Records defined once (issue 39): each type here is a frozen, keyword-only datacl
 for its closed sets; its JSON (both ways, checked on read) and the JSON Schema
 docs/schemas/bisect.json are derived from it by :mod:`lnrepro.model.codec`. The search
 (:mod:`lnrepro.bisect`) produces them, the store reads them back, the presenters draw them. The
-state file and the record of a bisect are the same document, schema ``lnrepro.bisect/5``; it
+state file and the record of a bisect are the same document, schema ``lnrepro.bisect/6``; it
 holds the whole :class:`BisectRequest`, so ``--resume`` continues with every option of the
 original command.
 
@@ -30,9 +30,11 @@ from lnrepro.model.jsonio import JSON, Reader, member
 from lnrepro.model.record import Verdict
 from lnrepro.model.requests import BisectRequest
 
-SCHEMA: Literal["lnrepro.bisect/5"] = "lnrepro.bisect/5"
-# Every schema a bisect was saved in; /2 held a plan and an oracle, not the request.
-OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4")
+SCHEMA: Literal["lnrepro.bisect/6"] = "lnrepro.bisect/6"
+# Every schema a bisect was saved in; /2 held a plan and an oracle, not the request; /5 lacks
+# the margins (issue 47: each attempt's ``margins``, the request's ``margin``, the result's
+# ``margin`` and ``drifted``), which read as their defaults.
+OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4", "lnrepro.bisect/5")
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -331,7 +333,7 @@ class BisectRecord:
     """A bisect's saved state and record: the request, every step, and the answer when in.
     Not frozen: the loop appends its steps and sets its state and answer as it goes."""
 
-    schema: Literal["lnrepro.bisect/5"] = SCHEMA
+    schema: Literal["lnrepro.bisect/6"] = SCHEMA
     kind: Literal["bisect"] = "bisect"
     id: str | None = None
     record: Path | None = None  # <record dir>/bisect-<stamp>/bisect.json
@@ -371,7 +373,7 @@ def decode(doc: JSON, source: str) -> BisectRecord:
 
 def upgrade(r: Reader) -> dict[str, JSON]:
     """A parsed bisect document of an older schema in the current shape. ``/3`` lacks the hang
-    keys and ``/4`` the lost jobs: they take their defaults. A document without ``state`` is
+    keys, ``/4`` the lost jobs and ``/5`` the margins: they take their defaults. A document without ``state`` is
     complete when it has a result."""
     if not isinstance(r.value, dict):
         r.fail("should be an object")

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from lnrepro.model.codec import Real
+from lnrepro.model.metrics import share
 from lnrepro.model.record import RunRecord, TestAggregate, Verdict
 
-SCHEMA: Literal["lnrepro.compare/2"] = "lnrepro.compare/2"  # /2: pcc_a, pcc_b
+SCHEMA: Literal["lnrepro.compare/3"] = (
+    "lnrepro.compare/3"  # /2: pcc_a, pcc_b; /3: margins_a, margins_b
+)
 
 
 def _num(v: float) -> str:
@@ -39,7 +42,7 @@ class CompareRow:
 class CompareDoc:
     """``lnrepro compare --json``: every test of run ``a`` and run ``b``."""
 
-    schema: Literal["lnrepro.compare/2"] = SCHEMA
+    schema: Literal["lnrepro.compare/3"] = SCHEMA
     a: str
     b: str
     tests: tuple[CompareRow, ...]
@@ -95,7 +98,7 @@ def compare(a: RunRecord, b: RunRecord) -> list[CompareRow]:
             change += f"; max_diff {_num(mx)} → {_num(my)}"
         ma, mb = margins(x), margins(y)
         for q in (q for q in ma if q in mb and ma[q] != mb[q]):
-            change += f"; {q} used {100 * ma[q]:.0f}% → {100 * mb[q]:.0f}%"
+            change += f"; {q} used {share(ma[q])} → {share(mb[q])}"
         px, py = _pcc(x), _pcc(y)
         if px is not None and py is not None and px != py:
             change += f"; pcc {_num(px)} → {_num(py)}"

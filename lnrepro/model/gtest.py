@@ -206,7 +206,7 @@ class GtestRun:
 
 @dataclass(frozen=True, kw_only=True)
 class IterationDoc:
-    """An iteration as ``lnrepro.gtest-run/1`` writes it (its tests are the run's)."""
+    """An iteration as ``lnrepro.gtest-run/2`` writes it (its tests are the run's)."""
 
     index: int
     filter: str | None
@@ -218,14 +218,15 @@ class IterationDoc:
     suite_failures: dict[str, tuple[Failure, ...]]
 
 
-GTEST_RUN_SCHEMA: Literal["lnrepro.gtest-run/1"] = "lnrepro.gtest-run/1"
+# /2: each test's comparisons (the numerics libraries' messages read, issue 46)
+GTEST_RUN_SCHEMA: Literal["lnrepro.gtest-run/2"] = "lnrepro.gtest-run/2"
 
 
 @dataclass(frozen=True, kw_only=True)
 class GtestRunDoc:
-    """``lnrepro parse --json`` (``lnrepro.gtest-run/1``): a console log, as typed records."""
+    """``lnrepro parse --json`` (``lnrepro.gtest-run/2``): a console log, as typed records."""
 
-    schema: Literal["lnrepro.gtest-run/1"] = GTEST_RUN_SCHEMA
+    schema: Literal["lnrepro.gtest-run/2"] = GTEST_RUN_SCHEMA
     exit_code: int | None
     iterations: tuple[IterationDoc, ...]
     tests: tuple[TestResult, ...]  # every iteration's, in order

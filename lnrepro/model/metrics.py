@@ -21,6 +21,19 @@ from functools import cached_property
 # a number as C++ streams and printf write it, non-finite values included (inf, -inf, nan, in any case)
 NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:inf(?:inity)?|nan)\b)"
 
+
+def share(used: float, digits: int = 0) -> str:
+    """A share of a tolerance as a person reads it: ``23%`` up to 999%, then a multiple
+    (``100,000×``), never ``10000000%``; ``NaN`` and ``∞×`` as they are."""
+    if used != used:
+        return "NaN"
+    if used in (float("inf"), float("-inf")):
+        return "∞×" if used > 0 else "-∞×"
+    if abs(used) < 10:
+        return f"{100 * used:.{digits}f}%"
+    return f"{used:,.0f}×"
+
+
 UNNAMED = "(unnamed)"  # the tensor of a metric line that names none
 DEFAULT_KEYS = (
     "max_diff",

@@ -120,6 +120,9 @@ class PythonSpec(_Backend, frozen=True, kw_only=True, tag="python"):
     # run before the tests, in an environment of the run's own layered over ``python``'s (what
     # it installs never reaches the user's); it failing makes the commit untestable
     setup: tuple[str, ...] | None = None
+    # a local image whose python3 (or ``python``) has pytest: the project is mounted into a fresh
+    # container of it, run as the invoking user; None: here
+    image: str | None = None
 
     kind = BackendKind.PYTHON
 

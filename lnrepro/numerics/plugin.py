@@ -38,13 +38,12 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ENV = "LNREPRO_MARGINS_FILE"
+MODULE = "lnrepro_margins_plugin"  # the name this file is copied under, loaded by ``-p``
 _SKIP = (os.sep + "numpy" + os.sep, os.sep + "torch" + os.sep, os.sep + "_pytest" + os.sep)
 _TORCH_TOL = {
     "float16": (1e-3, 1e-5),
@@ -57,6 +56,7 @@ _TORCH_TOL = {
 }
 
 _current: dict[str, float] | None = None  # the running test's margins, by call site
+_depth = 0  # wrapped comparisons running now (one inside another is not counted again)
 _installed: list[tuple[Any, str, Any]] = []  # (owner, name, original): undone at the end
 
 
@@ -111,14 +111,21 @@ def _wrap(owner: Any, name: str, margin: Callable[..., float | None]) -> None:
 
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        global _depth
         __tracebackhide__ = True  # pytest shows the test's frames as it would without us
+        if _depth:  # a comparison inside another (assert_with_pcc calls comp_pcc): counted once
+            return original(*args, **kwargs)
         try:
             used = margin(*args, **kwargs)
         except Exception:  # noqa: BLE001 -- a margin that cannot be computed: the comparison still runs
             used = None
         if used is not None:
             _note(used)
-        return original(*args, **kwargs)
+        _depth += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _depth -= 1
 
     wrapper.__lnrepro_margin__ = True  # type: ignore[attr-defined]
     setattr(owner, name, wrapper)
@@ -244,39 +251,44 @@ def pytest_unconfigure(config: Any) -> None:
     uninstall()
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: Any) -> Iterator[None]:
-    global _current
-    _current = {}
-    try:
-        return (yield)
-    finally:
-        _LAST[item.nodeid] = _current
-        _current = None
-
-
 def pytest_runtest_logreport(report: Any) -> None:
+    """A test's comparisons are those between the end of its set-up and its call's report (the
+    set-up's report is logged when its fixtures are ready, the call's before its teardown): no
+    hook wrapper, so this module imports no pytest, and lnrepro's own process, which reads the
+    file (:func:`read`) with no pytest installed, can import it."""
+    global _current
+    if report.when == "setup":
+        _current = {} if report.outcome == "passed" else None
+        return
+    if report.when != "call":
+        return
+    margins, _current = _current or {}, None
     path = os.environ.get(ENV)
-    if not path or report.when != "call":
+    if not path:
         return
     line = {
         "test": report.nodeid,
         "when": report.when,
         "outcome": report.outcome,
-        "margins": _LAST.pop(report.nodeid, None) or {},
+        "margins": margins,
     }
     with Path(path).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
-
-
-_LAST: dict[str, dict[str, float]] = {}  # nodeid -> its call's margins, until reported
 
 
 # ---------------------------------------------------------------------- lnrepro's side
 def read(path: Path) -> dict[str, float]:
     """``<nodeid>/<file:line>`` -> the share of tolerance used, from the plugin's file (the
     worst when a test ran more than once); a line that cannot be read is skipped."""
-    out: dict[str, float] = {}
+    return {
+        f"{test}/{site}": v for test, sites in read_tests(path).items() for site, v in sites.items()
+    }
+
+
+def read_tests(path: Path) -> dict[str, dict[str, float]]:
+    """Node id -> call site -> the share of tolerance used (the worst when a test ran more than
+    once); a line that cannot be read is skipped."""
+    out: dict[str, dict[str, float]] = {}
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -290,11 +302,11 @@ def read(path: Path) -> dict[str, float]:
             continue
         if not isinstance(margins, dict):
             continue
+        sites = out.setdefault(test, {})
         for site, value in margins.items():
             if not isinstance(value, int | float):
                 continue
-            key = f"{test}/{site}"
             v = float(value)
-            if key not in out or not v <= out[key]:
-                out[key] = v
+            if site not in sites or not v <= sites[site]:
+                sites[site] = v
     return out

@@ -54,4 +54,13 @@ PYTHON_OPTS = (
         group=TT_METAL,
         help="",
     ),
+    Opt(
+        of="PythonSpec",
+        field="image",
+        flags=("--image",),
+        dest="image",
+        metavar="IMAGE",
+        group=TT_METAL,
+        help="",  # the tt-metal entry's option
+    ),
 )

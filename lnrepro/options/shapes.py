@@ -39,6 +39,7 @@ SHAPES = {
     ("Policy", "on_hang"): ("str", ("bad", "skip"), False, None),
     ("Policy", "threshold"): ("float", None, False, None),
     ("PythonSpec", "env"): ("str", None, True, None),
+    ("PythonSpec", "image"): ("str", None, False, None),
     ("PythonSpec", "project"): ("path", None, False, None),
     ("PythonSpec", "python"): ("str", None, False, None),
     ("PythonSpec", "setup"): ("str", None, False, None),

@@ -169,8 +169,9 @@ TT_METAL_OPTS = (
         metavar="IMAGE",
         toml="image",
         group=TT_METAL,
-        help="With --runner docker: the image to build and test in. [default: lnrepro's image "
-        "on ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
+        help="With --runner docker: the image to build and test in; for a Python project "
+        "(--pytest, no --tt-metal), a local image with python3 and pytest, the project mounted "
+        "in. [default: lnrepro's image on ghcr.io/tenstorrent/tt-metal/tt-metalium/ubuntu-22.04-dev-amd64:latest]",
     ),
     Opt(
         of="TtMetalSpec",

@@ -16,6 +16,7 @@ log is.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -69,10 +70,14 @@ def attempt_argv(backend: Backend, tests: TestSpec, index: int, record_dir: Path
     """The command of attempt ``index``: the gtest binary with its flags, or pytest on the node
     ids with its JUnit report (:mod:`lnrepro.pytests.argv`)."""
     if tests.pytest:
+        from lnrepro.numerics.plugin import MODULE
         from lnrepro.pytests.argv import pytest_argv
 
         return pytest_argv(
-            tests.pytest, record_dir / f"attempt-{index}.xml", python=backend.python(index)
+            tests.pytest,
+            record_dir / f"attempt-{index}.xml",
+            python=backend.python(index),
+            extra=("-p", MODULE),
         )
     return gtest_argv(
         backend.program(index), tests.gtest_filter, record_dir / f"attempt-{index}.json"
@@ -221,6 +226,37 @@ def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path |
     return run
 
 
+def _plugin_env(record_dir: Path, index: int) -> dict[str, str]:
+    """The environment that loads lnrepro's margin plugin into a pytest attempt (issue 47): the
+    plugin copied into the record directory as a module of its own (the project's Python needs
+    no lnrepro; the directory is mounted where a container runs the tests), on ``PYTHONPATH``
+    before the user's, and the file it writes each test's margins to."""
+    from lnrepro.numerics import plugin
+
+    shutil.copyfile(plugin.__file__, record_dir / f"{plugin.MODULE}.py")
+    path = os.pathsep.join(p for p in (str(record_dir), os.environ.get("PYTHONPATH")) if p)
+    return {"PYTHONPATH": path, plugin.ENV: str(record_dir / f"attempt-{index}.margins.jsonl")}
+
+
+def _add_margins(run: GtestRun, path: Path) -> None:
+    """Each test's comparisons from the plugin's file, as the metric ``used`` of the call site
+    (``test_x.py:12``), on passes too; a test whose name differs from the plugin's node id (the
+    report names it from another root) is matched by its end."""
+    from lnrepro.numerics import plugin
+
+    per_test = plugin.read_tests(path)
+    if not per_test:
+        return
+    for it in run.iterations:
+        for t in it.tests:
+            sites = per_test.get(t.name) or next(
+                (m for nid, m in per_test.items() if nid.endswith(t.name) or t.name.endswith(nid)),
+                None,
+            )
+            for site, used in (sites or {}).items():
+                t.metrics.setdefault(site, {})["used"] = used
+
+
 def run_attempt(
     backend: Backend,
     index: int,
@@ -248,6 +284,7 @@ def run_attempt(
         from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET
 
         extra_env = {**ENV_SET, **dict.fromkeys(ENV_REMOVE, "")}  # empty: pytest reads none
+        extra_env.update(_plugin_env(record_dir, index))
     with log_writer(log_path) as put:
 
         def sink(data: bytes) -> None:
@@ -282,6 +319,7 @@ def run_attempt(
         )
     if tests.pytest:
         run = _pytest_results(tests, report, res, getattr(backend, "checkout", None))
+        _add_margins(run, record_dir / f"attempt-{index}.margins.jsonl")
     else:
         run = parser.close(res.exit_code, killed_after=tests.timeout_s if res.timed_out else None)
     if res.timed_out:

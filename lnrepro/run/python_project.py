@@ -26,6 +26,9 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
             f"--repo {spec.project} is not a directory",
             "pass the root of the Python project (where its tests' paths start)",
         )
+    if spec.image is not None:
+        _check_image(spec, spec.image, project, node_ids)
+        return
     python = project_python(project.absolute(), spec.python)
     found = shutil.which(python) if os.sep not in python else python
     if not found or not os.access(found, os.X_OK):
@@ -43,6 +46,37 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
             )
     if collect and node_ids:
         _collect(project.absolute(), python, node_ids, dict(spec.env))
+
+
+def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence[str]) -> None:
+    """With ``--image``: no ``--setup`` (its environment is made here, not in the image), each
+    node id's file in the project (pytest collects in the container, at the run), and the image
+    on this machine's engine."""
+    if spec.setup:
+        raise UsageError(
+            "--setup does not run in --image's container",
+            "install what the tests need into the image, or drop --image and pass --python PATH",
+        )
+    for nid in node_ids:
+        path = nid.partition("::")[0]
+        if not (project / path).is_file():
+            raise UsageError(
+                f"--pytest {nid}: no file {path} in {project}",
+                "give node ids relative to --repo, as pytest --collect-only -q prints them there",
+            )
+    from lnrepro.doors import container
+    from lnrepro.doors.container.create import prepared
+
+    # the image is on this machine's engine (else one line, before a record directory is made)
+    box = container.run_spec(
+        image,
+        device_nodes=(),
+        hugepage_dirs=(),
+        checkout=project.absolute(),
+        mount_set="tt-metal",
+    )
+    with container.engine_errors(None):
+        prepared(box)
 
 
 def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str, str]) -> None:

@@ -65,7 +65,7 @@ def result(p: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """``bisect --json`` prints the bisect record: its result, with its steps and id beside it."""
     assert "Traceback" not in p.stderr, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["schema"] == "lnrepro.bisect/5" and doc["kind"] == "bisect"
+    assert doc["schema"] == "lnrepro.bisect/6" and doc["kind"] == "bisect"
     return {**(doc["result"] or {}), "steps_taken": doc["steps"], "id": doc["id"], "record": doc}
 
 

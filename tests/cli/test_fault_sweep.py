@@ -235,8 +235,8 @@ def test_damaged_state_and_records_are_named_with_the_fix(tmp_path: Path) -> Non
     state.parent.mkdir(parents=True)
     cases = [
         "[]",
-        '{"schema": "lnrepro.bisect/5"}',
-        '{"schema": "lnrepro.bisect/5", "request": 3}',
+        '{"schema": "lnrepro.bisect/6"}',
+        '{"schema": "lnrepro.bisect/6", "request": 3}',
         '{"schema": "lnrepro.bisect/2", "plan": {}}',
         "[" * 50_000,
     ]
@@ -279,7 +279,7 @@ json_like = st.recursive(
 )
 @given(
     doc=st.fixed_dictionaries(
-        {"schema": st.just("lnrepro.bisect/5")},
+        {"schema": st.just("lnrepro.bisect/6")},
         optional={
             k: json_like for k in ("request", "steps", "result", "signature", "state", "record")
         },

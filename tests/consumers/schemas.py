@@ -12,17 +12,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 BY_NAME = {
     "lnrepro.run/5": "run.json",
-    "lnrepro.bisect/5": "bisect.json",
-    "lnrepro.gtest-run/1": "gtest-run.json",
+    "lnrepro.bisect/6": "bisect.json",
+    "lnrepro.gtest-run/2": "gtest-run.json",
     "lnrepro.env-check/2": "env-check.json",
     "lnrepro.runs/1": "runs.json",
-    "lnrepro.compare/2": "compare.json",
-    "lnrepro.plan/1": "plan.json",
+    "lnrepro.compare/3": "compare.json",
+    "lnrepro.plan/2": "plan.json",
     "lnrepro.explain/2": "explain.json",
     "lnrepro.tolerance/1": "tolerance.json",
     "lnrepro.hang/2": "hang.json",
     "lnrepro.shrink/1": "shrink.json",
     "lnrepro.shrink-state/1": "shrink-state.json",
+    "lnrepro.version-bisect/1": "version-bisect.json",
 }
 
 

@@ -22,7 +22,7 @@ def test_entries_carry_their_kind_and_state_as_enums(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         shutil.copy(DOCS / doc, tmp_path / name / "bisect.json")
     (tmp_path / "bisect-3").mkdir()
-    (tmp_path / "bisect-3" / "bisect.json").write_text('{"schema": "lnrepro.bisect/5", "steps": 3}')
+    (tmp_path / "bisect-3" / "bisect.json").write_text('{"schema": "lnrepro.bisect/6", "steps": 3}')
     by_id = {e.id: e for e in store.scan(tmp_path)}
     done, stopped, broken = by_id["bisect-1"], by_id["bisect-2"], by_id["bisect-3"]
     assert done.kind is RecordKind.BISECT and done.state is ListedState.COMPLETE

@@ -1,12 +1,13 @@
 """The bisect records, defined once (issue 39): keyword-only types with enums, their JSON derived
-and checked on read, and every older schema still read, resumed and written back as /5.
+and checked on read, and every older schema still read, resumed and written back as /6.
 
 The documents in bisect_docs/ were written by lnrepro itself: ``v2-*`` at 2d3dd85^ (the plan and
 the oracle, before the request), ``v3-*`` at 41b7abb^ and ``v4-*`` at b4c3cae^, each a
 ``bisect --command "sh -c '...; test ! -f bug'"`` over the ten commits :func:`history` makes
-again (``*-interrupted``: stopped by SIGTERM after three steps). ``*.read-as-v5.json`` is what the
-hand-written reader of 4de089d wrote back for them, and ``v5-every-field.json`` a /5 record with
-every record type, status and non-finite number in it.
+again (``*-interrupted``: stopped by SIGTERM after three steps). ``*.read-as-v6.json`` is what the
+hand-written reader of 4de089d wrote back for them (as /5), with the keys /6 added at their
+defaults; ``v5-every-field.json`` a /5 record with every record type, status and non-finite
+number in it, and ``v6-every-field.json`` the same as /6 with its margins set.
 """
 
 from __future__ import annotations
@@ -64,11 +65,16 @@ def written(rec: bisect.BisectRecord) -> str:
     return dumps(rec.to_json()) + "\n"
 
 
-def test_a_v5_record_with_every_field_reads_and_writes_back_byte_for_byte() -> None:
-    text = (DOCS / "v5-every-field.json").read_text(encoding="utf-8")
+def test_a_v6_record_with_every_field_reads_and_writes_back_byte_for_byte() -> None:
+    text = (DOCS / "v6-every-field.json").read_text(encoding="utf-8")
     rec = bisect.decode(json.loads(text), "every-field.json")
     assert written(rec) == dumps(json.loads(text)) + "\n"
     assert errors(written(rec)) == []
+    assert rec.request.margin.value == "on" and rec.result is not None
+    assert rec.result.drifted == (f"{2:040x}",)
+    margins = rec.steps[1].attempts[0].margins
+    assert margins["LayerNormBackwardOpTest.Case0/dx"] == 0.4375
+    assert margins["LayerNormBackwardOpTest.Case0/dgamma"] == float("inf")
     step = rec.steps[1]
     assert step.action == Action(
         job=1, sha=f"{1:040x}", kind=ActionKind.MERGE_BASE, build=BuildKind.REBUILD
@@ -83,11 +89,26 @@ def test_a_v5_record_with_every_field_reads_and_writes_back_byte_for_byte() -> N
     assert r.rates is not None and (r.rates.bad, r.rates.good) == (0.9, 0.05)
 
 
+def test_a_v5_record_reads_as_v6_with_the_margins_at_their_defaults() -> None:
+    """/5 had no margins (issue 47): it reads, and writes back as /6 with ``margin`` auto, no
+    attempt's margins, no drift; every other key as it was."""
+    v5 = doc("v5-every-field.json")
+    out = json.loads(written(bisect.decode(v5, "v5.json")))
+    assert out["schema"] == "lnrepro.bisect/6" and v5["schema"] == "lnrepro.bisect/5"
+    assert out["request"].pop("margin") == "auto"
+    assert (out["result"].pop("margin"), out["result"].pop("drifted")) == (None, [])
+    for step in out["steps"]:
+        for attempt in step["attempts"]:
+            assert attempt.pop("margins") == {}
+    out["schema"] = v5["schema"]
+    assert out == v5
+
+
 @pytest.mark.parametrize("old", ["v2-done", "v3-done"])
 def test_an_older_record_reads_as_the_hand_written_reader_read_it(old: str) -> None:
     rec = store.load_path(DOCS / f"{old}.json")
     assert isinstance(rec, bisect.BisectRecord)
-    assert written(rec) == (DOCS / f"{old}.read-as-v5.json").read_text(encoding="utf-8")
+    assert written(rec) == (DOCS / f"{old}.read-as-v6.json").read_text(encoding="utf-8")
     assert errors(written(rec)) == []
     assert rec.result is not None and rec.result.first_bad == FIRST_BAD
 
@@ -111,11 +132,11 @@ def test_an_older_state_reads_with_the_defaults_of_what_it_lacks(old: str) -> No
 
 
 def test_a_closed_set_refuses_a_value_outside_it_naming_the_place() -> None:
-    d = doc("v5-every-field.json")
+    d = doc("v6-every-field.json")
     d["steps"][2]["attempts"][0]["tests"][1]["status"] = "MAYBE"
     with pytest.raises(MalformedRecord, match=r"steps\[2\]\.attempts\[0\]\.tests\[1\]\.status"):
         bisect.decode(d, "x.json")
-    d = doc("v5-every-field.json")
+    d = doc("v6-every-field.json")
     d["result"]["kind"] = "first good commit"
     with pytest.raises(MalformedRecord, match=r"x\.json: result\.kind is 'first good commit'"):
         bisect.decode(d, "x.json")
@@ -144,7 +165,7 @@ def test_a_step_is_its_action_and_its_evidence_in_one_flat_object() -> None:
     )
     assert s.action == action and s.evidence == Evidence(seconds=1.235, build_s=2.0)
     keys = list(json.loads(dumps(codec.encode(s))))
-    assert keys == list(doc("v5-every-field.json")["steps"][0])  # today's keys, in today's order
+    assert keys == list(doc("v6-every-field.json")["steps"][0])  # today's keys, in today's order
 
 
 def history(repo: Path) -> None:

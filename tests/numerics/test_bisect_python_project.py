@@ -59,6 +59,28 @@ def test_bisect_names_the_culprit_and_skips_setup_and_collection_failures(
     )
 
 
+def test_bisect_with_an_image_runs_each_step_s_worktree_in_its_container(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], python_image: str
+) -> None:
+    repo = tmp_path / "tinynorm"
+    shas = make_project(repo)
+    code, out, err = bisect(
+        capsys,
+        "--backend", "python", "--pytest", TEST_NODE, "--repo", str(repo),
+        "--image", python_image, "--good", shas[0], "--bad", shas[1], "--json",
+    )  # fmt: skip
+    assert code == ExitCode.OK, err
+    doc = json.loads(out)
+    assert doc["result"]["first_bad"] == shas[1], doc["result"]
+    assert doc["request"]["oracle"]["backend"]["python"] is None  # the image's python3, not ours
+    for step in doc["steps"]:
+        rec = json.loads((Path(step["record"]) / "record.json").read_text())
+        assert rec["backend"]["runner"]["image"] == python_image
+        # the step's worktree was mounted, and its freeze is the container's (Debian's numpy 1.x)
+        assert rec["backend"]["project"] != str(repo)
+        assert rec["fingerprint"]["python_env"]["packages"]["numpy"].startswith("1.")
+
+
 def test_bisect_bad_input_is_one_line_with_its_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

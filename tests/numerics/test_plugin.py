@@ -80,3 +80,19 @@ def test_the_suites_own_numerics_tests_agree_with_and_without_the_plugin(tmp_pat
     on = pytest_run(tmp_path, target, True, "on")
     assert on and on == pytest_run(tmp_path, target, False, "off")
     assert read(tmp_path / "on.jsonl")  # and it saw their comparisons
+
+
+def test_lnrepro_reads_the_margins_file_in_a_python_without_pytest(tmp_path: Path) -> None:
+    """lnrepro is installed without pytest (``scripts/demo.sh``): a ``--command`` bisect imports
+    the plugin for its constant and its reader, and copies it, so it must import with no pytest."""
+    code = (
+        "import sys; sys.modules['pytest'] = None; sys.modules['_pytest'] = None\n"
+        "from pathlib import Path\n"
+        "from lnrepro.bisect.oracle import command_env, read_margins\n"
+        f"env = command_env(Path({str(tmp_path)!r}))\n"
+        "assert 'lnrepro_margins_plugin' in env['PYTEST_ADDOPTS']\n"
+        f"print(read_margins(Path({str(tmp_path)!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{}"

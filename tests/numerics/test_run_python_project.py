@@ -4,7 +4,11 @@ from numpy's own message, a flaky test's pass rate, the environment in the recor
 from __future__ import annotations
 
 import json
+import os
+import platform
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +18,8 @@ from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from lnrepro.model.pyenv import differences, numerics_env
 from lnrepro.run.backends.python import project_python
+from tests.conftest import docker_ok, need
+from tests.numerics.conftest import IMAGE_ENV
 from tests.pyproject_lookalike import FAILING_NODE, FLAKY_NODE, TEST_NODE, make_project
 
 
@@ -163,3 +169,80 @@ def test_compare_shows_a_numerics_variable_that_changed_between_two_runs(
     assert doc["environment"] == ["NPY_PROMOTION_STATE unset → weak"]
     assert main(["compare", *ids, "--record-dir", str(tmp_path)]) == ExitCode.OK
     assert "NPY_PROMOTION_STATE unset → weak" in capsys.readouterr().out
+
+
+def test_image_runs_the_project_s_test_in_a_container_of_that_image(
+    project: Path, tmp_path: Path, run: Run, python_image: str
+) -> None:
+    import numpy
+
+    code, out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", python_image, "-n", "2",
+        "--env", "OMP_NUM_THREADS=2", "--record-dir", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert code == ExitCode.FAILED, err
+    doc = json.loads(out)
+    (t,) = doc["tests"]
+    assert t["name"] == FAILING_NODE and t["verdict"] == "FAIL" and t["runs"] == 2
+    assert len(doc["attempts"]) == 2
+    m = t["worst_metrics"]["(unnamed)"]
+    assert (m["mismatched"], m["elements"], m["max_abs_diff"]) == (1, 4, 0.5)
+    # the image's numpy (Debian bookworm's 1.24), not this process's: its 1.x message was read
+    (c,) = doc["attempts"][0]["tests"][0]["comparisons"]
+    frozen = doc["fingerprint"]["python_env"]
+    assert frozen["packages"]["numpy"].startswith("1.") and numpy.__version__.startswith("2.")
+    assert c["form"] == "numpy-1" and frozen["python"] != platform.python_version()
+    # the variables as the container saw them: --env's and the image's own ENV line
+    assert frozen["env"] == {"OMP_NUM_THREADS": "2", IMAGE_ENV[0]: IMAGE_ENV[1]}
+    runner = doc["backend"]["runner"]
+    assert runner["image"] == python_image and runner["devices"] == []
+    assert runner["user"] == f"{os.getuid()}:{os.getgid()}"
+    assert doc["backend"]["interpreter"] == "python3" and doc["fingerprint"]["image_id"]
+    assert "--image" in doc["rerun"]
+
+
+def test_image_s_container_is_removed_when_the_test_times_out(
+    tmp_path: Path, run: Run, python_image: str
+) -> None:
+    proj = tmp_path / "hangs"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "tests" / "test_hang.py").write_text(
+        "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
+    )
+    start = time.monotonic()
+    code, out, err = run(
+        "--pytest", "tests/test_hang.py::test_hangs", "--repo", str(proj), "--image", python_image,
+        "--timeout", "3", "--record-dir", str(tmp_path / "rec"), "--json",
+    )  # fmt: skip
+    assert time.monotonic() - start < 120, err
+    (t,) = json.loads(out)["tests"]
+    assert t["verdict"] == "HANG", (code, err)
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"volume={proj}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert left == ""  # the project's containers (the test's and the freeze's) are gone
+
+
+def test_setup_with_an_image_is_one_line(project: Path, tmp_path: Path, run: Run) -> None:
+    code, _out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", "any:tag",
+        "--setup", "pip install -e .", "--record-dir", str(tmp_path / "rec"),
+    )  # fmt: skip
+    assert code == ExitCode.USAGE and "--setup does not run in --image" in err
+    assert not (tmp_path / "rec").exists()
+
+
+def test_an_image_this_engine_lacks_is_one_line_and_nothing_is_written(
+    project: Path, tmp_path: Path, run: Run
+) -> None:
+    need(docker_ok(), "no Docker engine answers (scripts/test.sh starts dockerd as root)")
+    code, out, err = run(
+        "--pytest", FAILING_NODE, "--repo", str(project), "--image", "lnrepro-test-absent:none",
+        "--record-dir", str(tmp_path / "rec"),
+    )  # fmt: skip
+    assert code == ExitCode.ENVIRONMENT and out == "" and err.count("\n") == 1, err
+    assert "image lnrepro-test-absent:none is not on this machine" in err
+    assert not (tmp_path / "rec").exists()

@@ -113,7 +113,10 @@ def test_pytest_runs_in_the_container_with_pcc_metrics_and_compare_with_gtest_ru
     assert not errors(p.stdout), errors(p.stdout)
     cmp = json.loads(p.stdout)
     [row] = cmp["tests"]
-    assert row["test"] == PCC_TEST and row["change"].startswith("PASS → FAIL; pcc ")
+    assert row["test"] == PCC_TEST and row["change"].startswith("PASS → FAIL; ")
+    # the plugin's margin at the test's own call site (assert_with_pcc calls comp_pcc: once)
+    assert "; test_layer_norm.py:" in row["change"] and "utils_for_testing" not in row["change"]
+    assert "; pcc " in row["change"]
     assert row["pcc_a"] == min(pcc_good) and row["pcc_b"] == pcc_bad
     p = lnrepro_docker("compare", gtest["record_dir"], bad["record_dir"], cwd=tmp_path)
     assert p.returncode in (0, 1) and "test_layer_norm[64-1024]" in p.stdout

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.compare import CompareRow, environment_changes
 from lnrepro.model.gtest import GtestRun, TestResult
+from lnrepro.model.metrics import share
 from lnrepro.model.record import RunRecord, RunState
 from lnrepro.present.console.layout import (
     Col,
@@ -150,9 +151,11 @@ RECORD_LINE = (
 
 
 def margin_text(used: float) -> str:
-    """``passes, using 23% of its tolerance`` (or fails, using 340%)."""
+    """``passes, using 23% of its tolerance`` (or fails, using 340%, or 100,000× its
+    tolerance)."""
     verb = "passes" if used <= 1 else "fails"
-    return f"{verb}, using {100 * used:.0f}% of its tolerance"
+    of = "" if abs(used) >= 10 or used != used else " of"
+    return f"{verb}, using {share(used)}{of} its tolerance"
 
 
 def render_margins(rec: RunRecord, console: Console) -> None:
@@ -176,8 +179,8 @@ def render_margins(rec: RunRecord, console: Console) -> None:
             if "used" in v:
                 diff = v.get("max_diff")
                 rows.append(
-                    [esc(t), f"{100 * v['used']:.1f}%", "-" if diff is None else f"{diff:.4g}",
-                     f"{v.get('atol', float('nan')):g}", f"{v.get('rtol', float('nan')):g}"]
+                    [esc(t), share(v["used"], 1), "-" if diff is None else f"{diff:.4g}",
+                     *(f"{v[k]:g}" if k in v else "-" for k in ("atol", "rtol"))]
                 )  # fmt: skip
         show_table(
             console,
@@ -186,13 +189,18 @@ def render_margins(rec: RunRecord, console: Console) -> None:
             rows,
         )
     for name in silent[:3]:
-        say(
-            console,
-            esc(
+        if "::" in name:  # a pytest node id: lnrepro's plugin saw no comparison it reads
+            text = (
+                f"{name} passed and made no comparison lnrepro reads (numpy's assert_allclose "
+                "or allclose, torch.testing.assert_close, pytest.approx, tt-metal's PCC "
+                "helpers): the verdict is all there is"
+            )
+        else:
+            text = (
                 f"{name} passed and printed no number: the verdict is all there is. "
                 f"One line in the test adds its margin: {RECORD_LINE}"
-            ),
-        )
+            )
+        say(console, esc(text))
 
 
 def render_run(rec: RunRecord, console: Console) -> None:
@@ -357,7 +365,7 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     ]
 
     def used(m: dict[str, float]) -> str:
-        return " ".join(f"{q} {100 * v:.0f}%" for q, v in m.items())
+        return " ".join(f"{q} {share(v)}" for q, v in m.items())
 
     def pct(v: float | None) -> str:
         return "" if v is None else f"{100 * v:.0f}%"

@@ -2,7 +2,10 @@
 
 The interpreter is ``--python``, else the project's ``.venv/bin/python`` or ``venv/bin/python``,
 else ``python3`` on PATH; pytest runs with the project as its working directory (node ids are
-relative to it, as ``pytest --collect-only -q`` prints them there). Nothing is built. The
+relative to it, as ``pytest --collect-only -q`` prints them there). With ``--image`` the project
+is mounted at its own path into a fresh container of that local image, by the docker runner
+(:class:`~lnrepro.run.runners.docker.DockerRunner`: the invoking user, never privileged, removed
+on a timeout or Ctrl-C), and ``python3`` there runs pytest. Nothing is built. The
 fingerprint holds the project's commit and the environment that changes numbers: the Python's
 packages and the numerics variables (:mod:`lnrepro.model.pyenv`).
 """
@@ -12,9 +15,11 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lnrepro.doors import proc
 from lnrepro.model.events import Events
@@ -23,6 +28,10 @@ from lnrepro.model.record import BuildResult
 from lnrepro.model.requests import PythonSpec
 from lnrepro.run.backends import Call
 from lnrepro.run.backends.host import LocalProcess, host_fingerprint
+from lnrepro.run.runners.base import Place, TimeLimit
+
+if TYPE_CHECKING:
+    from lnrepro.run.runners.docker import DockerRunner
 
 FREEZE_TIMEOUT_S = 120.0
 SETUP_TIMEOUT_S = 3600.0
@@ -34,6 +43,10 @@ SITE_DIRS_SCRIPT = (
     "dirs = [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))]\n"
     "print(json.dumps(dirs))\n"
 )
+# Run before the freeze script in an --image container: its environment as the tests see it
+# (the image's ENV lines and --env), on a line of its own
+ENVIRON_TAG = "lnrepro-environ: "
+ENVIRON_SCRIPT = f"import json, os\nprint({ENVIRON_TAG!r} + json.dumps(dict(os.environ)))\n"
 LAYER_PTH = "zz-lnrepro-base.pth"  # after the step's own .pth files (an editable install's)
 
 
@@ -83,6 +96,20 @@ def layered_env(base: str, venv: Path, env: dict[str, str]) -> str:
     return str(python)
 
 
+def container_environ(out: str) -> dict[str, str]:
+    """The environment :data:`ENVIRON_SCRIPT` printed (empty if it printed none)."""
+    import json
+
+    for line in out.splitlines():
+        if line.startswith(ENVIRON_TAG):
+            try:
+                doc = json.loads(line[len(ENVIRON_TAG) :])
+            except ValueError:
+                return {}
+            return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
+    return {}
+
+
 def project_python(project: Path, given: str | None) -> str:
     """The interpreter that runs the project's tests (see the module)."""
     if given:
@@ -107,12 +134,27 @@ class PythonBackend(LocalProcess):
 
     @property
     def interpreter(self) -> str:
+        if self.spec.image is not None:  # the image's own Python (its PATH's)
+            return self.spec.python or "python3"
         return project_python(self.checkout, self.spec.python)
+
+    def runner(self) -> DockerRunner | None:
+        """The docker runner of ``--image`` (None: the tests run here). tt-metal's mount set
+        with no device: the checkout and the record directory, /etc/passwd and /etc/group."""
+        if self.spec.image is None:
+            return None
+        from lnrepro.run.runners.docker import DockerRunner
+
+        return DockerRunner(self.spec.image, mount_set="tt-metal")
 
     def describe(self) -> dict[str, JSON]:
         from lnrepro.model import codec
 
-        return {**codec.encode_obj(self.spec), "interpreter": self.interpreter}
+        out: dict[str, JSON] = {**codec.encode_obj(self.spec), "interpreter": self.interpreter}
+        runner = self.runner()
+        if runner is not None:
+            out["runner"] = runner.describe()
+        return out
 
     def build(self, record_dir: Path, events: Events) -> BuildResult | None:
         """``--setup``, in an environment of this run's own (see :func:`layered_env`); nothing
@@ -181,18 +223,41 @@ class PythonBackend(LocalProcess):
         return {**os.environ, **dict(self.spec.env)}
 
     def execute(self, call: Call) -> proc.ProcResult:
+        runner = self.runner()
+        if runner is not None:
+            return runner.run(
+                call.argv,
+                call.on_output,
+                self.place(call.record_dir, call.extra_env),
+                TimeLimit(call.timeout),
+            )
         env = {**self.environment(), **(call.extra_env or {})}
         return proc.stream(
             call.argv, call.on_output, timeout=call.timeout, env=env, cwd=self.checkout
         )
 
+    def place(self, record_dir: Path, extra_env: dict[str, str] | None = None) -> Place:
+        """What the container sees: the project (its working directory) and the record
+        directory (pytest's JUnit report lands there), at their own paths; ``--env`` only."""
+        return Place(
+            cwd=self.checkout,
+            env={**self.spec.env, **(extra_env or {})},
+            mounts=(self.checkout, record_dir.absolute()),
+        )
+
     def shell_line(self, argv: list[str], record_dir: Path) -> str:
+        runner = self.runner()
+        if runner is not None:
+            return runner.shell_line(argv, self.place(record_dir))
         env = [f"{k}={v}" for k, v in self.spec.env.items()]
         line = shlex.join(["env", *env, *argv] if env else argv)
         return f"cd {shlex.quote(str(self.checkout))} && {line}"
 
     def fingerprint(self) -> dict[str, JSON]:
         out = host_fingerprint()
+        runner = self.runner()
+        if runner is not None:
+            out.update(runner.fingerprint())
         from lnrepro.doors import gitops
         from lnrepro.errors import LnreproError
 
@@ -206,17 +271,32 @@ class PythonBackend(LocalProcess):
 
     def read_freeze(self) -> dict[str, JSON] | None:
         """The Python's version, packages and numerics variables (None if it cannot say)."""
+        from lnrepro.errors import LnreproError
         from lnrepro.model.pyenv import FREEZE_SCRIPT, parse_freeze
 
         env = self.environment()
+        runner = self.runner()
         try:
-            code, out = proc.capture(
-                [self.python(1), "-c", FREEZE_SCRIPT],
-                timeout=FREEZE_TIMEOUT_S,
-                cwd=self.checkout,
-                env=env,
-            )
-        except OSError:
+            if runner is None:
+                code, out = proc.capture(
+                    [self.python(1), "-c", FREEZE_SCRIPT],
+                    timeout=FREEZE_TIMEOUT_S,
+                    cwd=self.checkout,
+                    env=env,
+                )
+            else:  # the container's Python, and the variables as it sees them (the image's too)
+                chunks: list[bytes] = []
+                with tempfile.TemporaryDirectory(prefix="lnrepro-freeze-") as tmp:
+                    res = runner.run(
+                        [self.python(1), "-c", ENVIRON_SCRIPT + FREEZE_SCRIPT],
+                        chunks.append,
+                        self.place(Path(tmp)),
+                        TimeLimit(FREEZE_TIMEOUT_S),
+                    )
+                code = -1 if res.timed_out else res.exit_code
+                out = b"".join(chunks).decode("utf-8", "replace")
+                env = container_environ(out)
+        except (OSError, LnreproError):
             return None
         frozen = parse_freeze(out, env) if code == 0 else None
         if frozen is None:
