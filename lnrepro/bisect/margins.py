@@ -7,28 +7,30 @@ far more than their spread from run to run (issue 47: dx used 10-13% of its tole
 shipped kernel, 2.6-2.8% at the fixed one, the test passing at both), so one run of a commit can
 tell its side where its pass/fail verdict tells nothing. Pure: numpy, no I/O.
 
-Where the chosen quantity's margin *implies* the verdict (at every endpoint run, the run failed
-exactly when the margin was over 1: the quantity is what the test judges), a run is weighed by its
-margin alone, under each side's distribution of all its runs, pass or fail, and its verdict is not
-counted again (it is a function of the margin: counting both would count it twice). A clean
-endpoint that showed no failure in its 5 runs still has a distribution a failing run can be
-weighed under: its floor. Where it does not (the verdict comes from something else), the verdict
-is counted as before (the fail rates learned by :mod:`lnrepro.bisect.bayes`) and a margin adds
-its likelihood *given the verdict*: a passing run's margin is compared with the endpoints'
-passing runs, a failing run's with their failing runs.
+The verdict is counted as before (the fail rates learned by :mod:`lnrepro.bisect.bayes`); a
+margin adds its likelihood *given the verdict*, so nothing is counted twice: a passing run's
+margin is compared with the endpoints' passing runs, a failing run's with their failing runs. A
+verdict one endpoint never showed (a clean endpoint that did not fail in its runs) is weighed
+against :class:`Unseen`. Weighing a run by its margin alone, its verdict dropped, was measured
+and not kept: the clean side's floor then speaks for failures it never showed, and a clean
+commit's rare failure counts as near proof of the bug (docs/performance.md).
+
+A margin *implies* the verdict when every endpoint run failed exactly when it was over 1 (the
+quantity is what the test judges): then it is compared whatever the verdict when deciding
+``auto``, its rank test has a level spent on power (:func:`level_of`), and a margin matching
+neither side counts for the clean side (:meth:`MarginModel.drift_loglik`).
 
 * :class:`Density` — one side's distribution of one quantity over its runs of one verdict, on a
   log scale: a Gaussian kernel density estimate mixed with a floor spread a decade around the
   endpoints' margins (weight ``1/(n+2)``, the chance the next run falls where none of ``n``
-  did), so no likelihood is ever 0 and one run moves the odds by a bounded factor. Where a
-  verdict was seen at one endpoint only, its margins cannot be compared: such a run is told by
-  its verdict alone.
+  did), so no likelihood is ever 0 and one run moves the odds by a bounded factor.
+* :class:`Unseen` — a verdict one endpoint never showed: half like the other side's runs.
 * :func:`choose` — from the endpoints' runs, each quantity's separation (the median leave-one-out
   evidence a run's margin gives for its own side, in nats) and the best one; ``auto`` uses it
-  when that is at least :data:`SEPARATES` *and* a rank test (Mann-Whitney, two-sided, exact) at
-  :func:`level_of` says the two endpoints' margins differ: margins that carry nothing look
-  separated at most that often. :func:`cannot_separate` stops the endpoint runs early once no quantity can
-  pass that test in :data:`LEARN_RUNS` runs of each endpoint.
+  when that is at least :data:`SEPARATES` *and* a rank test (Mann-Whitney, two-sided, exact)
+  at :func:`level_of` says the two endpoints' margins differ: margins that carry nothing look
+  separated at most that often. :func:`cannot_separate` stops the endpoint runs early once no
+  quantity can pass that test in :data:`LEARN_RUNS` runs of each endpoint.
 * :class:`MarginModel` — the chosen quantity: a run's log-likelihood on each side, whether it
   matches either side at all (drift: an unrelated numerics change moved it), and the
   information a batch of runs is expected to give (:meth:`MarginModel.channel`).
@@ -228,7 +230,7 @@ def level_of(bad: Sequence[Sample], good: Sequence[Sample]) -> float:
     that implies the verdict: alike at both endpoints, it would mean verdicts alike there too (a
     bug no search can find), so the level is spent on power instead: a clean endpoint's rare
     failure (5% a run: 1 in 4.4 sets of 5 runs) lands among the buggy runs and a strict test
-    would turn off the margins that cut the search by half."""
+    would turn off the margins that cut a 70%/5% search by two thirds."""
     return LEVEL_IMPLIED if implies_verdict(bad, good) else LEVEL
 
 
@@ -245,9 +247,9 @@ class Separation:
     nats: float  # median leave-one-out evidence a compared run's margin gives for its own side
     bad: tuple[Sample, ...]
     good: tuple[Sample, ...]
-    compared: int = 0  # runs whose verdict was seen on both sides: their margins could be
+    compared: int = 0  # runs whose margins could be compared (see separation())
     implied: bool = False  # the margin implies the verdict: every run is compared, pass or fail
-    ranks: bool = True  # the rank test at LEVEL says the endpoints' margins differ
+    ranks: bool = True  # the rank test at level_of() says the endpoints' margins differ
 
     def describe(self) -> str:
         def rng(v: Sequence[Sample]) -> str:
@@ -266,11 +268,11 @@ def separation(
     """How well ``quantity``'s margin tells the sides apart: each endpoint run's evidence for its
     own side under densities fitted to the *other* runs (leave one out), clipped, the median over
     the runs compared (0 with fewer than two; the median: a clean endpoint's one rare failure
-    among the buggy runs does not outvote the nine that separate). A margin that implies the verdict
-    (:func:`implies_verdict`) is compared whatever the verdict: that it separates the sides is
-    what matters (a buggy endpoint that failed 5 runs of 5 against a clean one that passed 5
-    has no verdict in common, and its margins still tell a buggy commit's rare pass from a
-    clean one's). One that does not is compared beyond the verdict: under the runs of its own
+    among the buggy runs does not outvote the nine that separate). A margin that implies the
+    verdict (:func:`implies_verdict`) is compared whatever the verdict: that it separates the
+    sides is what matters (a buggy endpoint that failed 5 runs of 5 against a clean one that
+    passed 5 has no verdict in common, and its margins still tell a buggy commit's rare pass
+    from a clean one's). One that does not is compared beyond the verdict: under the runs of its own
     verdict, only runs whose verdict was seen on both sides."""
     if implied is None:
         implied = implies_verdict(bad, good)
@@ -319,8 +321,8 @@ def cannot_separate(
     """Whether no quantity can pass the rank test after ``runs`` runs of each endpoint, whatever
     the runs still to come: a pair of runs ordered against a separation stays so, so when every
     quantity already has more such pairs (in both directions) than the test allows, the
-    remaining endpoint runs are not spent (margins that carry nothing cost 3 or 4 runs, most of
-    which the search on verdicts makes anyway)."""
+    remaining endpoint runs are not spent (margins that carry nothing cost 4.8 endpoint runs on
+    average in scripts/bench_bisect.py, most of which the search on verdicts makes anyway)."""
     names = {q for r, _ in bad_runs for q in r} | {q for r, _ in good_runs for q in r}
     if not names:
         return False
@@ -379,9 +381,10 @@ class MarginModel:
     def drift_loglik(self) -> tuple[float, float]:
         """(log f_bad, log f_good) of a margin that matches neither side, where the margin
         implies the verdict (else it adds nothing): :data:`DRIFT_ODDS` likelier clean; its
-        verdict counts as well. A bug's error dominates an unrelated numerics change (the errors add in
-        quadrature: the buggy side hardly moves), a clean commit's small one is what such a
-        change moves; so a run unlike the buggy endpoint's is weak evidence of the clean side.
+        verdict counts as well. A bug's error dominates an unrelated numerics change (the
+        errors add in quadrature: the buggy side hardly moves), a clean commit's small one is
+        what such a change moves; so a run unlike the buggy endpoint's is weak evidence of the
+        clean side.
         Without it a masked bug's commits between the drift and the culprit cannot be placed:
         their verdicts all pass."""
         return 0.0, math.log(DRIFT_ODDS)
@@ -390,11 +393,12 @@ class MarginModel:
         self, ms: Sequence[int], rates: tuple[float, float], drifting: bool = False
     ) -> list[tuple[Array, Array]]:
         """For ``m`` runs of one commit: the distribution of their summed evidence (verdict and
-        margin) ``log P_bad - log P_good`` if the commit is bad, and if it is good,
-        on a grid of :data:`_BIN` nats from -:data:`_SPAN` to +:data:`_SPAN` (the posterior over the candidates depends on a commit's runs only
-        through that sum). ``rates``: the fail rates of bad and good commits as learned so far.
-        ``drifting``: a commit whose margins matched neither side: if clean, each run tells its
-        verdict and :meth:`drift_loglik` (where the margin implies the verdict)."""
+        margin) ``log P_bad - log P_good`` if the commit is bad, and if it is good, on a grid of
+        :data:`_BIN` nats from -:data:`_SPAN` to +:data:`_SPAN` (the posterior over the
+        candidates depends on a commit's runs only through that sum). ``rates``: the fail rates
+        of bad and good commits as learned so far. ``drifting``: a commit whose margins matched
+        neither side: if clean, each run tells its verdict and :meth:`drift_loglik` (where the
+        margin implies the verdict)."""
         qb, qg = (min(max(q, 1e-6), 1 - 1e-6) for q in rates)
         lo, hi = _span([x for x, _ in (*self.bad, *self.good)])
         x = np.linspace(lo, hi, 400)
