@@ -54,9 +54,26 @@ def wrap_whole(text: str, width: int, indent: str = "", paragraphs: bool = False
     return "\n\n".join(out)
 
 
+def fit_tokens(text: str, width: int) -> str:
+    """Each line that is one token alone on a line too narrow for it (a long default, an
+    image name, a test id) moved left until it fits ``width`` (to the margin at most): whole,
+    and no wider than the terminal, so the terminal does not fold it."""
+    out = []
+    for line in text.split("\n"):
+        token = line.strip()
+        if len(line) > width and token and " " not in token:
+            line = " " * max(0, min(len(line) - len(line.lstrip()), width - len(token))) + token
+        out.append(line)
+    return "\n".join(out)
+
+
 class HelpFormatter(click.HelpFormatter):
     """click's help formatter, wrapping with :func:`wrap_whole` so no flag, path or test name is
-    ever split across lines (click's formatter is documented to be subclassed for this)."""
+    ever split across lines (click's formatter is documented to be subclassed for this), and a
+    token too long for its column moved left to fit the width (:func:`fit_tokens`)."""
+
+    def getvalue(self) -> str:
+        return fit_tokens(super().getvalue(), self.width)
 
     def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
         prefix = "Usage: " if prefix is None else prefix

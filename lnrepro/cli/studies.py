@@ -198,8 +198,8 @@ def tolerance(
     both jobs.
 
     \b
-    lnrepro tolerance                          # the seeds' tests, 200 draws per data kind
-    lnrepro tolerance --trials 1000            # 1000 draws (the table in docs/commands.md)
+    lnrepro tolerance                  # the seeds' tests, 200 draws per data kind
+    lnrepro tolerance --trials 1000    # 1000 draws (docs/commands.md's table)
     lnrepro tolerance --shape 3,273,1,8462 --plot nightly.svg
     """
     from lnrepro import api

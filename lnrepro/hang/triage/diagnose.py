@@ -22,7 +22,6 @@ read it:
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -31,11 +30,9 @@ from lnrepro.hang import rules
 from lnrepro.hang.model import (
     WAYPOINT_MEANING,
     CbState,
-    Coords,
     CoreGroup,
     CoreRef,
     Diagnosis,
-    Frame,
     HangPattern,
     HangSource,
     IdleRisc,
@@ -43,163 +40,25 @@ from lnrepro.hang.model import (
     Progress,
     RiscStatus,
     Source,
-    is_noc_wait,
     waypoint_meaning,
+)
+from lnrepro.hang.triage.headlines import (
+    SUBORDINATE_WAITS,
+    blind_summary,
+    launch_messages,
+    polling_summary,
 )
 from lnrepro.hang.triage.output import (
     FORMAT_WORDS,
-    AssertRow,
     Place,
     RiscRow,
     TriageEra,
     TriageOutput,
-    waypoint_of,
 )
+from lnrepro.hang.triage.said import SaidKind, said_summary
+from lnrepro.hang.triage.states import State, blind, classify, core_ref
 
-FIRMWARE_FILES = re.compile(
-    r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
-)
-NOT_STARTED = frozenset({"I", "X"})  # firmware init / the host's value before it ran
-FIRMWARE_FUNCS = ("main", "notify_brisc_and_wait", "wait_for_go_message")
-CONSUMER_CALLS = ("cb_wait_front", "llk_wait_tiles", "wait_tiles")
-PRODUCER_CALLS = ("cb_reserve_back", "llk_wait_for_free_tiles", "wait_for_free_tiles")
-NOC_CALLS = (
-    "noc_semaphore_wait",
-    "noc_async_read_barrier",
-    "noc_async_write_barrier",
-    "noc_async_atomic_barrier",
-    "noc_async_full_barrier",
-    "ncrisc_noc_",
-)
-KERNEL_ENTRY = ("kernel_main", "MAIN", "run_kernel", "_Z11kernel_mainv")
 ROLE_ORDER = rules.ROLE_ORDER
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    row: RiscRow
-    status: str  # idle, reset, done, waiting, asserted, running
-    pattern: HangPattern | None
-    waypoint: str | None
-    call: str | None  # the wait's function, from frame 0
-    kernel_file: str | None
-    frames: tuple[Frame, ...]
-    why_idle: str = ""
-
-
-def _ref(p: Place) -> CoreRef:
-    if p.x is not None and p.y is not None:
-        return CoreRef(device=p.device, x=p.x, y=p.y, core_type=p.core_type, noc0=p.noc0)
-    x, y = p.noc0 or (0, 0)
-    return CoreRef(device=p.device, x=x, y=y, core_type=p.core_type, coords=Coords.NOC0)
-
-
-def _kernel_file(frames: tuple[Frame, ...], path: str | None) -> str | None:
-    for f in frames:
-        if f.function.split("(")[0] in KERNEL_ENTRY and f.file:
-            return f.file
-    if path and re.search(r"\.(cpp|cc|c|hpp|h)$", path):
-        return path
-    return None
-
-
-def _is_firmware(f: Frame) -> bool:
-    return f.function.split("(")[0] in FIRMWARE_FUNCS and (
-        f.file is None or FIRMWARE_FILES.search(f.file) is not None
-    )
-
-
-def _classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertRow]) -> _State:
-    frames = row.frames
-    f0 = frames[0] if frames and frames[0].index == 0 else None  # frame #0 cut: not known
-    fw_wp = row.waypoint or (waypoint_of(f0.function) if f0 else None)
-    kfile = _kernel_file(frames, row.kernel_path)
-    has_kernel = bool(row.kernel_id) or row.kernel_name is not None or kfile is not None
-    key = (row.place.key(), row.risc)
-    if key in asserts:
-        a = asserts[key]
-        fr = a.frames or frames
-        return _State(
-            row,
-            "asserted",
-            HangPattern.KERNEL_ASSERT,
-            fw_wp,
-            a.code,
-            _kernel_file(fr, None) or kfile,
-            fr,
-        )
-    if row.message and "reset" in row.message.lower():
-        return _State(row, "reset", None, fw_wp, None, kfile, frames, "in reset")
-    if row.go_message == "DONE":
-        return _State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
-    in_fw = f0 is not None and _is_firmware(f0)
-    if rules.is_dispatch(row.kernel_name, kfile) or (
-        row.cut_name is not None and rules.may_be_dispatch(row.cut_name)
-    ):
-        return _State(
-            row,
-            "dispatch",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            "a dispatch kernel: it waits for commands by design",
-        )
-    if (
-        has_kernel
-        and row.go_message == "GO"
-        and (fw_wp in NOT_STARTED or (row.risc == "BRISC" and fw_wp == "GW"))
-    ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
-        return _State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
-    if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
-        return _State(
-            row,
-            "done",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            f"its kernel returned: back in firmware {f0.function} ()",
-        )
-    if has_kernel and f0 is None and fw_wp in ("W", "GW") and not row.said_idle:
-        return _State(
-            row,
-            "done",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            f"its kernel returned: waypoint {fw_wp}, firmware's wait",
-        )
-    if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
-        why = []
-        if row.kernel_id == 0:
-            why.append("kernel id 0")
-        if fw_wp:
-            why.append(f"waypoint {fw_wp}")
-        if in_fw and f0 is not None:
-            why.append(f"in firmware {f0.function} ()")
-        if row.said_idle and not why:
-            why.append("the summary calls it idle")
-        return _State(row, "idle", None, fw_wp, None, None, frames, ", ".join(why) or "no kernel")
-    fn = f0.function if f0 else ""
-    base = fn.split("(")[0].split("<")[0].split("::")[-1]
-    pattern: HangPattern | None
-    if base in CONSUMER_CALLS or fw_wp == "CWFW":
-        pattern = HangPattern.CONSUMER_STARVED
-    elif base in PRODUCER_CALLS or fw_wp == "CRBW":
-        pattern = HangPattern.PRODUCER_BLOCKED
-    elif base.startswith(NOC_CALLS) or is_noc_wait(fw_wp):
-        pattern = HangPattern.NOC_WAIT
-    elif fw_wp and len(fw_wp) > 1 and fw_wp.endswith("W") and fw_wp not in ("GW", "NTW"):
-        pattern = HangPattern.OTHER_WAIT
-    else:
-        pattern = HangPattern.UNKNOWN
-    status = "running" if pattern is HangPattern.UNKNOWN else "waiting"
-    return _State(row, status, pattern, fw_wp, base or None, kfile, frames)
 
 
 def _role(risc: str, name: str | None, file: str | None) -> str:
@@ -210,10 +69,10 @@ def _role(risc: str, name: str | None, file: str | None) -> str:
 class _Cause:
     """The RISC the shared rule names as a core's cause, and those that only wait on it."""
 
-    state: _State
+    state: State
     pattern: HangPattern
     why: str
-    consequences: tuple[_State, ...]
+    consequences: tuple[State, ...]
 
 
 _RULE_STATUS = {
@@ -230,7 +89,7 @@ def _own_waypoint(wp: str | None) -> bool:
     return bool(wp) and wp not in WAYPOINT_MEANING and not (wp or "").endswith("W")
 
 
-def _cause(states: list[_State]) -> _Cause | None:
+def _cause(states: list[State]) -> _Cause | None:
     """One core's cause by the rule the watcher's reader uses (lnrepro.hang.rules): idle, reset
     and dispatch RISCs left out, a waiting RISC's wait from its frame 0 or waypoint."""
     if any(s.status == "dispatch" for s in states):
@@ -249,6 +108,8 @@ def _cause(states: list[_State]) -> _Cause | None:
     verdict = rules.explain(procs)
     if verdict is None:
         return None
+    if verdict.why in ("running", "no-waypoints") and len(blind(mine)) > 1:
+        return None  # several RISCs run where the text does not show: any pick is a guess
     return _Cause(
         mine[verdict.culprit],
         verdict.pattern,
@@ -284,8 +145,8 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
                     frames=a.frames,
                 )
             )
-    states = [_classify(r, asserts) for r in rows]
-    by_core: dict[tuple[object, ...], list[_State]] = defaultdict(list)
+    states = [classify(r, asserts) for r in rows]
+    by_core: dict[tuple[object, ...], list[State]] = defaultdict(list)
     for s in states:
         by_core[s.row.place.key()].append(s)
 
@@ -318,9 +179,21 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     } - dispatch_places
     warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
+    if built and (blind_cores := [ss for ss in by_core.values() if len(blind(ss)) > 1]):
+        where = ", ".join(core_ref(ss[0].row.place).label() for ss in blind_cores[:4])
+        unknowns += (
+            f"which RISC hangs on {where}: several run kernels at places the text does not "
+            "show (paste whole lines)",
+        )
     events = list(out.events[:20])
+    if states:  # else the headline says them
+        events += [  # an assert with its core is the assert row's event already
+            f"the summary quotes: {c.text}"
+            for c in out.said[:10]
+            if not (c.kind is SaidKind.ASSERT and out.asserts)
+        ]
     for a in out.asserts:
-        events.append(f"lightweight assert on {_ref(a.place).label()} {a.risc}: {a.code}")
+        events.append(f"lightweight assert on {core_ref(a.place).label()} {a.risc}: {a.code}")
     if out.ops:
         events += [f"running operation: {op}" for op in out.ops[:5]]
     source = Source(
@@ -336,7 +209,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         pattern = HangPattern.IDLE
         shown = ", ".join(
             dict.fromkeys(
-                f"{_shown_name(s)} on {s.row.risc} of {_ref(s.row.place).label()}"
+                f"{_shown_name(s)} on {s.row.risc} of {core_ref(s.row.place).label()}"
                 for s in dispatching
             )
         )
@@ -344,6 +217,17 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             f"only tt-metal's dispatch kernels run in what is shown ({shown}): they wait for "
             "commands by design, and no worker kernel shown is running, so it cannot tell which "
             "one hangs (paste dump_callstacks' whole table)"
+        )
+    elif hidden := [s for ss in by_core.values() if len(b := blind(ss)) > 1 for s in b]:
+        pattern = HangPattern.UNKNOWN
+        summary = blind_summary(
+            [core_ref(s.row.place).label() for s in hidden],
+            [f"{_shown_name(s)} ({s.row.risc})" for s in hidden],
+        )
+    elif polling := [s for s in states if s.call in SUBORDINATE_WAITS]:
+        pattern = HangPattern.UNKNOWN
+        summary = polling_summary(
+            [f"{s.row.risc} on {core_ref(s.row.place).label()}" for s in polling], polling[0].call
         )
     elif states:
         pattern = HangPattern.IDLE
@@ -369,6 +253,17 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
             )
         if out.failed_scripts:
             summary += f" (failed: {', '.join(dict.fromkeys(out.failed_scripts))})"
+        elif out.events and not out.empty:  # only checks' failures: what they report
+            summary = (
+                f"the text shows no core, only what triage's checks report: "
+                f"{'; '.join(out.events[:3])}; it cannot tell which kernel hangs from that "
+                "(paste dump_callstacks' table)"
+            )
+        if out.said:
+            pattern, summary = said_summary(out.said)
+    summary += launch_messages(
+        [(r.rd_ptr, core_ref(r.place).label()) for r in rows if r.rd_ptr is not None]
+    )
     return Diagnosis(
         pattern=pattern,
         progress=Progress.SNAPSHOT,
@@ -385,7 +280,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     )
 
 
-def _shown_name(s: _State) -> str:
+def _shown_name(s: State) -> str:
     """A kernel's name for the words: its name, else its file's stem, else what a cut left of
     the name, shown as cut (``cq_disp…``)."""
     if s.row.kernel_name or s.kernel_file:
@@ -393,7 +288,7 @@ def _shown_name(s: _State) -> str:
     return f"{s.row.cut_name}…" if s.row.cut_name else "?"
 
 
-def _peer(s: _State) -> PeerState:
+def _peer(s: State) -> PeerState:
     state = {"reset": RiscStatus.IN_RESET, "asserted": RiscStatus.ASSERTED}.get(s.status)
     return PeerState(
         risc=s.row.risc,
@@ -404,7 +299,7 @@ def _peer(s: _State) -> PeerState:
     )
 
 
-def _cbs(members: list[_State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
+def _cbs(members: list[State], out: TriageOutput, pattern: HangPattern) -> tuple[CbState, ...]:
     """The circular buffers shown for the waiting RISC on these cores: its own rows (else the
     core's), for a consumer the partly filled ones first (pages came, fewer than it waits for),
     else the empty ones; for a producer the full ones."""
@@ -438,13 +333,13 @@ def _same_core(p: Place, keys: set[tuple[object, ...]]) -> bool:
 
 
 def _group(
-    causes: list[_Cause], by_core: dict[tuple[object, ...], list[_State]], out: TriageOutput
+    causes: list[_Cause], by_core: dict[tuple[object, ...], list[State]], out: TriageOutput
 ) -> CoreGroup:
     cause = causes[0]
     members = [c.state for c in causes]
     first = cause.state
     row = first.row
-    refs = tuple(dict.fromkeys(_ref(m.row.place) for m in members))
+    refs = tuple(dict.fromkeys(core_ref(m.row.place) for m in members))
     pattern = cause.pattern
     role = _role(row.risc, row.kernel_name, first.kernel_file)
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
@@ -496,7 +391,7 @@ def _group(
     )
 
 
-def _who(s: _State, role: str) -> str:
+def _who(s: State, role: str) -> str:
     name = s.row.kernel_name
     file = PurePosixPath(s.kernel_file).name if s.kernel_file else None
     if name and file and PurePosixPath(file).stem != name:
@@ -508,7 +403,7 @@ def _who(s: _State, role: str) -> str:
     return label
 
 
-def _where(s: _State) -> str:
+def _where(s: State) -> str:
     f0 = s.frames[0] if s.frames and s.frames[0].index == 0 else None
     wp = f" (waypoint {s.waypoint})" if s.waypoint else ""
     if f0 is None:
@@ -523,7 +418,7 @@ def _where(s: _State) -> str:
 
 
 def _sentence(
-    s: _State,
+    s: State,
     pattern: HangPattern,
     role: str,
     n: int,
@@ -582,21 +477,21 @@ def _sentence(
     )
 
 
-def _idle(states: list[_State]) -> tuple[IdleRisc, ...]:
+def _idle(states: list[State]) -> tuple[IdleRisc, ...]:
     by: dict[tuple[str, str], list[CoreRef]] = {}
     for s in states:
         if s.status in ("idle", "reset", "done", "dispatch"):
             refs = by.setdefault((s.row.risc, s.why_idle), [])
-            ref = _ref(s.row.place)
-            if ref not in refs:
-                refs.append(ref)
+            where = core_ref(s.row.place)
+            if where not in refs:
+                refs.append(where)
     return tuple(
         IdleRisc(risc=risc, cores=tuple(refs), why=why) for (risc, why), refs in by.items()
     )
 
 
 def _unknowns(
-    out: TriageOutput, groups: list[CoreGroup], states: list[_State], cause: _Cause | None
+    out: TriageOutput, groups: list[CoreGroup], states: list[State], cause: _Cause | None
 ) -> tuple[str, ...]:
     u: list[str] = []
     g = groups[0] if groups else None

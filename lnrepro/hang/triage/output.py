@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from lnrepro.hang.model import CbState, Frame, HangSource
+from lnrepro.hang.triage.said import KNOWN_SCRIPTS, SaidCheck
 from lnrepro.hang.triage.tables import (
     CLIPPED,
     Table,
@@ -109,6 +110,7 @@ class RiscRow:
     said_idle: bool = False  # a summary's own words: idle / in firmware
     shortened: tuple[str, ...] = ()  # cells rich cut to fit ("RiscV 'tri…'"), shown as cut
     cut_name: str | None = None  # what is left of a kernel name cut short, never used as one
+    rd_ptr: int | None = None  # RD PTR: the launch message it runs (launch_msg_rd_ptr, -vv)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,7 @@ class TriageOutput:
     unknowns: list[str] = field(default_factory=list)
     failed_scripts: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)  # the scripts whose table has no row
+    said: list[SaidCheck] = field(default_factory=list)  # a summary's quotes of checks, asserts
 
 
 # ---------------------------------------------------------------------------------- patterns
@@ -340,18 +343,6 @@ def triage_evidence(text: str) -> int:
     return score
 
 
-# the scripts of tools/triage/ a section line may name (at 02c321d69d06 and before)
-_SCRIPTS = (
-    "dump_callstacks dump_circular_buffers dump_running_operations dump_lightweight_asserts "
-    "check_noc_status check_arc check_binary_integrity dump_aggregated_callstacks run_checks "
-    "dispatcher_data inspector_data elfs_cache callstack_provider check_core_magic "
-    "check_eth_status dump_fast_dispatch dump_watcher_ringbuffer dump_risc_debug_signals "
-    "check_broken_components dump_ops dump_semaphores metal_device_id_mapping device_info "
-    "check_cb_inactive check_noc_locations dump_watcher_asserts system_info firmware_versions "
-)
-KNOWN_SCRIPTS = frozenset(_SCRIPTS.split())
-
-
 # ---------------------------------------------------------------------------------- parsing
 def parse_triage(text: str) -> TriageOutput:
     """Read tt-triage output of any era. Never raises."""
@@ -504,6 +495,7 @@ def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> No
                 cut,
                 shortened=shortened,
                 cut_name=_cut_stem(t.cell(row, "Kernel Name")),
+                rd_ptr=_int(t.cell(row, "RD PTR")),
             )
         )
 
@@ -661,7 +653,7 @@ def _failures(
             if m := _FAILURE.search(s):
                 last_place = f"device {m.group(1)} {m.group(2)} [{m.group(3)}]"
                 msg = m.group(5).strip()
-                if msg.startswith("Mismatched state"):
+                if "Mismatched state" in msg:  # its counters follow, on lines of their own
                     continue
                 risc = f"{m.group(4)}: " if m.group(4) else ""
                 out.events.append(f"{name}: {last_place}: {risc}{msg}"[:300])

@@ -29,6 +29,7 @@ from lnrepro.hang.triage.output import (
     clean_lines,
     frame,
 )
+from lnrepro.hang.triage.said import KNOWN_SCRIPTS, assert_code, said_checks
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -47,19 +48,24 @@ _BARE_FRAME = re.compile(
 )
 
 
+_OWN_SECTION = re.compile(r"^\s{0,2}(\w{3,60})\.py:\s*$")  # triage.py's serialize_result
 _DEVICE_ALONE = re.compile(r"(?i)^\W*dev(?:ice)?\s*#?\s*(\d{1,4})\s*:?\s*$")
 _CALL_AT = re.compile(r"([A-Za-z_][\w:<>~]*)\s*\(\s*(\S+?\.(?:h|hpp|cc|cpp|c|inl)):(\d{1,7})\s*\)")
 
 
 def summary_evidence(text: str) -> int:
     """How much of a text reads as a condensed summary: headers naming a core and a RISC, or a
-    core followed by frames (0: none)."""
+    core followed by frames, and quotes of triage's checks or an assert outside triage's own
+    ``<script>.py:`` sections (in them, they are tt-triage's output) (0: none)."""
     score = 0
-    for ln in clean_lines(text)[0]:
+    lines = clean_lines(text)[0]
+    for ln in lines:
         m = _HEAD.match(ln)
         if m and (m.group(3) or m.group(4) or m.group(5) or _RISC_WORD.search(m.group(6) or "")):
             score += 3
-    return score
+    if any((m := _OWN_SECTION.match(ln)) and m.group(1) in KNOWN_SCRIPTS for ln in lines):
+        return score
+    return score + len(said_checks(lines))
 
 
 def _cores(spec: str, device: int | None) -> list[Place]:
@@ -99,6 +105,7 @@ def parse_summary(text: str) -> TriageOutput:
             device_line = int(d.group(1))
         elif blocks and ln.strip():
             blocks[-1][2].append(ln)
+    out.said += said_checks(lines)
     for no, m, body, under in blocks:
         device = int(m.group(1)) if m.group(1) else under
         places = _cores(m.group(2), device)
@@ -131,10 +138,10 @@ def parse_summary(text: str) -> TriageOutput:
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
-        code = re.search(r"\b\w*ASSERT\(.*\)", said)
+        code = next((c for ln in [rest, *body] if (c := assert_code(ln))), None)
         for place in places:
             if code is not None:  # "stopped at LLK_ASSERT(...)": the summary of an assert row
-                out.asserts += [AssertRow(place, r, name, code.group(0), frames) for r in riscs]
+                out.asserts += [AssertRow(place, r, name, code, frames) for r in riscs]
                 continue
             for risc in riscs:
                 out.rows.append(

@@ -108,15 +108,23 @@ class RichRunEvents(Events):
         self.attempt = (0, 0)
         self.last: dict[str, TestStatus] = {}  # each test's status in the attempt before
         self.now: dict[str, TestStatus] = {}  # in this attempt
+        self.in_flight = False  # an attempt started and not finished
 
     def __enter__(self) -> RichRunEvents:
         if self.progress.console.is_terminal:  # in a log, a bar is noise (and a blank line)
             self.progress.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
         if self.progress.console.is_terminal:
-            self.progress.stop()
+            self.progress.stop()  # the bar is transient: what it showed goes with it
+        from lnrepro.errors import Terminated
+
+        # Ctrl-C or SIGTERM mid-attempt (an error says its own one line, nothing else)
+        if isinstance(exc, (KeyboardInterrupt, Terminated)) and self.in_flight:
+            i, n = self.attempt
+            how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped"
+            say(self.progress.console, esc(f"attempt {i}/{n}: {how} {partial_counts(self.now)}"))
 
     def build_started(self, what: str) -> None:
         self.build_task = self.progress.add_task(f"building: {what}", total=None)
@@ -149,6 +157,7 @@ class RichRunEvents(Events):
             self.task = self.progress.add_task("starting", total=total)
         self.progress.update(self.task, description=f"attempt {index}/{total}", test="")
         self.now = {}
+        self.in_flight = True
 
     def test_started(self, name: str) -> None:
         self.progress.update(self.task, test=name)
@@ -183,6 +192,7 @@ class RichRunEvents(Events):
         self.progress.advance(self.task)
         self.progress.update(self.task, test="")
         self.last.update(self.now)
+        self.in_flight = False
         if self.attempt[1] > 1:
             say(self.progress.console, esc(f"{self._prefix()} {attempt_counts(attempt)}"))
 
@@ -209,6 +219,18 @@ def attempt_counts(attempt: Attempt) -> str:
     text = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k)) or "no test finished"
     end = " (timed out)" if attempt.timed_out else ""
     return f"{text} in {attempt.seconds:.1f} s{end}"
+
+
+def partial_counts(now: dict[str, TestStatus]) -> str:
+    """An attempt cut short, in a few words: the tests that finished before it stopped, counted
+    by status (the attempt is not kept in the record: only finished attempts are)."""
+    counts: dict[str, int] = {}
+    for status in now.values():
+        counts[status.value.lower()] = counts.get(status.value.lower(), 0) + 1
+    order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
+    said = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k))
+    done = f"after {len(now)} test(s) ({said})" if now else "before any test result"
+    return f"{done}, not kept"
 
 
 class RichBisectEvents(BisectEvents):

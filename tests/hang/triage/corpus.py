@@ -36,6 +36,7 @@ FW = "./tt_metal/hw/firmware/src/tt-1xx"
 DATAFLOW = "./tt_metal/hw/inc/api/dataflow/dataflow_api.h"
 LLK_IO = "./tt_metal/hw/ckernels/wormhole_b0/metal/llk_io/llk_io_unpack.h"
 OPS = "./tt-train/sources/ttml/metal/ops/layernorm_bw/device/kernels"
+LLK_API = "./tt_metal/hw/ckernels/wormhole_b0/metal/llk_api"
 ABS = "/home/dev/tt-metal"  # the one-script era printed absolute paths
 
 Frame = tuple[int | None, str, str | None, int | None, int | None]  # pc, function, file, line, col
@@ -50,6 +51,7 @@ class Risc:
     waypoint: str
     pc: int
     frames: tuple[Frame, ...]
+    rd_ptr: int = 1  # the launch message it runs (RD PTR, launch_msg_rd_ptr)
 
 
 @dataclass(frozen=True)
@@ -574,7 +576,7 @@ def one_script(s: Scenario, *, ansi: bool = False) -> str:
                     [
                         f"{c.logical[0]},{c.logical[1]}",
                         r.name.upper(),
-                        "1",
+                        str(r.rd_ptr),
                         "0x82b0",
                         "0x1a40" if r.kernel else "0x0",
                         f"{r.kernel_id}:{r.kernel or ''}",
@@ -1273,3 +1275,157 @@ def running_ops_only(width: int = 10000, name: str = "N/A") -> str:
     )
     console.print(table)
     return buf.getvalue()
+
+
+def _polling_core() -> Core:
+    """The cycle's core with compute stopped in an LLK reconfigure, not a CB wait, and still on
+    an older launch message (RD PTR 0) than the rest of the grid (RD PTR 1)."""
+    riscs = tuple(
+        replace(
+            r,
+            pc=0x6F10,
+            rd_ptr=0,
+            frames=(
+                (
+                    0x6F10,
+                    "llk_unpack_reconfig_data_format_srca",
+                    f"{LLK_API}/llk_unpack_common_api.h",
+                    52,
+                    5,
+                ),
+                (None, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 96, 13),
+            ),
+        )
+        if r.name == "trisc0"
+        else replace(_idle(r.name, 0x4000 + r.kernel_id), rd_ptr=0)
+        for r in _CYCLE_CORE.riscs
+    )
+    return replace(_CYCLE_CORE, riscs=riscs)
+
+
+# One-script era (tt-triage.py at 90b63baa50e2) -vv: compute stuck in an LLK reconfigure (not a
+# CB wait), its core on launch message 0 while core (1,0) is on 1; cut at the right by the user.
+RECONFIG = Scenario("reconfig", (_polling_core(), idle_core(0, 1, 0)))
+
+
+def _firmware_polling_core() -> Core:
+    """The cycle's core where the writer's kernel returned and BRISC polls in firmware's
+    ``wait_ncrisc_trisc`` (brisc.cc: ``while (...slave_sync.all != RUN_SYNC_MSG_ALL_SLAVES_DONE)``,
+    tt-metal's firmware of the one-script era) for the others; the reader and two TRISCs are back
+    in firmware, and TRISC2 loops in the kernel's own code (frame 0 ``kernel_main``, no CB wait).
+    The core is on launch message 0, the rest of the grid on 1."""
+    brisc = f"{FW}/brisc.cc"
+    riscs = []
+    for r in _CYCLE_CORE.riscs:
+        if r.name == "brisc":
+            r = replace(
+                r,
+                pc=0x4B2C,
+                frames=(
+                    (0x4B2C, "wait_ncrisc_trisc", brisc, 307, 12),
+                    (None, "main", brisc, 513, 9),
+                ),
+            )
+        elif r.name == "trisc2":
+            r = replace(
+                r,
+                pc=0x7CB4,
+                frames=((0x7CB4, "kernel_main", f"{OPS}/compute/layernorm_bw_kernel.cpp", 171, 9),),
+            )
+        else:
+            r = replace(r, pc=0x4010 + r.kernel_id, frames=_fw(r.name, 0x4010 + r.kernel_id))
+        riscs.append(replace(r, rd_ptr=0))
+    return replace(_CYCLE_CORE, riscs=tuple(riscs))
+
+
+# One-script era -vv: BRISC polls in firmware for the others to finish, TRISC2 loops in its kernel;
+# cut at the right by the user.
+FIRMWARE_POLL = Scenario("firmware-poll", (_firmware_polling_core(), idle_core(0, 1, 0)))
+
+
+# The same with TRISC2 back in firmware too: BRISC's poll is the only frame off firmware's main.
+FIRMWARE_POLL_ALONE = Scenario(
+    "firmware-poll-alone",
+    (
+        replace(
+            core := _only(_firmware_polling_core(), ("brisc",)),
+            riscs=tuple(replace(r, rd_ptr=0) for r in core.riscs),
+        ),
+        idle_core(0, 1, 0),
+    ),
+)
+
+
+# -------------------------------------------------------------- users' condensed summaries
+# What users write in tt-metal's issues instead of pasting triage whole: their own words around
+# lines quoted from triage's checks. The quoted lines are as the scripts print them
+# (tenstorrent/tt-metal tools/triage): triage.py's serialize_result prints ``  pass``/``  fail``
+# under each script; log_check_risc writes ``Device <id>: <block> [<loc>]: <risc>: <message>``;
+# check_binary_integrity.py (f3198dc503a9) fails with ``Data mismatch in section .text at address
+# 0x<addr:08x> in ELF file <path>.``; check_noc_status.py (05781ebca98d) writes ``Device <id> at
+# <loc> on <risc> for NOC <n>`` and per disagreeing counter ``    <register> <variable> <register
+# value> <variable value>`` (its VAR_TO_REG_MAP: noc_reads_num_issued/NIU_MST_RD_RESP_RECEIVED,
+# noc_nonposted_writes_num_issued/NIU_MST_NONPOSTED_WR_REQ_SENT, ...).
+def _noc_said(core: Core, reg: str, var: str, rv: int, vv: int) -> tuple[str, str]:
+    return (
+        f"Device {core.device} at {core.loc()} on brisc for NOC 0",
+        f"    {reg} {var} {rv} {vv}",
+    )
+
+
+def condensed_prose() -> str:
+    """A few lines of prose: binary integrity passed, the NOC counters of one core disagree."""
+    place, counts = _noc_said(
+        _CYCLE_CORE, "NIU_MST_NONPOSTED_WR_REQ_SENT", "noc_nonposted_writes_num_issued", 38, 40
+    )
+    return (
+        "Ran tt-triage on the hung box, short version:\n"
+        "- check_binary_integrity: pass, so the binaries on the device are intact\n"
+        "- check_noc_status: fail\n"
+        f"  {place}\n"
+        f"  {counts}\n"
+        "Everything else looked normal to me.\n"
+    )
+
+
+def condensed_table() -> str:
+    """A Markdown table of the checks' results, one mismatch quoted in its cell; the binary
+    check fails too, with its address."""
+    place, counts = _noc_said(
+        _CYCLE_CORE, "NIU_MST_RD_RESP_RECEIVED", "noc_reads_num_issued", 12, 13
+    )
+    elf = f"{ABS}/built/0/kernels/layernorm_bw_kernel/10023/trisc0/trisc0.elf.xip.elf"
+    return (
+        "| triage script | result |\n"
+        "|---|---|\n"
+        "| check_arc | pass |\n"
+        f"| check_binary_integrity | fail: Device 0: tensix [{_CYCLE_CORE.loc()}]: trisc0: Data "
+        f"mismatch in section .text at address 0x00006a40 in ELF file {elf}. |\n"
+        f"| check_noc_status | fail: {place}: {counts.strip()} |\n"
+    )
+
+
+# An LLK assert as tt-llk writes it (tenstorrent/tt-llk 7ed6ee9e01c5,
+# tt_llk_wormhole_b0/llk_lib/llk_math_eltwise_unary_datacopy.h, in
+# _llk_math_eltwise_unary_datacopy_init_: LLK_ASSERT(condition, message), common/llk_assert.h),
+# which a user quotes with the file and function triage's callstack showed.
+LLK_COND = "num_faces == 1 || num_faces == 2 || num_faces == 4"
+LLK_FILE = "tt_llk_wormhole_b0/llk_lib/llk_math_eltwise_unary_datacopy.h"
+LLK_FUNC = "_llk_math_eltwise_unary_datacopy_init_"
+
+
+def condensed_llk_assert() -> str:
+    return (
+        "Device 0 hangs in the datacopy before layernorm; triage's lightweight asserts show "
+        "trisc1 stopped at\n"
+        f'LLK_ASSERT({LLK_COND}, "num_faces must be 1, 2, or 4");\n'
+        f"file: {LLK_FILE}:184\n"
+        f"function: {LLK_FUNC}\n"
+    )
+
+
+def checks_only(s: Scenario) -> str:
+    """A paste of the first checks of the framework's output alone (tabulate era: each script's
+    ``  pass``/``  fail`` and failure lines), before any callstack table."""
+    text = tabulate_framework(s)
+    return text[: text.index("dump_callstacks.py:")]
