@@ -159,7 +159,8 @@ class Bisect:
                 d.why
                 if d is not None
                 else f"margins: --margin {bayes.margin.value}, learning each quantity's "
-                f"margins from {bayes.margin_runs} runs of each endpoint first"
+                f"margins from {2 * bayes.margin_runs} runs of the endpoints first (fewer when "
+                "they cannot separate)"
             )
         if self.request.endpoint_runs is not None and not self.record.steps:
             from lnrepro.bisect.rates import describe

@@ -11,15 +11,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lnrepro.bisect.margins import (
-    FIRST_LOOK,
-    SEPARATES,
+    DRIFT_ODDS,
+    LEAST_RUNS,
     MarginDecision,
     MarginMode,
     MarginModel,
     RunMargins,
-    choose,
+    cannot_separate,
     decide,
+    implies_verdict,
     information,
+    overlap,
+    samples,
 )
 from lnrepro.model.bisect import Action, ActionKind, BuildKind, RunOutcome
 
@@ -44,22 +47,32 @@ class MarginEvidence:
 
 def margin_information_of(post: Posterior, shas: Sequence[str], ms: Sequence[int]) -> Array:
     """``post.information`` with a margin model: each run valued by its verdict and its margin
-    (:meth:`~lnrepro.bisect.margins.MarginModel.channel` at the fail rates learned so far), a
-    commit flagged for drift by its verdict alone."""
+    (:meth:`~lnrepro.bisect.margins.MarginModel.channel` at the fail rates learned so far); a
+    commit flagged for drift by its verdict and, where the margin implies the verdict, what a
+    run matching neither side tells; else by its verdict alone."""
     model = post.margins.model
     assert model is not None
     p = post.probs()
     qb, qg = post.rates_now()
-    key = (*ms, round(qb, 2), round(qg, 2))
+    key: tuple[object, ...] = (*ms, round(qb, 2), round(qg, 2))
     channels = post.margins.channels
     if key not in channels:
         channels[key] = model.channel(ms, (qb, qg))
     live = p > 1e-12
     pl = p[live] / p[live].sum()
-    rows = np.stack([post.row(s)[live] for s in shas]).astype(float)
-    out = np.stack([information(pl, rows, ch) for ch in channels[key]], axis=1)
     drift = [i for i, s in enumerate(shas) if s in post.margins.drifting]
-    if drift:  # their margins match neither side: what their verdicts would tell
+    rest = [i for i in range(len(shas)) if i not in set(drift)]
+    out = np.zeros((len(shas), len(ms)))
+    if rest:
+        rows = np.stack([post.row(shas[i])[live] for i in rest]).astype(float)
+        out[rest] = np.stack([information(pl, rows, ch) for ch in channels[key]], axis=1)
+    if drift and model.implied:  # if clean, each run matches neither side again
+        dkey = ("drift", *key)
+        if dkey not in channels:
+            channels[dkey] = model.channel(ms, (qb, qg), drifting=True)
+        rows = np.stack([post.row(shas[i])[live] for i in drift]).astype(float)
+        out[drift] = np.stack([information(pl, rows, ch) for ch in channels[dkey]], axis=1)
+    elif drift:  # their margins match neither side: what their verdicts would tell
         out[drift] = post.verdict_information([shas[i] for i in drift], ms)
     return out
 
@@ -135,9 +148,12 @@ class MarginLearning:
 
     def _learning_action(self, job: int, running: set[str]) -> Action | None:
         """The next run of an endpoint that teaches the margins: the buggy one first, then in
-        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count)."""
+        turn, ``margin_runs`` of each (runs that said nothing, noise, do not count); the buggy
+        one while :meth:`_chasing`."""
         good = self.bottoms[0]
         order = sorted((self.tip, good), key=lambda s: (len(self._learn[s]), s != self.tip))
+        if self._chasing():
+            order = [self.tip, good]
         for sha in order:
             if sha not in running and sha not in self.untestable:
                 return Action(
@@ -145,23 +161,47 @@ class MarginLearning:
                 )
         return None
 
+    def _chasing(self) -> bool:
+        """The endpoints share no verdict after 3 runs each (a buggy endpoint that failed every
+        run, a clean one that passed every run): the buggy endpoint gets the clean one's
+        share of the ``2 * margin_runs`` beyond 3 (where a quantity's margin implies the
+        verdict: a margin beside it is not chased), so that its other verdict is seen (7 runs
+        all failing at a 70% rate: 1 bisect in 12; 5 runs: 1 in 6). How a buggy commit's pass
+        looks is what tells it from a clean one's when its failure is no more than a failure."""
+        bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
+        total = 2 * self.margin_runs
+        return (
+            len(good) >= LEAST_RUNS
+            and LEAST_RUNS <= len(bad) < total - LEAST_RUNS
+            and not {f for _, f in bad} & {f for _, f in good}
+            and any(
+                implies_verdict(samples(bad, q), samples(good, q))
+                for q in {q for m, _ in bad for q in m}
+            )
+        )
+
     def _decide_margins(self) -> None:
-        """After each learning run: decide once both endpoints have their runs, or at once
-        when the buggy endpoint's first run reports no margin at all (nothing to learn)."""
+        """After each learning run: decide once both endpoints have their runs; at once when
+        the buggy endpoint's first run reports no margin at all (nothing to learn); and, with
+        ``auto``, as soon as the runs so far show no quantity can pass the rank test in
+        ``margin_runs`` of each (margins that carry nothing stop costing endpoint runs)."""
         bad, good = self._learn[self.tip], self._learn[self.bottoms[0]]
         if bad and not any(m for m, _ in bad):
             self.decision = decide(self.margin, [], [])
-        elif (
-            self.margin is MarginMode.AUTO
-            and len(bad) == len(good) == FIRST_LOOK
-            and (seps := choose(bad, good))
-            and all(s.compared and s.nats < SEPARATES / 2 for s in seps)
-        ):  # a first look: margins that say nothing cost no more endpoint runs
-            self.decision = decide(self.margin, bad, good)
-        elif len(bad) >= self.margin_runs and len(good) >= self.margin_runs:
+        elif len(bad) + len(good) >= 2 * self.margin_runs and min(len(bad), len(good)) >= min(
+            LEAST_RUNS, self.margin_runs
+        ):
             self.decision = decide(self.margin, bad, good)
         elif self.bottoms[0] in self.untestable or self.tip in self.untestable:
             self.decision = decide(self.margin, [], [])
+        elif (
+            self.margin is MarginMode.AUTO
+            and bad
+            and good
+            and not self._chasing()
+            and cannot_separate(bad, good, self.margin_runs)
+        ):
+            self.decision = overlap(bad, good)
         else:
             return
         if self.decision.on:
@@ -174,18 +214,22 @@ class MarginLearning:
         per_run: Sequence[Mapping[str, float]],
     ) -> None:
         """Each run with the chosen quantity adds its margin's likelihood given its verdict
-        (counted apart); a margin that matches neither endpoint (drift) adds nothing."""
+        (counted apart); a margin that matches neither endpoint (drift) is flagged and adds what
+        :meth:`~lnrepro.bisect.margins.MarginModel.drift_loglik` says where the margin implies
+        the verdict, nothing where it does not."""
         model = self.decision.model if self.decision else None
         assert model is not None
         for (o, _), m in zip(outs, per_run, strict=True):
             if o is RunOutcome.NOISE or (value := m.get(model.quantity)) is None:
                 continue
             ll = model.loglik(value, o is RunOutcome.FAIL)
-            if ll is not None:
-                self.post.observe_margin(sha, *ll)
-                continue
-            self.drifted.setdefault(sha, []).append(value)
-            self.post.margins.drifting.add(sha)
+            if ll is None:
+                self.drifted.setdefault(sha, []).append(value)
+                self.post.margins.drifting.add(sha)
+                if not model.implied:
+                    continue
+                ll = model.drift_loglik()
+            self.post.observe_margin(sha, *ll)
 
     def drift_note(self, sha: str) -> str | None:
         """Why ``sha``'s margins are flagged: they match neither endpoint."""
@@ -195,5 +239,10 @@ class MarginLearning:
         q = self.decision.model.quantity
         return (
             f"drift: {q}={', '.join(f'{v:.3g}' for v in vals[-3:])} matches neither endpoint "
-            "(an unrelated numerics change?): weighed by its verdict, not forced to a side"
+            "(an unrelated numerics change?): "
+            + (
+                f"counted {DRIFT_ODDS:g}x likelier clean than buggy, not forced to a side"
+                if self.decision.model.implied
+                else "weighed by its verdict, not forced to a side"
+            )
         )

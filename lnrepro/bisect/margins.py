@@ -9,17 +9,28 @@ tell its side where its pass/fail verdict tells nothing. Pure: numpy, no I/O.
 
 The verdict is counted as before (the fail rates learned by :mod:`lnrepro.bisect.bayes`); a
 margin adds its likelihood *given the verdict*, so nothing is counted twice: a passing run's
-margin is compared with the endpoints' passing runs, a failing run's with their failing runs.
+margin is compared with the endpoints' passing runs, a failing run's with their failing runs. A
+verdict one endpoint never showed (a clean endpoint that did not fail in its runs) is weighed
+against :class:`Unseen`. Weighing a run by its margin alone, its verdict dropped, was measured
+and not kept: the clean side's floor then speaks for failures it never showed, and a clean
+commit's rare failure counts as near proof of the bug (docs/performance.md).
+
+A margin *implies* the verdict when every endpoint run failed exactly when it was over 1 (the
+quantity is what the test judges): then it is compared whatever the verdict when deciding
+``auto``, its rank test has a level spent on power (:func:`level_of`), and a margin matching
+neither side counts for the clean side (:meth:`MarginModel.drift_loglik`).
 
 * :class:`Density` — one side's distribution of one quantity over its runs of one verdict, on a
   log scale: a Gaussian kernel density estimate mixed with a floor spread a decade around the
   endpoints' margins (weight ``1/(n+2)``, the chance the next run falls where none of ``n``
-  did), so no likelihood is ever 0 and one run moves the odds by a bounded factor. Where a
-  verdict was seen at one endpoint only, its margins cannot be compared: such a run is told by
-  its verdict alone.
-* :func:`choose` — from the endpoints' runs, each quantity's separation (the mean leave-one-out
+  did), so no likelihood is ever 0 and one run moves the odds by a bounded factor.
+* :class:`Unseen` — a verdict one endpoint never showed: half like the other side's runs.
+* :func:`choose` — from the endpoints' runs, each quantity's separation (the median leave-one-out
   evidence a run's margin gives for its own side, in nats) and the best one; ``auto`` uses it
-  when that is at least :data:`SEPARATES`.
+  when that is at least :data:`SEPARATES` *and* a rank test (Mann-Whitney, two-sided, exact)
+  at :func:`level_of` says the two endpoints' margins differ: margins that carry nothing look
+  separated at most that often. :func:`cannot_separate` stops the endpoint runs early once no
+  quantity can pass that test in :data:`LEARN_RUNS` runs of each endpoint.
 * :class:`MarginModel` — the chosen quantity: a run's log-likelihood on each side, whether it
   matches either side at all (drift: an unrelated numerics change moved it), and the
   information a batch of runs is expected to give (:meth:`MarginModel.channel`).
@@ -27,6 +38,7 @@ margin is compared with the endpoints' passing runs, a failing run's with their 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,8 +53,12 @@ Array = np.ndarray[Any, Any]
 LOG_LO, LOG_HI = -12.0, 6.0  # log10 of the margins the floor spreads over (1e-12 to 1e6)
 MIN_BANDWIDTH = 0.05  # log10: 12%; a deterministic test repeats its numbers to the last bit
 DRIFT_RUNS = 3  # runs of a verdict at each endpoint before a margin can match neither
-SEPARATES = 1.5  # nats of mean leave-one-out evidence per run: auto turns margins on
-FIRST_LOOK = 2  # runs of each endpoint before a first look: margins that say nothing stop here
+SEPARATES = 0.5  # nats of median leave-one-out evidence per run: auto turns margins on
+LEVEL = 0.01  # the rank test's level: margins alike at both endpoints pass it at most this often
+LEVEL_IMPLIED = 0.1  # its level for a margin that implies the verdict (see :func:`level_of`)
+DRIFT_ODDS = 3.0  # a margin matching neither side: this much likelier clean than buggy (implied)
+UNSEEN_LIKE = 0.5  # a verdict one side never showed: this share of its margins like the other's
+LEAST_RUNS = 3  # runs of each endpoint at the least (the buggy one may take the clean one's)
 LEARN_RUNS = 5  # runs of each endpoint that teach the margins (at most 10 in all, issue 47)
 _CLIP = 8.0  # nats: one run's leave-one-out evidence counted at most this far, either way
 _BIN = 0.25  # nats: the grid a batch's summed evidence is kept on (:meth:`MarginModel.channel`)
@@ -103,6 +119,36 @@ class Density:
         return bool((1 - w) * self.kde(np.array([x]))[0] > w / (self.hi - self.lo))
 
 
+@dataclass(frozen=True)
+class Unseen:
+    """One side's distribution of a verdict it never showed at its endpoint (a clean endpoint
+    that did not fail in its 5 runs): where the other side's runs of that verdict fell, half
+    like them and half anywhere the verdict allows (over 1 for a failure where the margin
+    implies the verdict); elsewhere like the other side (no evidence). So a failure like the
+    buggy endpoint's failures counts at most twice as likely buggy as its verdict alone says (it
+    cannot tell more: the clean side's failures, if any, were never seen), and a clean commit's
+    rare failure is not taken for proof. A run unlike the other side's runs says nothing: it may
+    be this side's unseen verdict, or an unrelated numerics change (drift) on the other side."""
+
+    like: Density
+    lo: float  # where the verdict allows the margin (log10)
+    hi: float
+    samples: tuple[float, ...] = ()
+
+    def logpdf(self, x: Array) -> Array:
+        xs = np.asarray(x, dtype=float)
+        inside = ((xs >= self.lo) & (xs <= self.hi)) / max(self.hi - self.lo, 1e-9)
+        w, seen = UNSEEN_LIKE, self.like.logpdf(xs)
+        f = self.like.floor
+        near = (1 - f) * self.like.kde(xs) > f / (self.like.hi - self.like.lo)
+        out: Array = np.where(near, np.log(w * np.exp(seen) + (1 - w) * inside), seen)
+        return out
+
+    def matches(self, x: float) -> bool:
+        return False  # no run of it was seen: nothing to match
+
+
+Side = Density | Unseen
 Sample = tuple[float, bool]  # (log10 margin, the run failed)
 
 
@@ -120,26 +166,90 @@ def _span(xs: Sequence[float]) -> tuple[float, float]:
 
 
 def _pair(
-    own: Sequence[float], other: Sequence[float], lo: float, hi: float, spread: float
-) -> tuple[Density, Density] | None:
-    """The densities of one verdict's margins on two sides; None when a side has none (then a
-    run of that verdict is told by its verdict alone: its margin looks alike on both sides)."""
-    if not own or not other:
+    own: Sequence[float],
+    other: Sequence[float],
+    lo: float,
+    hi: float,
+    spread: float,
+    region: tuple[float, float] | None = None,
+) -> tuple[Side, Side] | None:
+    """The densities of one verdict's margins on two sides. Where one side never showed the
+    verdict and ``region`` is given (where the verdict allows the margin), that side's is
+    :class:`Unseen`; else None (a run of that verdict is told by its verdict alone)."""
+    if own and other:
+        return Density(tuple(own), lo, hi, spread), Density(tuple(other), lo, hi, spread)
+    if region is None or not (own or other):
         return None
-    return Density(tuple(own), lo, hi, spread), Density(tuple(other), lo, hi, spread)
+    seen = Density(tuple(own or other), lo, hi, spread)
+    unseen = Unseen(seen, *region)
+    return (seen, unseen) if own else (unseen, seen)
 
 
 def _groups(bad: Sequence[Sample], good: Sequence[Sample]) -> list[list[float]]:
     return [[x for x, f in side if f == v] for side in (bad, good) for v in (True, False)]
 
 
+def implies_verdict(bad: Sequence[Sample], good: Sequence[Sample]) -> bool:
+    """Whether every endpoint run failed exactly when its margin was over 1 (log10 over 0): the
+    quantity is what the test judges, so its margin carries the verdict too."""
+    return all((x > 0.0) == f for x, f in (*bad, *good))
+
+
+def mann_whitney_u(bad: Sequence[float], good: Sequence[float]) -> float:
+    """Pairs (a bad run, a good run) with the bad run's margin the larger, ties a half."""
+    return sum(1.0 if b > g else 0.5 if b == g else 0.0 for b in bad for g in good)
+
+
+@functools.cache
+def u_critical(n: int, m: int, level: float = LEVEL) -> int:
+    """The largest ``u`` with P(min(U, nm - U) <= u) <= ``level`` for ``n`` and ``m`` runs drawn
+    from one distribution (exact: every ordering of the runs equally likely); -1 when even a
+    complete separation is not that rare (2+2 runs: 1 in 3)."""
+    counts = [[[0] * (n * m + 1) for _ in range(m + 1)] for _ in range(n + 1)]
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i == 0 or j == 0:
+                counts[i][j][0] = 1
+                continue
+            for u in range(i * j + 1):  # the largest of the i+j is a bad run (adds j) or not
+                counts[i][j][u] = (counts[i - 1][j][u - j] if u >= j else 0) + counts[i][j - 1][u]
+    total = math.comb(n + m, n)
+    acc, best = 0, -1
+    for u in range(n * m // 2 + 1):
+        acc += counts[n][m][u]
+        if 2 * acc / total > level:
+            break
+        best = u
+    return best
+
+
+def level_of(bad: Sequence[Sample], good: Sequence[Sample]) -> float:
+    """The rank test's level for one quantity: :data:`LEVEL` (1 in 100 false separations) for a
+    margin measured beside the verdict (it did not fail when the run did, or the reverse): alike
+    at both endpoints, it would be weighed as evidence it is not. :data:`LEVEL_IMPLIED` for one
+    that implies the verdict: alike at both endpoints, it would mean verdicts alike there too (a
+    bug no search can find), so the level is spent on power instead: a clean endpoint's rare
+    failure (5% a run: 1 in 4.4 sets of 5 runs) lands among the buggy runs and a strict test
+    would turn off the margins that cut a 70%/5% search by two thirds."""
+    return LEVEL_IMPLIED if implies_verdict(bad, good) else LEVEL
+
+
+def rank_separates(bad: Sequence[Sample], good: Sequence[Sample]) -> bool:
+    """The rank test at :func:`level_of`: the endpoints' margins differ (either direction)."""
+    u = mann_whitney_u([x for x, _ in bad], [x for x, _ in good])
+    crit = u_critical(len(bad), len(good), level_of(bad, good))
+    return min(u, len(bad) * len(good) - u) <= crit
+
+
 @dataclass(frozen=True)
 class Separation:
     quantity: str
-    nats: float  # mean leave-one-out evidence a compared run's margin gives for its own side
+    nats: float  # median leave-one-out evidence a compared run's margin gives for its own side
     bad: tuple[Sample, ...]
     good: tuple[Sample, ...]
-    compared: int = 0  # runs whose verdict was seen on both sides: their margins could be
+    compared: int = 0  # runs whose margins could be compared (see separation())
+    implied: bool = False  # the margin implies the verdict: every run is compared, pass or fail
+    ranks: bool = True  # the rank test at level_of() says the endpoints' margins differ
 
     def describe(self) -> str:
         def rng(v: Sequence[Sample]) -> str:
@@ -152,19 +262,28 @@ class Separation:
         )
 
 
-def separation(quantity: str, bad: Sequence[Sample], good: Sequence[Sample]) -> Separation:
-    """How well ``quantity``'s margin tells the sides apart beyond the verdict: each endpoint
-    run's evidence for its own side under densities of the same verdict fitted to the *other*
-    runs (leave one out), clipped, averaged over the runs whose verdict was seen on both sides
-    (0 with fewer than two such runs: nothing to compare)."""
+def separation(
+    quantity: str, bad: Sequence[Sample], good: Sequence[Sample], implied: bool | None = None
+) -> Separation:
+    """How well ``quantity``'s margin tells the sides apart: each endpoint run's evidence for its
+    own side under densities fitted to the *other* runs (leave one out), clipped, the median over
+    the runs compared (0 with fewer than two; the median: a clean endpoint's one rare failure
+    among the buggy runs does not outvote the nine that separate). A margin that implies the
+    verdict (:func:`implies_verdict`) is compared whatever the verdict: that it separates the
+    sides is what matters (a buggy endpoint that failed 5 runs of 5 against a clean one that
+    passed 5 has no verdict in common, and its margins still tell a buggy commit's rare pass
+    from a clean one's). One that does not is compared beyond the verdict: under the runs of its own
+    verdict, only runs whose verdict was seen on both sides."""
+    if implied is None:
+        implied = implies_verdict(bad, good)
     lo, hi = _span([x for x, _ in (*bad, *good)])
     spread = _spread(_groups(bad, good))
     ev: list[float] = []
     compared = 0
     for own, other in ((bad, good), (good, bad)):
         for i, (x, failed) in enumerate(own):
-            mine = [y for j, (y, f) in enumerate(own) if f == failed and j != i]
-            theirs = [y for y, f in other if f == failed]
+            mine = [y for j, (y, f) in enumerate(own) if (implied or f == failed) and j != i]
+            theirs = [y for y, f in other if implied or f == failed]
             pair = _pair(mine, theirs, lo, hi, spread)
             if pair is None:
                 continue
@@ -172,11 +291,17 @@ def separation(quantity: str, bad: Sequence[Sample], good: Sequence[Sample]) -> 
             xs = np.array([x])
             d = float(pair[0].logpdf(xs)[0] - pair[1].logpdf(xs)[0])
             ev.append(min(max(d, -_CLIP), _CLIP))
-    nats = sum(ev) / compared if compared >= 2 else 0.0
-    return Separation(quantity, nats, tuple(bad), tuple(good), compared)
+    nats = float(np.median(ev)) if compared >= 2 else 0.0
+    ranks = rank_separates(bad, good)
+    return Separation(quantity, nats, tuple(bad), tuple(good), compared, implied, ranks)
 
 
 RunMargins = tuple[Mapping[str, float], bool]  # one run: its margins, and whether it failed
+
+
+def samples(runs: Sequence[RunMargins], q: str) -> list[Sample]:
+    """One quantity's (log10 margin, failed) over the runs that report it."""
+    return [(log_margin(r[q]), f) for r, f in runs if q in r]
 
 
 def choose(bad_runs: Sequence[RunMargins], good_runs: Sequence[RunMargins]) -> list[Separation]:
@@ -184,65 +309,104 @@ def choose(bad_runs: Sequence[RunMargins], good_runs: Sequence[RunMargins]) -> l
     names = sorted({q for r, _ in bad_runs for q in r} & {q for r, _ in good_runs for q in r})
     out = []
     for q in names:
-        b = [(log_margin(r[q]), f) for r, f in bad_runs if q in r]
-        g = [(log_margin(r[q]), f) for r, f in good_runs if q in r]
+        b, g = samples(bad_runs, q), samples(good_runs, q)
         if len(b) >= 2 and len(g) >= 2:
             out.append(separation(q, b, g))
     return sorted(out, key=lambda s: (-s.nats, s.quantity))
 
 
+def cannot_separate(
+    bad_runs: Sequence[RunMargins], good_runs: Sequence[RunMargins], runs: int = LEARN_RUNS
+) -> bool:
+    """Whether no quantity can pass the rank test after ``runs`` runs of each endpoint, whatever
+    the runs still to come: a pair of runs ordered against a separation stays so, so when every
+    quantity already has more such pairs (in both directions) than the test allows, the
+    remaining endpoint runs are not spent (margins that carry nothing cost 4.8 endpoint runs on
+    average in scripts/bench_bisect.py, most of which the search on verdicts makes anyway)."""
+    names = {q for r, _ in bad_runs for q in r} | {q for r, _ in good_runs for q in r}
+    if not names:
+        return False
+    for q in names:
+        bs, gs = samples(bad_runs, q), samples(good_runs, q)
+        crit = u_critical(runs, runs, level_of(bs, gs))
+        u = mann_whitney_u([x for x, _ in bs], [x for x, _ in gs])
+        if min(u, len(bs) * len(gs) - u) <= crit:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class MarginModel:
-    """The chosen quantity's margins at each endpoint, per verdict: what a run of it adds to its
-    verdict (which the search counts as before)."""
+    """The chosen quantity's margins at each endpoint: what a run of it says of its side."""
 
     quantity: str
     bad: tuple[Sample, ...]
     good: tuple[Sample, ...]
+    implied: bool = False  # the margin implies the verdict: an unseen verdict's region, drift odds
 
     @classmethod
     def of(cls, sep: Separation) -> MarginModel:
-        return cls(sep.quantity, sep.bad, sep.good)
+        return cls(sep.quantity, sep.bad, sep.good, sep.implied)
 
-    def _pairs(self, failed: bool) -> tuple[Density, Density] | None:
+    def _pairs(self, failed: bool) -> tuple[Side, Side] | None:
         lo, hi = _span([x for x, _ in (*self.bad, *self.good)])
         spread = _spread(_groups(self.bad, self.good))
+        region = ((0.0, hi) if failed else (lo, 0.0)) if self.implied else (lo, hi)
         return _pair(
             [x for x, f in self.bad if f == failed],
             [x for x, f in self.good if f == failed],
             lo,
             hi,
             spread,
+            region,
         )
 
     def loglik(self, value: float, failed: bool) -> tuple[float, float] | None:
-        """(log f_bad, log f_good) of one run's margin given its verdict: (0, 0) where that
-        verdict was seen on one side only; None when it matches neither side (drift: the
-        margin is not counted, not forced to a side; the verdict still is)."""
+        """(log f_bad, log f_good) of one run's margin given its verdict (a verdict one side
+        never showed: :class:`Unseen`); None when it matches neither side's runs (drift: an
+        unrelated numerics change moved it; not forced to a side; the verdict still counts)."""
         pair = self._pairs(failed)
         if pair is None:
             return 0.0, 0.0
         x = log_margin(value)
-        if not pair[0].matches(x) and not pair[1].matches(x):
+        b, g = pair
+        if isinstance(b, Density) and isinstance(g, Density) and not (b.matches(x) or g.matches(x)):
             # where neither side's runs fell, only the floors speak, and they differ by the
             # number of runs, not by the side: no evidence; drift once both sides had their runs
-            judged = min(len(pair[0].samples), len(pair[1].samples)) >= DRIFT_RUNS
+            judged = min(len(b.samples), len(g.samples)) >= DRIFT_RUNS
             return None if judged else (0.0, 0.0)
         xs = np.array([x])
-        return float(pair[0].logpdf(xs)[0]), float(pair[1].logpdf(xs)[0])
+        return float(b.logpdf(xs)[0]), float(g.logpdf(xs)[0])
 
-    def channel(self, ms: Sequence[int], rates: tuple[float, float]) -> list[tuple[Array, Array]]:
+    def drift_loglik(self) -> tuple[float, float]:
+        """(log f_bad, log f_good) of a margin that matches neither side, where the margin
+        implies the verdict (else it adds nothing): :data:`DRIFT_ODDS` likelier clean; its
+        verdict counts as well. A bug's error dominates an unrelated numerics change (the
+        errors add in quadrature: the buggy side hardly moves), a clean commit's small one is
+        what such a change moves; so a run unlike the buggy endpoint's is weak evidence of the
+        clean side.
+        Without it a masked bug's commits between the drift and the culprit cannot be placed:
+        their verdicts all pass."""
+        return 0.0, math.log(DRIFT_ODDS)
+
+    def channel(
+        self, ms: Sequence[int], rates: tuple[float, float], drifting: bool = False
+    ) -> list[tuple[Array, Array]]:
         """For ``m`` runs of one commit: the distribution of their summed evidence (verdict and
         margin) ``log P_bad - log P_good`` if the commit is bad, and if it is good, on a grid of
         :data:`_BIN` nats from -:data:`_SPAN` to +:data:`_SPAN` (the posterior over the
-        candidates depends on a commit's runs only through that sum). ``rates``: the fail
-        rates of bad and good commits as learned so far."""
+        candidates depends on a commit's runs only through that sum). ``rates``: the fail rates
+        of bad and good commits as learned so far. ``drifting``: a commit whose margins matched
+        neither side: if clean, each run tells its verdict and :meth:`drift_loglik` (where the
+        margin implies the verdict)."""
         qb, qg = (min(max(q, 1e-6), 1 - 1e-6) for q in rates)
         lo, hi = _span([x for x, _ in (*self.bad, *self.good)])
         x = np.linspace(lo, hi, 400)
         d = x[1] - x[0]
         pbs, pgs = [], []
+        llr_drift: list[float] = []
         for failed, vb, vg in ((True, qb, qg), (False, 1 - qb, 1 - qg)):
+            llr_drift.append(math.log(vb / vg) - math.log(DRIFT_ODDS))
             pair = self._pairs(failed)
             if pair is None:
                 pbs.append(np.array([vb]))
@@ -256,8 +420,13 @@ class MarginModel:
         llr = np.log(pb) - np.log(pg)
         n = round(2 * _SPAN / _BIN) + 1
         idx = np.clip(np.round((llr + _SPAN) / _BIN).astype(int), 0, n - 1)
-        one_b, one_g = np.bincount(idx, pb, n), np.bincount(idx, pg, n)
+        one_b: Array = np.bincount(idx, pb, n)
+        one_g: Array = np.bincount(idx, pg, n)
         one_b, one_g = one_b / one_b.sum(), one_g / one_g.sum()
+        if drifting and self.implied:  # if clean: its verdict, and a margin like neither side's
+            dl = np.array(llr_drift)
+            di = np.clip(np.round((dl + _SPAN) / _BIN).astype(int), 0, n - 1)
+            one_g = np.bincount(di, np.array([qg, 1 - qg]), n)
         res: dict[int, tuple[Array, Array]] = {}
         cur_b, cur_g, have = one_b, one_g, 1
         for m in sorted(set(ms)):
@@ -334,16 +503,44 @@ def decide(
             "(a test that prints nothing on a pass gives its verdict only): verdicts only",
         )
     best = seps[0]
-    if mode is MarginMode.AUTO and best.nats < SEPARATES:
-        return MarginDecision(
-            on=False,
-            why=f"--margin auto: off, the endpoints' margins do not separate the sides "
-            f"(best {best.describe()}; needs {SEPARATES:g}): verdicts only",
-            separations=tuple(seps),
-        )
+    if mode is MarginMode.AUTO:
+        tested = [s for s in seps if s.ranks]
+        if not tested:
+            return MarginDecision(
+                on=False,
+                why=f"--margin auto: off, the endpoints' margins overlap (rank test at {LEVEL:g}, "
+                f"{LEVEL_IMPLIED:g} where the margin implies the verdict; best "
+                f"{best.describe()}): verdicts only",
+                separations=tuple(seps),
+            )
+        best = tested[0]
+        if best.nats < SEPARATES:
+            return MarginDecision(
+                on=False,
+                why=f"--margin auto: off, the endpoints' margins do not separate the sides "
+                f"(best {best.describe()}; needs {SEPARATES:g}): verdicts only",
+                separations=tuple(seps),
+            )
+    how = (
+        "its margin implies the verdict: runs weighed by it alone"
+        if best.implied
+        else "weighed with the verdict"
+    )
     return MarginDecision(
         on=True,
-        why=f"--margin {mode.value}: on, {best.describe()}",
+        why=f"--margin {mode.value}: on, {best.describe()}; {how}",
         model=MarginModel.of(best),
         separations=tuple(seps),
+    )
+
+
+def overlap(bad_runs: Sequence[RunMargins], good_runs: Sequence[RunMargins]) -> MarginDecision:
+    """``--margin auto``'s early decision when :func:`cannot_separate`: off, and why."""
+    return MarginDecision(
+        on=False,
+        why=f"--margin auto: off, the endpoints' margins overlap after {len(bad_runs)}+"
+        f"{len(good_runs)} runs (no quantity can pass a rank test at {LEVEL:g}, "
+        f"{LEVEL_IMPLIED:g} where the margin implies the verdict, in {LEARN_RUNS}+{LEARN_RUNS} "
+        "runs): verdicts only",
+        separations=tuple(choose(bad_runs, good_runs)),
     )

@@ -414,11 +414,12 @@ SEARCH_OPTS = (
         help="With --confidence: weigh each run's margin too, how much of its tolerance each "
         "compared quantity used (googletest RecordProperty in the JSON report, which lnrepro "
         "asks for; `--command` gets GTEST_OUTPUT), passing runs included, so a bug whose test "
-        "never fails can still be bisected. The endpoints are run first (5 each) to learn each "
-        "quantity's margins on both sides; the quantity that separates them best is used. auto: "
-        "only when they separate (the first lines say which quantity and why, or why not); on: "
-        "always (implies --confidence 0.95); off: verdicts only. A commit whose margins match "
-        "neither endpoint is flagged as drift and judged by its verdict. [default: auto]",
+        "never fails can still be bisected. The endpoints are run first (10 runs, 5 each) to learn "
+        "each quantity's margins on both sides; the quantity that separates them best is used. "
+        "auto: only when a rank test says they separate, and fewer runs once they cannot (the "
+        "first lines say which quantity and why, or why not); on: always (implies --confidence "
+        "0.95); off: verdicts only. A commit whose margins match neither endpoint is flagged as "
+        "drift, not forced to a side. [default: auto]",
     ),
     Opt(
         of="BisectRequest",

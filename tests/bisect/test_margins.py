@@ -11,7 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnrepro.bisect.margins import MarginMode, choose, decide, log_margin
+from lnrepro.bisect.margins import (
+    DRIFT_ODDS,
+    LEVEL,
+    LEVEL_IMPLIED,
+    MarginMode,
+    MarginModel,
+    RunMargins,
+    cannot_separate,
+    choose,
+    decide,
+    level_of,
+    log_margin,
+    u_critical,
+)
 from lnrepro.emulator.gtest_main import main as emulator
 from lnrepro.gtest.reportfile import read_report
 from lnrepro.model.bisect import AttemptObs
@@ -63,6 +76,9 @@ def test_margins_that_match_neither_endpoint_are_flagged_as_drift() -> None:
     run = bisect(linear(64), masked(40, drift_from=20), good="c0", bad="c63", confidence=0.95)
     r = run.record.result
     assert r is not None and r.drifted and all(20 <= index(c) < 40 for c in r.drifted)
+    # every run passes: a drifted commit's margin, unlike the buggy endpoint's, is counted
+    # DRIFT_ODDS likelier clean, so the commits between the drift and the culprit are placed
+    assert r.first_bad == "c40"
     flagged = [s for s in run.record.steps if "drift:" in s.reason]
     assert flagged and all(s.sha in r.drifted for s in flagged)
 
@@ -71,7 +87,7 @@ def test_margins_that_carry_nothing_are_not_used() -> None:
     rng = random.Random(3)
     same = [({"q": 10 ** rng.gauss(-1, 0.3)}, False) for _ in range(10)]
     d = decide(MarginMode.AUTO, same[:5], same[5:])
-    assert not d.on and "do not separate" in d.why
+    assert not d.on and d.why.endswith("verdicts only") and "overlap" in d.why
     sep = choose(
         [({"q": 0.11}, False), ({"q": 0.12}, False)], [({"q": 0.027}, False), ({"q": 0.026}, False)]
     )
@@ -139,3 +155,141 @@ def test_end_to_end_the_emulators_nightly_test_passes_everywhere_and_the_culprit
     assert r["margin"].startswith("--margin auto: on, LayerNormBackwardOpTest.NIGHTLY")
     assert "/dx:" in r["margin"]  # dx separates; dgamma is the same at both kernels
     assert all(o[0] == "pass" for s in doc["steps"] for o in s["outcomes"])  # never failed
+
+
+# ---------------------------------------------------------------------- the rules, one by one
+
+
+def test_the_rank_tests_critical_values_are_exact() -> None:
+    # 5+5 runs from one distribution: 252 orderings; U = 0 (or 25) in 2 of them, U <= 1 in 4,
+    # U <= 4 in 2 * 12: at 1% only a complete separation passes, at 10% up to 4 pairs reversed
+    assert u_critical(5, 5, 0.01) == 0
+    assert u_critical(5, 5, 0.05) == 2
+    assert u_critical(5, 5, 0.1) == 4
+    assert u_critical(2, 2, 0.1) == -1  # 2+2: a complete separation happens 1 time in 3
+    assert (LEVEL, LEVEL_IMPLIED) == (0.01, 0.1)
+
+
+def test_the_level_is_strict_unless_the_margin_implies_the_verdict() -> None:
+    failed_below_one = [(-1.0, True), (-1.1, False)]  # failed with a margin under 1: apart
+    assert level_of(failed_below_one, [(-1.2, False)]) == LEVEL
+    implied = [(0.3, True), (-0.4, False)]
+    assert level_of(implied, [(-1.6, False), (0.2, True)]) == LEVEL_IMPLIED
+
+
+def flaky_runs(good_fail: bool) -> tuple[list[RunMargins], list[RunMargins]]:
+    """A 70%/5% bug's endpoint runs whose dx implies the verdict (over 1: failed)."""
+    bad = [({"dx": v}, v > 1) for v in (2.0, 1.8, 0.4, 2.2, 0.35)]
+    good = [({"dx": v}, v > 1) for v in (0.025, 0.02, 0.03, 0.028)]
+    good.append(({"dx": 1.9 if good_fail else 0.022}, good_fail))  # over 3 bad runs
+    return bad, good
+
+
+def test_a_clean_endpoints_rare_failure_among_the_buggy_runs_does_not_turn_margins_off() -> None:
+    for good_fail in (False, True):
+        d = decide(MarginMode.AUTO, *flaky_runs(good_fail))
+        assert d.on, d.why
+        assert d.model is not None and d.model.implied
+        assert "implies the verdict" in d.why
+    # the same five runs with dx apart from the verdict (a run failed under 1): 1% level,
+    # and one reversed pair no longer passes
+    bad, good = flaky_runs(True)
+    apart = [({"dx": m["dx"]}, not f) for m, f in bad]
+    assert not decide(MarginMode.AUTO, apart, good).on
+
+
+def test_endpoints_that_never_share_a_verdict_still_separate_on_the_margin() -> None:
+    """A buggy endpoint failing 5 of 5 against a clean one passing 5 of 5: no verdict in common,
+    yet dx tells a buggy commit's rare pass from a clean one's."""
+    bad = [({"dx": v}, True) for v in (2.0, 1.8, 1.5, 2.2, 2.4)]
+    good = [({"dx": v}, False) for v in (0.025, 0.02, 0.03, 0.028, 0.022)]
+    d = decide(MarginMode.AUTO, bad, good)
+    assert d.on and d.separations[0].nats > 3
+
+
+def test_endpoint_runs_stop_once_no_quantity_can_separate() -> None:
+    # after 2+1 runs: the good run's margin between the two bad ones reverses a pair each way;
+    # beside the verdict (a run failed under 1), only a complete separation would pass
+    bad = [({"q": 0.1}, True), ({"q": 0.3}, False)]
+    assert cannot_separate(bad, [({"q": 0.2}, False)])
+    assert not cannot_separate(bad, [({"q": 0.05}, False)])  # still apart: keep learning
+    # a margin that implies the verdict is given its 10% level: not yet ruled out
+    implied = [({"q": 0.1}, False), ({"q": 0.3}, False)]
+    assert not cannot_separate(implied, [({"q": 0.2}, False)])
+
+
+def nothing(culprit: int):  # type: ignore[no-untyped-def]
+    """70%/5% verdicts of their own; a margin alike at both sides, apart from the verdict."""
+
+    def script(sha: str, n: int) -> AttemptObs:
+        rng = random.Random(f"{sha}:{n}")
+        fails = rng.random() < (0.7 if index(sha) >= culprit else 0.05)
+        return AttemptObs(
+            exit_code=int(fails), gtest=False, margins={"N/dgamma": 10 ** rng.gauss(-1, 0.3)}
+        )
+
+    return script
+
+
+def test_margins_that_carry_nothing_cost_few_endpoint_runs_and_say_so() -> None:
+    ends, offs = [], 0
+    for culprit in (9, 17, 23):
+        run = bisect(linear(32), nothing(culprit), good="c0", bad="c31", confidence=0.9)
+        r = run.record.result
+        assert r is not None and r.margin is not None
+        assert r.margin.startswith("--margin auto: off") and r.margin.endswith("verdicts only")
+        offs += "overlap after" in r.margin  # decided before 5+5 runs
+        learn = [s for s in run.record.steps[:10] if s.sha in ("c0", "c31")]
+        ends.append(len(learn))
+    assert offs >= 2 and sum(ends) < 3 * 8
+
+
+def test_a_verdict_one_side_never_showed_counts_at_most_twice_its_verdict() -> None:
+    bad = tuple((x, x > 0) for x in (0.3, 0.32, 0.28, -0.4, 0.31))
+    good = tuple((x, False) for x in (-1.6, -1.55, -1.62, -1.58, -1.6))  # never failed
+    m = MarginModel("dx", bad, good, implied=True)
+    like = m.loglik(10**0.3, True)  # a failure like the buggy endpoint's failures
+    assert like is not None and 0 < like[0] - like[1] <= np.log(2) + 1e-9
+    unlike = m.loglik(10**0.9, True)  # a failure unlike them: nothing either way
+    assert unlike is not None and unlike[0] - unlike[1] == pytest.approx(0.0)
+    clean = m.loglik(10**-1.6, False)  # a pass like the clean ones: seen at both, compared
+    assert clean is not None and clean[1] - clean[0] > 3
+
+
+def test_a_margin_matching_neither_side_counts_for_the_clean_side_only_where_implied() -> None:
+    bad = tuple((x, False) for x in (-0.97, -0.95, -1.0, -0.96, -0.98))
+    good = tuple((x, False) for x in (-1.57, -1.56, -1.58, -1.57, -1.57))
+    halfway = 10**-1.27
+    assert MarginModel("dx", bad, good, implied=True).loglik(halfway, False) is None
+    lb, lg = MarginModel("dx", bad, good, implied=True).drift_loglik()
+    assert lg - lb == pytest.approx(np.log(DRIFT_ODDS))
+
+
+def flaky_bug(culprit: int):  # type: ignore[no-untyped-def]
+    """dx implies the verdict (over 1: failed). The buggy endpoint fails its first five runs
+    and passes its sixth; other buggy commits fail, pass, fail...; clean ones pass near 0.025."""
+
+    def script(sha: str, n: int) -> AttemptObs:
+        jitter = 10 ** random.Random(f"{sha}:{n}").gauss(0, 0.03)
+        if index(sha) < culprit:
+            dx = 0.025 * jitter
+        elif sha == "c31":
+            dx = (2.0 if n < 5 else 0.4) * jitter
+        else:
+            dx = (2.0 if n % 2 == 0 else 0.4) * jitter
+        return AttemptObs(exit_code=int(dx > 1), gtest=False, margins={"N/dx": dx})
+
+    return script
+
+
+def test_a_buggy_endpoint_that_only_failed_gets_more_runs_to_show_its_pass() -> None:
+    """3+3 runs with no verdict in common: the buggy endpoint is run (up to 7 of the 10) until
+    it passes, so a buggy commit's pass can be told from a clean one's."""
+    run = bisect(linear(32), flaky_bug(20), good="c0", bad="c31", confidence=0.95)
+    r = run.record.result
+    assert r is not None and r.first_bad == "c20"
+    learn = [s.sha for s in run.record.steps[:10]]
+    assert learn[:6] == ["c31", "c0"] * 3
+    assert learn[6:9] == ["c31"] * 3  # its 4th, 5th and (passing) 6th run
+    assert learn[9] == "c0"  # both verdicts seen: back in turn, 10 runs in all
+    assert r.margin is not None and "(6+4 runs;" in r.margin
