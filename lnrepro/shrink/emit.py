@@ -167,6 +167,28 @@ def _checks(case: Case, metal: str, ref: str, diff: str) -> list[str]:
     return out
 
 
+def _margins(case: Case, used: str) -> list[str]:
+    """Each tensor's margin recorded with googletest's ``RecordProperty``, on a pass too (issue
+    47): its ``max_diff``, its tolerance and the share of the tolerance used (``max |metal - ref|
+    / (atol + rtol·|ref|)``, 1 at the edge of failing), under the keys lnrepro reads from the JSON
+    and XML reports (``dx.used``...), the ones the emulator's tests record. The values go through
+    ``testing::Message``, which streams a float with all its digits (googletest 1.12.1 has
+    ``RecordProperty`` for strings and ints only). ``used`` computes ``max_diff`` and ``used`` for
+    ``{t}`` with ``{rtol}`` and ``{atol}``."""
+    out = ["    // each tensor's margin, passing or not: the reports keep it (RecordProperty)"]
+    for t, tol in case.tolerance:
+        rtol, atol = _f(tol.rtol), _f(tol.atol)
+        record = [
+            f'RecordProperty("{t}.max_diff", (::testing::Message() << max_diff).GetString());',
+            f'RecordProperty("{t}.rtol", "{tol.rtol:g}");',
+            f'RecordProperty("{t}.atol", "{tol.atol:g}");',
+            f'RecordProperty("{t}.used", (::testing::Message() << used).GetString());',
+        ]
+        code = used.format(t=t, rtol=rtol, atol=atol).splitlines()
+        out += ["    {", *[f"        {ln}" for ln in [*code, *record]], "    }"]
+    return out
+
+
 def lookalike_source(
     case: Case, req: ShrinkRequest | None = None, smaller: str | None = None
 ) -> str:
@@ -175,6 +197,8 @@ def lookalike_source(
         *_header(case, req, Flavour.LOOKALIKE, smaller),
         "#include <gtest/gtest.h>",
         "",
+        "#include <algorithm>",
+        "#include <cmath>",
         "#include <cstddef>",
         "#include <cstdint>",
         "#include <iostream>",
@@ -204,6 +228,15 @@ def lookalike_source(
             "ref.{}",
             "const auto d = ttml::test::diff(metal.{t}, ref.{t});\n"
             "const auto max_diff = d.max_diff;\nconst auto mean_diff = d.mean_diff;",
+        ),
+        *_margins(
+            case,
+            "double max_diff = 0, used = 0;\n"
+            "for (std::size_t i = 0; i < metal.{t}.size(); ++i) {{\n"
+            "    const double d = std::abs(metal.{t}[i] - ref.{t}[i]);\n"
+            "    max_diff = std::max(max_diff, d);\n"
+            "    used = std::max(used, d / ({atol} + {rtol} * std::abs(ref.{t}[i])));\n"
+            "}}",
         ),
         "}",
         "",
@@ -285,6 +318,12 @@ def tt_metal_source(
             "{}_ref",
             "const float max_diff = xt::amax(xt::abs(metal_{t} - {t}_ref))();\n"
             "const float mean_diff = xt::mean(xt::abs(metal_{t} - {t}_ref))();",
+        ),
+        *_margins(
+            case,
+            "const float max_diff = xt::amax(xt::abs(metal_{t} - {t}_ref))();\n"
+            "const float used = xt::amax(\n"
+            "    xt::abs(metal_{t} - {t}_ref) / ({atol} + {rtol} * xt::abs({t}_ref)))();",
         ),
         "}",
         "",

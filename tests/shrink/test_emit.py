@@ -60,14 +60,24 @@ def test_the_emitted_test_fails_at_the_culprit_and_passes_at_the_fix(
         res = build(tree, "--debug", "--build-tt-train", "--enable-ccache")
         assert res.ok, res.output[-3000:]
         binary = tree / "build_Debug/tt-train/tests/ttml_tests"
+        reports = tmp_path / f"{name}-reports"
+        reports.mkdir()
         got, out = run_tests(
             binary,
             f"--gtest_filter={full_name(CONSTANT)}",
+            f"--gtest_output=json:{reports}/",
             env=device_env(tmp_path / f"{name}-env", tree),
         )
         assert got == code, (name, out[-2000:])
         if code:
             assert "dx FAILED: max_diff=1000" in out
+        # each tensor's margin in the report, on a pass too (issue 47), read as lnrepro reads it
+        from lnrepro.bisect.oracle import read_margins
+
+        used = read_margins(reports)
+        dx = used[f"{full_name(CONSTANT)}/dx"]
+        assert (dx > 1) if code else (0 <= dx <= 1), (name, used)
+        assert {f"{full_name(CONSTANT)}/{t}" for t in ("dgamma", "dbeta")} <= set(used)
         subprocess.run(
             ["git", "-C", str(lookalike.path), "worktree", "remove", "--force", str(tree)],
             check=False,
