@@ -472,6 +472,15 @@ def _bisect_facts(rec: BisectRecord) -> list[str]:
             f"| {markdown_code(p.sha[:12])} | {markdown(p.subject)} | {p.p:.4f} |"
             for p in r.posterior
         ]
+    if r.margin:
+        out += ["", f"Margins: {markdown(r.margin)}"]
+    if r.drifted:
+        shas = ", ".join(markdown_code(s[:12]) for s in r.drifted)
+        out += [
+            "",
+            f"Drift: {len(r.drifted)} commit(s) whose margins matched neither endpoint (an "
+            f"unrelated numerics change?), judged by their verdicts, not forced to a side: {shas}",
+        ]
     return out
 
 

@@ -81,6 +81,22 @@ def test_margins_that_match_neither_endpoint_are_flagged_as_drift() -> None:
     assert r.first_bad == "c40"
     flagged = [s for s in run.record.steps if "drift:" in s.reason]
     assert flagged and all(s.sha in r.drifted for s in flagged)
+    # and the end of the bisect says so, on the console and in the report's Markdown
+    import io
+
+    from rich.console import Console
+
+    from lnrepro.present.console.bisect import render_bisect
+    from lnrepro.present.markdown import bisect_markdown
+
+    buf = io.StringIO()
+    render_bisect(run.record, Console(file=buf, width=200, force_terminal=False))
+    said = f"drift: {len(r.drifted)} commit(s) whose margins matched neither endpoint"
+    assert said in buf.getvalue() and r.drifted[0][:12] in buf.getvalue().split(said)[1]
+    assert r.margin and f"margins: {r.margin}" in " ".join(buf.getvalue().split())
+    md = bisect_markdown(run.record)
+    assert f"Drift: {len(r.drifted)} commit(s) whose margins matched neither endpoint" in md
+    assert all(c[:12] in md.split("Drift:")[1].splitlines()[0] for c in r.drifted)
 
 
 def test_margins_that_carry_nothing_are_not_used() -> None:

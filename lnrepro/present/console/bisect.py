@@ -105,6 +105,16 @@ def _render_posterior(rec: BisectRecord, console: Console) -> None:
     said = prior(rec.request)
     if said:
         say(console, esc(f"prior: {said}"))
+    if r.margin:
+        say(console, esc(f"margins: {r.margin}"))
+    if r.drifted:
+        say(
+            console,
+            esc(
+                f"drift: {len(r.drifted)} commit(s) whose margins matched neither endpoint, "
+                f"judged by their verdicts: {', '.join(s[:12] for s in r.drifted)}"
+            ),
+        )
 
 
 def _evidence(step: Step) -> str:
