@@ -179,6 +179,8 @@ class Bisect:
                         self._endpoints_fail()
             else:
                 self._run_jobs(events)
+            if self.strategy.error:  # the search stopped at an endpoint (no action left)
+                self._endpoints_fail()
         except EndpointsDoNotSeparate:
             raise
         except (KeyboardInterrupt, Terminated) as exc:

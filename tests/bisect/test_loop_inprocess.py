@@ -137,6 +137,42 @@ def test_a_flaky_culprit_with_confidence() -> None:
     assert len(oracle.tried) > 11  # a pass at a buggy commit cost more runs than a clean search
 
 
+def test_a_clean_endpoint_that_never_passes_stops_the_flaky_search() -> None:
+    """A command that fails at every commit (a script the worktrees cannot reach): git trusts
+    --good, but a culprit named beside a clean endpoint that never passed is named with a
+    confidence nothing measured. The clean endpoint is run again until it passes; after 8
+    failures the endpoints do not separate, one line, and the record says so."""
+    run = start(
+        made_up(linear(16), request("c0", "c15", confidence=0.95)),
+        request("c0", "c15", confidence=0.95),
+        ScriptedOracle(exits(lambda c: True)),
+    )
+    with pytest.raises(EndpointsDoNotSeparate) as exc:
+        run.bisect.run(run.events)
+    assert exc.value.one_line().startswith(
+        "the clean endpoint c0 failed every one of its 8 run(s): the bug does not separate"
+    )
+    assert run.oracle.tried.count("c0") == 8 and run.record.result is not None
+    assert run.record.result.first_bad is None
+
+
+def test_a_clean_endpoints_one_failure_costs_a_run_and_the_search_goes_on() -> None:
+    """At 5% a clean endpoint's check fails now and then: it is run again until it passes, and
+    the culprit is found as before."""
+    seen = {"c0": 0}
+
+    def script(sha: str, n: int) -> AttemptObs:
+        if sha == "c0":
+            seen["c0"] += 1
+            return AttemptObs(exit_code=1 if seen["c0"] == 1 else 0, gtest=False)
+        return AttemptObs(exit_code=1 if index(sha) >= 9 else 0, gtest=False)
+
+    run = bisect(linear(16), script, good="c0", bad="c15", confidence=0.95)
+    r = run.record.result
+    assert r is not None and r.first_bad == "c9" and seen["c0"] >= 2
+    assert run.oracle.tried[1:3] == ["c0", "c0"]  # checked again before the search
+
+
 def test_find_fix_flips_good_and_bad() -> None:
     # c0 has the bug, c15 has it fixed: the fix is c10; a passing run is the search's "bad"
     run = bisect(linear(16), exits(lambda c: index(c) < 10), good="c15", bad="c0", find_fix=True)

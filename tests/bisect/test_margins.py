@@ -65,7 +65,13 @@ def test_a_masked_bug_is_bisected_on_the_margin_in_about_gits_runs() -> None:
 
 
 def test_margin_off_cannot_bisect_a_bug_whose_test_never_fails() -> None:
-    run = bisect(linear(16), masked(9), good="c0", bad="c15", confidence=0.95, margin=Margin.OFF)
+    from lnrepro.errors import EndpointsDoNotSeparate
+    from tests.bisect.scripted import ScriptedOracle, made_up, request, start
+
+    req = request("c0", "c15", confidence=0.95, margin=Margin.OFF)
+    run = start(made_up(linear(16), req), req, ScriptedOracle(masked(9)))
+    with pytest.raises(EndpointsDoNotSeparate, match="showed no failure of the bug"):
+        run.run()
     r = run.record.result
     assert r is not None and r.first_bad is None
     assert r.error is not None and "showed no failure" in r.error
