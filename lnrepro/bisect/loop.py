@@ -121,8 +121,12 @@ class Bisect:
         mark = self._observe(action, ev, outs)
         self.strategy.learn_costs(action.build, prep.seconds + (ev.build_s or 0.0), ev.run_s)
         reason = why(ev, outs, mark)
-        if (bayes := self._bayes()) is not None and (note := bayes.drift_note(action.sha)):
-            reason = f"{reason}; {note}"  # flagged in the step, not forced to a side
+        if (bayes := self._bayes()) is not None:
+            said = bayes.margin_note(outs, [a.margins for a in ev.attempts])
+            if said:
+                reason = f"{reason}; {said}"  # a masked bug's step: its verdict says nothing
+            if note := bayes.drift_note(action.sha):
+                reason = f"{reason}; {note}"  # flagged in the step, not forced to a side
         self.record.steps.append(
             Step.of(
                 action,

@@ -231,6 +231,30 @@ class MarginLearning:
                 ll = model.drift_loglik()
             self.post.observe_margin(sha, *ll)
 
+    def margin_note(
+        self, outs: Sequence[tuple[RunOutcome, str]], per_run: Sequence[Mapping[str, float]]
+    ) -> str | None:
+        """What a step's runs' margins said, for its "why": the chosen quantity's share of its
+        tolerance in each run and the side it is likelier on (``dx used 11%, 11%: buggy-like``),
+        where the verdict alone says nothing of a masked bug. None when margins are off."""
+        model = self.decision.model if self.decision and self.decision.on else None
+        if model is None or len(outs) != len(per_run):
+            return None
+        from lnrepro.model.metrics import share
+
+        vals, bad, good = [], 0.0, 0.0
+        for (o, _), m in zip(outs, per_run, strict=True):
+            if o is RunOutcome.NOISE or (value := m.get(model.quantity)) is None:
+                continue
+            vals.append(share(value))
+            ll = model.loglik(value, o is RunOutcome.FAIL)
+            if ll is not None:
+                bad, good = bad + ll[0], good + ll[1]
+        if not vals:
+            return None
+        side = "buggy-like" if bad > good else "clean-like" if good > bad else "either side"
+        return f"{model.quantity.rsplit('/', 1)[-1]} used {', '.join(vals)}: {side}"
+
     def drift_note(self, sha: str) -> str | None:
         """Why ``sha``'s margins are flagged: they match neither endpoint."""
         vals = self.drifted.get(sha)

@@ -62,6 +62,10 @@ def test_a_masked_bug_is_bisected_on_the_margin_in_about_gits_runs() -> None:
     assert len(ends) == 10  # five runs of each endpoint teach the margins
     assert len(steps) - len(ends) <= 8  # git: log2(63) = 6 runs
     assert r.drifted == ()
+    # every run passed: each step's "why" says what its margin said, and on which side
+    for s in (s for s in steps if s.sha not in ("c0", "c63")):
+        side = "buggy-like" if index(s.sha) >= 37 else "clean-like"
+        assert "dx used " in s.reason and s.reason.endswith(f": {side}"), s.reason
 
 
 def test_margin_off_cannot_bisect_a_bug_whose_test_never_fails() -> None:
