@@ -346,7 +346,8 @@ def trial_bayes(
     learned (from nothing), measured (``--rates-from``: the endpoints' 20 runs each, made before
     the bisect and not counted here) or known (``--fail-rates`` with the true rates). ``stop``:
     stated (lnrepro's) or exact (git-bayesect's: the rates integrated out per candidate)."""
-    from lnrepro.bisect.bayes import BayesSearch, Costs, Rates
+    from lnrepro.bisect.bayes import BayesSearch, Costs
+    from lnrepro.bisect.evidence import Rates
     from lnrepro.model.bisect import RunOutcome
 
     costs = Costs(0.0, 0.0, RUN_S, 0.0) if equal else Costs(BUILD_S, REBUILD_S, RUN_S)
@@ -893,8 +894,9 @@ def lnrepro_on_a_line(
     the true rates on a line of ``n`` candidates, seeded."""
     import random
 
-    from lnrepro.bisect.bayes import BayesSearch, Costs, Rates
+    from lnrepro.bisect.bayes import BayesSearch, Costs
     from lnrepro.bisect.core import Graph
+    from lnrepro.bisect.evidence import Rates
     from lnrepro.model.bisect import RunOutcome
 
     order = tuple(f"c{i}" for i in range(n + 1))

@@ -47,7 +47,7 @@ import numpy as np
 
 from lnrepro.bisect.core import Graph, Mark
 from lnrepro.bisect.costs import Costs as Costs  # re-exported: where it always was
-from lnrepro.bisect.evidence import Tally
+from lnrepro.bisect.evidence import Rates, Tally
 from lnrepro.bisect.margin_search import (
     MarginEvidence,
     MarginLearning,
@@ -73,37 +73,6 @@ Array = np.ndarray[Any, Any]
 _M = (1, 2, 4, 8, 16)  # batch sizes a new build is valued by
 _CHEAP = 5.0  # a clean endpoint's check is worth a preparation of up to this many runs
 _DRAWS = 256  # rate pairs the stated posterior averages over (seeded: a replay gives the same)
-
-
-@dataclass(frozen=True)
-class Rates:
-    """Beta priors on the fail rates of buggy and clean commits, or the rates themselves."""
-
-    bad: tuple[float, float] = (1.0, 1.0)  # uniform: the bug may show rarely or always
-    good: tuple[float, float] = (0.5, 4.5)  # mean 0.1: clean commits mostly pass
-    fixed: tuple[float, float] | None = None  # (q_bad, q_good) when known
-    bug_shown: bool = False  # the buggy endpoint failed in runs measured before the search
-
-    def with_runs(self, bad: tuple[int, int], good: tuple[int, int]) -> Rates:
-        """These priors updated by runs measured before the search (``--rates-from``): ``bad``
-        and ``good`` are (fails, runs) of the buggy and the clean endpoint. A Beta prior, not a
-        point: 14 fails of 20 still leave the rate between about 0.48 and 0.85. A failure among
-        the buggy endpoint's runs is the check the search would make first (``bug_shown``)."""
-        (ab, bb), (ag, bg) = self.bad, self.good
-        return Rates(
-            (ab + bad[0], bb + bad[1] - bad[0]),
-            (ag + good[0], bg + good[1] - good[0]),
-            self.fixed,
-            self.bug_shown or bad[0] > 0,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "bad_prior": list(self.bad),
-            "good_prior": list(self.good),
-            "fixed": list(self.fixed) if self.fixed else None,
-            "bug_shown": self.bug_shown,
-        }
 
 
 def _lgamma(x: Array) -> Array:

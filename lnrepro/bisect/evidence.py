@@ -10,6 +10,8 @@ about the *meaning* of a run is here, and only here:
 * :func:`mark_of` — git's verdict from a step's runs (bad if any shows the bug);
 * :class:`Sense` — ``--find-fix``: which way the search looks. The only place good and bad are
   turned around; everything else asks it.
+* :class:`Rates` — what the search believes of the fail rates of buggy and clean commits before
+  its own runs (Beta priors, or the rates given), ``--rates-from``'s runs added.
 
 A step runs the test one or more times; each run becomes a :class:`RunOutcome`:
 
@@ -34,6 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lnrepro.model.bisect import (
     AttemptObs,
@@ -417,3 +420,34 @@ class Meaning:
                     continue
             return sig
         return None
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Beta priors on the fail rates of buggy and clean commits, or the rates themselves."""
+
+    bad: tuple[float, float] = (1.0, 1.0)  # uniform: the bug may show rarely or always
+    good: tuple[float, float] = (0.5, 4.5)  # mean 0.1: clean commits mostly pass
+    fixed: tuple[float, float] | None = None  # (q_bad, q_good) when known
+    bug_shown: bool = False  # the buggy endpoint failed in runs measured before the search
+
+    def with_runs(self, bad: tuple[int, int], good: tuple[int, int]) -> Rates:
+        """These priors updated by runs measured before the search (``--rates-from``): ``bad``
+        and ``good`` are (fails, runs) of the buggy and the clean endpoint. A Beta prior, not a
+        point: 14 fails of 20 still leave the rate between about 0.48 and 0.85. A failure among
+        the buggy endpoint's runs is the check the search would make first (``bug_shown``)."""
+        (ab, bb), (ag, bg) = self.bad, self.good
+        return Rates(
+            (ab + bad[0], bb + bad[1] - bad[0]),
+            (ag + good[0], bg + good[1] - good[0]),
+            self.fixed,
+            self.bug_shown or bad[0] > 0,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bad_prior": list(self.bad),
+            "good_prior": list(self.good),
+            "fixed": list(self.fixed) if self.fixed else None,
+            "bug_shown": self.bug_shown,
+        }

@@ -421,7 +421,8 @@ def build(
     strategy: Strategy
     if req.confidence is not None or req.margin is Margin.ON:
         # numpy's, loaded only by a noisy search: 0.13 s of a git search's 0.5 s process here
-        from lnrepro.bisect.bayes import BayesSearch, Rates
+        from lnrepro.bisect.bayes import BayesSearch
+        from lnrepro.bisect.evidence import Rates
 
         rates = Rates(fixed=sense.rates(req.fail_rates)) if req.fail_rates else Rates()
         # the endpoints' runs measured before: the rates' prior, and the search's "good" end

@@ -27,8 +27,8 @@ from lnrepro.bisect.margins import (
 from lnrepro.model.bisect import Action, ActionKind, BuildKind, RunOutcome
 
 if TYPE_CHECKING:
-    from lnrepro.bisect.bayes import Posterior, Rates
-    from lnrepro.bisect.evidence import Tally
+    from lnrepro.bisect.bayes import Posterior
+    from lnrepro.bisect.evidence import Rates, Tally
 
 
 Array = np.ndarray[Any, Any]

@@ -10,9 +10,9 @@ import random
 import numpy as np
 import pytest
 
-from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
+from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior
 from lnrepro.bisect.core import Graph, Mark
-from lnrepro.bisect.evidence import classify, learn, shape
+from lnrepro.bisect.evidence import Rates, classify, learn, shape
 from lnrepro.bisect.strategy import GitSearch
 from lnrepro.model.bisect import (
     Action,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from lnrepro import options
-from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates
+from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior
+from lnrepro.bisect.evidence import Rates
 from lnrepro.bisect.rates import counts, describe, endpoint_runs, find, named
 from lnrepro.bisect.validate import check_bisect
 from lnrepro.doors.fsio import write_json

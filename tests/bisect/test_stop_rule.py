@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, Rates, _entropy, _lbeta
+from lnrepro.bisect.bayes import BayesSearch, Costs, Posterior, _entropy, _lbeta
 from lnrepro.bisect.core import Mark
+from lnrepro.bisect.evidence import Rates
 from lnrepro.model.bisect import (
     Action,
     ActionKind,
