@@ -300,30 +300,34 @@ def search(span: list[Release], judge: Callable[[Release], Step], *, find_fix: b
 # nor pip's copy) or a requirement names extras (whose own requirements it does not follow).
 UNMET_SCRIPT = """import json, sys
 from importlib import metadata
-try:
-    from packaging.requirements import Requirement
-except ImportError:
+
+
+def unmet():
     try:
-        from pip._vendor.packaging.requirements import Requirement
+        from packaging.requirements import Requirement
     except ImportError:
-        print(json.dumps(None))
-        sys.exit()
-unmet = {}
-for name in sys.argv[1:]:
-    for line in metadata.requires(name) or []:
-        r = Requirement(line)
-        if r.marker is not None and not r.marker.evaluate({"extra": ""}):
-            continue
-        if r.extras:
-            print(json.dumps(None))
-            sys.exit()
         try:
-            have = metadata.version(r.name)
-        except metadata.PackageNotFoundError:
-            have = None
-        if have is None or not r.specifier.contains(have, prereleases=True):
-            unmet[r.name] = str(r.name) + str(r.specifier)
-print(json.dumps(sorted(unmet.items())))
+            from pip._vendor.packaging.requirements import Requirement
+        except ImportError:
+            return None
+    out = {}
+    for name in sys.argv[1:]:
+        for line in metadata.requires(name) or []:
+            r = Requirement(line)
+            if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+                continue
+            if r.extras:
+                return None
+            try:
+                have = metadata.version(r.name)
+            except metadata.PackageNotFoundError:
+                have = None
+            if have is None or not r.specifier.contains(have, prereleases=True):
+                out[r.name] = str(r.name) + str(r.specifier)
+    return sorted(out.items())
+
+
+print(json.dumps(unmet()))
 """
 UV_ROUNDS = 8  # requirements of requirements, followed this deep before pip takes over
 INSTALLERS = ("pip", "uv")

@@ -226,15 +226,17 @@ def _pytest_results(tests: TestSpec, report: Path, res: ProcResult, root: Path |
     return run
 
 
-def _plugin_env(record_dir: Path, index: int) -> dict[str, str]:
+def _plugin_env(record_dir: Path, index: int, given: str | None = None) -> dict[str, str]:
     """The environment that loads lnrepro's margin plugin into a pytest attempt (issue 47): the
     plugin copied into the record directory as a module of its own (the project's Python needs
     no lnrepro; the directory is mounted where a container runs the tests), on ``PYTHONPATH``
-    before the user's, and the file it writes each test's margins to."""
+    before the user's (``given``: the request's ``--env PYTHONPATH``, else this process's), and
+    the file it writes each test's margins to."""
     from lnrepro.numerics import plugin
 
     shutil.copyfile(plugin.__file__, record_dir / f"{plugin.MODULE}.py")
-    path = os.pathsep.join(p for p in (str(record_dir), os.environ.get("PYTHONPATH")) if p)
+    user = given if given is not None else os.environ.get("PYTHONPATH")
+    path = os.pathsep.join(p for p in (str(record_dir), user) if p)
     return {"PYTHONPATH": path, plugin.ENV: str(record_dir / f"attempt-{index}.margins.jsonl")}
 
 
@@ -250,7 +252,11 @@ def _add_margins(run: GtestRun, path: Path) -> None:
     for it in run.iterations:
         for t in it.tests:
             sites = per_test.get(t.name) or next(
-                (m for nid, m in per_test.items() if nid.endswith(t.name) or t.name.endswith(nid)),
+                (
+                    m
+                    for nid, m in per_test.items()
+                    if nid.endswith(f"/{t.name}") or t.name.endswith(f"/{nid}")
+                ),
                 None,
             )
             for site, used in (sites or {}).items():
@@ -284,7 +290,8 @@ def run_attempt(
         from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET
 
         extra_env = {**ENV_SET, **dict.fromkeys(ENV_REMOVE, "")}  # empty: pytest reads none
-        extra_env.update(_plugin_env(record_dir, index))
+        spec_env = getattr(getattr(backend, "spec", None), "env", None) or {}
+        extra_env.update(_plugin_env(record_dir, index, spec_env.get("PYTHONPATH")))
     with log_writer(log_path) as put:
 
         def sink(data: bytes) -> None:

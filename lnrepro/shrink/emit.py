@@ -172,8 +172,8 @@ def _margins(case: Case, used: str) -> list[str]:
     47): its ``max_diff``, its tolerance and the share of the tolerance used (``max |metal - ref|
     / (atol + rtol·|ref|)``, 1 at the edge of failing), under the keys lnrepro reads from the JSON
     and XML reports (``dx.used``...), the ones the emulator's tests record. The values go through
-    ``testing::Message``, which streams a float with all its digits (googletest 1.12.1 has
-    ``RecordProperty`` for strings and ints only). ``used`` computes ``max_diff`` and ``used`` for
+    ``testing::Message``, which streams with double's ``digits10 + 2`` digits (googletest
+    1.12.1 gtest.cc, ``Message::Message``; its ``RecordProperty`` takes strings and ints only). ``used`` computes ``max_diff`` and ``used`` for
     ``{t}`` with ``{rtol}`` and ``{atol}``."""
     out = ["    // each tensor's margin, passing or not: the reports keep it (RecordProperty)"]
     for t, tol in case.tolerance:

@@ -96,3 +96,33 @@ def test_lnrepro_reads_the_margins_file_in_a_python_without_pytest(tmp_path: Pat
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "{}"
+
+
+def test_the_plugin_goes_before_the_requests_own_pythonpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lnrepro.run.pipeline import _plugin_env
+
+    monkeypatch.setenv("PYTHONPATH", "/from/shell")
+    assert _plugin_env(tmp_path, 1, "/from/env")["PYTHONPATH"] == f"{tmp_path}{os.pathsep}/from/env"
+    assert _plugin_env(tmp_path, 1)["PYTHONPATH"] == f"{tmp_path}{os.pathsep}/from/shell"
+    assert (tmp_path / "lnrepro_margins_plugin.py").is_file()
+
+
+def test_a_tests_margins_go_to_it_alone_whatever_root_named_it(tmp_path: Path) -> None:
+    """The plugin and the JUnit report may name a test from other roots (``tests/x.py::t`` and
+    ``x.py::t``); ``ax.py::t`` is another test, never matched by its end."""
+    import json as _json
+
+    from lnrepro.model.gtest import GtestRun, Iteration, TestResult, TestStatus
+    from lnrepro.run.pipeline import _add_margins
+
+    path = tmp_path / "m.jsonl"
+    lines = [{"test": "x.py::t", "when": "call", "outcome": "passed", "margins": {"x.py:3": 0.5}}]
+    path.write_text("".join(_json.dumps(d) + "\n" for d in lines))
+    names = ("tests/x.py::t", "ax.py::t")
+    tests = [TestResult(name=n, status=TestStatus.PASSED) for n in names]
+    run = GtestRun(exit_code=0)
+    run.iterations.append(Iteration(index=1, tests=tests, started=True))
+    _add_margins(run, path)
+    assert tests[0].metrics == {"x.py:3": {"used": 0.5}} and tests[1].metrics == {}
