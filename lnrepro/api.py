@@ -37,6 +37,7 @@ from lnrepro.model.requests import (
     ParseRequest,
     ReportFormat,
     ReportRequest,
+    ResolvedBisect,
     RunRequest,
     RunsRequest,
     ShowRequest,
@@ -179,7 +180,7 @@ def list_tests(request: RunRequest) -> str:
     return listing(make_backend(req.backend), req.record_dir, req.tests)
 
 
-def _runs_dir(req: BisectRequest) -> Path:
+def _runs_dir(req: ResolvedBisect) -> Path:
     from lnrepro.bisect import state
 
     # by default a bisect's records stay inside .git: the checkout stays clean

@@ -44,7 +44,7 @@ from lnrepro.model.bisect import (
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import BisectRequest, Margin, RunOracleSpec, TtMetalSpec
+from lnrepro.model.requests import Margin, ResolvedBisect, RunOracleSpec, TtMetalSpec
 
 if TYPE_CHECKING:
     from lnrepro.bisect.bayes import BayesSearch
@@ -63,7 +63,7 @@ class Bisect:
     artifacts: dict[str, Path] = field(default_factory=dict)  # --prebuilt: commit -> build tree
 
     @property
-    def request(self) -> BisectRequest:
+    def request(self) -> ResolvedBisect:
         return self.record.request
 
     @property
@@ -375,7 +375,7 @@ class Range:
     merge_bases: list[str]  # of a --good that is not an ancestor of --bad, to be tested first
 
 
-def commit_range(req: BisectRequest) -> Range:
+def commit_range(req: ResolvedBisect) -> Range:
     """The commit graph of a (validated, resolved) request; read from git, nothing written."""
     from lnrepro.errors import UsageError
 

@@ -31,10 +31,10 @@ from lnrepro.model.events import Events
 from lnrepro.model.gtest import Metrics, TestResult
 from lnrepro.model.record import RunRecord, Verdict
 from lnrepro.model.requests import (
-    BisectRequest,
     CommandOracleSpec,
     Policy,
     PythonSpec,
+    ResolvedBisect,
     RunOracleSpec,
     RunRequest,
     TtMetalSpec,
@@ -266,7 +266,7 @@ class RunOracle:
         return min(vals) if self.policy.higher_is_better else max(vals)
 
 
-def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
+def job_specs(req: ResolvedBisect, spec: TtMetalSpec) -> list[TtMetalSpec]:
     """One backend spec per job: its own Docker engine (context) and its own device."""
     jobs, contexts, devices = req.jobs, req.contexts, req.devices
     if not devices and not contexts and jobs > 1 and spec.runner == "docker":
@@ -289,7 +289,7 @@ def job_specs(req: BisectRequest, spec: TtMetalSpec) -> list[TtMetalSpec]:
     ]
 
 
-def oracles_for(req: BisectRequest, record_dir: Path) -> list[Oracle]:
+def oracles_for(req: ResolvedBisect, record_dir: Path) -> list[Oracle]:
     """The oracle of each job, from the request alone (so ``--resume`` rebuilds them exactly)."""
     o = req.oracle
     if isinstance(o, CommandOracleSpec):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import NewType
 
 import msgspec
 
@@ -24,6 +23,7 @@ from lnrepro.model.requests import (
     CommandOracleSpec,
     Policy,
     PythonSpec,
+    ResolvedBisect,
     RunOracleSpec,
     RunRequest,
     TestSpec,
@@ -69,11 +69,6 @@ class Flag:
     runner = flag(TtMetalSpec, "runner")
     backend = flag(RunRequest, "backend")
     pytest = flag(TestSpec, "pytest")
-
-
-# A bisect request checked and resolved: refs and picks full shas, paths absolute, lnrepro.toml's
-# prebuilt trees and the endpoints' runs filled in. What the loop and the state take.
-ResolvedBisect = NewType("ResolvedBisect", BisectRequest)
 
 
 def check_bisect(req: BisectRequest) -> BisectRequest:
@@ -168,13 +163,13 @@ def resolve_bisect(req: BisectRequest) -> ResolvedBisect:
         record_dir=record_dir,
     )
     from lnrepro.bisect.oracle import oracles_for
-
-    oracles_for(out, Path("/"))  # jobs, devices and contexts: made once here, as they will be
     from lnrepro.bisect.rates import endpoint_runs
 
     # the endpoints' measured runs: --rates-from, or found in the store
     rates_from, counted = endpoint_runs(out)
-    return ResolvedBisect(replace(out, rates_from=rates_from, endpoint_runs=counted))
+    resolved = ResolvedBisect(replace(out, rates_from=rates_from, endpoint_runs=counted))
+    oracles_for(resolved, Path("/"))  # jobs, devices and contexts: made once here, as they will be
+    return resolved
 
 
 def check_repo(path: Path) -> Path:

@@ -28,7 +28,7 @@ from lnrepro.model.codec import Real
 from lnrepro.model.gtest import TestStatus
 from lnrepro.model.jsonio import JSON, Reader, member
 from lnrepro.model.record import Verdict
-from lnrepro.model.requests import BisectRequest
+from lnrepro.model.requests import ResolvedBisect
 
 SCHEMA: Literal["lnrepro.bisect/6"] = "lnrepro.bisect/6"
 # Every schema a bisect was saved in; /2 held a plan and an oracle, not the request; /5 lacks
@@ -340,7 +340,7 @@ class BisectRecord:
     state: BisectState = BisectState.RUNNING
     stop_reason: str | None = None
     rerun: tuple[str, ...] = ()  # the command line that starts it again
-    request: BisectRequest  # refs resolved to full shas
+    request: ResolvedBisect  # checked and resolved: refs full shas, paths absolute
     signature: Signature | None = None
     steps: list[Step] = field(default_factory=list)
     # jobs whose Docker engine stopped answering: their step was dropped, not judged

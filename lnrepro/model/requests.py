@@ -24,7 +24,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, NewType, get_args
 
 import msgspec
 
@@ -260,6 +260,12 @@ class BisectRequest:
         from lnrepro.model import codec
 
         return codec.decode(r, cls)
+
+
+# A bisect request checked and resolved (lnrepro.bisect.validate.resolve_bisect): refs and picks
+# full shas, paths absolute, lnrepro.toml's prebuilt trees and the endpoints' runs filled in. The
+# only kind the record, the loop and the oracles take, so a raw request cannot reach them.
+ResolvedBisect = NewType("ResolvedBisect", BisectRequest)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -64,6 +64,8 @@ def _for(tp: Any, metas: tuple[msgspec.Meta, ...]) -> st.SearchStrategy[Any]:
     if origin is typing.Annotated:
         extra = tuple(m for m in tp.__metadata__ if isinstance(m, msgspec.Meta))
         return _for(args[0], metas + extra)
+    if isinstance(tp, typing.NewType):  # ResolvedBisect: its JSON is its base type's
+        return _for(tp.__supertype__, metas)
     if tp is Real:
         return REAL
     if tp is Any:  # an open-ended JSON value (facts, a fingerprint)
