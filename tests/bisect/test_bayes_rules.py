@@ -453,7 +453,7 @@ def test_the_information_with_a_margin_model_is_the_margin_rule(
     post = Posterior(g, "c3", ["c0"], KNOWN)
     got: list[tuple[object, list[str], tuple[int, ...]]] = []
 
-    def spy(p: Posterior, shas: list[str], ms: tuple[int, ...]) -> np.ndarray:  # type: ignore[type-arg]
+    def spy(p: Posterior, shas: list[str], ms: tuple[int, ...]) -> np.ndarray:
         got.append((p, list(shas), tuple(ms)))
         return np.full((len(shas), len(ms)), 7.0)
 
@@ -598,7 +598,7 @@ def test_draws_at_exactly_zero_or_one_are_kept_inside_by_a_billionth() -> None:
 
 def _stated_by_hand(
     n: int, runs: dict[int, tuple[int, int]], bad: tuple[float, float], good: tuple[float, float]
-) -> np.ndarray:  # type: ignore[type-arg]
+) -> np.ndarray:
     """The stated posterior of a line c0..c{n-1} (candidates c1..), as its docstring says it:
     seeded (41); 256 rate pairs drawn from the Beta posteriors given the leading candidate of
     the exact posterior, the known-rates posterior averaged over them; then 256 pairs again,
@@ -623,7 +623,7 @@ def _stated_by_hand(
     lead = exact.index(max(exact))
     rng = np.random.default_rng(41)
 
-    def average(kb: object, nb: object, kg: object, ng: object) -> np.ndarray:  # type: ignore[type-arg]
+    def average(kb: object, nb: object, kg: object, ng: object) -> np.ndarray:
         qb = np.clip(rng.beta(bad[0] + kb, bad[1] + nb - kb, 256), 1e-9, 1 - 1e-9)  # type: ignore[operator]
         qg = np.clip(rng.beta(good[0] + kg, good[1] + ng - kg, 256), 1e-9, 1 - 1e-9)  # type: ignore[operator]
         out = np.zeros(len(counts))
@@ -679,3 +679,63 @@ def test_the_progress_note_at_rates_that_tell_little_per_run() -> None:
     s = search(5, rates=Rates(fixed=(0.6, 0.3)), confidence=0.5)
     assert math.ceil(math.log(3) / per_run) == 6
     assert s.progress_note() == "leading c1 at P=0.25 (stops at 0.5), ~6 runs to go"
+
+
+def _information_by_hand(p: list[float], q: list[list[float]], m: int) -> list[float]:
+    """H(p) less the expected entropy after ``m`` runs, per commit: ``q[s][h]`` is commit s's
+    fail rate if h is the culprit. Pure Python: an outcome no candidate can give weighs 0."""
+    out = []
+    for qs in q:
+        after = 0.0
+        for k in range(m + 1):
+            w = [
+                ph * math.comb(m, k) * qh**k * (1 - qh) ** (m - k)
+                for ph, qh in zip(p, qs, strict=True)
+            ]
+            z = sum(w)
+            if z > 0:
+                after += z * _h([x / z for x in w])
+        out.append(_h(p) - after)
+    return out
+
+
+def test_information_when_a_learned_rate_is_one_and_another_underflows() -> None:
+    """Priors so lopsided that the buggy rate's posterior mean is exactly 1.0 and the clean one's
+    3e-31 (sixteen fails of a clean commit weigh exactly 0): the information is still the
+    expected entropy removed, outcomes no candidate can give weighing nothing."""
+    post = Posterior(linear(4), "c3", ["c0"], Rates(bad=(1.0, 1e-30), good=(1e-30, 1.0)))
+    post.observe("c0", 0, 2)  # clean under every candidate: no buggy run yet
+    mb, mg = 1 / (1 + 1e-30), 1e-30 / (1e-30 + 1 + 2)
+    assert mb == 1.0 and mg > 0 and math.exp(16 * math.log(mg)) == 0.0
+    p = [float(x) for x in post.probs()]
+    assert p == pytest.approx([1 / 3] * 3)
+    rows = {"c1": [True, False, False], "c2": [True, True, False], "c3": [True] * 3}
+    q = [[mb if bad else mg for bad in rows[s]] for s in rows]
+    info = post.verdict_information(list(rows), (1, 16))
+    assert np.isfinite(info).all()
+    for j, m in enumerate((1, 16)):
+        assert info[:, j] == pytest.approx(_information_by_hand(p, q, m), abs=1e-9)
+    assert info[1, 0] == pytest.approx(math.log2(3) - 2 / 3, abs=1e-9)
+    # at the default priors, rates learned per candidate: the same formula
+    post = Posterior(linear(4), "c3", ["c0"])
+    post.observe("c2", 1, 2)
+    post.observe("c0", 0, 1)
+    # h=c1, c2: c2 bad (1 of 2), c0 clean (0 of 1); h=c3: c2 and c0 clean (1 of 3)
+    mbs = [(1 + 1) / (2 + 2)] * 2 + [1 / 2]
+    mgs = [(0.5 + 0) / (5 + 1)] * 2 + [(0.5 + 1) / (5 + 3)]
+    p = [float(x) for x in post.probs()]
+    q = [[mbs[h] if bad else mgs[h] for h, bad in enumerate(rows[s])] for s in rows]
+    info = post.verdict_information(list(rows), (1, 4))
+    for j, m in enumerate((1, 4)):
+        assert info[:, j] == pytest.approx(_information_by_hand(p, q, m), abs=1e-9)
+
+
+def test_a_clean_endpoint_this_job_has_is_checked_whatever_a_fetch_would_cost() -> None:
+    """The clean endpoint's check is priced by what the asking job needs: nothing when its
+    worktree has it, though a fetch would cost more than five runs."""
+    s = search(5, rates=Rates(bug_shown=True), prefer=frozenset({"c0"}), costs=Costs(fetch_s=1e4))
+    s.current[2] = "c0"
+    assert s.next_for(2, {}) == Action(
+        job=2, sha="c0", kind=ActionKind.ENDPOINT, build=BuildKind.NONE
+    )
+    assert s.next_for(1, {}).kind is ActionKind.STEP  # type: ignore[union-attr]
