@@ -335,6 +335,23 @@ def test_an_in_flight_commit_discounts_those_that_split_where_it_does() -> None:
     assert other.sha == want and want not in ("c3", "c5")
     # two in flight multiply: c2 and c6 taken, c4 is left
     assert s.next_for(2, {0: "c2", 1: "c6"}).sha == "c4"  # type: ignore[union-attr]
+    # one run's worth (the entropy rule) against both discounts: with c4 and c5 in flight, c2;
+    # c3 if only the last in flight counted, c1 at a discount ten times as wide (|d| / 1 or
+    # |d| / 1.1), c3 too if a far commit were worth up to twice its information
+    s.rule = "entropy"
+    pool = ["c1", "c2", "c3", "c6", "c7"]
+    info = {h: float(s.post.information([h], (1,))[0, 0]) for h in pool}
+
+    def pick(width: float, running: tuple[str, ...] = ("c4", "c5")) -> str:
+        def worth(h: str) -> float:
+            d = [abs(pbad[h] - pbad[r]) for r in running]
+            return info[h] * math.prod(1 - math.exp(-x / width) for x in d)
+
+        return max(pool, key=worth)
+
+    assert pick(0.1) == "c2"
+    assert pick(0.1, ("c5",)) == "c3" and pick(1.0) == pick(1.1) == "c1"
+    assert s.next_for(2, {0: "c4", 1: "c5"}).sha == "c2"  # type: ignore[union-attr]
 
 
 def test_next_batch_gives_each_job_its_own_commit_until_none_is_left() -> None:
