@@ -378,6 +378,16 @@ def test_the_entropy_rule_picks_by_one_runs_information() -> None:
     act(s, "c8", FAIL)
     act(s, "c2", PASS, build=BuildKind.BUILD)
     assert s.next_for(0, {}).sha == "c5"  # type: ignore[union-attr]
+    # at 99%/40% one run of c5 tells most, two runs of c4 would: the rule is one run's, and so
+    # is the shortlist's
+    s = search(9, rates=Rates(fixed=(0.99, 0.4), bug_shown=True), rule="entropy", shortlist=1)
+    act(s, "c0", PASS)
+    act(s, "c8", FAIL)
+    info = s.post.information(["c4", "c5"], (1, 2))
+    assert info[1, 0] > info[0, 0] and info[0, 1] > info[1, 1]
+    assert s.next_for(0, {}).sha == "c5"  # type: ignore[union-attr]
+    s.shortlist = 24
+    assert s.next_for(0, {}).sha == "c5"  # type: ignore[union-attr]
 
 
 def test_rescore_sees_the_pool_it_scores() -> None:
@@ -601,14 +611,13 @@ def test_thousands_of_runs_keep_both_posteriors_finite() -> None:
 def test_draws_at_exactly_zero_or_one_are_kept_inside_by_a_billionth() -> None:
     """Priors so lopsided that a Beta draw rounds to 0 or 1: each drawn rate is clipped to
     [1e-9, 1 - 1e-9], so the stated posterior stays a probability vector."""
-    for rates in (
-        Rates(bad=(1e-3, 1.0), good=(1e-3, 1.0)),
-        Rates(bad=(1.0, 1e-3), good=(1.0, 1e-3)),
+    for rates, fails in (
+        (Rates(bad=(1e-3, 1.0), good=(1e-3, 1.0)), 0),  # every run passes: draws of 0
+        (Rates(bad=(1.0, 1e-3), good=(1.0, 1e-3)), 1),  # every run fails: draws of 1
     ):
         post = Posterior(linear(5), "c4", ["c0"], rates)
-        post.observe("c4", 0, 1)
-        post.observe("c2", 1, 1)
-        post.observe("c0", 1, 2)
+        post.observe("c4", fails, 1)
+        post.observe("c0", 2 * fails, 2)
         st = post.stated()
         assert np.isfinite(st).all() and st.sum() == pytest.approx(1.0)
 
@@ -669,6 +678,7 @@ def _stated_by_hand(
         {4: (2, 3), 2: (2, 3), 1: (0, 3), 0: (0, 2)},
         {4: (700, 1000), 3: (690, 1000), 2: (80, 1000), 0: (70, 1000)},
         {4: (3, 3), 2: (1, 2), 0: (0, 3)},
+        {4: (3, 3), 3: (0, 3), 0: (0, 3)},  # the tip leads: the last stratum is its
     ],
 )
 def test_the_stated_posterior_is_its_two_passes_of_drawn_rates(
