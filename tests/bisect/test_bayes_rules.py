@@ -402,6 +402,13 @@ def test_rescore_sees_the_pool_it_scores() -> None:
     s = Watch(g, "c3", ["c0"], rates=SHOWN)
     a = s.next_for(0, {})
     assert a is not None and seen and a.sha in seen[0] and len(seen[0]) >= 2
+    # rates learned: every commit's run tells something, endpoints included; each once
+    seen.clear()
+    s = Watch(g, "c3", ["c0"], rates=Rates(bug_shown=True))
+    act(s, "c2", FAIL)
+    act(s, "c1", PASS)
+    s.next_for(0, {})
+    assert "c3" in seen[0] and len(seen[0]) == len(set(seen[0]))
 
 
 # ------------------------------------------------------------------------------ the answer
