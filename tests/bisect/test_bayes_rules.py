@@ -303,7 +303,7 @@ def test_a_commit_this_job_built_is_scored_even_off_the_shortlist() -> None:
     """The shortlist keeps the best by one run's information, plus what this job has built: with
     a shortlist of one, a commit built here (a run costs no build) still wins over the best
     commit by information that needs a 30-minute build."""
-    s = search(9, rates=SHOWN, shortlist=1)
+    s = search(9, rates=SHOWN, shortlist=1, costs=Costs(rebuild_s=1800.0))
     act(s, "c0", PASS)
     act(s, "c8", FAIL)
     one = s.post.information(["c4", "c3"], (1,))[:, 0]
@@ -773,3 +773,30 @@ def test_a_clean_endpoint_this_job_has_is_checked_whatever_a_fetch_would_cost() 
         job=2, sha="c0", kind=ActionKind.ENDPOINT, build=BuildKind.NONE
     )
     assert s.next_for(1, {}).kind is ActionKind.STEP  # type: ignore[union-attr]
+
+
+def test_builds_add_up_and_a_job_that_cannot_test_keeps_no_worktree_commit() -> None:
+    s = search(6)
+    act(s, "c1", PASS, build=BuildKind.BUILD)
+    act(s, "c2", PASS, build=BuildKind.BUILD, job=1)
+    assert s.builds == 2 and s.current == {0: "c1", 1: "c2"}
+    s.observe(Action(job=1, sha="c3", kind=ActionKind.STEP), [], cannot_test="no build")
+    assert s.current == {0: "c1"}
+
+
+def test_a_merge_base_that_failed_is_judged_on_its_runs_and_noise_together() -> None:
+    s = search(5, merge_bases=["c1"], endpoint_tries=2, rates=Rates(bug_shown=True))
+    act(s, "c1", FAIL, NOISE)  # one run, one noisy: two tries
+    assert s.next_for(0, {}) is None
+    assert s.error is not None and s.error.startswith("the merge base c1 is bad")
+
+
+def test_of_two_clean_endpoints_that_only_failed_the_one_not_in_flight_is_run() -> None:
+    g = linear(6)
+    s = BayesSearch(g, "c5", ["c0", "c2"], rates=Rates(bug_shown=True))
+    act(s, "c0", FAIL)
+    act(s, "c2", FAIL)
+    assert s._clean_unproven() == ["c0", "c2"]
+    assert s.next_for(1, {0: "c0"}) == Action(
+        job=1, sha="c2", kind=ActionKind.ENDPOINT, build=BuildKind.REBUILD
+    )
