@@ -330,7 +330,6 @@ def unmet():
 print(json.dumps(unmet()))
 """
 UV_ROUNDS = 8  # requirements of requirements, followed this deep before pip takes over
-INSTALLERS = ("pip", "uv")
 
 
 def find_uv() -> str | None:
