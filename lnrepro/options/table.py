@@ -5,6 +5,7 @@ request, written from it (see :mod:`lnrepro.options.opt` for what is derived fro
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -553,23 +554,8 @@ ORACLE_OPTS = (
     ),
 )
 # --repeat and --timeout of a --command: the tests' options, set on the command's oracle
-COMMAND_ORACLE_ALIASES = (
-    Opt(
-        of="CommandOracleSpec",
-        field="repeat",
-        flags=("--repeat", "-n"),
-        dest="repeat",
-        group=TESTS,
-        help=REPEAT_HELP,
-    ),
-    Opt(
-        of="CommandOracleSpec",
-        field="timeout_s",
-        flags=("--timeout",),
-        dest="timeout_s",
-        group=TESTS,
-        help=TIMEOUT_HELP,
-    ),
+COMMAND_ORACLE_ALIASES = tuple(
+    replace(o, of="CommandOracleSpec") for o in TEST_OPTS if o.field in ("repeat", "timeout_s")
 )
 JOB_OPTS = (
     Opt(
