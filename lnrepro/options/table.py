@@ -27,15 +27,6 @@ SEARCH = "Search"
 ORACLE = "How each commit is judged"
 JOBS = "Jobs"
 
-TIMEOUT_HELP = (
-    "Seconds one attempt (or a bisect's --command) may run before its process group is "
-    f"killed. [default: {DEFAULT_TIMEOUT_S:g}]"
-)
-REPEAT_HELP = (
-    "Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
-    "rates come with 95% intervals. [default: 1]"
-)
-
 BACKEND_KIND = Opt(
     of="RunRequest",
     field="backend",
@@ -315,7 +306,8 @@ TEST_OPTS = (
         flags=("--repeat", "-n"),
         dest="repeat",
         group=TESTS,
-        help=REPEAT_HELP,
+        help="Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
+        "rates come with 95% intervals. [default: 1]",
     ),
     Opt(
         of="TestSpec",
@@ -323,7 +315,8 @@ TEST_OPTS = (
         flags=("--timeout",),
         dest="timeout_s",
         group=TESTS,
-        help=TIMEOUT_HELP,
+        help="Seconds one attempt (or a bisect's --command) may run before its process group is "
+        f"killed. [default: {DEFAULT_TIMEOUT_S:g}]",
     ),
     Opt(
         of="TestSpec",
