@@ -28,6 +28,8 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # the look-alike's templates hold tt-metal's own pytest files (conftest.py, tests/ttnn/...):
 # they run inside generated checkouts, never as lnrepro's tests
 collect_ignore = ["lookalike/tree"]
+# every run ends with the count of the processes it started (tests/process_count.py)
+pytest_plugins = ["tests.process_count"]
 
 
 def need(ok: bool, reason: str) -> None:

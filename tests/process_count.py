@@ -1,18 +1,30 @@
-"""A pytest plugin that counts the processes a test run starts (``subprocess.Popen`` in pytest's own processes; not what those processes start in turn), for
-comparing the suite's cost before and after a change:
-``LNREPRO_PROCESS_COUNT=DIR pytest -p tests.process_count ...`` writes one count per worker into
-DIR; add them up."""
+"""A pytest plugin that counts the processes a test run starts, printed at the end of every run
+(registered by tests/conftest.py), to compare the suite's cost before and after a change:
+
+- ``Popen``: ``subprocess.Popen`` calls in pytest's own processes (the controller and each xdist
+  worker; not what those processes start in turn), and how many of them are lnrepro itself (a new
+  interpreter);
+- ``forks``: every process and thread the machine created during the run (``processes`` in
+  ``/proc/stat``, Linux's count of forks since boot): lnrepro's children, the compilers, the
+  containers' processes, and whatever else runs on the machine meanwhile.
+
+Each pytest process writes its own counts into the run's folder (``LNREPRO_PROCESS_COUNT``,
+set by the controller and inherited by the workers); the controller adds them up.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+ENV = "LNREPRO_PROCESS_COUNT"
 _started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
+_forks_at_start = pytest.StashKey[int]()
 
 
 def _is_lnrepro(args: Any) -> bool:
@@ -27,9 +39,24 @@ def _is_lnrepro(args: Any) -> bool:
     )
 
 
+def _forks() -> int:
+    """Linux's count of processes (and threads) created since boot; 0 where /proc has none."""
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("processes "):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if not os.environ.get("LNREPRO_PROCESS_COUNT"):
-        return
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
+        where = Path(f"/tmp/lnrepro-processes-{os.getpid()}")
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir()
+        os.environ[ENV] = str(where)
+        config.stash[_forks_at_start] = _forks()
     init = subprocess.Popen.__init__
 
     def counted_init(self: subprocess.Popen[Any], *args: Any, **kw: Any) -> None:
@@ -40,9 +67,27 @@ def pytest_configure(config: pytest.Config) -> None:
     subprocess.Popen.__init__ = counted_init  # type: ignore[method-assign]
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    where = os.environ.get("LNREPRO_PROCESS_COUNT")
-    if where:
+@pytest.hookimpl(trylast=True)  # a worker's counts are on disk before it reports that it finished
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    where = os.environ.get(ENV)
+    if where and Path(where).is_dir():
         Path(where, f"{os.getpid()}.count").write_text(
             f"{_started[0]} {_started[1]}\n", encoding="utf-8"
         )
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or _forks_at_start not in config.stash:
+        return
+    where = Path(os.environ[ENV])
+    counts = [(_started[0], _started[1])]  # the controller's own
+    for f in where.glob("*.count"):  # the workers', written as each one finished
+        a, b = f.read_text().split()
+        counts.append((int(a), int(b)))
+    forks = _forks() - config.stash[_forks_at_start]
+    terminalreporter.write_line(
+        f"processes: {sum(a for a, _ in counts)} started with Popen by pytest's processes "
+        f"({sum(b for _, b in counts)} of them lnrepro); {forks} forks machine-wide "
+        "(/proc/stat, threads included)"
+    )
+    shutil.rmtree(where, ignore_errors=True)

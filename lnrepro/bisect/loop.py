@@ -44,7 +44,13 @@ from lnrepro.model.bisect import (
     Step,
 )
 from lnrepro.model.events import BisectEvents, Events
-from lnrepro.model.requests import Margin, ResolvedBisect, RunOracleSpec, TtMetalSpec
+from lnrepro.model.requests import (
+    CommandOracleSpec,
+    Margin,
+    ResolvedBisect,
+    RunOracleSpec,
+    TtMetalSpec,
+)
 
 if TYPE_CHECKING:
     from lnrepro.bisect.bayes import BayesSearch
@@ -296,16 +302,18 @@ class Bisect:
             if s.action.kind is ActionKind.ENDPOINT and s.mark is Mark.SKIP
         ]
         why = f" (last run: {skipped[-1]})" if skipped else ""
-        raise self._with_record(
-            EndpointsDoNotSeparate(
-                f"{self.strategy.error}{why}: the bug does not separate the endpoints"
-                if "merge base" not in (self.strategy.error or "")
-                else f"{self.strategy.error}",
-                "check --good/--bad and the test (or --pick the tests), or pass --no-confirm"
-                if "merge base" not in (self.strategy.error or "")
-                else "bisect for the fix instead: --find-fix with the merge base as --bad",
-            )
-        )
+        if "merge base" in (self.strategy.error or ""):
+            message = f"{self.strategy.error}"
+            fix = "bisect for the fix instead: --find-fix with the merge base as --bad"
+        else:
+            message = f"{self.strategy.error}{why}: the bug does not separate the endpoints"
+            fix = "check --good/--bad and the test (or --pick the tests), or pass --no-confirm"
+            if isinstance(self.request.oracle, CommandOracleSpec):  # nothing to pick there
+                fix = (
+                    "check --good/--bad and the command: it runs in each commit's own worktree, "
+                    "not here (name its files by absolute path), or pass --no-confirm"
+                )
+        raise self._with_record(EndpointsDoNotSeparate(message, fix))
 
     def _with_record(self, exc: EndpointsDoNotSeparate) -> EndpointsDoNotSeparate:
         exc.record = self.record

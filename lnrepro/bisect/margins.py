@@ -254,7 +254,8 @@ class Separation:
     def describe(self) -> str:
         def rng(v: Sequence[Sample]) -> str:
             xs = [10**x for x, _ in v]
-            return f"{min(xs):.3g}-{max(xs):.3g}" if len(xs) > 1 else f"{xs[0]:.3g}"
+            lo, hi = f"{min(xs):.3g}", f"{max(xs):.3g}"
+            return lo if lo == hi else f"{lo}-{hi}"  # never "0.113-0.113"
 
         return (
             f"{self.quantity}: {rng(self.bad)} at the bad endpoint, {rng(self.good)} at the good "

@@ -58,6 +58,7 @@ class _Signals:
     reported: bool = False  # that line is out
     # what the command left that a person can continue (a bisect's saved state), said on that line
     then: Callable[[], str | None] | None = None
+    in_hook: bool = False  # the main thread is in the unraisable hook, where a raise is lost too
 
 
 _signals = _Signals()
@@ -75,7 +76,19 @@ def _on_signal(signum: int, _frame: object) -> None:
 
     if _signals.first is None:
         _signals.first = signum
+    if _signals.in_hook:  # raised here, it would be ignored once more: sent again, a moment later
+        _send_later(signum)
+        return
     proc.raise_or_hold(Interrupted() if signum == signal.SIGINT else Terminated(signum))
+
+
+def _send_later(signum: int) -> None:
+    """``signum`` sent to this process from another thread, a moment later: by then the main
+    thread has left the place that ignores exceptions (or, on a loaded machine, it comes back
+    here and is sent again)."""
+    import threading
+
+    threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
 
 
 def _redeliver(
@@ -88,15 +101,14 @@ def _redeliver(
 
     def on_unraisable(u: sys.UnraisableHookArgs) -> object:
         exc = u.exc_value
-        if isinstance(exc, (Terminated, Interrupted)):
-            import threading
-
-            # from another thread, a moment later: the main thread has left the callback (sent
-            # from here, the handler would run here again, in the same ignoring place)
-            signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
-            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
-            return None
-        return hook(u)
+        _signals.in_hook = True  # a signal that comes while this runs is sent again too
+        try:
+            if isinstance(exc, (Terminated, Interrupted)):
+                _send_later(exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
+                return None
+            return hook(u)
+        finally:
+            _signals.in_hook = False
 
     return on_unraisable
 

@@ -152,6 +152,8 @@ def test_a_clean_endpoint_that_never_passes_stops_the_flaky_search() -> None:
     assert exc.value.one_line().startswith(
         "the clean endpoint c0 failed every one of its 8 run(s): the bug does not separate"
     )
+    # a --command has no tests to pick: the fix says where it runs instead
+    assert "runs in each commit's own worktree" in exc.value.fix and "--pick" not in exc.value.fix
     assert run.oracle.tried.count("c0") == 8 and run.record.result is not None
     assert run.record.result.first_bad is None
 

@@ -18,6 +18,7 @@ from lnrepro.bisect.margins import (
     MarginMode,
     MarginModel,
     RunMargins,
+    Separation,
     cannot_separate,
     choose,
     decide,
@@ -319,3 +320,11 @@ def test_a_buggy_endpoint_that_only_failed_gets_more_runs_to_show_its_pass() -> 
     assert learn[6:9] == ["c31"] * 3  # its 4th, 5th and (passing) 6th run
     assert learn[9] == "c0"  # both verdicts seen: back in turn, 10 runs in all
     assert r.margin is not None and "(6+4 runs;" in r.margin
+
+
+def test_a_separations_sentence_gives_one_number_where_the_runs_agree() -> None:
+    """`dx: 0.113 at the bad endpoint`, never `0.113-0.113`: a range only where it is one."""
+    same = tuple((np.log10(0.1131), True) for _ in range(3))
+    spread = ((np.log10(0.0131), True), (np.log10(0.0142), True))
+    text = Separation("dx", 2.0, same, spread, compared=5).describe()
+    assert text.startswith("dx: 0.113 at the bad endpoint, 0.0131-0.0142 at the good one"), text
