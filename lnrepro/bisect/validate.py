@@ -70,6 +70,7 @@ class Flag:
     runner = flag(TtMetalSpec, "runner")
     backend = flag(RunRequest, "backend")
     pytest = flag(TestSpec, "pytest")
+    python = flag(PythonSpec, "python")
 
 
 def check_bisect(req: BisectRequest) -> BisectRequest:
