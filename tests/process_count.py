@@ -8,6 +8,10 @@
   ``/proc/stat``, Linux's count of forks since boot): lnrepro's children, the compilers, the
   containers' processes, and whatever else runs on the machine meanwhile.
 
+- CPU: each test's CPU seconds (its pytest process's and the children it waited for:
+  lnrepro, compilers, git; not a container's processes, which the engine runs), the run's total
+  and the ten costliest tests, the ones to make cheaper first.
+
 Each pytest process writes its own counts into the run's folder (``LNREPRO_PROCESS_COUNT``,
 set by the controller and inherited by the workers); the controller adds them up.
 """
@@ -15,8 +19,10 @@ set by the controller and inherited by the workers); the controller adds them up
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,22 @@ import pytest
 ENV = "LNREPRO_PROCESS_COUNT"
 _started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
 _forks_at_start = pytest.StashKey[int]()
+_cpu: dict[str, float] = {}  # test id -> CPU seconds (setup, call and teardown)
+
+
+def _cpu_now() -> float:
+    own, waited = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    before = _cpu_now()
+    yield
+    _cpu[item.nodeid] = _cpu.get(item.nodeid, 0.0) + _cpu_now() - before
 
 
 def _is_lnrepro(args: Any) -> bool:
@@ -72,7 +94,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     where = os.environ.get(ENV)
     if where and Path(where).is_dir():
         Path(where, f"{os.getpid()}.count").write_text(
-            f"{_started[0]} {_started[1]}\n", encoding="utf-8"
+            f"{_started[0]} {_started[1]}\n"
+            + "".join(f"{cpu:.3f} {nodeid}\n" for nodeid, cpu in _cpu.items()),
+            encoding="utf-8",
         )
 
 
@@ -81,13 +105,25 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     where = Path(os.environ[ENV])
     counts = [(_started[0], _started[1])]  # the controller's own
+    cpu = dict(_cpu)
     for f in where.glob("*.count"):  # the workers', written as each one finished
-        a, b = f.read_text().split()
+        first, *tests = f.read_text().splitlines()
+        a, b = first.split()
         counts.append((int(a), int(b)))
+        for line in tests:
+            seconds, nodeid = line.split(" ", 1)
+            cpu[nodeid] = cpu.get(nodeid, 0.0) + float(seconds)
     forks = _forks() - config.stash[_forks_at_start]
     terminalreporter.write_line(
         f"processes: {sum(a for a, _ in counts)} started with Popen by pytest's processes "
         f"({sum(b for _, b in counts)} of them lnrepro); {forks} forks machine-wide "
         "(/proc/stat, threads included)"
     )
+    if len(cpu) > 1:
+        terminalreporter.write_line(
+            f"CPU: {sum(cpu.values()):.0f} s in the tests (their processes and the children "
+            "they waited for); the costliest:"
+        )
+        for nodeid, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[:10]:
+            terminalreporter.write_line(f"  {seconds:6.1f} s  {nodeid}")
     shutil.rmtree(where, ignore_errors=True)

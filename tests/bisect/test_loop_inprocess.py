@@ -27,7 +27,7 @@ from lnrepro.model.bisect import (
 )
 from lnrepro.model.events import BisectEvents
 from lnrepro.model.gtest import TestStatus
-from lnrepro.model.requests import OnCrash, OnHang, Policy
+from lnrepro.model.requests import OnCrash, OnHang, Policy, RunOracleSpec, TtMetalSpec
 from lnrepro.present.markdown import bisect_markdown
 from tests.bisect.scripted import (
     ScriptedOracle,
@@ -307,10 +307,13 @@ def test_an_interrupted_bisect_resumes_from_its_saved_state_repeating_no_step(
 
 
 # ---------------------------------------------------------------- the endpoints and merge bases
-def test_endpoints_that_cannot_be_tested_stop_with_the_last_runs_reason() -> None:
+@pytest.mark.parametrize("command", [False, True], ids=["run", "command"])
+def test_endpoints_that_cannot_be_tested_stop_with_the_last_runs_reason(command: bool) -> None:
     """No BugRepro test at the endpoints (nothing to --pick): the bad endpoint cannot be tested;
-    the error says so, with that run's reason, and how to go on."""
-    req = request("c0", "c15")
+    the error says so, with that run's reason, and how to go on: --pick the tests for lnrepro's
+    run; for a --command (nothing to pick), where the command runs."""
+    oracle = RunOracleSpec(backend=TtMetalSpec(checkout=Path("/scripted")))
+    req = request("c0", "c15") if command else request("c0", "c15", oracle=oracle)
     run = start(
         made_up(linear(16), req), req, ScriptedOracle(exits(lambda c: True), frozenset({"c15"}))
     )
@@ -318,7 +321,9 @@ def test_endpoints_that_cannot_be_tested_stop_with_the_last_runs_reason() -> Non
         run.bisect.run(run.events)
     line = exc.value.one_line()
     assert line.startswith("the bad endpoint c15 tested skip (last run: the build failed)")
-    assert "--pick" in line and run.oracle.tried == ["c15"]
+    assert run.oracle.tried == ["c15"]
+    assert ("--pick" in line) is not command
+    assert ("runs in each commit's own worktree" in line) is command
 
 
 def test_a_good_off_the_line_is_searched_through_its_merge_base(tmp_path: Path) -> None:
