@@ -13,20 +13,24 @@ pydantic is not a dependency of lnrepro: install it beside to run this (``pip in
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import platform
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
-from lnrepro.model.jsonio import Reader, dumps, loads_text
+from lnrepro.model import jsonio
+from lnrepro.model.jsonio import decode_number, dumps, kind_of, loads_text
+
+E = TypeVar("E")
 
 
 class Mark(str, Enum):
@@ -153,6 +157,70 @@ def msgspec_trip(text: bytes) -> bytes:
 
 
 # ------------------------------------------------------------------------------ hand code
+class Reader(jsonio.Reader):
+    """lnrepro's Reader with the typed accessors the hand code of issue 39 read records with
+    (lnrepro's records are read by codec since; these lived in jsonio then)."""
+
+    __slots__ = ()
+
+    def items(self) -> Iterator[tuple[builtins.str, Reader]]:
+        for k in self._dict():
+            yield k, self.get(k)
+
+    def elements(self) -> builtins.list[Reader]:
+        if not isinstance(self.value, list):
+            self.fail(f"should be a list, not {kind_of(self.value)}")
+        return [Reader(x, self._source, f"{self.where()}[{i}]") for i, x in enumerate(self.value)]
+
+    def int(self, key: builtins.str) -> builtins.int:
+        return int(self._scalar(key, (int,), "an integer", jsonio._REQUIRED))
+
+    def bool(self, key: builtins.str) -> builtins.bool:
+        return bool(self._scalar(key, (bool,), "true or false", jsonio._REQUIRED))
+
+    def float(self, key: builtins.str) -> builtins.float:
+        v = self.opt_float(key)
+        if v is None:
+            self.fail("is missing (should be a number)", key)
+        return v
+
+    def opt_float(self, key: builtins.str) -> builtins.float | None:
+        d = self._dict()
+        if d.get(key) is None:
+            return None
+        v = decode_number(d[key])
+        if v is None:
+            self.fail(f"should be a number, not {kind_of(d[key])}", key)
+        return v
+
+    def enum(self, key: builtins.str, kind: type[E]) -> E:
+        raw = self._scalar(key, (str,), "a string", jsonio._REQUIRED)
+        try:
+            return kind(raw)  # type: ignore[call-arg]
+        except ValueError:
+            names = ", ".join(str(getattr(m, "value", m)) for m in kind)  # type: ignore[attr-defined]
+            self.fail(f"is {raw!r}, which is not one of {names}", key)
+
+    def strs(self, key: builtins.str) -> tuple[builtins.str, ...]:
+        out = []
+        for r in self.list(key, default=[]):
+            if not isinstance(r.value, str):
+                r.fail(f"should be a string, not {kind_of(r.value)}")
+            out.append(r.value)
+        return tuple(out)
+
+    def as_str(self) -> builtins.str:
+        if not isinstance(self.value, str):
+            self.fail(f"should be a string, not {kind_of(self.value)}")
+        return self.value
+
+    def as_float(self) -> builtins.float:
+        v = decode_number(self.value)
+        if v is None:
+            self.fail(f"should be a number, not {kind_of(self.value)}")
+        return v
+
+
 @dataclass(frozen=True)
 class HTest:
     name: str

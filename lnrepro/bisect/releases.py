@@ -30,20 +30,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal
 
+from lnrepro.bisect.validate import Flag
 from lnrepro.errors import EnvironmentProblem, UsageError
-from lnrepro.model.requests import BisectRequest, PythonSpec
-from lnrepro.options.table import flag
 
 SCHEMA: Literal["lnrepro.version-bisect/1"] = "lnrepro.version-bisect/1"
-
-
-class Flag:
-    """The flags these messages name, as the table of options spells them."""
-
-    good = flag(BisectRequest, "good")
-    bad = flag(BisectRequest, "bad")
-    find_fix = flag(BisectRequest, "find_fix")
-    python = flag(PythonSpec, "python")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -330,7 +320,6 @@ def unmet():
 print(json.dumps(unmet()))
 """
 UV_ROUNDS = 8  # requirements of requirements, followed this deep before pip takes over
-INSTALLERS = ("pip", "uv")
 
 
 def find_uv() -> str | None:

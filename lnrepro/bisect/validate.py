@@ -39,6 +39,7 @@ from lnrepro.run.validate import (
     check_tests,
     check_tt_metal,
     finite,
+    within,
 )
 
 MAX_JOBS = 64
@@ -69,6 +70,7 @@ class Flag:
     runner = flag(TtMetalSpec, "runner")
     backend = flag(RunRequest, "backend")
     pytest = flag(TestSpec, "pytest")
+    python = flag(PythonSpec, "python")
 
 
 def check_bisect(req: BisectRequest) -> BisectRequest:
@@ -262,10 +264,7 @@ def _command(req: BisectRequest) -> None:
     if not o.argv or not o.argv[0].strip():
         raise UsageError(f"{Flag.command} is empty", "give the command to run at each commit")
     finite(o.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
-    if not 1 <= o.repeat <= MAX_REPEAT:
-        raise UsageError(
-            f"{Flag.repeat} {o.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
-        )
+    within(o.repeat, Flag.repeat, 1, MAX_REPEAT)
     if req.contexts or req.devices:
         raise UsageError(
             f"{Flag.docker_context} and {Flag.device} need the run oracle (no {Flag.command})",
@@ -320,10 +319,7 @@ def _search(req: BisectRequest) -> None:
             f"{Flag.rates_from} and {Flag.fail_rates} both give the fail rates",
             f"use one: {Flag.rates_from} keeps learning from the runs, {Flag.fail_rates} does not",
         )
-    if not 1 <= req.jobs <= MAX_JOBS:
-        raise UsageError(
-            f"{Flag.jobs} {req.jobs} is not from 1 to {MAX_JOBS}", "give a count in range"
-        )
+    within(req.jobs, Flag.jobs, 1, MAX_JOBS)
     if req.devices and len(req.devices) < req.jobs:
         raise UsageError(
             f"{Flag.jobs} {req.jobs} needs {req.jobs} {Flag.device} options, got "

@@ -188,12 +188,8 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
 
         on_stop(_resume_hint(repo, resume))
         try:
-            with RichBisectEvents(make_console(stderr=True)) as events:
-                rec = (
-                    api.resume(repo, events)
-                    if resume
-                    else api.bisect(_request(repo, kwargs), events)
-                )
+            events = RichBisectEvents(make_console(stderr=True))
+            rec = api.resume(repo, events) if resume else api.bisect(_request(repo, kwargs), events)
         except EndpointsDoNotSeparate as exc:
             if as_json and isinstance(exc.record, BisectRecord):  # the document says so too
                 echo_json(exc.record.to_json())

@@ -363,10 +363,6 @@ def backend_spec(params: Params, *, default_checkout: Path | None = None) -> Bac
 
 
 # ---------------------------------------------------------------------------------- tests
-def test_options(f: F) -> F:
-    return table_options(table.TEST_OPTS)(f)
-
-
 def test_spec(params: Params) -> TestSpec:
     from lnrepro.model.requests import TestSpec
 

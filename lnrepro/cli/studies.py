@@ -116,13 +116,6 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     return ExitCode.OK
 
 
-def _model(text: str) -> str:
-    """A ``--defect`` of tolerance, read as run reads its own: the study's name for that set."""
-    from lnrepro.api import tolerance_model
-
-    return tolerance_model(text)
-
-
 @cli.command(
     cls=Command,
     short_help=SUMMARY["tolerance"],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,33 +33,16 @@ Record = RunRecord | BisectRecord
 
 
 @dataclass(frozen=True, kw_only=True)
-class Entry:
-    """One saved record, as ``lnrepro runs`` lists it."""
+class Entry(Listed):
+    """One saved record, as ``lnrepro runs`` lists it: its :class:`Listed` line, and the record
+    itself for describing it."""
 
-    id: str
-    kind: RecordKind
-    path: Path  # the record file
-    mtime: float
-    state: ListedState
-    headline: str
-    where: str  # backend / runner, or the repository bisected
-    commit: str | None
     problem: str | None = None  # why it is unreadable
-    record: Record | None = field(default=None, compare=False, repr=False)  # for describing it
+    record: Record | None = field(default=None, compare=False, repr=False)
 
     def document(self) -> Listed:
         """The entry as ``runs --json`` writes it."""
-        return Listed(
-            id=self.id,
-            kind=self.kind,
-            path=self.path,
-            mtime=self.mtime,
-            state=self.state,
-            headline=self.headline,
-            where=self.where,
-            commit=self.commit,
-            problem=self.problem,
-        )
+        return Listed(**{f.name: getattr(self, f.name) for f in fields(Listed)})
 
 
 # ---------------------------------------------------------------------------------- reading

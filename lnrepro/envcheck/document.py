@@ -9,14 +9,14 @@ host's or a sysroot's document, as it always was. Every other field is always wr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import Literal
 
 import msgspec
 
 from lnrepro.envcheck.checks import Result, Status
+from lnrepro.model.requests import Count
 
 SCHEMA: Literal["lnrepro.env-check/2"] = "lnrepro.env-check/2"
-Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class _Part(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -22,9 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
-
-import msgspec
+from typing import Literal
 
 from lnrepro.hang.waypoints import (
     CALL_WAYPOINT,
@@ -36,11 +34,10 @@ from lnrepro.hang.waypoints import (
 )
 from lnrepro.model import codec
 from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.requests import Count
 
 SCHEMA: Literal["lnrepro.hang/2"] = "lnrepro.hang/2"
 READABLE = ("lnrepro.hang/1", SCHEMA)  # /1: a watcher-only diagnosis, every /2 field absent
-
-Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class Coords(str, Enum):

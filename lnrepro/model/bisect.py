@@ -28,7 +28,7 @@ from lnrepro.model.codec import Real
 from lnrepro.model.gtest import TestStatus
 from lnrepro.model.jsonio import JSON, Reader, member
 from lnrepro.model.record import Verdict
-from lnrepro.model.requests import ResolvedBisect
+from lnrepro.model.requests import Count, ResolvedBisect
 
 SCHEMA: Literal["lnrepro.bisect/6"] = "lnrepro.bisect/6"
 # Every schema a bisect was saved in; /2 held a plan and an oracle, not the request; /5 lacks
@@ -36,7 +36,6 @@ SCHEMA: Literal["lnrepro.bisect/6"] = "lnrepro.bisect/6"
 # ``margin`` and ``drifted``), which read as their defaults.
 OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4", "lnrepro.bisect/5")
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 RealMetrics = dict[str, dict[str, Real]]  # tensor -> metric -> worst value (may be NaN, inf)
 

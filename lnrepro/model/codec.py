@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lnrepro.errors import MalformedRecord
-from lnrepro.model.jsonio import JSON, NON_FINITE, Reader, kind_of
+from lnrepro.model.jsonio import JSON, NON_FINITE, Reader, decode_number, kind_of
 
 T = TypeVar("T")
 
@@ -70,10 +70,9 @@ def _enc_hook(obj: object) -> JSON:
 
 def _dec_hook(kind: type, obj: object) -> object:
     if kind is Real:
-        if isinstance(obj, (int, float)) and not isinstance(obj, bool):
-            return Real(obj)
-        if isinstance(obj, str) and obj in NON_FINITE:
-            return Real(NON_FINITE[obj])
+        v = decode_number(obj)
+        if v is not None:
+            return Real(v)
         raise TypeError(f"Expected `number`, got {kind_of(obj)}")
     if kind is Path:
         if isinstance(obj, str):

@@ -9,7 +9,7 @@ from typing import Literal
 
 from lnrepro.model import codec
 from lnrepro.model.codec import Real
-from lnrepro.model.jsonio import JSON, Reader
+from lnrepro.model.jsonio import JSON
 from lnrepro.model.numerics import Comparison
 
 # tensor -> metric name -> value (worst seen in the test; non-finite values too)
@@ -91,17 +91,6 @@ def split_name(name: str) -> tuple[str, str]:
         return name[:cut], name[cut + 2 :]
     suite, _, test = name.partition(".")
     return suite, test
-
-
-def metrics_from_json(r: Reader, key: str) -> Metrics:
-    """``{tensor: {metric: number}}`` (non-finite numbers in their JSON encoding)."""
-    out: Metrics = {}
-    m = r.opt_obj(key)
-    if m is None:
-        return out
-    for tensor, _vals in m.items():
-        out[tensor] = {k: v.as_float() for k, v in m.obj(tensor).items()}
-    return out
 
 
 # Metrics that are better when higher (a Pearson correlation): their worst value is the lowest.

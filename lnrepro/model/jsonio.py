@@ -20,9 +20,9 @@ import builtins
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from lnrepro.errors import InputError, MalformedRecord
 
@@ -36,8 +36,6 @@ else:
     # msgspec cannot read a recursive alias: at run time a record's open bag of facts takes any
     # value, which, read from JSON text, is one of the above. mypy checks the exact type.
     JSON = Any
-E = TypeVar("E")
-T = TypeVar("T")
 NonFinite = Literal["NaN", "Infinity", "-Infinity"]  # a non-finite number, as JSON carries it
 
 
@@ -144,7 +142,7 @@ def load_schema(path: Path) -> tuple[Reader, str | None]:
 class Reader:
     """A typed view of one value inside a parsed JSON document.
 
-    ``r.str("id")``, ``r.opt_float("threshold")``, ``r.list("steps")``, ``r.obj("plan")``: each
+    ``r.str("id")``, ``r.opt_str("schema")``, ``r.list("steps")``, ``r.obj("plan")``: each
     returns the typed value or raises MalformedRecord with the document and the place in it.
     """
 
@@ -175,12 +173,9 @@ class Reader:
             self.fail(f"should be an object, not {kind_of(self.value)}")
         return self.value
 
-    def has(self, key: builtins.str) -> builtins.bool:
-        return key in self._dict() and self._dict()[key] is not None
-
     def get(self, key: builtins.str) -> Reader:
         """The member ``key`` (null when absent)."""
-        return Reader(self._dict().get(key), self._source, self.where(key))
+        return type(self)(self._dict().get(key), self._source, self.where(key))
 
     def rewritten(self, value: JSON) -> Reader:
         """The same place of the same document holding ``value``: an upgrader's rewrite of it."""
@@ -192,13 +187,6 @@ class Reader:
             self.fail(f"should be an object, not {kind_of(r.value)}", key)
         return r
 
-    def opt_obj(self, key: builtins.str) -> Reader | None:
-        return self.obj(key) if self.has(key) else None
-
-    def items(self) -> Iterator[tuple[builtins.str, Reader]]:
-        for k in self._dict():
-            yield k, self.get(k)
-
     def list(
         self, key: builtins.str, *, default: Sequence[JSON] | None = None
     ) -> builtins.list[Reader]:
@@ -207,12 +195,7 @@ class Reader:
             v = list(default)
         if not isinstance(v, list):
             self.fail(f"should be a list, not {kind_of(v)}", key)
-        return [Reader(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
-
-    def elements(self) -> builtins.list[Reader]:
-        if not isinstance(self.value, list):
-            self.fail(f"should be a list, not {kind_of(self.value)}")
-        return [Reader(x, self._source, f"{self.where()}[{i}]") for i, x in enumerate(self.value)]
+        return [type(self)(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
 
     # ------------------------------------------------------------------ scalars
     def _scalar(
@@ -236,65 +219,6 @@ class Reader:
     def opt_str(self, key: builtins.str) -> builtins.str | None:
         v = self._scalar(key, (str,), "a string", None)
         return None if v is None else str(v)
-
-    def int(self, key: builtins.str, default: builtins.int | None = None) -> builtins.int:
-        return int(
-            self._scalar(key, (int,), "an integer", _REQUIRED if default is None else default)
-        )
-
-    def bool(self, key: builtins.str, default: builtins.bool | None = None) -> builtins.bool:
-        return bool(
-            self._scalar(key, (bool,), "true or false", _REQUIRED if default is None else default)
-        )
-
-    def float(self, key: builtins.str, default: builtins.float | None = None) -> builtins.float:
-        v = self.opt_float(key)
-        if v is None:
-            if default is None:
-                self.fail("is missing (should be a number)", key)
-            return default
-        return v
-
-    def opt_float(self, key: builtins.str) -> builtins.float | None:
-        d = self._dict()
-        if d.get(key) is None:
-            return None
-        v = decode_number(d[key])
-        if v is None:
-            self.fail(f"should be a number, not {kind_of(d[key])}", key)
-        return v
-
-    def enum(self, key: builtins.str, kind: type[E], default: E | None = None) -> E:
-        raw = self._scalar(key, (str,), "a string", _REQUIRED if default is None else None)
-        if raw is None:
-            assert default is not None
-            return default
-        try:
-            return kind(raw)  # type: ignore[call-arg]
-        except ValueError:
-            names = ", ".join(str(getattr(m, "value", m)) for m in kind)  # type: ignore[attr-defined]
-            self.fail(f"is {raw!r}, which is not one of {names}", key)
-
-    def strs(
-        self, key: builtins.str, *, default: Sequence[builtins.str] = ()
-    ) -> tuple[builtins.str, ...]:
-        out = []
-        for r in self.list(key, default=list(default)):
-            if not isinstance(r.value, str):
-                r.fail(f"should be a string, not {kind_of(r.value)}")
-            out.append(r.value)
-        return tuple(out)
-
-    def as_str(self) -> builtins.str:
-        if not isinstance(self.value, str):
-            self.fail(f"should be a string, not {kind_of(self.value)}")
-        return self.value
-
-    def as_float(self) -> builtins.float:
-        v = decode_number(self.value)
-        if v is None:
-            self.fail(f"should be a number, not {kind_of(self.value)}")
-        return v
 
 
 class _Required:

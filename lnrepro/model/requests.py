@@ -24,10 +24,11 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, NewType, get_args
+from typing import Annotated, Any, Literal, NewType, TypeVar, get_args
 
 import msgspec
 
+from lnrepro.model import codec
 from lnrepro.model.jsonio import Reader
 from lnrepro.model.kinds import CASE_ENV as CASE_ENV
 from lnrepro.model.kinds import DEFAULT_FILTER as DEFAULT_FILTER
@@ -41,6 +42,7 @@ from lnrepro.model.kinds import OnHang as OnHang
 from lnrepro.model.kinds import ReportFormat as ReportFormat
 from lnrepro.model.kinds import StudyEra as StudyEra
 
+T = TypeVar("T")
 KernelEra = Literal["2025-11", "2025-12", "fixed"]
 Arch = Literal["wormhole_b0", "blackhole"]
 DataKind = Literal["copy", "reference", "random"]
@@ -149,25 +151,25 @@ class TestSpec(msgspec.Struct, frozen=True, kw_only=True):
         return " ".join(self.pytest) if self.pytest else self.gtest_filter
 
 
+class _Coded:
+    """A request's JSON both ways, by :mod:`lnrepro.model.codec`."""
+
+    def to_json(self) -> Any:
+        return codec.encode(self)
+
+    @classmethod
+    def from_json(cls: type[T], r: Reader) -> T:
+        return codec.decode(r, cls)
+
+
 @dataclass(frozen=True, kw_only=True)
-class RunRequest:
+class RunRequest(_Coded):
     """``lnrepro run``: build (if there is code to build), then run the tests N times."""
 
     backend: BackendSpec = field(default_factory=EmulatorSpec)
     tests: TestSpec = field(default_factory=TestSpec)
     # a factory: msgspec writes a plain default into the schema and cannot write a Path
     record_dir: Path = field(default_factory=lambda: DEFAULT_RECORD_DIR)
-
-    def to_json(self) -> Any:
-        from lnrepro.model import codec
-
-        return codec.encode(self)
-
-    @classmethod
-    def from_json(cls, r: Reader) -> RunRequest:
-        from lnrepro.model import codec
-
-        return codec.decode(r, cls)
 
 
 # ---------------------------------------------------------------------------------- bisect
@@ -225,7 +227,7 @@ class EndpointRuns:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BisectRequest:
+class BisectRequest(_Coded):
     """``lnrepro bisect``: everything a bisect needs, saved with its state (``--resume``)."""
 
     repo: Path
@@ -249,17 +251,6 @@ class BisectRequest:
     rates_from: tuple[str, ...] = ()  # --rates-from RUN: run records at the endpoints
     endpoint_runs: EndpointRuns | None = None  # their counts (validation fills it in)
     margin: Margin = Margin.AUTO  # --margin: runs' margins weigh in the Bayesian search
-
-    def to_json(self) -> Any:
-        from lnrepro.model import codec
-
-        return codec.encode(self)
-
-    @classmethod
-    def from_json(cls, r: Reader) -> BisectRequest:
-        from lnrepro.model import codec
-
-        return codec.decode(r, cls)
 
 
 # A bisect request checked and resolved (lnrepro.bisect.validate.resolve_bisect): refs and picks

@@ -6,10 +6,11 @@ options are the table's (:data:`lnrepro.options.table.SHRINK_OPTS`); see
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lnrepro.options.opt import Opt, argv
-from lnrepro.options.table import EMULATOR, RECORDS, SEARCH, backend_argv
+from lnrepro.options.table import RECORDS, SEARCH, backend_argv
 from lnrepro.options.table import SHRINK_OPTS as BACKEND_OPTS
 
 if TYPE_CHECKING:
@@ -54,14 +55,7 @@ START_OPTS = (
     ),
 )
 # the emulator's --seed (one option) seeds shrink's random data too
-SEED = Opt(
-    of="ShrinkRequest",
-    field="seed",
-    flags=("--seed",),
-    dest="seed",
-    group=EMULATOR,
-    help=next(o.help for o in BACKEND_OPTS if o.dest == "seed"),
-)
+SEED = replace(next(o for o in BACKEND_OPTS if o.dest == "seed"), of="ShrinkRequest")
 EVALUATOR_OPTS = (
     Opt(
         of="ShrinkRequest",

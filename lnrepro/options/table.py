@@ -5,6 +5,7 @@ request, written from it (see :mod:`lnrepro.options.opt` for what is derived fro
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,15 +26,6 @@ RECORDS = "Records"
 SEARCH = "Search"
 ORACLE = "How each commit is judged"
 JOBS = "Jobs"
-
-TIMEOUT_HELP = (
-    "Seconds one attempt (or a bisect's --command) may run before its process group is "
-    f"killed. [default: {DEFAULT_TIMEOUT_S:g}]"
-)
-REPEAT_HELP = (
-    "Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
-    "rates come with 95% intervals. [default: 1]"
-)
 
 BACKEND_KIND = Opt(
     of="RunRequest",
@@ -314,7 +306,8 @@ TEST_OPTS = (
         flags=("--repeat", "-n"),
         dest="repeat",
         group=TESTS,
-        help=REPEAT_HELP,
+        help="Run the tests N times (per commit, when bisecting), each in a fresh process; pass "
+        "rates come with 95% intervals. [default: 1]",
     ),
     Opt(
         of="TestSpec",
@@ -322,7 +315,8 @@ TEST_OPTS = (
         flags=("--timeout",),
         dest="timeout_s",
         group=TESTS,
-        help=TIMEOUT_HELP,
+        help="Seconds one attempt (or a bisect's --command) may run before its process group is "
+        f"killed. [default: {DEFAULT_TIMEOUT_S:g}]",
     ),
     Opt(
         of="TestSpec",
@@ -553,23 +547,8 @@ ORACLE_OPTS = (
     ),
 )
 # --repeat and --timeout of a --command: the tests' options, set on the command's oracle
-COMMAND_ORACLE_ALIASES = (
-    Opt(
-        of="CommandOracleSpec",
-        field="repeat",
-        flags=("--repeat", "-n"),
-        dest="repeat",
-        group=TESTS,
-        help=REPEAT_HELP,
-    ),
-    Opt(
-        of="CommandOracleSpec",
-        field="timeout_s",
-        flags=("--timeout",),
-        dest="timeout_s",
-        group=TESTS,
-        help=TIMEOUT_HELP,
-    ),
+COMMAND_ORACLE_ALIASES = tuple(
+    replace(o, of="CommandOracleSpec") for o in TEST_OPTS if o.field in ("repeat", "timeout_s")
 )
 JOB_OPTS = (
     Opt(

@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from lnrepro.model.bisect import BisectRecord
     from lnrepro.model.record import RunRecord
 
-DIFF_KEYS = ("max_diff", "max_abs_diff", "mean_diff")
 TOLERANCE_KEYS = ("rtol", "atol")  # the test's bound, read from its assertion: not an error
 
 

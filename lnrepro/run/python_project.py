@@ -48,6 +48,12 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
             f"pass {Flag.python} PATH to a Python that has pytest and the project's packages, or "
             "make the project's .venv",
         )
+    _check_files(project, node_ids)
+    if collect and node_ids:
+        _collect(project.absolute(), python, node_ids, dict(spec.env))
+
+
+def _check_files(project: Path, node_ids: Sequence[str]) -> None:
     for nid in node_ids:
         path = nid.partition("::")[0]
         if not (project / path).is_file():
@@ -56,8 +62,6 @@ def check_project(spec: PythonSpec, node_ids: Sequence[str], *, collect: bool = 
                 f"give node ids relative to {Flag.repo}, as pytest --collect-only -q prints them "
                 "there",
             )
-    if collect and node_ids:
-        _collect(project.absolute(), python, node_ids, dict(spec.env))
 
 
 def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence[str]) -> None:
@@ -70,14 +74,7 @@ def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence
             f"install what the tests need into the image, or drop {Flag.image} and pass "
             f"{Flag.python} PATH",
         )
-    for nid in node_ids:
-        path = nid.partition("::")[0]
-        if not (project / path).is_file():
-            raise UsageError(
-                f"{Flag.pytest} {nid}: no file {path} in {project}",
-                f"give node ids relative to {Flag.repo}, as pytest --collect-only -q prints them "
-                "there",
-            )
+    _check_files(project, node_ids)
     from lnrepro.doors import container
     from lnrepro.doors.container.create import prepared
 
@@ -95,10 +92,9 @@ def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence
 
 def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str, str]) -> None:
     from lnrepro.doors import proc
-    from lnrepro.pytests.argv import ENV_REMOVE, ENV_SET, exit_meaning
+    from lnrepro.pytests.argv import exit_meaning, pytest_env
 
-    full = {k: v for k, v in {**os.environ, **env}.items() if k not in ENV_REMOVE}
-    full.update(ENV_SET)
+    full = pytest_env({**os.environ, **env})
     argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *node_ids]
     code, out = proc.capture(argv, timeout=COLLECT_TIMEOUT_S, cwd=project, env=full)
     if code in (4, 5) and "ERROR collecting" not in out:  # not a module that fails to import

@@ -92,6 +92,12 @@ def finite(value: float, flag: str, lo: float, hi: float, unit: str = "") -> Non
         )
 
 
+def within(value: int, flag: str, lo: int, hi: int, fix: str = "give a count in range") -> None:
+    """``lo <= value <= hi`` for a whole number (a count, a seed, a size)."""
+    if not lo <= value <= hi:
+        raise UsageError(f"{flag} {value} is not from {lo} to {hi}", fix)
+
+
 def check_tests(t: TestSpec) -> None:
     if t.pytest:
         from lnrepro.pytests.argv import node_id_problem
@@ -116,10 +122,7 @@ def check_tests(t: TestSpec) -> None:
         raise UsageError(
             f"{Flag.filter} holds a line break or NUL", "give a one-line gtest pattern"
         )
-    if not 1 <= t.repeat <= MAX_REPEAT:
-        raise UsageError(
-            f"{Flag.repeat} {t.repeat} is not from 1 to {MAX_REPEAT}", "give a count in range"
-        )
+    within(t.repeat, Flag.repeat, 1, MAX_REPEAT)
     finite(t.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
     for p in t.metric_patterns:
         problem = validate_pattern(p)
@@ -150,15 +153,12 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
             parse_defects(s.defect)
         except ValueError as exc:
             raise UsageError(f"{Flag.defect}: {exc}", "see `lnrepro run --help`") from None
-    if s.block_size is not None and not 1 <= s.block_size <= MAX_BLOCK_SIZE:
-        raise UsageError(
-            f"{Flag.block_size} {s.block_size} is not from 1 to {MAX_BLOCK_SIZE}",
-            "give a block size in tiles in that range",
-        )
-    if s.l1_max_tiles is not None and not 0 <= s.l1_max_tiles <= 1_000_000:
-        raise UsageError(
-            f"{Flag.l1_max_tiles} {s.l1_max_tiles} is not from 0 to 1000000",
-            "give a width in tiles in that range",
+    if s.block_size is not None:
+        fix = "give a block size in tiles in that range"
+        within(s.block_size, Flag.block_size, 1, MAX_BLOCK_SIZE, fix)
+    if s.l1_max_tiles is not None:
+        within(
+            s.l1_max_tiles, Flag.l1_max_tiles, 0, 1_000_000, "give a width in tiles in that range"
         )
     if s.seed is not None:
         if s.data != "random":
@@ -167,11 +167,10 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
                 f"use {Flag.data} random, or drop {Flag.seed}",
             )
         top = MAX_SEED - (repeat - 1)
-        if not 0 <= s.seed <= top:
-            raise UsageError(
-                f"{Flag.seed} {s.seed} is not from 0 to {top}",
-                f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})",
-            )
+        fix = (
+            f"give a seed in that range (attempt k uses seed + k - 1; the largest allowed is {top})"
+        )
+        within(s.seed, Flag.seed, 0, top, fix)
     if s.data == "random" and s.seed is None:
         return msgspec.structs.replace(
             s, seed=secrets.randbelow(2**31)

@@ -15,17 +15,18 @@ from lnrepro.model.shrink import ShrinkRequest
 from lnrepro.options import shrink as shrink_options
 from lnrepro.options.table import flag
 from lnrepro.run.validate import (
+    MAX_SEED,
     MAX_TIMEOUT_S,
     check_dispatch_timeout,
     check_emulator,
     check_record_dir,
     check_tt_metal,
     finite,
+    within,
 )
 
 MAX_START_RUNS = 1000
 MAX_BUDGET = 100_000
-MAX_SEED = 2**32 - 1
 
 
 def _own(field: str) -> str:
@@ -149,25 +150,14 @@ def validate_search(req: ShrinkRequest) -> ShrinkRequest:
             f"{Flag.confidence} {req.confidence:g} is not from 0.5 to 0.999999",
             f"e.g. {Flag.confidence} 0.95",
         )
-    if not 1 <= req.start_runs <= MAX_START_RUNS:
-        raise UsageError(
-            f"{Flag.start_runs} {req.start_runs} is not from 1 to {MAX_START_RUNS}",
-            "give a count in range",
-        )
-    if not 1 <= req.budget <= MAX_BUDGET:
-        raise UsageError(
-            f"{Flag.budget} {req.budget} is not from 1 to {MAX_BUDGET}",
-            "give a count of evaluations in range",
-        )
+    within(req.start_runs, Flag.start_runs, 1, MAX_START_RUNS)
+    within(req.budget, Flag.budget, 1, MAX_BUDGET, "give a count of evaluations in range")
     if req.known_start is None and req.budget <= req.start_runs:
         raise UsageError(
             f"{Flag.budget} {req.budget} leaves no run after the start's {req.start_runs}",
             f"give {Flag.budget} more than {Flag.start_runs} ({req.start_runs})",
         )
-    if not 0 <= req.seed <= MAX_SEED:
-        raise UsageError(
-            f"{Flag.seed} {req.seed} is not from 0 to {MAX_SEED}", "give a seed in range"
-        )
+    within(req.seed, Flag.seed, 0, MAX_SEED, "give a seed in range")
     if req.source_flavour not in ("tt-metal", "lookalike"):
         raise UsageError(
             f"{Flag.source_for} {req.source_flavour!r} is not tt-metal or lookalike", "choose one"

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from lnrepro.hang.model import Diagnosis
 from lnrepro.model.jsonio import JSON
-from lnrepro.studies.model_fit import Count, ExplainMeta, ModelFit
+from lnrepro.model.requests import Count
+from lnrepro.studies.model_fit import ExplainMeta, ModelFit
 
 if TYPE_CHECKING:
     from lnrepro.hang.door import HangReading

@@ -27,8 +27,8 @@ from lnrepro.errors import InputError
 from lnrepro.model.codec import Real
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.record import RunRecord, Verdict
+from lnrepro.model.requests import Count
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
 # what a test showed and what a model computes: anything else is not about the kernel
 Outcome = Literal["PASS", "FAIL"]
 

@@ -71,7 +71,7 @@ def test_run_and_bisect_share_the_check() -> None:
 
 # ------------------------------------------------------------------ one list of defect names
 def test_tolerance_and_run_take_the_same_defect_names(tmp_path: Path) -> None:
-    from lnrepro.cli.studies import _model
+    from lnrepro.api import tolerance_model as _model
     from lnrepro.emulator.defects import DEFECT_NAMES, Defect
 
     for name in [

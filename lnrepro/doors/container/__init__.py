@@ -29,9 +29,8 @@ from lnrepro.doors.container.engine import (
     engine_status,
     is_local_engine,
     load_sdk,
-    remote_client,
 )
-from lnrepro.doors.container.owners import _swept, owner_gone, owner_label, sweep
+from lnrepro.doors.container.owners import _swept, owner_gone, owner_label
 from lnrepro.doors.container.ship import (
     BULK_TIMEOUT_S,
     ensure_image,
@@ -49,15 +48,12 @@ from lnrepro.doors.container.spec import (
     HUGEPAGE_DIRS,
     HUGEPAGE_MOUNT,
     LABEL,
-    MADE,
     MOUNT_SETS,
     OWNER,
-    USER_DB,
     ContainerSpec,
     NamedVolume,
     Volume,
     invoking_user,
-    missing_bind_sources,
     run_spec,
 )
 from lnrepro.doors.container.streaming import run, stream
@@ -70,11 +66,9 @@ __all__ = [
     "HUGEPAGE_DIRS",
     "HUGEPAGE_MOUNT",
     "LABEL",
-    "MADE",
     "MOUNT_SETS",
     "OWNER",
     "REQUEST_TIMEOUT_S",
-    "USER_DB",
     "ContainerSpec",
     "NamedVolume",
     "Volume",
@@ -93,18 +87,15 @@ __all__ = [
     "invoking_user",
     "is_local_engine",
     "load_sdk",
-    "missing_bind_sources",
     "owner_gone",
     "owner_label",
     "parked",
     "patient",
     "read_file",
-    "remote_client",
     "remove_all_live",
     "reopen",
     "run",
     "run_spec",
     "stream",
-    "sweep",
     "volume_exists",
 ]

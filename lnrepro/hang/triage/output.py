@@ -169,13 +169,6 @@ _LOC_LOGICAL = re.compile(r"^\(?\s*(e?)(\d{1,3})\s*,\s*(\d{1,3})\s*\)?$")
 _KERNEL_ID_NAME = re.compile(r"^\s*(-?\d{1,9})\s*:\s*(.*)$")
 _WAYPOINT = re.compile(r"^[A-Za-z0-9_?]{1,4}$")
 _DEBUG_WAYPOINT = re.compile(r"write_debug_waypoint<(\d{1,10})u?>")
-NOTICES = (
-    "Core is in reset",
-    "PC was not in range",
-    "defaulting to top callstack",
-    "Cannot attach to NCRISC",
-    "Failed to get callstack",
-)
 
 
 def _int(text: str | None, base: int = 10) -> int | None:

@@ -20,7 +20,7 @@ _SCRIPTS = (
     "check_cb_inactive check_noc_locations dump_watcher_asserts system_info firmware_versions "
 )
 KNOWN_SCRIPTS = frozenset(_SCRIPTS.split())
-_RISC_WORD = re.compile(r"(?i)\b(brisc|ncrisc|trisc[0-2]|erisc[0-9]?)\b")
+RISC_WORD = re.compile(r"(?i)\b(brisc|ncrisc|trisc[0-2]|erisc[0-9]?)\b")
 
 
 class SaidKind(str, Enum):
@@ -145,7 +145,7 @@ def _said_assert(lines: list[str], at: int, m: re.Match[str]) -> SaidCheck:
             words.append(f"function {fn.group(1)}")
             break
     before = " ".join(lines[max(0, at - 1) : at + 1])
-    who = [r.upper() for r in dict.fromkeys(_RISC_WORD.findall(before))]
+    who = [r.upper() for r in dict.fromkeys(RISC_WORD.findall(before))]
     if who:
         dev = re.search(r"(?i)\bdev(?:ice)?\s*#?\s*(\d{1,4})\b", before)
         words.append(f"on {', '.join(who)}" + (f" of device {dev.group(1)}" if dev else ""))

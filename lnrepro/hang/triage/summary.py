@@ -29,7 +29,7 @@ from lnrepro.hang.triage.output import (
     clean_lines,
     frame,
 )
-from lnrepro.hang.triage.said import KNOWN_SCRIPTS, assert_code, said_checks
+from lnrepro.hang.triage.said import KNOWN_SCRIPTS, RISC_WORD, assert_code, said_checks
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -38,7 +38,6 @@ _HEAD = re.compile(
     r"\s*(?:\(([^)]*)\)|\[([^\]]*)\]|(" + _RISC + r"(?:\s*[,/+]\s*" + _RISC + r")*))?\s*:\s*(.*)$"
 )
 _CORE = re.compile(r"(\()?\s*(e?)(\d{1,3})\s*([-,])\s*(\d{1,3})\s*\)?")
-_RISC_WORD = re.compile(r"(?i)\b(brisc|ncrisc|trisc[0-2]|erisc[0-9]?)\b")
 _KERNEL = re.compile(r"(?i)\bkernel(?:\s+name)?\s*[:=]?\s+([A-Za-z_][\w.\-/]*)")
 _WAYPOINT_SAID = re.compile(r"(?i)\bwaypoint\s*[:=]?\s*([A-Z0-9_]{1,4})\b")
 _IDLE = re.compile(r"(?i)\b(idle|in firmware|not running|no kernel|in reset)\b")
@@ -61,7 +60,7 @@ def summary_evidence(text: str) -> int:
     lines = clean_lines(text)[0]
     for ln in lines:
         m = _HEAD.match(ln)
-        if m and (m.group(3) or m.group(4) or m.group(5) or _RISC_WORD.search(m.group(6) or "")):
+        if m and (m.group(3) or m.group(4) or m.group(5) or RISC_WORD.search(m.group(6) or "")):
             score += 3
     if any((m := _OWN_SECTION.match(ln)) and m.group(1) in KNOWN_SCRIPTS for ln in lines):
         return score
@@ -83,7 +82,7 @@ def _cores(spec: str, device: int | None) -> list[Place]:
 def _riscs(*texts: str | None) -> list[str]:
     names: list[str] = []
     for t in texts:
-        for m in _RISC_WORD.finditer(t or ""):
+        for m in RISC_WORD.finditer(t or ""):
             r = m.group(1).upper()
             if r not in names:
                 names.append(r)

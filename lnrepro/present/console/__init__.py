@@ -33,7 +33,6 @@ from lnrepro.present.console.runs import (
 from lnrepro.present.console.studies import (
     render_explain,
     render_hang,
-    render_reference_variants,
     render_tolerance_bands,
     render_tolerance_tests,
 )
@@ -51,7 +50,6 @@ __all__ = [
     "render_gtest_run",
     "render_hang",
     "render_records",
-    "render_reference_variants",
     "render_run",
     "render_test_list",
     "render_tolerance_bands",

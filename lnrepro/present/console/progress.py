@@ -239,12 +239,6 @@ class RichBisectEvents(BisectEvents):
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def __enter__(self) -> RichBisectEvents:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
     def started(self, candidates: int, steps_left: int, note: str = "") -> None:
         where = note or f"about {steps_left} step(s)"
         say(self.console, esc(f"bisecting: {candidates} candidate(s), {where}"), hang=2)
