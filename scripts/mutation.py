@@ -102,7 +102,11 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "lnrepro/hang/rules.py",
-        ("tests/hang/triage/test_rules.py", "tests/hang/triage/test_cause_rules.py"),
+        (
+            "tests/hang/triage/test_rules.py",
+            "tests/hang/triage/test_cause_rules.py",
+            "tests/hang/test_hang_rules.py",
+        ),
     ),
     Target(
         "lnrepro/gtest/console.py",
@@ -205,6 +209,35 @@ EQUIVALENT: dict[str, str] = {
             "lnrepro.bisect.bayes.xǁBayesSearchǁnext_for__mutmut_7",
             "lnrepro.bisect.bayes.xǁBayesSearchǁ_revived__mutmut_29",
         )
+    },
+    **{
+        f"lnrepro.hang.rules.x__waiting__mutmut_{n}": (
+            "a producer's stage: producers (and the blocked among them) have a stage below the "
+            "consumer's (<= 2), so their role is a key of ROLE_ORDER and get's default unused"
+        )
+        for n in (29, 31, 33, 39, 41, 42)
+    },
+    "lnrepro.hang.rules.x__waiting__mutmut_12": (
+        "an unknown role's default 9 or 10 is never below a consumer's stage (0 to 2)"
+    ),
+    "lnrepro.hang.rules.x__waiting__mutmut_81": (
+        "an unknown role's default -1 or -2 is never above a producer's stage (0 to 2)"
+    ),
+    "lnrepro.hang.rules.x_explain__mutmut_17": (
+        "the sort key of a role not in ROLE_ORDER: 3 or 4, one value for all of them, after 0-2"
+    ),
+    "lnrepro.hang.rules.x_consequence_words__mutmut_9": (
+        "the cause role's stand-in: neither '' nor 'XXXX' is a key of ROLE_ORDER, default 3 both"
+    ),
+    "lnrepro.hang.rules.x_consequence_words__mutmut_16": (
+        "a waiter of unknown role: 3 or 4 is never below the cause's stage (at most 3)"
+    ),
+    **{
+        f"lnrepro.hang.rules.x_role__mutmut_{n}": (
+            "the separator of the names: the words looked for (reader, writer, compute, "
+            "/compute/) hold neither a space nor an X, so no match spans it"
+        )
+        for n in (3, 8)
     },
     **{
         f"lnrepro.model.metrics.xǁMetricRulesǁtensor_name__mutmut_{n}": (
