@@ -223,6 +223,10 @@ EQUIVALENT: dict[str, str] = {
     "lnrepro.hang.rules.x__waiting__mutmut_81": (
         "an unknown role's default -1 or -2 is never above a producer's stage (0 to 2)"
     ),
+    "lnrepro.hang.rules.x__explain__mutmut_50": (
+        "the chain's pattern: _waiting returns None only for a CWFW or CRBW wait, so the first "
+        "waiter's wait is always one of the two and the OTHER_WAIT fallback is never taken"
+    ),
     "lnrepro.hang.rules.x_explain__mutmut_17": (
         "the sort key of a role not in ROLE_ORDER: 3 or 4, one value for all of them, after 0-2"
     ),
