@@ -277,6 +277,9 @@ def _walk_records(kind: type[Any]) -> tuple[set[str], dict[str, set[str]]]:
         seen.add(id(t))
         if isinstance(t, mi.DataclassType):
             names.add(t.cls.__name__)
+            for d in dataclasses.fields(t.cls):  # older documents lack it: written, not required
+                if d.metadata.get("may_lack"):
+                    unset.setdefault(t.cls.__name__, set()).add(d.name)
         if isinstance(t, (mi.DataclassType, mi.StructType)):
             for f in t.fields:
                 # msgspec.inspect shows a default of UNSET as no default on an optional field

@@ -40,12 +40,9 @@ from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
-    BackendSpec,
-    BinarySpec,
     Count,
     EmulatorSpec,
     Positive,
-    PythonSpec,
     TtMetalSpec,
 )
 
@@ -73,24 +70,43 @@ DEFAULT_BUDGET = 600
 SourceFor = Literal["tt-metal", "lookalike"]  # --source-for
 
 
+class SourceFlavour(str, Enum):
+    """Whose helpers the emitted test uses."""
+
+    TT_METAL = "tt-metal"
+    LOOKALIKE = "lookalike"
+
+
 @dataclass(frozen=True)
 class ShrinkRequest:
-    """``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be."""
+    # ``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be.
+    # Written as it is (a comment, not a docstring: the schema has no description for it).
 
     test: str = ""  # a test name (full or short); "" with ``run``: its first failing test
-    backend: BackendSpec = field(default_factory=EmulatorSpec)  # validated: the emulator's
+    # the emulator or a checkout (validation refuses the others: shrink has no probe for them)
+    backend: EmulatorSpec | TtMetalSpec = field(default_factory=EmulatorSpec)
     command: tuple[str, ...] | None = None  # --command: any repository's test of a case
-    confidence: float = DEFAULT_CONFIDENCE
-    start_runs: int = DEFAULT_START_RUNS
-    budget: int = DEFAULT_BUDGET  # evaluations of the code under test, at most
-    seed: int = 0  # random data's seed
+    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)] = DEFAULT_CONFIDENCE
+    start_runs: Positive = DEFAULT_START_RUNS
+    budget: Positive = DEFAULT_BUDGET  # evaluations of the code under test, at most
+    seed: Count = 0  # random data's seed
     source: Path | None = None  # write the emitted test here
     timeout_s: float = 600.0  # one --command run
-    source_flavour: SourceFor = "tt-metal"  # whose helpers the emitted test uses
-    record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
+    # whose helpers the emitted test uses; older documents may lack it
+    source_flavour: SourceFlavour = field(
+        default=SourceFlavour.TT_METAL, metadata={"may_lack": True}
+    )
+    record_dir: Path = field(default_factory=lambda: DEFAULT_RECORD_DIR)  # a checkout's runs go here
     run: str | None = None  # start from this run record's test, backend and pass rate
-    known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
-    pytest: str = field(default="", kw_only=True)  # a ttnn op's pytest node id to start from
+    known_start: Pair | None = None  # (runs, passes) measured already (the run's)
+    # a ttnn op's pytest node id to start from; written only when given ("" reads as none)
+    pytest: str | msgspec.UnsetType = field(default=msgspec.UNSET, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.pytest:
+            object.__setattr__(self, "pytest", msgspec.UNSET)
+        if self.source_flavour in SourceFlavour._value2member_map_:  # validation names others
+            object.__setattr__(self, "source_flavour", SourceFlavour(self.source_flavour))
 
     @property
     def model(self) -> EmulatorSpec:
@@ -99,11 +115,11 @@ class ShrinkRequest:
         return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(request_doc(self))
+        return encode_obj(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
-        return request(decode(r, RequestDoc))
+        return decode(r, cls)
 
 
 STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
@@ -177,13 +193,6 @@ class ShrinkRecord:
 # ---------------------------------------------------------------------------------- as written
 
 
-class SourceFlavour(str, Enum):
-    """Whose helpers the emitted test uses."""
-
-    TT_METAL = "tt-metal"
-    LOOKALIKE = "lookalike"
-
-
 class Evaluator(str, Enum):
     """What ran the candidates."""
 
@@ -201,26 +210,9 @@ class StartDoc(Doc, kw_only=True, frozen=True):
     admissible: bool
 
 
-class RequestDoc(Doc, kw_only=True, frozen=True):
-    test: str
-    backend: EmulatorSpec | TtMetalSpec  # validation refuses a local binary
-    command: list[str] | None
-    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)]
-    start_runs: Positive
-    budget: Positive
-    seed: Count
-    source: str | None
-    timeout_s: float
-    source_flavour: SourceFlavour = SourceFlavour.TT_METAL
-    record_dir: str
-    run: str | None
-    known_start: Pair | None
-    pytest: str | msgspec.UnsetType = msgspec.UNSET  # a ttnn op's pytest node id (absent: a gtest)
-
-
 class StateDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink-state/1"]
-    request: RequestDoc
+    request: ShrinkRequest
     start: Pair | None
     evaluations: Count = 0
     judged: list[JudgedDoc]
@@ -228,7 +220,7 @@ class StateDoc(Doc, kw_only=True, frozen=True):
 
 class ShrinkDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink/1"]
-    request: RequestDoc
+    request: ShrinkRequest
     evaluator: Evaluator
     start: StartDoc
     confidence: float
@@ -260,50 +252,10 @@ def start_doc(s: StartMeasure) -> StartDoc:
     )
 
 
-def request_doc(q: ShrinkRequest) -> RequestDoc:
-    if isinstance(q.backend, BinarySpec | PythonSpec):
-        raise ValueError("a shrink's backend is the emulator or a checkout (validation says so)")
-    return RequestDoc(
-        test=q.test,
-        backend=q.backend,
-        command=list(q.command) if q.command is not None else None,
-        confidence=q.confidence,
-        start_runs=q.start_runs,
-        budget=q.budget,
-        seed=q.seed,
-        source=str(q.source) if q.source else None,
-        timeout_s=q.timeout_s,
-        source_flavour=SourceFlavour(q.source_flavour),
-        record_dir=str(q.record_dir),
-        run=q.run,
-        known_start=q.known_start if q.known_start else None,
-        pytest=q.pytest or msgspec.UNSET,
-    )
-
-
-def request(d: RequestDoc) -> ShrinkRequest:
-    return ShrinkRequest(
-        test=d.test,
-        backend=d.backend,
-        command=tuple(d.command) if d.command is not None else None,
-        confidence=d.confidence,
-        start_runs=d.start_runs,
-        budget=d.budget,
-        seed=d.seed,
-        source=Path(d.source) if d.source else None,
-        timeout_s=d.timeout_s,
-        source_flavour=d.source_flavour.value,
-        record_dir=Path(d.record_dir),
-        run=d.run,
-        known_start=d.known_start,
-        pytest="" if d.pytest is msgspec.UNSET else d.pytest,
-    )
-
-
 def state_doc(s: ShrinkState) -> StateDoc:
     return StateDoc(
         schema=STATE_SCHEMA,
-        request=request_doc(s.request),
+        request=s.request,
         start=s.start,
         evaluations=s.evaluations,
         judged=[judged_doc(j) for j in s.judged],
@@ -312,7 +264,7 @@ def state_doc(s: ShrinkState) -> StateDoc:
 
 def state(d: StateDoc, r: Reader) -> ShrinkState:
     return ShrinkState(
-        request=request(d.request),
+        request=d.request,
         start=d.start,
         evaluations=d.evaluations,
         judged=[judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],
@@ -323,7 +275,7 @@ def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
     r = rec.result
     return ShrinkDoc(
         schema=SCHEMA,
-        request=request_doc(rec.request),
+        request=rec.request,
         evaluator=Evaluator(rec.evaluator),
         start=start_doc(rec.start),
         confidence=rec.request.confidence,
