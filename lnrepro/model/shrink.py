@@ -1,9 +1,10 @@
 """``lnrepro shrink``'s request, saved state and record (``lnrepro.shrink/1``,
-``lnrepro.shrink-state/1``), and their JSON: the ``*Doc`` Structs below are the documents as
-written, read and written by :mod:`lnrepro.model.codec` (and the source of
-docs/schemas/shrink*.json, ``scripts/schemas.py``). The case they hold is
-:mod:`lnrepro.model.case`'s, re-exported here. A new field: add it to its Doc with a default (so
-older documents still read) and to the mapping, then run ``python scripts/schemas.py``.
+``lnrepro.shrink-state/1``), and their JSON, read and written by :mod:`lnrepro.model.codec`
+(and the source of docs/schemas/shrink*.json, ``scripts/schemas.py``). The request, the start
+and every judged case are written as they are; the two documents around them
+(:class:`StateDoc`, :class:`ShrinkDoc`: the schema's name, the result's case flattened in) are
+Structs. The case they hold is :mod:`lnrepro.model.case`'s, re-exported here. A new field: give
+it a default (so older documents still read), then run ``python scripts/schemas.py``.
 """
 
 from __future__ import annotations
@@ -19,19 +20,7 @@ import msgspec
 from lnrepro.model.case import CASE_ENV as CASE_ENV
 from lnrepro.model.case import PROBE_TEST as PROBE_TEST
 from lnrepro.model.case import TENSORS as TENSORS
-from lnrepro.model.case import (
-    Axis,
-    CaseDoc,
-    Doc,
-    Judged,
-    JudgedDoc,
-    Neighbour,
-    NeighbourDoc,
-    case_doc,
-    judged,
-    judged_doc,
-    neighbour_doc,
-)
+from lnrepro.model.case import Axis, Doc, Judged, Neighbour, NeighbourDoc, neighbour_doc
 from lnrepro.model.case import Case as Case
 from lnrepro.model.case import DataKind as DataKind
 from lnrepro.model.case import DataSpec as DataSpec
@@ -96,7 +85,9 @@ class ShrinkRequest:
     source_flavour: SourceFlavour = field(
         default=SourceFlavour.TT_METAL, metadata={"may_lack": True}
     )
-    record_dir: Path = field(default_factory=lambda: DEFAULT_RECORD_DIR)  # a checkout's runs go here
+    record_dir: Path = field(
+        default_factory=lambda: DEFAULT_RECORD_DIR
+    )  # a checkout's runs go here
     run: str | None = None  # start from this run record's test, backend and pass rate
     known_start: Pair | None = None  # (runs, passes) measured already (the run's)
     # a ttnn op's pytest node id to start from; written only when given ("" reads as none)
@@ -137,26 +128,39 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(state_doc(self))
+        s = self
+        doc = StateDoc(
+            schema=STATE_SCHEMA,
+            request=s.request,
+            start=s.start,
+            evaluations=s.evaluations,
+            judged=s.judged,
+        )
+        return encode_obj(doc)
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
-        return state(decode(r, StateDoc), r)
+        d = decode(r, StateDoc)
+        return cls(request=d.request, start=d.start, evaluations=d.evaluations, judged=d.judged)
 
 
 # ---------------------------------------------------------------------------------- record
 @dataclass(frozen=True)
 class StartMeasure:
-    """The start test as written, run ``runs`` times (random data: a fresh draw each run)."""
+    # The start test as written, run ``runs`` times (random data: a fresh draw each run).
 
     case: Case
-    runs: int
-    passes: int
-    interval: tuple[float, float]  # Wilson 95% interval of its pass rate
+    runs: Positive
+    passes: Count
+    pass_rate_interval: tuple[float, float]  # Wilson 95% interval of its pass rate
     admissible: bool  # the correct kernel's model passes it
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        return self.pass_rate_interval
+
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(start_doc(self))
+        return encode_obj(self)
 
 
 @dataclass
@@ -202,31 +206,23 @@ class Evaluator(str, Enum):
     CHECKOUT_PYTEST = "checkout-pytest"  # a ttnn op's pytest probe on a checkout
 
 
-class StartDoc(Doc, kw_only=True, frozen=True):
-    case: CaseDoc
-    runs: Positive
-    passes: Count
-    pass_rate_interval: tuple[float, float]
-    admissible: bool
-
-
 class StateDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink-state/1"]
     request: ShrinkRequest
     start: Pair | None
     evaluations: Count = 0
-    judged: list[JudgedDoc]
+    judged: list[Judged]
 
 
 class ShrinkDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink/1"]
     request: ShrinkRequest
     evaluator: Evaluator
-    start: StartDoc
+    start: StartMeasure
     confidence: float
     repeats: Positive
     found: bool
-    case: CaseDoc | None
+    case: Case | None
     margin: Real | None
     detail: str | None
     rerun: list[str] | None
@@ -235,40 +231,11 @@ class ShrinkDoc(Doc, kw_only=True, frozen=True):
     evaluations: Count
     control_checks: Count
     candidates: Count
-    inadmissible: Annotated[list[JudgedDoc], msgspec.Meta(max_length=20)]
+    inadmissible: Annotated[list[Judged], msgspec.Meta(max_length=20)]
     budget_exhausted: bool
     seconds: float
     source: str | None
     note: str
-
-
-def start_doc(s: StartMeasure) -> StartDoc:
-    return StartDoc(
-        case=case_doc(s.case),
-        runs=s.runs,
-        passes=s.passes,
-        pass_rate_interval=s.interval,
-        admissible=s.admissible,
-    )
-
-
-def state_doc(s: ShrinkState) -> StateDoc:
-    return StateDoc(
-        schema=STATE_SCHEMA,
-        request=s.request,
-        start=s.start,
-        evaluations=s.evaluations,
-        judged=[judged_doc(j) for j in s.judged],
-    )
-
-
-def state(d: StateDoc, r: Reader) -> ShrinkState:
-    return ShrinkState(
-        request=d.request,
-        start=d.start,
-        evaluations=d.evaluations,
-        judged=[judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],
-    )
 
 
 def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
@@ -277,11 +244,11 @@ def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
         schema=SCHEMA,
         request=rec.request,
         evaluator=Evaluator(rec.evaluator),
-        start=start_doc(rec.start),
+        start=rec.start,
         confidence=rec.request.confidence,
         repeats=rec.repeats,
         found=rec.found,
-        case=case_doc(r.case) if r else None,
+        case=r.case if r else None,
         margin=r.margin if r else None,
         detail=r.detail if r else None,
         rerun=list(rec.rerun) if r else None,
@@ -290,7 +257,7 @@ def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
         evaluations=rec.evaluations,
         control_checks=rec.control_checks,
         candidates=rec.candidates,
-        inadmissible=[judged_doc(j) for j in rec.inadmissible[:20]],
+        inadmissible=rec.inadmissible[:20],
         budget_exhausted=rec.budget_exhausted,
         seconds=round(rec.seconds, 3),
         source=str(rec.source) if rec.source else None,

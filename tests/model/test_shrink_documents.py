@@ -141,6 +141,9 @@ def documents() -> dict[str, ShrinkRecord | ShrinkState]:
 
 
 DOCS = documents()
+GTEST_TOLERANCE = json.loads((FIXTURES / "state-judged.json").read_text())["judged"][0]["case"][
+    "tolerance"
+]
 
 
 @pytest.mark.parametrize("name", sorted(DOCS))
@@ -180,3 +183,38 @@ def test_the_fixtures_hold_every_shape_of_a_field() -> None:
         .margin
         or 0.0
     )
+
+
+@pytest.mark.parametrize(
+    ("at", "change", "message"),
+    [
+        (4, lambda c: c.pop("pcc"), "judged[4].case.pcc is required for a ttnn op's case"),
+        (
+            4,
+            lambda c: c.update(tolerance=GTEST_TOLERANCE),
+            "judged[4].case.tolerance does not apply to a ttnn op's case (its pcc does)",
+        ),
+        (0, lambda c: c.pop("tolerance"), "judged[0].case.tolerance is required"),
+        (
+            1,
+            lambda c: c["data"].update(variant="ramp"),
+            "judged[1].case.data.variant is 'ramp', not one of two-valued",
+        ),
+        (
+            0,
+            lambda c: c["tolerance"]["dx"].update(rtol=None),
+            "judged[0].case.tolerance.dx.rtol should be number",
+        ),
+        (0, lambda c: c.update(extra=1), "judged[0].case object contains unknown field `extra`"),
+    ],
+)
+def test_a_damaged_case_is_a_one_line_input_error(at: int, change: object, message: str) -> None:
+    """What a case's document cannot say in types (checked when it is read, wherever it is)."""
+    from lnrepro.errors import MalformedRecord
+
+    doc = json.loads((FIXTURES / "state-judged.json").read_text())
+    change(doc["judged"][at]["case"])  # type: ignore[operator]
+    with pytest.raises(MalformedRecord) as exc:
+        ShrinkState.from_json(Reader(doc, "s.json"))
+    assert str(exc.value).startswith(f"s.json: {message}"), str(exc.value)
+    assert "\n" not in str(exc.value)
