@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from lnrepro.cli import main as cli_main
 from tests.bisect.scripted import git, release_history
 from tests.conftest import need_toolchain, run_gently
+from tests.harness import lnrepro
 from tests.leftovers import Ran, left
 from tests.lookalike import KERNEL, TEST_FILE, GroundTruth, Spec, device_env, generate
 
@@ -229,9 +229,8 @@ def test_one_bisect_per_repository(history: GroundTruth) -> None:
 
 def main(capsys: pytest.CaptureFixture[str], repo: Path, *args: str) -> tuple[int, str, str]:
     """``lnrepro bisect --repo REPO ARGS`` in process: its exit code, stdout and stderr."""
-    code = cli_main(["bisect", "--repo", str(repo), *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    ran = lnrepro("bisect", "--repo", repo, *args)
+    return ran.code, ran.out, ran.err
 
 
 @pytest.fixture

@@ -143,7 +143,7 @@ def test_the_emulators_reports_keep_each_tensors_margin_for_passing_tests(
 
 
 def test_end_to_end_the_emulators_nightly_test_passes_everywhere_and_the_culprit_is_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     """A real history whose commits pick the emulated kernel (fixed, then shipped from c3 on);
     ``--command`` runs the emulator as the gtest binary: its NIGHTLY test passes at every
@@ -151,8 +151,8 @@ def test_end_to_end_the_emulators_nightly_test_passes_everywhere_and_the_culprit
     asked for."""
     import sys
 
-    from lnrepro.cli import main as cli_main
     from tests.bisect.scripted import git
+    from tests.harness import lnrepro
 
     repo = tmp_path / "r"
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
@@ -168,15 +168,12 @@ def test_end_to_end_the_emulators_nightly_test_passes_everywhere_and_the_culprit
         f'exec {sys.executable} -m lnrepro.emulator --gtest_filter="*NIGHTLY*" '
         '--emu_kernel="$(cat era)" >/dev/null\n'
     )
-    code = cli_main(
-        [
-            "bisect", "--repo", str(repo), "--good", shas[0], "--bad", shas[-1],
-            "--confidence", "0.95", "--command", f"sh {script}", "--json",
-        ]
+    ran = lnrepro(
+        "bisect", "--repo", repo, "--good", shas[0], "--bad", shas[-1],
+        "--confidence", "0.95", "--command", f"sh {script}", "--json",
     )  # fmt: skip
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    doc = json.loads(out)
+    assert ran.code == 0, ran.err
+    doc = json.loads(ran.out)
     r = doc["result"]
     assert r["first_bad"] == shas[3]
     assert r["margin"].startswith("--margin auto: on, LayerNormBackwardOpTest.NIGHTLY")

@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import main
 from lnrepro.errors import ExitCode
+from tests.harness import lnrepro
 from tests.pyproject_lookalike import TEST_NODE, make_project
 
 
 def bisect(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(["bisect", *args])
-    got = capsys.readouterr()
-    return code, got.out, got.err
+    """``lnrepro bisect ARGS`` in this process, through the tests' one harness."""
+    ran = lnrepro("bisect", *args)
+    return ran.code, ran.out, ran.err
 
 
 def test_bisect_names_the_culprit_and_skips_setup_and_collection_failures(

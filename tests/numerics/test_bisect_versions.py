@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from lnrepro.bisect.releases import find_uv, releases, step_env
-from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from tests.conftest import need
 from tests.consumers.schemas import errors
+from tests.harness import lnrepro
 from tests.pyproject_lookalike.index import TEST_NODE, make_index, make_version_project, wheel
 
 
@@ -27,10 +27,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def bisect(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(["bisect", *args])
-    got = capsys.readouterr()
-    return code, got.out, got.err
+    """``lnrepro bisect ARGS`` in this process, through the tests' one harness."""
+    ran = lnrepro("bisect", *args)
+    return ran.code, ran.out, ran.err
 
 
 def test_the_versions_that_install_here_are_read_from_the_index(

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import main
 from lnrepro.errors import ExitCode
 from lnrepro.model.pyenv import differences, numerics_env
 from lnrepro.run.backends.python import project_python
 from tests.conftest import docker_ok, need
+from tests.harness import lnrepro
 from tests.numerics.conftest import IMAGE_ENV
 from tests.pyproject_lookalike import FAILING_NODE, FLAKY_NODE, TEST_NODE, make_project
 
@@ -32,13 +32,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """``lnrepro run ARGS`` in this process, as the command line runs it (``main``)."""
+    """``lnrepro run ARGS`` in this process, through the tests' one harness."""
 
     def invoke(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = main(["run", *args])
-        got = capsys.readouterr()
-        return code, got.out, got.err
+        ran = lnrepro("run", *args)
+        return ran.code, ran.out, ran.err
 
     return invoke
 
@@ -163,12 +161,12 @@ def test_compare_shows_a_numerics_variable_that_changed_between_two_runs(
             monkeypatch.setenv("NPY_PROMOTION_STATE", value)
         _code, out, _err = run(*args, "--record-dir", str(tmp_path), "--json")
         ids.append(json.loads(out)["id"])
-    capsys.readouterr()
-    assert main(["compare", *ids, "--record-dir", str(tmp_path), "--json"]) == ExitCode.OK
-    doc = json.loads(capsys.readouterr().out)
+    ran = lnrepro("compare", *ids, "--record-dir", tmp_path, "--json")
+    assert ran.code == ExitCode.OK, ran.err
+    doc = json.loads(ran.out)
     assert doc["environment"] == ["NPY_PROMOTION_STATE unset → weak"]
-    assert main(["compare", *ids, "--record-dir", str(tmp_path)]) == ExitCode.OK
-    assert "NPY_PROMOTION_STATE unset → weak" in capsys.readouterr().out
+    ran = lnrepro("compare", *ids, "--record-dir", tmp_path)
+    assert ran.code == ExitCode.OK and "NPY_PROMOTION_STATE unset → weak" in ran.out
 
 
 def test_image_runs_the_project_s_test_in_a_container_of_that_image(

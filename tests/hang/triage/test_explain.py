@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lnrepro.cli import main
 from tests.consumers.schemas import errors
 from tests.hang.triage import corpus as C
 from tests.hang.watcher import pastes as P
+from tests.harness import lnrepro
 
 PICK = [
     "starved/one-script",
@@ -36,10 +36,9 @@ W_PICK = [
 
 
 def _explain(capsys: pytest.CaptureFixture[str], path: Path, *more: str) -> tuple[int, str]:
-    code = main(["explain", str(path), *more])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out
+    ran = lnrepro("explain", path, *more)  # the tests' one harness, in this process
+    assert "Traceback" not in ran.err
+    return ran.code, ran.out
 
 
 @pytest.mark.parametrize("name", PICK)
@@ -95,9 +94,8 @@ def test_a_text_about_nothing_still_says_so(
 ) -> None:
     f = tmp_path / "notes.txt"
     f.write_text("we saw a hang on Tuesday, core 3 maybe\n")
-    code = main(["explain", str(f)])
-    err = capsys.readouterr().err
-    assert code == 4 and "no googletest markers" in err
+    ran = lnrepro("explain", f)
+    assert ran.code == 4 and "no googletest markers" in ran.err
 
 
 def test_pasted_text_is_printed_as_text_not_markup(
