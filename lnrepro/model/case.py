@@ -409,19 +409,15 @@ def data(d: DataDoc, at: str = "$.") -> DataSpec:
 
 
 def case_doc(c: Case) -> CaseDoc:
+    gtest, s = c.op is OpKind.LAYERNORM_BW, c.shape
     tol = {t: ToleranceDoc(rtol=v.rtol, atol=v.atol) for t, v in c.tolerance}
-    gtest = c.op is OpKind.LAYERNORM_BW
     return CaseDoc(
-        batch=c.shape.batch,
-        seq=c.shape.seq,
-        heads=c.shape.heads,
-        features=c.shape.features,
+        batch=s.batch,
+        seq=s.seq,
+        heads=s.heads,
+        features=s.features,
         data=data_doc(c.data),
-        tolerance=(
-            TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"])
-            if gtest
-            else msgspec.UNSET
-        ),
+        tolerance=TolerancesDoc(**tol) if gtest else msgspec.UNSET,
         origin=c.origin,
         op=msgspec.UNSET if gtest else c.op,
         pcc=msgspec.UNSET if gtest else c.pcc,
@@ -439,13 +435,9 @@ def case(d: CaseDoc) -> Case:
         return Case(shape=shape, data=dd, tolerance=(), origin=d.origin, op=d.op, pcc=d.pcc)
     if d.tolerance is msgspec.UNSET:
         raise ValueError("is required - at `$.tolerance`")
-    tol = {"dx": d.tolerance.dx, "dgamma": d.tolerance.dgamma, "dbeta": d.tolerance.dbeta}
-    return Case(
-        shape=shape,
-        data=data(d.data, "$.data."),
-        tolerance=tuple((t, Tolerance(rtol=tol[t].rtol, atol=tol[t].atol)) for t in TENSORS),
-        origin=d.origin,
-    )
+    tol = ((t, getattr(d.tolerance, t)) for t in TENSORS)
+    tolerance = tuple((t, Tolerance(rtol=v.rtol, atol=v.atol)) for t, v in tol)
+    return Case(shape=shape, data=data(d.data, "$.data."), tolerance=tolerance, origin=d.origin)
 
 
 def neighbour_doc(n: Neighbour) -> NeighbourDoc:
