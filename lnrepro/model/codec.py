@@ -71,7 +71,8 @@ def written_as(
     """``kind`` is written as the document ``doc`` (``write(value)``, a Struct) and read back from
     it (``read(doc)``, which raises ValueError ``"what - at `$.field`"`` for what ``doc``'s types
     cannot say). For a type whose document has another shape than it (a case's flattened shape),
-    and which is a plain class, so that msgspec asks these hooks, wherever it is held."""
+    and which is a plain class, so that msgspec asks these hooks, wherever it is held. Hold it
+    in Struct documents: a dataclass document's schema would mark ``doc``'s fields required."""
     _WRITTEN[kind] = (doc, write, read)
 
 
