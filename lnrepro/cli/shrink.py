@@ -133,4 +133,7 @@ def shrink_request(params: Params) -> ShrinkRequest:
 
         # --seed seeds shrink's random data (the request's seed, from the same option)
         backend = msgspec.structs.replace(backend, data="copy", seed=None)
+    from lnrepro.shrink.validate import probe_backend
+
+    backend = probe_backend(backend)
     return ShrinkRequest(backend=backend, **values_of(ShrinkRequest, shrink_table.OPTS, params))

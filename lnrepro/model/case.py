@@ -6,9 +6,10 @@ core and the renderers all read these.
 
 Owns the case's JSON, which a probe reads from the environment variable :data:`CASE_ENV` (the
 emulator's ``LayerNormBackwardOpTest.LnreproProbe``, a checkout's patched-in probe, a
-``--command``) and shrink's records hold: the ``*Doc`` Structs below are it as written (the
-case's shape flattened in, the tolerances by tensor, a ttnn op's ``op`` and ``pcc`` only for
-it), read and written by :mod:`lnrepro.model.codec` and mapped to the in-memory types here.
+``--command``) and shrink's records hold. :class:`Judged` and the rest are written by
+:mod:`lnrepro.model.codec` as they are; a case alone has a document of another shape (its shape
+flattened in, the tolerances by tensor, a ttnn op's ``op`` and ``pcc`` only for it): the
+``*Doc`` Structs below, which ``codec.written_as`` maps wherever a case is held.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Annotated
 
 import msgspec
 
-from lnrepro.model.codec import Real, decode, encode_obj
+from lnrepro.model.codec import Real, decode, encode_obj, written_as
 from lnrepro.model.jsonio import JSON, Reader, dumps, loads_text
 from lnrepro.model.requests import CASE_ENV as CASE_ENV  # the case, as compact JSON, for a probe
 from lnrepro.model.requests import Count
@@ -96,7 +97,11 @@ class DataSpec:
 
     @classmethod
     def from_json(cls, r: Reader) -> DataSpec:
-        return data(decode(r, DataDoc), r)
+        try:
+            return data(decode(r, DataDoc))
+        except ValueError as exc:
+            what, _, at = str(exc).partition(" - at `$.")
+            r.fail(what, at.rstrip("`"))
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -176,14 +181,49 @@ class Tolerance:
     atol: float
 
 
-@dataclass(frozen=True)
 class Case:
+    """A case. A plain class, not a dataclass: its document has another shape (the shape
+    flattened in, the tolerances by tensor, a ttnn op's ``op`` and ``pcc`` only for it), so
+    :func:`lnrepro.model.codec.written_as` writes it as :class:`CaseDoc` wherever it is held."""
+
+    __slots__ = ("data", "op", "origin", "pcc", "shape", "tolerance")
     shape: Shape
     data: DataSpec
     tolerance: tuple[tuple[str, Tolerance], ...]  # (tensor, tolerance), in TENSORS order
-    origin: str = ""  # the test it was shrunk from (full gtest name, or a pytest node id)
-    op: OpKind = field(default=OpKind.LAYERNORM_BW, kw_only=True)
-    pcc: float = field(default=0.0, kw_only=True)  # a ttnn op's PCC threshold (0: none)
+    origin: str  # the test it was shrunk from (full gtest name, or a pytest node id)
+    op: OpKind
+    pcc: float  # a ttnn op's PCC threshold (0: none)
+
+    def __init__(
+        self,
+        shape: Shape,
+        data: DataSpec,
+        tolerance: tuple[tuple[str, Tolerance], ...],
+        origin: str = "",
+        *,
+        op: OpKind = OpKind.LAYERNORM_BW,
+        pcc: float = 0.0,
+    ) -> None:
+        for name, value in zip(
+            _CASE_FIELDS, (shape, data, tolerance, origin, op, pcc), strict=True
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Case is frozen: cannot set {name}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in _CASE_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Case) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={v!r}" for n, v in zip(_CASE_FIELDS, self._fields(), strict=True))
+        return f"Case({inner})"
 
     @property
     def tol(self) -> dict[str, Tolerance]:
@@ -199,7 +239,7 @@ class Case:
         return f"{self.shape_label}, {self.data.label}"
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(case_doc(self))
+        return encode_obj(self)
 
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
@@ -228,11 +268,14 @@ class Case:
 
     @classmethod
     def from_json(cls, r: Reader) -> Case:
-        return case(decode(r, CaseDoc), r)
+        return decode(r, cls)
 
     @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
         return cls.from_json(Reader(loads_text(text, source), source))
+
+
+_CASE_FIELDS = ("shape", "data", "tolerance", "origin", "op", "pcc")
 
 
 class Status(str, Enum):
@@ -249,16 +292,17 @@ class Status(str, Enum):
 class Judged:
     case: Case
     status: Status
-    margin: float | None  # the smallest over its repeats of max over tensors (needed atol / atol)
-    runs: int  # evaluations of the code under test this candidate cost
-    detail: str = ""  # what the evaluator said (e.g. "dx max_diff=1000")
+    margin: Real | None  # the smallest over its repeats of max over tensors (needed atol / atol)
+    runs: Count  # evaluations of the code under test this candidate cost
+    # what the evaluator said (e.g. "dx max_diff=1000")
+    detail: str = field(default="", metadata={"may_lack": True})
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(judged_doc(self))
+        return encode_obj(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> Judged:
-        return judged(decode(r, JudgedDoc), r)
+        return decode(r, cls)
 
 
 @dataclass(frozen=True)
@@ -328,18 +372,10 @@ class CaseDoc(Doc, kw_only=True, frozen=True):
     pcc: Annotated[float, msgspec.Meta(gt=0, lt=1)] | msgspec.UnsetType = msgspec.UNSET
 
 
-class JudgedDoc(Doc, kw_only=True, frozen=True):
-    case: CaseDoc
-    status: Status
-    margin: Real | None
-    runs: Count
-    detail: str = ""
-
-
 class NeighbourDoc(Doc, kw_only=True, frozen=True):
     axis: Axis
     step: str
-    case: CaseDoc | None  # None: the axis is at its lower bound
+    case: Case | None  # None: the axis is at its lower bound
     status: Status | None
     margin: Real | None
     why: str
@@ -358,9 +394,10 @@ def data_doc(d: DataSpec) -> DataDoc:
     )
 
 
-def data(d: DataDoc, r: Reader) -> DataSpec:
+def data(d: DataDoc, at: str = "$.") -> DataSpec:
     if d.variant.value not in VARIANTS[d.kind]:
-        r.fail(f"is {d.variant.value!r}, not one of {', '.join(VARIANTS[d.kind])}", "variant")
+        allowed = ", ".join(VARIANTS[d.kind])
+        raise ValueError(f"is {d.variant.value!r}, not one of {allowed} - at `{at}variant`")
     return DataSpec(
         kind=d.kind,
         variant=d.variant.value,
@@ -372,63 +409,35 @@ def data(d: DataDoc, r: Reader) -> DataSpec:
 
 
 def case_doc(c: Case) -> CaseDoc:
+    gtest, s = c.op is OpKind.LAYERNORM_BW, c.shape
     tol = {t: ToleranceDoc(rtol=v.rtol, atol=v.atol) for t, v in c.tolerance}
-    gtest = c.op is OpKind.LAYERNORM_BW
     return CaseDoc(
-        batch=c.shape.batch,
-        seq=c.shape.seq,
-        heads=c.shape.heads,
-        features=c.shape.features,
+        batch=s.batch,
+        seq=s.seq,
+        heads=s.heads,
+        features=s.features,
         data=data_doc(c.data),
-        tolerance=(
-            TolerancesDoc(dx=tol["dx"], dgamma=tol["dgamma"], dbeta=tol["dbeta"])
-            if gtest
-            else msgspec.UNSET
-        ),
+        tolerance=TolerancesDoc(**tol) if gtest else msgspec.UNSET,
         origin=c.origin,
         op=msgspec.UNSET if gtest else c.op,
         pcc=msgspec.UNSET if gtest else c.pcc,
     )
 
 
-def case(d: CaseDoc, r: Reader) -> Case:
+def case(d: CaseDoc) -> Case:
     shape = Shape(batch=d.batch, seq=d.seq, heads=d.heads, features=d.features)
     if d.op is not msgspec.UNSET and d.op is not OpKind.LAYERNORM_BW:
         if d.pcc is msgspec.UNSET:
-            r.fail("is required for a ttnn op's case", "pcc")
+            raise ValueError("is required for a ttnn op's case - at `$.pcc`")
         if d.tolerance is not msgspec.UNSET:
-            r.fail("does not apply to a ttnn op's case (its pcc does)", "tolerance")
-        dd = data(d.data, r.get("data"))
+            raise ValueError("does not apply to a ttnn op's case (its pcc does) - at `$.tolerance`")
+        dd = data(d.data, "$.data.")
         return Case(shape=shape, data=dd, tolerance=(), origin=d.origin, op=d.op, pcc=d.pcc)
     if d.tolerance is msgspec.UNSET:
-        r.fail("is required", "tolerance")
-    tol = {"dx": d.tolerance.dx, "dgamma": d.tolerance.dgamma, "dbeta": d.tolerance.dbeta}
-    return Case(
-        shape=shape,
-        data=data(d.data, r.get("data")),
-        tolerance=tuple((t, Tolerance(rtol=tol[t].rtol, atol=tol[t].atol)) for t in TENSORS),
-        origin=d.origin,
-    )
-
-
-def judged_doc(j: Judged) -> JudgedDoc:
-    return JudgedDoc(
-        case=case_doc(j.case),
-        status=j.status,
-        margin=j.margin,
-        runs=j.runs,
-        detail=j.detail,
-    )
-
-
-def judged(d: JudgedDoc, r: Reader) -> Judged:
-    return Judged(
-        case=case(d.case, r.get("case")),
-        status=d.status,
-        margin=d.margin,
-        runs=d.runs,
-        detail=d.detail,
-    )
+        raise ValueError("is required - at `$.tolerance`")
+    tol = ((t, getattr(d.tolerance, t)) for t in TENSORS)
+    tolerance = tuple((t, Tolerance(rtol=v.rtol, atol=v.atol)) for t, v in tol)
+    return Case(shape=shape, data=data(d.data, "$.data."), tolerance=tolerance, origin=d.origin)
 
 
 def neighbour_doc(n: Neighbour) -> NeighbourDoc:
@@ -436,9 +445,12 @@ def neighbour_doc(n: Neighbour) -> NeighbourDoc:
     return NeighbourDoc(
         axis=n.axis,
         step=n.step,
-        case=case_doc(j.case) if j else None,
+        case=j.case if j else None,
         status=j.status if j else None,
         margin=j.margin if j else None,
         why=n.why,
         rerun=list(n.rerun) if j else None,
     )
+
+
+written_as(Case, CaseDoc, case_doc, case)

@@ -30,8 +30,10 @@ so they keep working whatever the types become).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -60,7 +62,23 @@ NON_FINITE_SCHEMA: dict[str, JSON] = {
 }
 
 
-def _enc_hook(obj: object) -> JSON:
+_WRITTEN: dict[type, tuple[type, Callable[[Any], object], Callable[[Any], object]]] = {}
+
+
+def written_as(
+    kind: type[T], doc: type, write: Callable[[T], object], read: Callable[[Any], T]
+) -> None:
+    """``kind`` is written as the document ``doc`` (``write(value)``, a Struct) and read back from
+    it (``read(doc)``, which raises ValueError ``"what - at `$.field`"`` for what ``doc``'s types
+    cannot say). For a type whose document has another shape than it (a case's flattened shape),
+    and which is a plain class, so that msgspec asks these hooks, wherever it is held. Hold it
+    in Struct documents: a dataclass document's schema would mark ``doc``'s fields required."""
+    _WRITTEN[kind] = (doc, write, read)
+
+
+def _enc_hook(obj: object) -> object:
+    if (w := _WRITTEN.get(type(obj))) is not None:
+        return w[1](obj)
     if isinstance(obj, Path):
         return str(obj)
     if isinstance(obj, float):  # a Real read back: msgspec knows float itself, not its subclasses
@@ -69,6 +87,14 @@ def _enc_hook(obj: object) -> JSON:
 
 
 def _dec_hook(kind: type, obj: object) -> object:
+    if (w := _WRITTEN.get(kind)) is not None:
+        import msgspec
+
+        try:
+            doc: object = msgspec.convert(obj, w[0], dec_hook=_dec_hook, str_keys=True)
+        except msgspec.ValidationError as exc:  # as a ValueError, msgspec adds where it is held
+            raise ValueError(str(exc)) from None
+        return w[2](doc)
     if kind is Real:
         v = decode_number(obj)
         if v is not None:
@@ -81,7 +107,11 @@ def _dec_hook(kind: type, obj: object) -> object:
     raise NotImplementedError(kind)
 
 
-def _schema_hook(kind: type) -> dict[str, JSON]:
+def _schema_hook(kind: type, asked: list[type] | None = None) -> dict[str, JSON]:
+    if (w := _WRITTEN.get(kind)) is not None:
+        if asked is not None:
+            asked.append(w[0])
+        return {"$ref": f"#/$defs/{w[0].__name__}"}
     if kind is Real:
         return dict(NON_FINITE_SCHEMA)
     if kind is Path:
@@ -129,9 +159,10 @@ def decode(r: Reader, kind: type[T]) -> T:
         # str_keys: a JSON object's keys are strings, also those of a dict[int, ...]
         return msgspec.convert(r.value, kind, dec_hook=_dec_hook, str_keys=True)
     except msgspec.ValidationError as exc:
-        what, _, at = str(exc).partition(" - at `")
-        key = at.startswith("key` in `")  # a map's key is wrong, not its value
-        at = at.removeprefix("key` in `").removeprefix("$")
+        what, *ats = str(exc).split(" - at `")  # innermost first: a written_as read's own place
+        key = bool(ats) and ats[0].startswith("key` in `")  # a map's key is wrong, not its value
+        ats[:1] = [a.removeprefix("key` in `") for a in ats[:1]]
+        at = "".join(a.rstrip("`").removeprefix("$") for a in reversed(ats))
         if key:
             bad = what.removeprefix("Invalid enum value ").removeprefix("Expected ")
             what = f"has the key {bad}, which is not an allowed key"
@@ -203,10 +234,17 @@ def schema(kinds: list[type[Any]]) -> tuple[tuple[Schema, ...], dict[str, Schema
     """The JSON Schemas of ``kinds`` and the definitions they share (``#/$defs/NAME``)."""
     import msgspec
 
-    tops, defs = msgspec.json.schema_components(
-        kinds, schema_hook=_schema_hook, ref_template="#/$defs/{name}"
-    )
-    return tuple(tops), dict(defs)
+    docs: list[type] = []  # the documents of written_as types the kinds hold, at any depth
+    while True:
+        asked: list[type] = []
+        tops, defs = msgspec.json.schema_components(
+            [*kinds, *docs],
+            schema_hook=functools.partial(_schema_hook, asked=asked),
+            ref_template="#/$defs/{name}",
+        )
+        if not (new := [d for d in dict.fromkeys(asked) if d not in docs]):
+            return tuple(tops[: len(kinds)]), dict(defs)
+        docs += new
 
 
 def _ref(top: Schema) -> str:
@@ -277,6 +315,9 @@ def _walk_records(kind: type[Any]) -> tuple[set[str], dict[str, set[str]]]:
         seen.add(id(t))
         if isinstance(t, mi.DataclassType):
             names.add(t.cls.__name__)
+            for d in dataclasses.fields(t.cls):  # older documents lack it: written, not required
+                if d.metadata.get("may_lack"):
+                    unset.setdefault(t.cls.__name__, set()).add(d.name)
         if isinstance(t, (mi.DataclassType, mi.StructType)):
             for f in t.fields:
                 # msgspec.inspect shows a default of UNSET as no default on an optional field

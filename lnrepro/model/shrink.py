@@ -1,9 +1,10 @@
 """``lnrepro shrink``'s request, saved state and record (``lnrepro.shrink/1``,
-``lnrepro.shrink-state/1``), and their JSON: the ``*Doc`` Structs below are the documents as
-written, read and written by :mod:`lnrepro.model.codec` (and the source of
-docs/schemas/shrink*.json, ``scripts/schemas.py``). The case they hold is
-:mod:`lnrepro.model.case`'s, re-exported here. A new field: add it to its Doc with a default (so
-older documents still read) and to the mapping, then run ``python scripts/schemas.py``.
+``lnrepro.shrink-state/1``), and their JSON, read and written by :mod:`lnrepro.model.codec`
+(and the source of docs/schemas/shrink*.json, ``scripts/schemas.py``). The request, the start
+and every judged case are written as they are; the two documents around them
+(:class:`StateDoc`, :class:`ShrinkDoc`: the schema's name, the result's case flattened in) are
+Structs. The case they hold is :mod:`lnrepro.model.case`'s, re-exported here. A new field: give
+it a default (so older documents still read), then run ``python scripts/schemas.py``.
 """
 
 from __future__ import annotations
@@ -19,19 +20,7 @@ import msgspec
 from lnrepro.model.case import CASE_ENV as CASE_ENV
 from lnrepro.model.case import PROBE_TEST as PROBE_TEST
 from lnrepro.model.case import TENSORS as TENSORS
-from lnrepro.model.case import (
-    Axis,
-    CaseDoc,
-    Doc,
-    Judged,
-    JudgedDoc,
-    Neighbour,
-    NeighbourDoc,
-    case_doc,
-    judged,
-    judged_doc,
-    neighbour_doc,
-)
+from lnrepro.model.case import Axis, Doc, Judged, Neighbour, NeighbourDoc, neighbour_doc
 from lnrepro.model.case import Case as Case
 from lnrepro.model.case import DataKind as DataKind
 from lnrepro.model.case import DataSpec as DataSpec
@@ -40,12 +29,9 @@ from lnrepro.model.events import Events
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import (
     DEFAULT_RECORD_DIR,
-    BackendSpec,
-    BinarySpec,
     Count,
     EmulatorSpec,
     Positive,
-    PythonSpec,
     TtMetalSpec,
 )
 
@@ -73,24 +59,45 @@ DEFAULT_BUDGET = 600
 SourceFor = Literal["tt-metal", "lookalike"]  # --source-for
 
 
+class SourceFlavour(str, Enum):
+    """Whose helpers the emitted test uses."""
+
+    TT_METAL = "tt-metal"
+    LOOKALIKE = "lookalike"
+
+
 @dataclass(frozen=True)
 class ShrinkRequest:
-    """``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be."""
+    # ``lnrepro shrink``: a test to start from, where to evaluate candidates, how sure to be.
+    # Written as it is (a comment, not a docstring: the schema has no description for it).
 
     test: str = ""  # a test name (full or short); "" with ``run``: its first failing test
-    backend: BackendSpec = field(default_factory=EmulatorSpec)  # validated: the emulator's
+    # the emulator or a checkout (validation refuses the others: shrink has no probe for them)
+    backend: EmulatorSpec | TtMetalSpec = field(default_factory=EmulatorSpec)
     command: tuple[str, ...] | None = None  # --command: any repository's test of a case
-    confidence: float = DEFAULT_CONFIDENCE
-    start_runs: int = DEFAULT_START_RUNS
-    budget: int = DEFAULT_BUDGET  # evaluations of the code under test, at most
-    seed: int = 0  # random data's seed
+    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)] = DEFAULT_CONFIDENCE
+    start_runs: Positive = DEFAULT_START_RUNS
+    budget: Positive = DEFAULT_BUDGET  # evaluations of the code under test, at most
+    seed: Count = 0  # random data's seed
     source: Path | None = None  # write the emitted test here
     timeout_s: float = 600.0  # one --command run
-    source_flavour: SourceFor = "tt-metal"  # whose helpers the emitted test uses
-    record_dir: Path = DEFAULT_RECORD_DIR  # a checkout's build and runs go in a new directory here
+    # whose helpers the emitted test uses; older documents may lack it
+    source_flavour: SourceFlavour = field(
+        default=SourceFlavour.TT_METAL, metadata={"may_lack": True}
+    )
+    record_dir: Path = field(
+        default_factory=lambda: DEFAULT_RECORD_DIR
+    )  # a checkout's runs go here
     run: str | None = None  # start from this run record's test, backend and pass rate
-    known_start: tuple[int, int] | None = None  # (runs, passes) measured already (the run's)
-    pytest: str = field(default="", kw_only=True)  # a ttnn op's pytest node id to start from
+    known_start: Pair | None = None  # (runs, passes) measured already (the run's)
+    # a ttnn op's pytest node id to start from; written only when given ("" reads as none)
+    pytest: str | msgspec.UnsetType = field(default=msgspec.UNSET, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.pytest:
+            object.__setattr__(self, "pytest", msgspec.UNSET)
+        if self.source_flavour in SourceFlavour._value2member_map_:  # validation names others
+            object.__setattr__(self, "source_flavour", SourceFlavour(self.source_flavour))
 
     @property
     def model(self) -> EmulatorSpec:
@@ -99,11 +106,11 @@ class ShrinkRequest:
         return self.backend if isinstance(self.backend, EmulatorSpec) else EmulatorSpec()
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(request_doc(self))
+        return encode_obj(self)
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkRequest:
-        return request(decode(r, RequestDoc))
+        return decode(r, cls)
 
 
 STATE_SCHEMA: Final = "lnrepro.shrink-state/1"
@@ -121,26 +128,39 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(state_doc(self))
+        s = self
+        doc = StateDoc(
+            schema=STATE_SCHEMA,
+            request=s.request,
+            start=s.start,
+            evaluations=s.evaluations,
+            judged=s.judged,
+        )
+        return encode_obj(doc)
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
-        return state(decode(r, StateDoc), r)
+        d = decode(r, StateDoc)
+        return cls(request=d.request, start=d.start, evaluations=d.evaluations, judged=d.judged)
 
 
 # ---------------------------------------------------------------------------------- record
 @dataclass(frozen=True)
 class StartMeasure:
-    """The start test as written, run ``runs`` times (random data: a fresh draw each run)."""
+    # The start test as written, run ``runs`` times (random data: a fresh draw each run).
 
     case: Case
-    runs: int
-    passes: int
-    interval: tuple[float, float]  # Wilson 95% interval of its pass rate
+    runs: Positive
+    passes: Count
+    pass_rate_interval: tuple[float, float]  # Wilson 95% interval of its pass rate
     admissible: bool  # the correct kernel's model passes it
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        return self.pass_rate_interval
+
     def to_json(self) -> dict[str, JSON]:
-        return encode_obj(start_doc(self))
+        return encode_obj(self)
 
 
 @dataclass
@@ -177,13 +197,6 @@ class ShrinkRecord:
 # ---------------------------------------------------------------------------------- as written
 
 
-class SourceFlavour(str, Enum):
-    """Whose helpers the emitted test uses."""
-
-    TT_METAL = "tt-metal"
-    LOOKALIKE = "lookalike"
-
-
 class Evaluator(str, Enum):
     """What ran the candidates."""
 
@@ -193,48 +206,23 @@ class Evaluator(str, Enum):
     CHECKOUT_PYTEST = "checkout-pytest"  # a ttnn op's pytest probe on a checkout
 
 
-class StartDoc(Doc, kw_only=True, frozen=True):
-    case: CaseDoc
-    runs: Positive
-    passes: Count
-    pass_rate_interval: tuple[float, float]
-    admissible: bool
-
-
-class RequestDoc(Doc, kw_only=True, frozen=True):
-    test: str
-    backend: EmulatorSpec | TtMetalSpec  # validation refuses a local binary
-    command: list[str] | None
-    confidence: Annotated[float, msgspec.Meta(ge=0.5, le=1)]
-    start_runs: Positive
-    budget: Positive
-    seed: Count
-    source: str | None
-    timeout_s: float
-    source_flavour: SourceFlavour = SourceFlavour.TT_METAL
-    record_dir: str
-    run: str | None
-    known_start: Pair | None
-    pytest: str | msgspec.UnsetType = msgspec.UNSET  # a ttnn op's pytest node id (absent: a gtest)
-
-
 class StateDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink-state/1"]
-    request: RequestDoc
+    request: ShrinkRequest
     start: Pair | None
     evaluations: Count = 0
-    judged: list[JudgedDoc]
+    judged: list[Judged]
 
 
 class ShrinkDoc(Doc, kw_only=True, frozen=True):
     schema: Literal["lnrepro.shrink/1"]
-    request: RequestDoc
+    request: ShrinkRequest
     evaluator: Evaluator
-    start: StartDoc
+    start: StartMeasure
     confidence: float
     repeats: Positive
     found: bool
-    case: CaseDoc | None
+    case: Case | None
     margin: Real | None
     detail: str | None
     rerun: list[str] | None
@@ -243,93 +231,24 @@ class ShrinkDoc(Doc, kw_only=True, frozen=True):
     evaluations: Count
     control_checks: Count
     candidates: Count
-    inadmissible: Annotated[list[JudgedDoc], msgspec.Meta(max_length=20)]
+    inadmissible: Annotated[list[Judged], msgspec.Meta(max_length=20)]
     budget_exhausted: bool
     seconds: float
     source: str | None
     note: str
 
 
-def start_doc(s: StartMeasure) -> StartDoc:
-    return StartDoc(
-        case=case_doc(s.case),
-        runs=s.runs,
-        passes=s.passes,
-        pass_rate_interval=s.interval,
-        admissible=s.admissible,
-    )
-
-
-def request_doc(q: ShrinkRequest) -> RequestDoc:
-    if isinstance(q.backend, BinarySpec | PythonSpec):
-        raise ValueError("a shrink's backend is the emulator or a checkout (validation says so)")
-    return RequestDoc(
-        test=q.test,
-        backend=q.backend,
-        command=list(q.command) if q.command is not None else None,
-        confidence=q.confidence,
-        start_runs=q.start_runs,
-        budget=q.budget,
-        seed=q.seed,
-        source=str(q.source) if q.source else None,
-        timeout_s=q.timeout_s,
-        source_flavour=SourceFlavour(q.source_flavour),
-        record_dir=str(q.record_dir),
-        run=q.run,
-        known_start=q.known_start if q.known_start else None,
-        pytest=q.pytest or msgspec.UNSET,
-    )
-
-
-def request(d: RequestDoc) -> ShrinkRequest:
-    return ShrinkRequest(
-        test=d.test,
-        backend=d.backend,
-        command=tuple(d.command) if d.command is not None else None,
-        confidence=d.confidence,
-        start_runs=d.start_runs,
-        budget=d.budget,
-        seed=d.seed,
-        source=Path(d.source) if d.source else None,
-        timeout_s=d.timeout_s,
-        source_flavour=d.source_flavour.value,
-        record_dir=Path(d.record_dir),
-        run=d.run,
-        known_start=d.known_start,
-        pytest="" if d.pytest is msgspec.UNSET else d.pytest,
-    )
-
-
-def state_doc(s: ShrinkState) -> StateDoc:
-    return StateDoc(
-        schema=STATE_SCHEMA,
-        request=request_doc(s.request),
-        start=s.start,
-        evaluations=s.evaluations,
-        judged=[judged_doc(j) for j in s.judged],
-    )
-
-
-def state(d: StateDoc, r: Reader) -> ShrinkState:
-    return ShrinkState(
-        request=request(d.request),
-        start=d.start,
-        evaluations=d.evaluations,
-        judged=[judged(j, e) for j, e in zip(d.judged, r.list("judged"), strict=True)],
-    )
-
-
 def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
     r = rec.result
     return ShrinkDoc(
         schema=SCHEMA,
-        request=request_doc(rec.request),
+        request=rec.request,
         evaluator=Evaluator(rec.evaluator),
-        start=start_doc(rec.start),
+        start=rec.start,
         confidence=rec.request.confidence,
         repeats=rec.repeats,
         found=rec.found,
-        case=case_doc(r.case) if r else None,
+        case=r.case if r else None,
         margin=r.margin if r else None,
         detail=r.detail if r else None,
         rerun=list(rec.rerun) if r else None,
@@ -338,7 +257,7 @@ def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
         evaluations=rec.evaluations,
         control_checks=rec.control_checks,
         candidates=rec.candidates,
-        inadmissible=[judged_doc(j) for j in rec.inadmissible[:20]],
+        inadmissible=rec.inadmissible[:20],
         budget_exhausted=rec.budget_exhausted,
         seconds=round(rec.seconds, 3),
         source=str(rec.source) if rec.source else None,

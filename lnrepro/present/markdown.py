@@ -90,25 +90,6 @@ NO_RESPONSE = "_No response_"
 NO_CHOICE = "None"
 
 
-def form_template() -> dict[str, object]:
-    """The form's fields as an issue-form template (ids, kinds, labels, options): what a parser
-    of filled-in forms (github/issue-parser) reads the body against."""
-    body: list[dict[str, object]] = []
-    for f in FORM:
-        attrs: dict[str, object] = {"label": f.label}
-        if f.options:
-            attrs["options"] = list(f.options)
-        body.append(
-            {
-                "type": f.kind,
-                "id": f.id,
-                "attributes": attrs,
-                "validations": {"required": f.required},
-            }
-        )
-    return {"name": "Bug Report", "body": body}
-
-
 def form(values: Mapping[Field, str], comment: str) -> str:
     """The issue body GitHub writes for the form with these answers (every field, in order)."""
     out = [comment, ""]

@@ -85,18 +85,6 @@ class JunitReport:
 
 
 # --- node ids ---------------------------------------------------------------------------------
-def junit_address(node_id: str) -> tuple[str, str]:
-    """``(classname, name)`` pytest writes for a node id (its ``mangle_test_address``)."""
-    path, sep, rest = node_id.partition("::")
-    if not sep:
-        return "", _dotted(path)
-    names, bracket, params = rest.partition("[")
-    parts = [_dotted(path), *names.split("::")]
-    if bracket:
-        parts[-1] += "[" + params
-    return ".".join(parts[:-1]), parts[-1]
-
-
 def _dotted(path: str) -> str:
     return re.sub(r"\.py$", "", path).replace("/", ".")
 

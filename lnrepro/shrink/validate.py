@@ -89,34 +89,39 @@ def validate_shrink(req: ShrinkRequest) -> ShrinkRequest:
         raise UsageError(
             "shrink needs a test to start from", f"pass {Flag.test} NAME or {Flag.run} ID"
         )
-    backend: BackendSpec
-    if isinstance(req.backend, BinarySpec | PythonSpec):
-        raise UsageError(
-            "shrink cannot test cases with a prebuilt binary or a Python project: it has no probe",
-            f"pass {Flag.tt_metal} DIR (shrink patches its probe on and builds once), "
-            f"or test cases with {Flag.command}",
-        )
-    if isinstance(req.backend, TtMetalSpec):
+    backend = given = probe_backend(req.backend)  # also an API caller's request, typed or not
+    if isinstance(given, TtMetalSpec):
         if req.command is not None:
             raise UsageError(
                 f"{Flag.command} and {Flag.tt_metal} do not go together",
                 "give one evaluator: the checkout's probe, or the command",
             )
-        backend = check_tt_metal(req.backend)
+        backend = check_tt_metal(given)
         check_dispatch_timeout(backend, req.timeout_s)
     else:
-        if req.backend.data != "copy":
+        if given.data != "copy":
             raise UsageError(
                 f"{Flag.data} does not apply to shrink: it chooses the data",
                 f"drop {Flag.data} ({Flag.seed} seeds its random data)",
             )
-        backend = check_emulator(msgspec.structs.replace(req.backend, seed=None, data="copy"))
+        backend = check_emulator(msgspec.structs.replace(given, seed=None, data="copy"))
     if req.command is not None:
         if not req.command:
             raise UsageError(f"{Flag.command} is empty", "give the command that tests a case")
         finite(req.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
     req = validate_search(req)
     return replace(req, test=resolve_test(req.test), backend=backend)
+
+
+def probe_backend(backend: BackendSpec) -> EmulatorSpec | TtMetalSpec:
+    """``backend``, if shrink has a probe for it (the emulator's, or one patched onto a checkout)."""
+    if isinstance(backend, BinarySpec | PythonSpec):
+        raise UsageError(
+            "shrink cannot test cases with a prebuilt binary or a Python project: it has no probe",
+            f"pass {Flag.tt_metal} DIR (shrink patches its probe on and builds once), "
+            f"or test cases with {Flag.command}",
+        )
+    return backend
 
 
 def validate_pytest(req: ShrinkRequest) -> ShrinkRequest:
@@ -134,7 +139,7 @@ def validate_pytest(req: ShrinkRequest) -> ShrinkRequest:
             f"{Flag.pytest} needs a tt-metal checkout",
             f"pass {Flag.tt_metal} DIR (the probe is patched on)",
         )
-    problem = node_id_problem(req.pytest)
+    problem = node_id_problem(req.pytest or "")
     if problem:
         raise UsageError(problem, "pass a node id as pytest --collect-only -q prints it")
     checked = validate_search(replace(req, test="-"))
@@ -203,7 +208,7 @@ def from_run(req: ShrinkRequest) -> ShrinkRequest:
             f"run {rec.id} ran no test lnrepro models", f"start from {Flag.test} NAME instead"
         )
     t = next((t for t in tests if t.verdict.failing), tests[0])
-    backend = rec.request.backend
+    backend = probe_backend(rec.request.backend)
     if isinstance(backend, EmulatorSpec):
         backend = msgspec.structs.replace(backend, data="copy", seed=None)
     return replace(req, test=t.name, backend=backend, known_start=(t.runs, t.passed))

@@ -53,9 +53,22 @@ def issue_parser() -> Path:
     return script
 
 
+def form_template() -> dict[str, object]:
+    """The form's fields as an issue-form template (ids, kinds, labels, options): what a parser
+    of filled-in forms (github/issue-parser) reads the body against."""
+    body: list[dict[str, object]] = []
+    for f in md.FORM:
+        attrs: dict[str, object] = {"label": f.label}
+        if f.options:
+            attrs["options"] = list(f.options)
+        req = {"required": f.required}
+        body.append({"type": f.kind, "id": f.id, "attributes": attrs, "validations": req})
+    return {"name": "Bug Report", "body": body}
+
+
 def parse(script: Path, body: str, tmp: Path) -> dict[str, object]:
     (tmp / "body.md").write_text(body)
-    (tmp / "template.json").write_text(json.dumps(md.form_template()))  # YAML is a superset of JSON
+    (tmp / "template.json").write_text(json.dumps(form_template()))  # YAML is a superset of JSON
     p = subprocess.run(
         ["node", str(script), str(tmp / "body.md"), str(tmp / "template.json")],
         capture_output=True,

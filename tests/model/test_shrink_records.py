@@ -1,5 +1,5 @@
-"""lnrepro.shrink/1 and lnrepro.shrink-state/1, defined once (msgspec Structs in
-lnrepro/model/shrink.py and case.py): they read back what they write, read what older lnrepro wrote, byte for
+"""lnrepro.shrink/1 and lnrepro.shrink-state/1, defined once (the types in lnrepro/model/shrink.py
+and case.py, a case through its CaseDoc): they read back what they write, read what older lnrepro wrote, byte for
 byte, refuse what does not fit with a one-line MalformedRecord, and validate against the schemas
 derived from them."""
 

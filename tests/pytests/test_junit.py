@@ -23,7 +23,7 @@ from lnrepro.errors import ExitCode, MalformedReport
 from lnrepro.model.gtest import TestResult, TestStatus
 from lnrepro.model.metrics import UNNAMED
 from lnrepro.pytests.argv import exit_meaning, pytest_argv, pytest_env
-from lnrepro.pytests.junit import JunitReport, junit_address, node_id, parse_junit, read_junit
+from lnrepro.pytests.junit import JunitReport, node_id, parse_junit, read_junit
 
 HELPERS = """
 def comp_pcc(golden, calculated, pcc=0.99):
@@ -364,17 +364,24 @@ def test_exit_codes_of_a_real_pytest(
 
 # --- node ids, without pytest -------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "nid",
-    [
-        "tests/ttnn/test_ln.py::test_ln[shape0-bf16]",
-        "tests/ttnn/test_ln.py::TestLN::test_ln",
-        "tests/ttnn/test_ln.py::TestLN::Inner::test_ln[a::b-[x]]",
-        "test_top.py::test_x",
-        "tests/ttnn/test_ln.py",
+    ("nid", "classname", "name"),
+    [  # the (classname, name) pytest's mangle_test_address writes for each node id
+        (
+            "tests/ttnn/test_ln.py::test_ln[shape0-bf16]",
+            "tests.ttnn.test_ln",
+            "test_ln[shape0-bf16]",
+        ),
+        ("tests/ttnn/test_ln.py::TestLN::test_ln", "tests.ttnn.test_ln.TestLN", "test_ln"),
+        (
+            "tests/ttnn/test_ln.py::TestLN::Inner::test_ln[a::b-[x]]",
+            "tests.ttnn.test_ln.TestLN.Inner",
+            "test_ln[a::b-[x]]",
+        ),
+        ("test_top.py::test_x", "test_top", "test_x"),
+        ("tests/ttnn/test_ln.py", "", "tests.ttnn.test_ln"),
     ],
 )
-def test_junit_address_round_trips(nid: str) -> None:
-    classname, name = junit_address(nid)
+def test_a_junit_address_reads_back_as_its_node_id(nid: str, classname: str, name: str) -> None:
     assert node_id(classname, name, requested=[nid.partition("::")[0]]) == nid
     assert node_id(classname, name) == nid  # the heuristic: classes are capitalised
 
