@@ -61,8 +61,16 @@ _BISECT_SLOW = tuple(  # whole seeded searches: seconds to a minute each, per mu
 TARGETS: tuple[Target, ...] = (
     Target(
         "lnrepro/bisect/evidence.py",
-        ("tests/bisect/test_evidence_rules.py", "tests/bisect/test_noise.py"),
-        _BISECT_SLOW,
+        (  # test_rates: the fail rates' priors (Rates) live in evidence.py
+            "tests/bisect/test_evidence_rules.py",
+            "tests/bisect/test_noise.py",
+            "tests/bisect/test_rates.py",
+        ),
+        (
+            *_BISECT_SLOW,
+            "tests/bisect/test_rates.py::test_measured_rates_shorten_the_search",  # whole searches
+            "tests/bisect/test_rates.py::test_bisect_rates_from_on_the_command_line",  # the CLI
+        ),
     ),
     Target(
         "lnrepro/bisect/bayes.py",
@@ -282,6 +290,8 @@ def _prepare(work: Path, target: Target) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "lnrepro", work / "lnrepro", ignore=ignore)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    # the schemas every JSON document a test writes is checked against (tests/conftest.py)
+    shutil.copytree(ROOT / "docs" / "schemas", work / "docs" / "schemas")
     pytest_args = ["-n0", "-q", "-p", "no:cacheprovider", "--timeout=120"]
     for node in target.deselect:
         pytest_args += ["--deselect", node]
@@ -291,6 +301,7 @@ def _prepare(work: Path, target: Target) -> None:
         "pytest_add_cli_args": pytest_args,
         "pytest_add_cli_args_test_selection": list(target.tests),
         "use_git_change_detection": False,
+        "also_copy": ["docs/schemas"],
     }
     lines = [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
     text = (ROOT / "pyproject.toml").read_text()
