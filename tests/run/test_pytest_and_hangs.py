@@ -282,7 +282,7 @@ def test_bisect_on_hang_finds_the_merged_branchs_commit_past_flaky_hangs(
         "--watcher",
         "1",
         "--timeout",
-        "3",
+        "6",
         "--env",
         flake,
         *named_args,
