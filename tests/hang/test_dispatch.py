@@ -223,7 +223,7 @@ def test_bisect_on_hang_finds_the_branch_commit_by_triages_signature_with_the_wa
         "--on-hang",
         "bad",
         "--timeout",
-        "4",
+        "6",
         "--env",
         flake,
         cwd=tmp_path,
