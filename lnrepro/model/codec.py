@@ -275,10 +275,12 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         root = defs.pop(top_name)
         root.pop("title", None)
         written = {top_name: root, **defs}
+        # per record (its ``$defs`` name): the dataclasses ``kind`` holds at any depth, and
+        # their fields written only when set (``X | msgspec.UnsetType = msgspec.UNSET``)
+        names, unset = _walk_records(kind)
         if issubclass(kind, msgspec.Struct):  # it says itself what it leaves out; not the
-            names = _dataclass_names(kind)  # dataclasses inside it, which write every field
+            # dataclasses inside it, which write every field
             written = {name: part for name, part in defs.items() if name in names}
-        unset = _unset_fields(kind)
         for name, part in written.items():
             _as_written(part, unset.get(name, set()))
     return {
@@ -288,17 +290,6 @@ def document_schema(kind: type[Any], *, title: str, file: str) -> dict[str, JSON
         **root,
         "$defs": dict(sorted(defs.items())),
     }
-
-
-def _dataclass_names(kind: type[Any]) -> set[str]:
-    """The names of the dataclasses a Struct holds, at any depth (their ``$defs`` names)."""
-    return _walk_records(kind)[0]
-
-
-def _unset_fields(kind: type[Any]) -> dict[str, set[str]]:
-    """Per record ``kind`` holds (its ``$defs`` name): the fields written only when set
-    (``X | msgspec.UnsetType = msgspec.UNSET``), which a document may lack."""
-    return _walk_records(kind)[1]
 
 
 def _walk_records(kind: type[Any]) -> tuple[set[str], dict[str, set[str]]]:

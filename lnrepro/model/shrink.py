@@ -128,13 +128,12 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        s = self
         doc = StateDoc(
             schema=STATE_SCHEMA,
-            request=s.request,
-            start=s.start,
-            evaluations=s.evaluations,
-            judged=s.judged,
+            request=self.request,
+            start=self.start,
+            evaluations=self.evaluations,
+            judged=self.judged,
         )
         return encode_obj(doc)
 
@@ -191,7 +190,30 @@ class ShrinkRecord:
 
     def doc(self) -> ShrinkDoc:
         """The record as ``lnrepro.shrink/1`` has it (the result's case flattened in)."""
-        return record_doc(self)
+        r = self.result
+        return ShrinkDoc(
+            schema=SCHEMA,
+            request=self.request,
+            evaluator=Evaluator(self.evaluator),
+            start=self.start,
+            confidence=self.request.confidence,
+            repeats=self.repeats,
+            found=self.found,
+            case=r.case if r else None,
+            margin=r.margin if r else None,
+            detail=r.detail if r else None,
+            rerun=list(self.rerun) if r else None,
+            smaller=[neighbour_doc(n) for n in self.smaller],
+            lower_bounds=list(self.lower_bounds),
+            evaluations=self.evaluations,
+            control_checks=self.control_checks,
+            candidates=self.candidates,
+            inadmissible=self.inadmissible[:20],
+            budget_exhausted=self.budget_exhausted,
+            seconds=round(self.seconds, 3),
+            source=str(self.source) if self.source else None,
+            note=self.note,
+        )
 
 
 # ---------------------------------------------------------------------------------- as written
@@ -236,30 +258,3 @@ class ShrinkDoc(Doc, kw_only=True, frozen=True):
     seconds: float
     source: str | None
     note: str
-
-
-def record_doc(rec: ShrinkRecord) -> ShrinkDoc:
-    r = rec.result
-    return ShrinkDoc(
-        schema=SCHEMA,
-        request=rec.request,
-        evaluator=Evaluator(rec.evaluator),
-        start=rec.start,
-        confidence=rec.request.confidence,
-        repeats=rec.repeats,
-        found=rec.found,
-        case=r.case if r else None,
-        margin=r.margin if r else None,
-        detail=r.detail if r else None,
-        rerun=list(rec.rerun) if r else None,
-        smaller=[neighbour_doc(n) for n in rec.smaller],
-        lower_bounds=list(rec.lower_bounds),
-        evaluations=rec.evaluations,
-        control_checks=rec.control_checks,
-        candidates=rec.candidates,
-        inadmissible=rec.inadmissible[:20],
-        budget_exhausted=rec.budget_exhausted,
-        seconds=round(rec.seconds, 3),
-        source=str(rec.source) if rec.source else None,
-        note=rec.note,
-    )

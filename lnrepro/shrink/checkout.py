@@ -22,7 +22,6 @@ from lnrepro.model.events import Events
 from lnrepro.run.backends import Backend, Call
 from lnrepro.shrink import probe
 from lnrepro.shrink.core import Outcome, RunVerdict
-from lnrepro.shrink.emit import Flavour
 
 _MARGIN = re.compile(re.escape(probe.MARGIN_LINE) + r"(\S+)")
 
@@ -118,26 +117,35 @@ def judge(
 
 
 def patch_and_build(
-    backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path, events: Events
+    backend: Backend,
+    checkout: Path,
+    probe_file: tuple[str, str],
+    record_dir: Path,
+    events: Events,
+    *,
+    tests: str,
+    building: str,
 ) -> Path:
-    """The probe written into ``checkout`` and the checkout built once; the probe's path."""
+    """A probe (``probe_file``: its path in the checkout and its text; a gtest's, or a pytest's,
+    which needs the build too: ttnn's C++ is what the test imports) written into ``checkout``,
+    and the checkout built once; the probe's path. ``tests``: whose tests the checkout must
+    hold; ``building``: what a failed build says was built."""
     from lnrepro.doors.fsio import atomic_write_text, write_error
 
-    path = checkout / probe.PATH
+    path = checkout / probe_file[0]
     if not path.parent.is_dir():
         raise EnvironmentProblem(
             f"{checkout} has no {path.parent.relative_to(checkout)}",
-            "pass the root of a tt-metal checkout with tt-train's tests",
+            f"pass the root of a tt-metal checkout with {tests}",
         )
     try:
-        atomic_write_text(path, probe.probe_source(flavour))
+        atomic_write_text(path, probe_file[1])
     except OSError as exc:
         raise write_error(path, exc) from None
     built = backend.build(record_dir, events)
     if built is not None and not built.ok:
         raise BuildFailed(
-            f"building {checkout} with lnrepro's probe failed"
-            + (f": {built.reason}" if built.reason else ""),
+            f"building {building} failed" + (f": {built.reason}" if built.reason else ""),
             f"see {record_dir / built.log}",
         )
     return path

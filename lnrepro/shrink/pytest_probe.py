@@ -26,9 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lnrepro.errors import BuildFailed, EnvironmentProblem, UsageError
+from lnrepro.errors import UsageError
 from lnrepro.model.case import CASE_ENV, Case, DataKind, DataSpec, OpKind, Shape, env_prefixed
-from lnrepro.model.events import Events
 from lnrepro.run.backends import Backend
 from lnrepro.shrink.checkout import judge, read_margin, run_probe
 from lnrepro.shrink.core import Outcome
@@ -238,37 +237,6 @@ class PytestProbe:
 
     def why(self, smaller: Case, result: Case) -> str | None:
         return None
-
-
-def patch(checkout: Path, flavour: Flavour) -> Path:
-    from lnrepro.doors.fsio import atomic_write_text, write_error
-
-    path = checkout / PATH
-    if not path.parent.is_dir():
-        raise EnvironmentProblem(
-            f"{checkout} has no {path.parent.relative_to(checkout)}",
-            "pass the root of a tt-metal checkout with ttnn's tests",
-        )
-    try:
-        atomic_write_text(path, probe_source(flavour))
-    except OSError as exc:
-        raise write_error(path, exc) from None
-    return path
-
-
-def patch_and_build(
-    backend: Backend, checkout: Path, flavour: Flavour, record_dir: Path, events: Events
-) -> Path:
-    """The probe written into ``checkout``, and the checkout built once (as ``run --pytest``
-    builds it: ttnn's C++ is what the test imports)."""
-    path = patch(checkout, flavour)
-    built = backend.build(record_dir, events)
-    if built is not None and not built.ok:
-        raise BuildFailed(
-            f"building {checkout} failed" + (f": {built.reason}" if built.reason else ""),
-            f"see {record_dir / built.log}",
-        )
-    return path
 
 
 # ------------------------------------------------------------------------------ the control

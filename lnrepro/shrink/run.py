@@ -32,37 +32,35 @@ def evaluator_for(req: ShrinkRequest, events: ShrinkEvents) -> tuple[Evaluator, 
         from lnrepro.shrink.command import CommandEvaluator
 
         return CommandEvaluator(req.command, req.timeout_s), ModelControl(req.model), ""
-    if req.pytest and isinstance(req.backend, TtMetalSpec):
-        from lnrepro.doors.fsio import new_record_dir
-        from lnrepro.run.backends.factory import make_backend
-        from lnrepro.shrink import pytest_probe
-        from lnrepro.shrink.emit import Flavour
-
-        backend = make_backend(req.backend)
-        record_dir = new_record_dir(req.record_dir, "shrink")
-        events.phase(f"patching lnrepro's pytest probe onto {req.backend.checkout}")
-        path = pytest_probe.patch_and_build(
-            backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
-        )
-        pev = pytest_probe.PytestProbe(backend, record_dir, req.timeout_s, req.backend.checkout)
-        aside = f"the probe is left at {path} for the rerun lines"
-        return pev, pytest_probe.LayerNormControl(), aside
     if isinstance(req.backend, TtMetalSpec):
         from lnrepro.doors.fsio import new_record_dir
         from lnrepro.run.backends.factory import make_backend
-        from lnrepro.shrink.checkout import CheckoutProbe, patch_and_build
+        from lnrepro.shrink import probe, pytest_probe
+        from lnrepro.shrink.checkout import patch_and_build
         from lnrepro.shrink.emit import Flavour
 
+        checkout, flavour = req.backend.checkout, Flavour(req.source_flavour)
         backend = make_backend(req.backend)
         record_dir = new_record_dir(req.record_dir, "shrink")
-        events.phase(f"building {req.backend.checkout} with lnrepro's probe")
+        ev: Evaluator
+        control: Control
+        if req.pytest:
+            events.phase(f"patching lnrepro's pytest probe onto {checkout}")
+            ev = PytestProbe(backend, record_dir, req.timeout_s, checkout)
+            control = pytest_probe.LayerNormControl()
+            probe_file = (pytest_probe.PATH, pytest_probe.probe_source(flavour))
+            tests, building = "ttnn's tests", str(checkout)
+        else:
+            events.phase(f"building {checkout} with lnrepro's probe")
+            model_why = EmulatorEvaluator(req.model).why
+            ev = CheckoutProbe(backend, record_dir, req.timeout_s, model_why=model_why)
+            control = ModelControl(req.model)
+            probe_file = (probe.PATH, probe.probe_source(flavour))
+            tests, building = "tt-train's tests", f"{checkout} with lnrepro's probe"
         path = patch_and_build(
-            backend, req.backend.checkout, Flavour(req.source_flavour), record_dir, events
+            backend, checkout, probe_file, record_dir, events, tests=tests, building=building
         )
-        ev = CheckoutProbe(
-            backend, record_dir, req.timeout_s, model_why=EmulatorEvaluator(req.model).why
-        )
-        return ev, ModelControl(req.model), f"the probe is left at {path} for the rerun lines"
+        return ev, control, f"the probe is left at {path} for the rerun lines"
     emu = EmulatorEvaluator(req.model)
     return emu, emu, ""
 
