@@ -313,11 +313,9 @@ class Bisect:
                     "check --good/--bad and the command: it runs in each commit's own worktree, "
                     "not here (name its files by absolute path), or pass --no-confirm"
                 )
-        raise self._with_record(EndpointsDoNotSeparate(message, fix))
-
-    def _with_record(self, exc: EndpointsDoNotSeparate) -> EndpointsDoNotSeparate:
+        exc = EndpointsDoNotSeparate(message, fix)
         exc.record = self.record
-        return exc
+        raise exc
 
     def _result(self) -> BisectResult:
         sense = self.meaning.sense

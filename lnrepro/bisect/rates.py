@@ -59,11 +59,7 @@ def bases(req: BisectRequest) -> list[Path]:
     out = [req.record_dir] if req.record_dir is not None else []
     out += store.bases_for(DEFAULT_RECORD_DIR, False, req.repo)
     out.append(req.repo / DEFAULT_RECORD_DIR)
-    seen: list[Path] = []
-    for b in out:
-        if b.absolute() not in seen:
-            seen.append(b.absolute())
-    return seen
+    return list(dict.fromkeys(b.absolute() for b in out))
 
 
 def _fix_for(req: BisectRequest) -> str:
@@ -85,9 +81,16 @@ def _tests_of(tests: object) -> str:
 
 
 def _same_tests(req: BisectRequest, run: RunRecord) -> bool:
-    """``run`` ran the bisect's own tests (a --command's tests are its own: not known)."""
+    """``run`` ran the bisect's own tests, its gtest filter or its pytest ids (a --command's
+    tests are its own: not known)."""
     o = req.oracle
-    return not isinstance(o, RunOracleSpec) or _tests_of(o.tests) == _tests_of(run.request.tests)
+    if not isinstance(o, RunOracleSpec):
+        return True
+    mine, theirs = o.tests, run.request.tests
+    return (mine.pytest, mine.gtest_filter if not mine.pytest else "") == (
+        theirs.pytest,
+        theirs.gtest_filter if not theirs.pytest else "",
+    )
 
 
 def _tally(req: BisectRequest, runs: Sequence[RunRecord], found: bool) -> EndpointRuns:
@@ -135,15 +138,11 @@ def named(req: BisectRequest) -> EndpointRuns:
 
 def matches(req: BisectRequest, run: RunRecord) -> bool:
     """``run`` tested an endpoint with the bisect's own tests (gtest filter or pytest ids)."""
-    o = req.oracle
-    if not isinstance(o, RunOracleSpec) or run.state is not RunState.COMPLETE:
-        return False
-    if str(run.fingerprint.get("commit") or "") not in (req.bad, *req.good):
-        return False
-    mine, theirs = o.tests, run.request.tests
-    return (mine.pytest, mine.gtest_filter if not mine.pytest else "") == (
-        theirs.pytest,
-        theirs.gtest_filter if not theirs.pytest else "",
+    return (
+        isinstance(req.oracle, RunOracleSpec)
+        and run.state is RunState.COMPLETE
+        and str(run.fingerprint.get("commit") or "") in (req.bad, *req.good)
+        and _same_tests(req, run)
     )
 
 

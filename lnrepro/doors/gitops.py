@@ -43,8 +43,6 @@ GIT_TIMEOUT_S = 600.0
 
 def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
     """``git -C repo ARGS``; its stdout+stderr, or a one-line GitError (timeouts included)."""
-    import os
-
     from lnrepro.doors import proc
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -97,17 +95,11 @@ def submodules(path: Path) -> list[SubmoduleState]:
     """``git submodule status --recursive``, typed."""
     out = git(path, "submodule", "status", "--recursive")
     states = {" ": "ok", "-": "uninitialised", "+": "wrong commit", "U": "conflict"}
-    result = []
-    for line in out.splitlines():
-        if not line:
-            continue
-        fields = line[1:].split()
-        result.append(
-            SubmoduleState(
-                fields[1] if len(fields) > 1 else "?", states.get(line[0], "unknown"), fields[0]
-            )
-        )
-    return result
+    fields = [(line[0], line[1:].split()) for line in out.splitlines() if line]
+    return [
+        SubmoduleState(f[1] if len(f) > 1 else "?", states.get(mark, "unknown"), f[0])
+        for mark, f in fields
+    ]
 
 
 def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:

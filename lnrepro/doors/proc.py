@@ -100,10 +100,6 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def _shell_code(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def _proc_stat(pid: str) -> tuple[str, int, int] | None:
     """(state, ppid, pgrp) of a process from /proc, or None if it is gone."""
     try:
@@ -331,7 +327,7 @@ def stream(
     with _live_lock:
         _live.pop(pgid, None)
     escaped = _kill_escaped()
-    code = 124 if timed_out else _shell_code(rc)
+    code = 124 if timed_out else 128 - rc if rc < 0 else rc  # a signal as a shell says it
     return ProcResult(tuple(argv), code, timed_out, time.monotonic() - start, leftovers, escaped)
 
 

@@ -13,6 +13,7 @@ a unique prefix of an id works too.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
@@ -158,14 +159,12 @@ def entry(path: Path) -> Entry:
         mtime = path.stat().st_mtime
     except OSError:
         mtime = 0.0
+    at = functools.partial(Entry, kind=kind, path=path, mtime=mtime)
     try:
         rec = load_path(path)
     except InputError as exc:
-        return Entry(
+        return at(
             id=rid,
-            kind=kind,
-            path=path,
-            mtime=mtime,
             state=ListedState.UNREADABLE,
             headline="",
             where="",
@@ -178,11 +177,8 @@ def entry(path: Path) -> Entry:
         if b.get("runner"):
             where += f"/{b['runner']}"
         commit = rec.fingerprint.get("commit")
-        return Entry(
+        return at(
             id=rec.id,
-            kind=kind,
-            path=path,
-            mtime=mtime,
             state=ListedState(rec.state.value),
             headline=rec.headline,
             where=where,
@@ -192,11 +188,8 @@ def entry(path: Path) -> Entry:
     state, headline = ListedState(rec.state.value), rec.headline
     if rec.state is BisectState.RUNNING and rec.result is None and not _bisect_running(rec):
         state, headline = ListedState.INTERRUPTED, f"{headline}; its process is gone"
-    return Entry(
+    return at(
         id=rec.id or rid,
-        kind=kind,
-        path=path,
-        mtime=mtime,
         state=state,
         headline=headline,
         where=str(rec.request.repo),
@@ -281,9 +274,7 @@ def _each(bases: Bases) -> list[Path]:
 
 def scan(bases: Bases) -> list[Entry]:
     """Every record under the base directories, oldest first."""
-    out = []
-    for base in _each(bases):
-        out += _scan_one(base)
+    out = [entry(p) for base in _each(bases) for p in _record_files(base)]
     return sorted(out, key=lambda e: (e.mtime, e.id))
 
 
@@ -306,10 +297,6 @@ def _record_files(base: Path) -> Iterator[Path]:
             except OSError:  # a symlink loop, a directory we may not enter: listed as such
                 if name == FILES["run"]:
                     yield p
-
-
-def _scan_one(base: Path) -> list[Entry]:
-    return [entry(p) for p in _record_files(base)]
 
 
 def resolve(base: Bases, ref: str) -> Path:

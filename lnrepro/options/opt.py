@@ -116,10 +116,6 @@ class Opt:
         """The field's default (what the command line without this option gives)."""
         return field_default(self.owner, self.field)
 
-    def cli_default(self) -> Any:
-        d = self.default()
-        return self.fallback if d is None else d
-
 
 class Shape(typing.NamedTuple):
     """A field as its click option sees it: ``kind`` is flag, int, float, path or str."""
@@ -135,7 +131,7 @@ def shape_of(o: Opt) -> Shape:
     kind = "flag" if o.is_flag else {int: "int", float: "float"}.get(o.item, "str")
     if o.item is Path and o.form == "value":
         kind = "path"
-    d = o.cli_default() if o.show_default else None
+    d = (o.fallback if o.default() is None else o.default()) if o.show_default else None
     d = d.value if isinstance(d, enum.Enum) else str(d) if isinstance(d, Path) else d
     return Shape(kind, o.choices, o.multiple, d)
 
