@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from lnrepro.envcheck import EnvReport
     from lnrepro.model.compare import CompareRow
     from lnrepro.model.gtest import GtestRun
-    from lnrepro.model.metrics import MetricRules
     from lnrepro.studies.tolerance import ShapeStudy, TestVerdict
 
 __all__ = [
@@ -378,25 +377,16 @@ def report(request: ReportRequest) -> Report:
 
 
 # ---------------------------------------------------------------------------------- a gtest log
-def _metric_rules(patterns: tuple[str, ...]) -> MetricRules:
-    """MetricRules with the extra patterns, or a usage error naming the bad one."""
-    from lnrepro.errors import UsageError
-    from lnrepro.model.metrics import MetricRules, validate_pattern
-
-    for p in patterns:
-        problem = validate_pattern(p)
-        if problem:
-            raise UsageError(f"--metric-pattern {p!r}: {problem}", "see the command's --help")
-    return MetricRules(extra_patterns=patterns)
-
-
 def parse(request: ParseRequest, stream: BinaryIO | None = None) -> GtestRun:
     """``lnrepro parse``: a gtest console log (``request.log``; None: ``stream``, named
     "standard input") and its report, read into typed results (``ok``: every test passed)."""
     from lnrepro.errors import UsageError
     from lnrepro.gtest.files import parse_log_file, parse_log_stream
+    from lnrepro.model.metrics import MetricRules
+    from lnrepro.run.validate import check_metric_patterns
 
-    rules = _metric_rules(request.metric_patterns)
+    check_metric_patterns(request.metric_patterns)
+    rules = MetricRules(extra_patterns=request.metric_patterns)
     if request.log is not None:
         return parse_log_file(
             request.log, report=request.report, exit_code=request.exit_code, rules=rules

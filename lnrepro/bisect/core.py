@@ -14,7 +14,7 @@ the meaning of good and bad swapped by the caller.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lnrepro.model.bisect import Mark as Mark
@@ -115,9 +115,7 @@ class Search:
     def first_bad(self) -> str | None:
         """The answer once it is certain; None while undecided or when skips hide it."""
         cands = self.candidates()
-        if len(cands) == 1:
-            return cands[0]
-        return None
+        return cands[0] if len(cands) == 1 else None
 
     def steps_left(self) -> int:
         """About how many more verdicts the search needs (log2 of the untested candidates)."""
@@ -130,17 +128,16 @@ class Search:
         if self.done:
             return None
         cands = self.candidates()
+        reach = self._reach(cands)
+        n = len(cands)
+        return max(self._pickable(cands), key=lambda c: min(reach(c), n - reach(c)), default=None)
+
+    def _reach(self, cands: list[str]) -> Callable[[str], int]:
+        """How many of ``cands`` a commit has among its ancestors (itself included)."""
         cand_bits = 0
         for c in cands:
             cand_bits |= self.graph.bit(c)
-        n = len(cands)
-        best, best_score = None, -1
-        for c in self._pickable(cands):
-            reach = bin(self.graph.ancestors(c) & cand_bits).count("1")
-            score = min(reach, n - reach)
-            if score > best_score:
-                best, best_score = c, score
-        return best
+        return lambda c: bin(self.graph.ancestors(c) & cand_bits).count("1")
 
     def next_batch(self, k: int) -> list[str]:
         """Up to ``k`` commits to test at once: a (k+1)-ary search, git's midpoint when k = 1.
@@ -154,14 +151,8 @@ class Search:
             nxt = self.next()
             return [nxt] if nxt else []
         cands = self.candidates()
-        cand_bits = 0
-        for c in cands:
-            cand_bits |= self.graph.bit(c)
-        n = len(cands)
-        share = {
-            c: bin(self.graph.ancestors(c) & cand_bits).count("1") / n
-            for c in self._pickable(cands)
-        }
+        reach = self._reach(cands)
+        share = {c: reach(c) / len(cands) for c in self._pickable(cands)}
         picks: list[str] = []
         for i in range(1, k + 1):
             left = [c for c in share if c not in picks]

@@ -124,9 +124,13 @@ def check_tests(t: TestSpec) -> None:
         )
     within(t.repeat, Flag.repeat, 1, MAX_REPEAT)
     finite(t.timeout_s, Flag.timeout, 0.1, MAX_TIMEOUT_S, " seconds")
-    for p in t.metric_patterns:
-        problem = validate_pattern(p)
-        if problem:
+    check_metric_patterns(t.metric_patterns)
+
+
+def check_metric_patterns(patterns: tuple[str, ...]) -> None:
+    """Each ``--metric-pattern`` a regular expression lnrepro can read metrics with."""
+    for p in patterns:
+        if problem := validate_pattern(p):
             raise UsageError(f"{Flag.metric_pattern} {p!r}: {problem}", "see the command's --help")
 
 
