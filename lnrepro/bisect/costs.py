@@ -14,11 +14,3 @@ class Costs:
     rebuild_s: float = 90.0  # back to a commit built before: ccache is warm (bench_run: ~4%)
     run_s: float = 60.0
     fetch_s: float = 180.0  # a prebuilt artifact: fetched, not built
-
-    def to_json(self) -> dict[str, float]:
-        return {
-            "build_s": self.build_s,
-            "rebuild_s": self.rebuild_s,
-            "run_s": self.run_s,
-            "fetch_s": self.fetch_s,
-        }

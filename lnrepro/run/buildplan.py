@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from lnrepro.model.checkout import (
     BUILD_DIR,
@@ -35,15 +34,6 @@ class BuildPlan:
     # (index of a command, build directory): once that command succeeds, the directory is
     # configured here and gets lnrepro's stamp
     stamps: tuple[tuple[int, str], ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "commands": [list(c) for c in self.commands],
-            "binary": self.binary,
-            "notes": list(self.notes),
-            "reconfigure": self.reconfigure,
-            "stamps": [[i, d] for i, d in self.stamps],
-        }
 
 
 def fresh(build_dir: str) -> list[tuple[str, ...]]:

@@ -55,14 +55,6 @@ class BuildProfile:
     binary: str  # the gtest binary, relative to the checkout
     planned: str | None = None  # "in-tree" or "standalone": commands decided per commit
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "build": [list(c) for c in self.build],
-            "binary": self.binary,
-            "planned": self.planned,
-        }
-
 
 PROFILES: dict[str, BuildProfile] = {
     "in-tree": BuildProfile("in-tree", (), IN_TREE_BINARY, "in-tree"),

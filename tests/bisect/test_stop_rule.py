@@ -4,6 +4,7 @@ aside, how measured costs and runs before the search are folded in. Pure, small 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -62,7 +63,7 @@ def test_rates_from_runs_measured_before_the_search() -> None:
         "bug_shown": False,
     }
     assert Rates().to_json()["fixed"] is None
-    assert Costs().to_json() == {
+    assert dataclasses.asdict(Costs()) == {
         "build_s": 1800.0,
         "rebuild_s": 90.0,
         "run_s": 60.0,

@@ -93,7 +93,7 @@ class TtMetalBackend:
         d: dict[str, JSON] = {
             "backend": self.name,
             "checkout": str(self.checkout),
-            "profile": self.profile.to_json(),
+            "profile": codec.encode(self.profile),
             **self.runner.describe(),
             "env": dict(self.env),
             "reset_cmd": list(self.spec.reset_cmd) if self.spec.reset_cmd else None,
@@ -101,7 +101,7 @@ class TtMetalBackend:
         }
         if self.profile.planned is not None:  # what this commit's files said, and the plan
             d["tree"] = codec.encode(read_tree(self.checkout))
-            d["build_plan"] = self.plan().to_json()
+            d["build_plan"] = codec.encode(self.plan())
         return d
 
     # ------------------------------------------------------------------ environment
