@@ -32,6 +32,7 @@ from typing import Literal
 
 from lnrepro.bisect.validate import Flag
 from lnrepro.errors import EnvironmentProblem, UsageError
+from lnrepro.model.bisect import Mark as Mark  # a release judged as a commit is
 
 SCHEMA: Literal["lnrepro.version-bisect/1"] = "lnrepro.version-bisect/1"
 
@@ -66,11 +67,10 @@ def _files(source: str, name: str) -> list[tuple[str, str | None]]:
     if page.is_file():
         parser = _Links()
         parser.feed(page.read_text(encoding="utf-8", errors="replace"))
-        out = []
-        for href, rp in parser.links:
-            path = (page.parent / urllib.parse.unquote(href.split("#", 1)[0])).resolve()
-            out.append((str(path), rp))
-        return out
+        return [
+            (str((page.parent / urllib.parse.unquote(href.split("#", 1)[0])).resolve()), rp)
+            for href, rp in parser.links
+        ]
     if root.is_dir():
         return [(str(p), None) for p in sorted(root.iterdir()) if p.is_file()]
     raise UsageError(
@@ -122,19 +122,15 @@ def releases(source: str, name: str, python_version: str | None = None) -> list[
             except InvalidSpecifier:
                 pass
         by_version.setdefault(version, []).append((path, not why, why))
-    out = []
-    for v in sorted(by_version):
-        files = by_version[v]
-        ok = any(f[1] for f in files)
-        out.append(
-            Release(
-                version=str(v),
-                files=tuple(f[0] for f in files),
-                installable=ok,
-                why_not="" if ok else files[0][2],
-            )
+    return [
+        Release(
+            version=str(v),
+            files=tuple(f[0] for f in files),
+            installable=any(f[1] for f in files),
+            why_not="" if any(f[1] for f in files) else files[0][2],
         )
-    return out
+        for v, files in sorted(by_version.items())
+    ]
 
 
 def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool) -> list[Release]:
@@ -178,18 +174,12 @@ def in_range(all_releases: list[Release], good: str, bad: str, *, find_fix: bool
     return span
 
 
-class Mark(str, Enum):
-    GOOD = "good"
-    BAD = "bad"
-    SKIP = "skip"  # the version did not install here, or its test did not run to a verdict
-
-
 @dataclass(frozen=True, kw_only=True)
 class Step:
     """One release judged (or skipped without a try: it installs nowhere here)."""
 
     version: str
-    mark: Mark
+    mark: Mark  # skip: the version did not install here, or its test did not run to a verdict
     why: str = ""  # why a skip is one
     record: str = ""  # the step's run record directory ("": no run)
     seconds: float = 0.0
