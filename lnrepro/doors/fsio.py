@@ -120,11 +120,16 @@ def write_json(path: Path, doc: object) -> None:
     from lnrepro.model.jsonio import dumps
 
     text = dumps(doc)
+    write_text(path, text + "\n")
+    capture_json(text)
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` written atomically; a failed write is the one-line error it is."""
     try:
-        atomic_write_text(path, text + "\n")
+        atomic_write_text(path, text)
     except OSError as exc:
         raise write_error(path, exc) from None
-    capture_json(text)
 
 
 _captured = 0

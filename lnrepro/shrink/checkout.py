@@ -130,7 +130,7 @@ def patch_and_build(
     which needs the build too: ttnn's C++ is what the test imports) written into ``checkout``,
     and the checkout built once; the probe's path. ``tests``: whose tests the checkout must
     hold; ``building``: what a failed build says was built."""
-    from lnrepro.doors.fsio import atomic_write_text, write_error
+    from lnrepro.doors.fsio import write_text
 
     path = checkout / probe_file[0]
     if not path.parent.is_dir():
@@ -138,10 +138,7 @@ def patch_and_build(
             f"{checkout} has no {path.parent.relative_to(checkout)}",
             f"pass the root of a tt-metal checkout with {tests}",
         )
-    try:
-        atomic_write_text(path, probe_file[1])
-    except OSError as exc:
-        raise write_error(path, exc) from None
+    write_text(path, probe_file[1])
     built = backend.build(record_dir, events)
     if built is not None and not built.ok:
         raise BuildFailed(

@@ -348,10 +348,7 @@ def write_source(path: Path, case: Case, req: ShrinkRequest, smaller: str | None
 
 def write_text(path: Path, text: str) -> Path:
     """An emitted test file, written atomically through the one write door; its path."""
-    from lnrepro.doors.fsio import atomic_write_text, write_error
+    from lnrepro.doors import fsio
 
-    try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        raise write_error(path, exc) from None
+    fsio.write_text(path, text)
     return path

@@ -73,16 +73,13 @@ class Persist(ShrinkEvents):
         self.inner, self.state, self.path = inner, state, path
 
     def save(self) -> None:
-        from lnrepro.doors.fsio import atomic_write_text, capture_json, new_record_dir, write_error
+        from lnrepro.doors.fsio import capture_json, new_record_dir, write_text
         from lnrepro.model.jsonio import dumps
 
         if self.path is None:  # made with the first thing to keep: no empty directory
             self.path = new_record_dir(self.state.request.record_dir, "shrink") / STATE_FILE
         text = dumps(self.state.to_json())
-        try:
-            atomic_write_text(self.path, text)
-        except OSError as exc:
-            raise write_error(self.path, exc) from None
+        write_text(self.path, text)
         capture_json(text)
 
     def started(self, start: StartMeasure, repeats: int) -> None:
