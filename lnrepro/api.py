@@ -546,11 +546,11 @@ def check_tolerance(request: ToleranceRequest) -> _Tolerance:
     """``request`` validated and made concrete, as :func:`tolerance` would (nothing starts)."""
     from lnrepro.errors import UsageError
     from lnrepro.model.requests import StudyEra
+    from lnrepro.run.validate import within
 
     r = request
     StudyEra(r.kernel_era)
-    if not 2 <= r.trials <= 100_000:
-        raise UsageError(f"--trials {r.trials} is not from 2 to 100000", "e.g. --trials 200")
+    within(r.trials, "--trials", 2, 100_000, "e.g. --trials 200")
     if not (math.isfinite(r.alpha) and 1e-12 <= r.alpha <= 0.5):
         raise UsageError(f"--alpha {r.alpha:g} is not from 1e-12 to 0.5", "e.g. --alpha 1e-6")
     if r.shape is None:

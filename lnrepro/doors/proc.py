@@ -116,13 +116,12 @@ def _pids(
     """Processes whose (ppid, pgrp) match; zombies (dead, awaiting a wait) only if asked.
     ``among``: only these pids, instead of every process in /proc."""
     names = among if among is not None else [e.name for e in os.scandir("/proc")]
-    out = []
-    for name in names:
-        if name.isdigit():
-            st = _proc_stat(name)
-            if st is not None and (zombies or st[0] != "Z") and match(st[1], st[2]):
-                out.append(int(name))
-    return out
+    stats = ((int(name), _proc_stat(name)) for name in names if name.isdigit())
+    return [
+        pid
+        for pid, st in stats
+        if st is not None and (zombies or st[0] != "Z") and match(st[1], st[2])
+    ]
 
 
 def _group_exists(pgid: int) -> bool:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import lnrepro.hang.door as hang
 from lnrepro.doors import proc
-from lnrepro.doors.fsio import log_writer, read_tree, write_error
+from lnrepro.doors.fsio import log_writer, read_tree, write_text
 from lnrepro.errors import GitError
 from lnrepro.model import checkout as co
 from lnrepro.model import codec
@@ -195,7 +195,7 @@ class TtMetalBackend:
         plan = self.plan()
         start = time.monotonic()
         tail: list[bytes] = []
-        failed: dict[str, object] = {}
+        failed: tuple[tuple[str, ...], proc.ProcResult] | None = None  # the command, its end
         version_lost = False
         done: list[str] = []
         events.build_started(f"{self.profile.name} build of {self.checkout} ({self.runner.name})")
@@ -217,11 +217,7 @@ class TtMetalBackend:
                 put(f"$ {shlex.join(cmd)}\n".encode())
                 res = self._run(list(cmd), sink, record_dir, self.build_timeout_s)
                 if res.exit_code != 0:
-                    failed = {
-                        "command": tuple(cmd),
-                        "exit_code": res.exit_code,
-                        "timed_out": res.timed_out,
-                    }
+                    failed = (tuple(cmd), res)
                     break
                 for _, build_dir in (st for st in plan.stamps if st[0] == i):
                     if self.runner.exists(self.checkout, build_dir):  # else: configured again
@@ -245,9 +241,9 @@ class TtMetalBackend:
             log=log_path.name,
             seconds=time.monotonic() - start,
             tail=tuple(lines[-TAIL_LINES:]) if not ok else (),
-            command=failed.get("command"),  # type: ignore[arg-type]
-            exit_code=failed.get("exit_code"),  # type: ignore[arg-type]
-            timed_out=bool(failed.get("timed_out")),
+            command=failed[0] if failed else None,
+            exit_code=failed[1].exit_code if failed else None,
+            timed_out=failed is not None and failed[1].timed_out,
             reason=reason,
             inputs=self.inputs() if ok else None,
             steps=tuple(done),
@@ -268,13 +264,11 @@ class TtMetalBackend:
         elif not self.binary.is_file():
             reason = f"the prebuilt build tree {tree} has no {_in_build_tree(self.profile.binary)}"
         log_path = record_dir / "build.log"
-        try:
-            log_path.write_text(
-                f"lnrepro: testing the prebuilt build tree {tree}\n"
-                + (f"lnrepro: {reason}\n" if reason else "")
-            )
-        except OSError as exc:
-            raise write_error(log_path, exc) from None
+        write_text(
+            log_path,
+            f"lnrepro: testing the prebuilt build tree {tree}\n"
+            + (f"lnrepro: {reason}\n" if reason else ""),
+        )
         ok = reason is None
         result = BuildResult(
             ok=ok,
