@@ -641,7 +641,7 @@ def check_env(request: EnvCheckRequest) -> EnvCheckRequest:
     """``request`` validated, as :func:`env_check` would (nothing starts)."""
     from lnrepro.errors import UsageError
     from lnrepro.model.requests import MountSet
-    from lnrepro.run.validate import IMAGE_REF
+    from lnrepro.run.validate import check_image
 
     r = request
     if r.sysroot is not None and r.container:
@@ -652,10 +652,7 @@ def check_env(request: EnvCheckRequest) -> EnvCheckRequest:
             + " only applies with --container",
             "add --container, or drop the option",
         )
-    if r.image is not None and not IMAGE_REF.match(r.image):
-        raise UsageError(
-            f"--image {r.image!r} is not a valid image name", "use a name like repo/name:tag"
-        )
+    check_image(r.image)
     if r.min_driver is not None and not _VERSION.match(r.min_driver):
         raise UsageError(
             f"--min-driver {r.min_driver!r} is not a version", "give a version like 1.33 or 2.0.0"

@@ -204,10 +204,7 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
                 f"{', '.join(given)} only apply with {Flag.runner} docker",
                 f"add {Flag.runner} docker, or drop them",
             )
-    if s.image is not None and not IMAGE_REF.match(s.image):
-        raise UsageError(
-            f"{Flag.image} {s.image!r} is not a valid image name", "use a name like repo/name:tag"
-        )
+    check_image(s.image)
     for k in s.env:
         if not ENV_KEY.match(k):
             raise UsageError(
@@ -235,6 +232,14 @@ def check_tt_metal(s: TtMetalSpec, config_dir: Path | None = None) -> TtMetalSpe
     s = msgspec.structs.replace(s, checkout=s.checkout.expanduser().absolute())
     make_backend(s, config_dir)  # the profile, the image or base, the context, the devices
     return s
+
+
+def check_image(image: str | None) -> None:
+    """``--image`` names a Docker image (a reference Docker would take)."""
+    if image is not None and not IMAGE_REF.match(image):
+        raise UsageError(
+            f"{Flag.image} {image!r} is not a valid image name", "use a name like repo/name:tag"
+        )
 
 
 def check_dispatch_timeout(b: BackendSpec, timeout_s: float) -> None:
