@@ -99,27 +99,17 @@ def _looks_like_a_record(path: Path) -> None:
         )
 
 
+# what a /1 or /2 run's emulator backend recorded of its spec
+_EMULATOR_KEYS = ("kernel_era", "arch", "block_size", "l1_max_tiles", "fp32_stats", "data", "seed")
+
+
 def _upgrade_run(d: dict[str, Any]) -> dict[str, Any]:
     """A /1 or /2 run document in /3's shape (its request rebuilt from what it recorded)."""
     b: dict[str, Any] = d["backend"] if isinstance(d.get("backend"), dict) else {}
     kind = b.get("backend", "emulator")
     spec: dict[str, Any] = {"backend": kind}
     if kind == "emulator":
-        spec.update(
-            {
-                k: b.get(k)
-                for k in (
-                    "kernel_era",
-                    "arch",
-                    "block_size",
-                    "l1_max_tiles",
-                    "fp32_stats",
-                    "data",
-                    "seed",
-                )
-                if b.get(k) is not None
-            }
-        )
+        spec.update({k: b[k] for k in _EMULATOR_KEYS if b.get(k) is not None})
     elif kind == "local":
         spec["binary"] = b.get("binary", "")
     else:
