@@ -72,7 +72,6 @@ class Comparison:
     def metrics(self) -> dict[str, float]:
         """The numbers as per-test metrics (keys of :mod:`lnrepro.model.metrics`): counts,
         greatest differences, tolerances, pcc."""
-        out: dict[str, float] = {}
         pairs = (
             ("mismatched", self.mismatched),
             ("elements", self.total),
@@ -82,7 +81,4 @@ class Comparison:
             ("atol", self.atol),
             ("pcc", self.pcc),
         )
-        for key, value in pairs:
-            if value is not None:
-                out[key] = float(value)
-        return out
+        return {key: float(value) for key, value in pairs if value is not None}

@@ -65,14 +65,6 @@ class Freeze:
     packages: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "python": self.python,
-            "executable": self.executable,
-            "packages": dict(self.packages),
-            "env": dict(self.env),
-        }
-
 
 def parse_freeze(text: str, env: Mapping[str, str]) -> Freeze | None:
     """The freeze script's output (its last JSON line), with the variables of ``env``."""
@@ -96,7 +88,7 @@ def parse_freeze(text: str, env: Mapping[str, str]) -> Freeze | None:
 
 
 def differences(a: Mapping[str, object], b: Mapping[str, object]) -> list[str]:
-    """What differs between two runs' environments (``Freeze.as_json`` documents, as kept in a
+    """What differs between two runs' environments (:class:`Freeze` documents, as kept in a
     record's fingerprint), one short phrase each: ``numpy 1.26.4 → 2.0.2``, ``+uv 0.9``,
     ``OMP_NUM_THREADS unset → 1``, ``python 3.11.7 → 3.12.1``."""
     out: list[str] = []

@@ -298,8 +298,7 @@ class PythonBackend(LocalProcess):
                 env = container_environ(out)
         except (OSError, LnreproError):
             return None
+        from lnrepro.model import codec
+
         frozen = parse_freeze(out, env) if code == 0 else None
-        if frozen is None:
-            return None
-        doc = frozen.as_json()
-        return {k: v for k, v in doc.items()}  # type: ignore[misc]
+        return None if frozen is None else codec.encode_obj(frozen)
