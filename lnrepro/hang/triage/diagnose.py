@@ -28,7 +28,6 @@ from pathlib import PurePosixPath
 
 from lnrepro.hang import rules
 from lnrepro.hang.model import (
-    WAYPOINT_MEANING,
     CbState,
     CoreGroup,
     CoreRef,
@@ -40,7 +39,6 @@ from lnrepro.hang.model import (
     Progress,
     RiscStatus,
     Source,
-    waypoint_meaning,
 )
 from lnrepro.hang.triage.headlines import (
     SUBORDINATE_WAITS,
@@ -57,6 +55,7 @@ from lnrepro.hang.triage.output import (
 )
 from lnrepro.hang.triage.said import SaidKind, said_summary
 from lnrepro.hang.triage.states import State, blind, classify, core_ref
+from lnrepro.hang.waypoints import WAYPOINT_MEANING, waypoint_meaning
 
 ROLE_ORDER = rules.ROLE_ORDER
 
@@ -555,6 +554,3 @@ def _unknowns(
             "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
         )
     return tuple(dict.fromkeys(u))
-
-
-__all__ = ["diagnose_triage"]

@@ -662,21 +662,3 @@ def _failures(
                     f"{m.group(2)}={m.group(4)} (the device is not idle, a kernel changed the "
                     "counters, or the NoC hung)"
                 )
-
-
-__all__ = [
-    "FORMAT_WORDS",
-    "AssertRow",
-    "CbRow",
-    "Place",
-    "RiscRow",
-    "TriageEra",
-    "TriageOutput",
-    "clean_lines",
-    "frame",
-    "parse_frames",
-    "parse_place",
-    "parse_triage",
-    "triage_evidence",
-    "waypoint_of",
-]

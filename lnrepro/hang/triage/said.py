@@ -232,6 +232,3 @@ def said_summary(said: list[SaidCheck]) -> tuple[HangPattern, str]:
         f"{head}: {quoted}; it cannot tell which kernel hangs from that (paste "
         "dump_callstacks' table)"
     )
-
-
-__all__ = ["KNOWN_SCRIPTS", "SaidCheck", "SaidKind", "assert_code", "said_checks", "said_summary"]

@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 
 from lnrepro.hang import rules
-from lnrepro.hang.model import Coords, CoreRef, Frame, HangPattern, is_noc_wait
+from lnrepro.hang.model import Coords, CoreRef, Frame, HangPattern
 from lnrepro.hang.triage.headlines import polls_subordinates
 from lnrepro.hang.triage.output import AssertRow, Place, RiscRow, waypoint_of
+from lnrepro.hang.waypoints import is_noc_wait
 
 FIRMWARE_FILES = re.compile(
     r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
@@ -178,6 +179,3 @@ def blind(states: list[State]) -> list[State]:
         for s in states
         if s.status == "running" and not s.waypoint and not (s.frames and s.frames[0].index == 0)
     ]
-
-
-__all__ = ["State", "blind", "classify", "core_ref", "kernel_file"]

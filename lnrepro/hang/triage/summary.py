@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from lnrepro.hang.model import WAYPOINT_MEANING, Frame, HangSource
+from lnrepro.hang.model import Frame, HangSource
 from lnrepro.hang.triage.output import (
     AssertRow,
     Place,
@@ -30,6 +30,7 @@ from lnrepro.hang.triage.output import (
     frame,
 )
 from lnrepro.hang.triage.said import KNOWN_SCRIPTS, RISC_WORD, assert_code, said_checks
+from lnrepro.hang.waypoints import WAYPOINT_MEANING
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -193,6 +194,3 @@ def _frames(lines: list[str]) -> tuple[Frame, ...]:
         if f is not None:
             frames.append(f)
     return tuple(frames)
-
-
-__all__ = ["parse_summary", "summary_evidence"]

@@ -26,7 +26,6 @@ from pathlib import PurePosixPath
 
 from lnrepro.hang import rules
 from lnrepro.hang.model import (
-    WAYPOINT_CALL,
     CoreGroup,
     CoreRef,
     Diagnosis,
@@ -37,7 +36,6 @@ from lnrepro.hang.model import (
     Progress,
     RiscStatus,
     Source,
-    waypoint_meaning,
 )
 from lnrepro.hang.watcher.dprint import attach
 from lnrepro.hang.watcher.formats import FORMAT_WORDS
@@ -51,6 +49,7 @@ from lnrepro.hang.watcher.records import (
     RiscState,
     WatcherLog,
 )
+from lnrepro.hang.waypoints import WAYPOINT_CALL, waypoint_meaning
 
 BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
 SUB_DONE = frozenset({"KD", "D"})

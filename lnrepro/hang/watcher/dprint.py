@@ -108,5 +108,5 @@ def attach(diag: Diagnosis, lines: Sequence[DprintLine], *, cap: int = 8) -> Dia
     groups: list[CoreGroup] = []
     for g in diag.groups:
         picked = for_cores(lines, g.cores, g.risc, cap)
-        groups.append(g.with_dprint(picked) if picked else g)
+        groups.append(replace(g, dprint=picked) if picked else g)
     return replace(diag, groups=tuple(groups))
