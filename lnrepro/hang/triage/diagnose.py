@@ -60,10 +60,6 @@ from lnrepro.hang.waypoints import WAYPOINT_MEANING, waypoint_meaning
 ROLE_ORDER = rules.ROLE_ORDER
 
 
-def _role(risc: str, name: str | None, file: str | None) -> str:
-    return rules.role(risc, name, file)
-
-
 @dataclass(frozen=True, slots=True)
 class _Cause:
     """The RISC the shared rule names as a core's cause, and those that only wait on it."""
@@ -99,7 +95,7 @@ def _cause(states: list[State]) -> _Cause | None:
             s.row.risc,
             _RULE_STATUS[s.status],
             s.pattern if s.status == "waiting" else None,
-            _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+            rules.role(s.row.risc, s.row.kernel_name, s.kernel_file),
             s.status == "running" and _own_waypoint(s.waypoint),
         )
         for s in mine
@@ -294,7 +290,7 @@ def _peer(s: State) -> PeerState:
         state=state or RiscStatus(s.status),
         waypoint=s.waypoint if s.status in ("waiting", "running") else None,
         kernel=s.kernel_file or s.row.kernel_name,
-        role=_role(s.row.risc, s.row.kernel_name, s.kernel_file),
+        role=rules.role(s.row.risc, s.row.kernel_name, s.kernel_file),
     )
 
 
@@ -340,7 +336,7 @@ def _group(
     row = first.row
     refs = tuple(dict.fromkeys(core_ref(m.row.place) for m in members))
     pattern = cause.pattern
-    role = _role(row.risc, row.kernel_name, first.kernel_file)
+    role = rules.role(row.risc, row.kernel_name, first.kernel_file)
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
@@ -350,7 +346,7 @@ def _group(
         rest = [c for c in rest if c not in mutual]
         for c in mutual:
             sentence += (
-                f"; and {_who(c, _role(c.row.risc, c.row.kernel_name, c.kernel_file))} waits "
+                f"; and {_who(c, rules.role(c.row.risc, c.row.kernel_name, c.kernel_file))} waits "
                 f"{_where(c)} for pages: the two wait on each other (a deadlock), so both are "
                 "named; check the order of their cb_reserve_back/cb_push_back and "
                 "cb_wait_front/cb_pop_front"
@@ -361,7 +357,7 @@ def _group(
                 c.row.risc,
                 rules.WAITING,
                 c.pattern,
-                _role(c.row.risc, c.row.kernel_name, c.kernel_file),
+                rules.role(c.row.risc, c.row.kernel_name, c.kernel_file),
             )
             for c in rest
         ],

@@ -81,13 +81,9 @@ def _cores(spec: str, device: int | None) -> list[Place]:
 
 
 def _riscs(*texts: str | None) -> list[str]:
-    names: list[str] = []
-    for t in texts:
-        for m in RISC_WORD.finditer(t or ""):
-            r = m.group(1).upper()
-            if r not in names:
-                names.append(r)
-    return names
+    return list(
+        dict.fromkeys(m.group(1).upper() for t in texts for m in RISC_WORD.finditer(t or ""))
+    )
 
 
 def parse_summary(text: str) -> TriageOutput:
@@ -123,18 +119,8 @@ def parse_summary(text: str) -> TriageOutput:
         if name and name.lower() in ("id", "is", "in", "none", "n/a"):
             name = None
         wm = _WAYPOINT_SAID.search(said)
-        wp = (
-            wm.group(1)
-            if wm
-            else next(
-                (
-                    w
-                    for w in re.findall(r"\b[A-Z]{2,4}\b", said)
-                    if w in WAYPOINT_MEANING and len(w) > 2
-                ),
-                None,
-            )
-        )
+        named = [w for w in re.findall(r"\b[A-Z]{3,4}\b", said) if w in WAYPOINT_MEANING]
+        wp = wm.group(1) if wm else next(iter(named), None)
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
@@ -150,16 +136,10 @@ def parse_summary(text: str) -> TriageOutput:
                         risc,
                         "summary",
                         no,
-                        None,
-                        name,
-                        None,
-                        None,
-                        wp,
-                        None,
-                        frames,
-                        None,
-                        (),
-                        idle,
+                        kernel_name=name,
+                        waypoint=wp,
+                        frames=frames,
+                        said_idle=idle,
                     )
                 )
     return out

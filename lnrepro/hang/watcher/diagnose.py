@@ -328,10 +328,6 @@ def _pause_groups(events: list[Event]) -> list[CoreGroup]:
 
 
 # ------------------------------------------------------------------------------- one core
-def _role(risc: str, kernel: str | None) -> str:
-    return rules.role(risc, kernel)
-
-
 def _enabled(r: RiscState) -> bool | None:
     if r.enabled is not None:
         return r.enabled
@@ -392,7 +388,7 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
         if status == "idle" or (enabled is None and status not in ("waiting", "running")):
             continue
         path = log.kernel(r.kernel_id, dump)
-        riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, _role(r.risc, path)))
+        riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, rules.role(r.risc, path)))
     if not riscs:
         return None
     if core.run == "D" and all(r.status == "done" for r in riscs):
