@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import TextIO, TypeVar
@@ -244,9 +243,7 @@ def _choice(enum: type[E], value: str, flag: str) -> E:
 
 
 def logger(printer: front.Printer, text: str) -> None:
-    # shaped like tt-metal's logger lines, which a real run prints around every test
-    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    printer.out.write(f"{stamp} | info     |        Emulator | {text} (gtest_main.py:0)\n")
+    front.metal_log(printer.out, "info", "Emulator", text, "gtest_main.py:0")
 
 
 def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -> None:

@@ -33,7 +33,6 @@ from lnrepro.hang.model import (
     CoreRef,
     Diagnosis,
     HangPattern,
-    HangSource,
     IdleRisc,
     PeerState,
     Progress,
@@ -172,7 +171,6 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     idle_places = {
         k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
     } - dispatch_places
-    warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
     if built and (blind_cores := [ss for ss in by_core.values() if len(blind(ss)) > 1]):
         where = ", ".join(core_ref(ss[0].row.place).label() for ss in blind_cores[:4])
@@ -268,7 +266,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         cores_idle=len(idle_places),
         cores_dispatch=len(dispatch_places),
         events=tuple(events),
-        warnings=tuple(warnings),
+        warnings=tuple(out.warnings[:20]),
         source=source,
         idle=idle,
         unknowns=unknowns,
@@ -545,8 +543,7 @@ def _unknowns(
                 else ""
             )
             u.append(f"which circular buffer it waits on: the frames carry no arguments{hint}")
-    if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
-        u.append(
-            "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
-        )
+    u.append(
+        "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
+    )
     return tuple(dict.fromkeys(u))

@@ -364,13 +364,11 @@ def _status(core: CoreLine, r: RiscState, enabled: bool | None) -> str:
 
 
 def _is_dispatch(log: WatcherLog, dump: Dump, core: CoreLine) -> bool:
-    for r in core.riscs:
-        path = log.kernel(r.kernel_id, dump) if r.kernel_id else None
-        if rules.is_dispatch(None, path):
-            return True
-        if r.waypoint in DISPATCH_WAYPOINTS:
-            return True
-    return False
+    return any(
+        r.waypoint in DISPATCH_WAYPOINTS
+        or rules.is_dispatch(None, log.kernel(r.kernel_id, dump) if r.kernel_id else None)
+        for r in core.riscs
+    )
 
 
 def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
@@ -391,10 +389,8 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
         riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, rules.role(r.risc, path)))
     if not riscs:
         return None
-    if core.run == "D" and all(r.status == "done" for r in riscs):
-        return None  # finished
     if all(r.status == "done" for r in riscs):
-        return None
+        return None  # finished
     procs = [
         rules.Proc(
             r.risc, r.status, rules.wait_of(r.waypoint) if r.status == "waiting" else None, r.role
