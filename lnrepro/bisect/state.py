@@ -23,7 +23,7 @@ from lnrepro.doors.fsio import write_json
 from lnrepro.doors.store import lock_owner
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord, UsageError
 from lnrepro.model import jsonio
-from lnrepro.model.bisect import SCHEMA, BisectRecord, BisectState, decode
+from lnrepro.model.bisect import OLDER_SCHEMAS, SCHEMA, BisectRecord, BisectState, decode
 
 OLD_SCHEMAS = ("lnrepro.bisect/2",)
 
@@ -111,7 +111,7 @@ def read(path: Path) -> BisectRecord:
             f"finish it with that version, or move {path} aside and start again",
         )
     # /3 lacks only the hang keys, /4 the lost jobs, /5 the margins: they resume
-    if schema not in (SCHEMA, "lnrepro.bisect/6", "lnrepro.bisect/4", "lnrepro.bisect/3"):
+    if schema not in (*OLDER_SCHEMAS, SCHEMA):
         raise MalformedRecord(
             f"{path} is not an lnrepro bisect state (schema {schema!r})",
             f"move {path} aside and start again",

@@ -131,6 +131,13 @@ def test_an_older_state_reads_with_the_defaults_of_what_it_lacks(old: str) -> No
         assert rec.state is BisectState.COMPLETE
 
 
+def test_a_v5_state_resumes_as_a_v6_one() -> None:
+    """docs/commands.md: bisects of /3 to /5 load and resume (the state's reader refused /5)."""
+    rec = state.read(DOCS / "v5-every-field.json")
+    assert json.loads(written(rec))["schema"] == bisect.SCHEMA
+    assert len(rec.steps) == len(doc("v5-every-field.json")["steps"]) > 0
+
+
 def test_a_closed_set_refuses_a_value_outside_it_naming_the_place() -> None:
     d = doc("v6-every-field.json")
     d["steps"][2]["attempts"][0]["tests"][1]["status"] = "MAYBE"
