@@ -32,9 +32,9 @@ def _spinner() -> Progress:
             self.working: Working | None = None
 
         def started(self, what: str) -> None:
-            from lnrepro.present.console import make_console, working
+            from lnrepro.present.console import Working, make_console
 
-            self.working = working(make_console(stderr=True), what).__enter__()
+            self.working = Working(make_console(stderr=True), what).__enter__()
 
         def update(self, what: str, subject: str = "") -> None:
             if self.working is not None:

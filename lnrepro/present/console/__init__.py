@@ -21,7 +21,6 @@ from lnrepro.present.console.progress import (
     RichBisectEvents,
     RichRunEvents,
     Working,
-    working,
 )
 from lnrepro.present.console.runs import (
     render_compare,
@@ -57,5 +56,4 @@ __all__ = [
     "say",
     "say_command",
     "styled",
-    "working",
 ]
