@@ -14,8 +14,12 @@ if TYPE_CHECKING:
 TOLERANCE_KEYS = ("rtol", "atol")  # the test's bound, read from its assertion: not an error
 
 
-def fmt_num(value: float) -> str:
-    return f"{value:.6g}"
+def fmt_num(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
 
 
 def short(name: str) -> str:

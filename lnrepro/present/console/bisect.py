@@ -10,9 +10,7 @@ from lnrepro.model.record import merge_worst
 from lnrepro.present.console.layout import Col, Row, say, say_command, show_table
 from lnrepro.present.console.style import MARK_STYLE, styled
 from lnrepro.present.escape import terminal as esc
-from lnrepro.present.text import (
-    worst_text,
-)
+from lnrepro.present.text import worst_text
 
 if TYPE_CHECKING:
     from rich.console import Console

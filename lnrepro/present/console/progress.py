@@ -15,7 +15,7 @@ from lnrepro.model.gtest import TestResult, TestStatus
 from lnrepro.model.record import Attempt
 from lnrepro.present.console.layout import plain_line, say
 from lnrepro.present.console.runs import full_name
-from lnrepro.present.console.style import MARK_STYLE, STATUS_STYLE, styled
+from lnrepro.present.console.style import MARK_STYLE, STATUS_STYLE, build_line, styled
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
 from lnrepro.present.text import fmt_metrics
@@ -132,14 +132,7 @@ class RichRunEvents(Events):
         if self.build_task is not None:
             self.progress.remove_task(self.build_task)
             self.build_task = None
-        say(
-            self.progress.console,
-            styled(
-                ("  build ", "bold"),
-                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                f" in {seconds:.0f} s",
-            ),
-        )
+        say(self.progress.console, build_line("  build ", ok, seconds))
 
     def _prefix(self) -> str:
         i, n = self.attempt

@@ -31,6 +31,7 @@ from lnrepro.present.text import (
     first_line,
     fmt_metrics,
     fmt_num,
+    fmt_pct,
     listed_tests,
     why,
     worst_text,
@@ -367,12 +368,6 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     def used(m: dict[str, float]) -> str:
         return " ".join(f"{q} {share(v)}" for q, v in m.items())
 
-    def pct(v: float | None) -> str:
-        return "" if v is None else f"{100 * v:.0f}%"
-
-    def num(v: float | None) -> str:
-        return "" if v is None else fmt_num(v)
-
     out: list[Row] = []
     for r in rows:
         va = r.verdict_a.value if r.verdict_a else ""
@@ -382,11 +377,11 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
                 esc(r.test),
                 styled((va, VERDICT_STYLE.get(va, ""))),
                 styled((vb, VERDICT_STYLE.get(vb, ""))),
-                pct(r.pass_rate_a),
-                pct(r.pass_rate_b),
-                num(r.max_diff_a),
-                num(r.max_diff_b),
-                *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()),
+                fmt_pct(r.pass_rate_a),
+                fmt_pct(r.pass_rate_b),
+                fmt_num(r.max_diff_a),
+                fmt_num(r.max_diff_b),
+                *((fmt_num(r.pcc_a), fmt_num(r.pcc_b)) if pcc else ()),
                 *((esc(used(r.margins_a)), esc(used(r.margins_b))) if margin else ()),
                 esc(r.change),
             ]

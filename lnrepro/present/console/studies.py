@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lnrepro.present.console.layout import Col, Row, say, show_table
 from lnrepro.present.console.style import styled
 from lnrepro.present.escape import terminal as esc
-from lnrepro.present.text import (
-    fmt_num,
-)
+from lnrepro.present.text import fmt_num
 
 if TYPE_CHECKING:
     from rich.console import Console
