@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 from lnrepro.hang.model import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.requests import Count
-from lnrepro.studies.model_fit import ExplainMeta, ModelFit
+from lnrepro.studies.model_fit import ExplainMeta, ModelFit, ranking_scope, tie_note
 
 if TYPE_CHECKING:
     from lnrepro.hang.door import HangReading
@@ -81,14 +81,10 @@ class Explanation:
 
     def scope(self) -> str | None:
         """What the ranking leaves out, for a note above it."""
-        from lnrepro.studies.model_fit import ranking_scope
-
         return ranking_scope(self.observed, self.left_out)
 
     def tie(self) -> str | None:
         """When several models fit best alike: which, and what would tell them apart."""
-        from lnrepro.studies.model_fit import tie_note
-
         return tie_note(self.fits)
 
     def document(self) -> ExplainDoc:
