@@ -111,15 +111,7 @@ def pytest_argv(
             raise UsageError(
                 problem, "pass pytest node ids as pytest --collect-only -q prints them"
             )
-    return [
-        python,
-        "-m",
-        "pytest",
-        *node_ids,
-        *PYTEST_OPTIONS,
-        *extra,
-        f"--junitxml={junit_xml}",
-    ]
+    return [python, "-m", "pytest", *node_ids, *PYTEST_OPTIONS, *extra, f"--junitxml={junit_xml}"]
 
 
 def pytest_env(base: Mapping[str, str]) -> dict[str, str]:
