@@ -18,6 +18,7 @@ from __future__ import annotations
 import platform
 import shlex
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -161,8 +162,7 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
         for t in a.results:
             by.setdefault(t.name, _Runs(t.name)).runs.append((t, a))
     suites: dict[str, ET.Element] = {}
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    per_suite: dict[str, dict[str, int]] = {}
+    counts: dict[str, Counter[str]] = {}  # per suite, in the order the attributes are written
     seconds: dict[str, float] = {}
 
     def suite_of(name: str) -> ET.Element:
@@ -181,17 +181,14 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
                 if v is not None:
                     _sub(props, "property", name=k, value=v)
             suites[name] = s
-            per_suite[name] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+            counts[name] = Counter(tests=0, failures=0, errors=0, skipped=0)
             seconds[name] = 0.0
         return suites[name]
 
     for name, item in by.items():
         sname = name.split(".", 1)[0] if "." in name else "lnrepro"
         s = suite_of(sname)
-        c = _case(s, item, rec, logs)
-        for k, v in c.items():
-            per_suite[sname][k] += v
-            totals[k] += v
+        counts[sname].update(_case(s, item, rec, logs))
         seconds[sname] += float(s.findall("testcase")[-1].get("time", "0"))
     if not rec.verdict.about_the_kernel or rec.incomplete:
         s = suite_of("lnrepro")
@@ -222,17 +219,13 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
             detail += [*tail, "", f"log: {rec.record_dir / a.log}"]
         detail += [f"record: {rec.record_dir / 'record.json'}"]
         _sub(case, "system-out", "\n".join(x for x in detail if x is not None))
-        per_suite["lnrepro"]["tests"] += 1
-        per_suite["lnrepro"]["errors"] += 1
-        totals["tests"] += 1
-        totals["errors"] += 1
+        counts["lnrepro"].update(tests=1, errors=1)
     for name, s in suites.items():
-        for k, v in per_suite[name].items():
+        for k, v in counts[name].items():
             s.set(k, str(v))
         s.set("time", _secs(seconds[name]))
-    root.set("tests", str(totals["tests"]))
-    root.set("failures", str(totals["failures"]))
-    root.set("errors", str(totals["errors"]))
+    for k in ("tests", "failures", "errors"):
+        root.set(k, str(sum(c[k] for c in counts.values())))
     root.set("time", _secs(sum(seconds.values())))
     return _text(root)
 

@@ -146,13 +146,7 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
             say(console, styled(rec.note))
         return
     say(console, styled(("case ", "bold"), (case_text(r.case), "bold red")))
-    say(
-        console,
-        styled(
-            ("  fails ", "bold"),
-            *_fails_text(rec),
-        ),
-    )
+    say(console, styled(("  fails ", "bold"), *_fails_text(rec)))
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
     say_command(console, "  rerun ", rec.rerun)
     for n in rec.smaller:
