@@ -125,10 +125,9 @@ def read_log(path: Path, stream: BinaryIO | None = None) -> HangText | Explanati
     if reading is not None and not reading.in_gtest_log:
         return HangText(path=path, reading=reading)
     try:
-        if data is None:
-            parsed = parse_log_file(path)
-        else:
-            parsed = parse_log_stream(io.BytesIO(data), str(path))
+        parsed = (
+            parse_log_file(path) if data is None else parse_log_stream(io.BytesIO(data), str(path))
+        )
     except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
         raise MalformedLog(
             f"{path} holds no googletest output, watcher dump or tt-triage table ({exc.message})",
