@@ -71,6 +71,13 @@ def _failure_text(t: TestResult) -> tuple[str, str]:
     return (first_line(msgs[0], 200) if msgs else t.status.value.lower()), "\n\n".join(msgs)
 
 
+def _attempt(case: ET.Element, tag: str, t: TestResult, a: Attempt) -> None:
+    """One failed attempt as Surefire writes it (``flakyFailure``, ``rerunError``, ...)."""
+    msg, text = _failure_text(t)
+    el = _sub(case, tag, message=f"attempt {a.index}: {msg}", type=t.status.value)
+    _sub(el, "stackTrace", text or msg)
+
+
 def _case(
     suite: ET.Element, item: _Runs, rec: RunRecord, logs: Mapping[str, str]
 ) -> dict[str, int]:
@@ -120,14 +127,8 @@ def _case(
     passed = len(results) - len(bad)
     if bad and passed:  # flaky: Surefire's flakyFailure/flakyError, one per failed attempt
         for t, a in bad:
-            msg, text = _failure_text(t)
-            tag = (
-                "flakyError"
-                if t.status in (TestStatus.CRASHED, TestStatus.TIMEOUT)
-                else "flakyFailure"
-            )
-            el = _sub(case, tag, message=f"attempt {a.index}: {msg}", type=t.status.value)
-            _sub(el, "stackTrace", text or msg)
+            crashed = t.status in (TestStatus.CRASHED, TestStatus.TIMEOUT)
+            _attempt(case, "flakyError" if crashed else "flakyFailure", t, a)
     elif bad:  # every attempt: the first is the failure (or error), the others reruns
         t, a = bad[0]
         msg, text = _failure_text(t)
@@ -140,14 +141,7 @@ def _case(
         kind = "ENV_ERROR" if env else t.status.value
         _sub(case, "error" if is_error else "failure", text or msg, message=msg, type=kind)
         for t2, a2 in bad[1:]:
-            m2, x2 = _failure_text(t2)
-            el = _sub(
-                case,
-                "rerunError" if is_error else "rerunFailure",
-                message=f"attempt {a2.index}: {m2}",
-                type=t2.status.value,
-            )
-            _sub(el, "stackTrace", x2 or m2)
+            _attempt(case, "rerunError" if is_error else "rerunFailure", t2, a2)
         counts["errors" if is_error else "failures"] = 1
     _sub(case, "system-out", "\n".join(out))
     return counts
