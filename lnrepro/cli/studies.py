@@ -28,8 +28,7 @@ def _spinner() -> Progress:
     from lnrepro.api import Progress
 
     class Spinner(Progress):
-        def __init__(self) -> None:
-            self.working: Working | None = None
+        working: Working | None = None
 
         def started(self, what: str) -> None:
             from lnrepro.present.console import Working, make_console
