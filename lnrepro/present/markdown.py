@@ -131,16 +131,14 @@ def _rate(t: TestAggregate) -> str:
 
 def _first_failures(rec: RunRecord, name: str) -> list[str]:
     """The first failure messages (or crash reasons) one test printed, de-duplicated."""
-    seen: list[str] = []
-    for a in rec.attempts:
-        for t in a.results:
-            if t.name != name:
-                continue
-            texts = [f.message.strip() for f in t.failures] + ([t.crash.reason] if t.crash else [])
-            for text in texts:
-                if text and text not in seen:
-                    seen.append(text)
-    return seen[:3]
+    texts = (
+        text
+        for a in rec.attempts
+        for t in a.results
+        if t.name == name
+        for text in [f.message.strip() for f in t.failures] + ([t.crash.reason] if t.crash else [])
+    )
+    return [text for text in dict.fromkeys(texts) if text][:3]
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
