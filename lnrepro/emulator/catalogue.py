@@ -86,6 +86,23 @@ class Case:
         return self.constants is not None
 
 
+def _bug_repro(
+    name: str,
+    line: int,
+    features: int,
+    constants: tuple[float, float, float] | None = (1.0, 1.0, 0.5),
+    rows: tuple[int, int] = (1, 100),
+) -> Case:
+    """A BugRepro test (commit 16165972af): ``rows`` is (batch, seq), one head, one iteration,
+    rtol = atol = 1e-2; deterministic with ``constants`` (dy, gamma, x), else TightTolerance's
+    random data and allclose."""
+    tol_text = "rtol, atol" if constants is not None else "1.0e-2F, 1.0e-2F"
+    batch, seq = rows
+    return Case(
+        f"BugRepro_{name}", batch, seq, 1, features, 1, 1e-2, 1e-2, tol_text, constants, line
+    )
+
+
 CASES: tuple[Case, ...] = (
     Case("MetalLayerNormBw_OneTile", 1, 13, 1, 20, line=190),
     Case("MetalLayerNormBw_TwoIncompleteTiles", 1, 32, 1, 33, line=194),
@@ -100,97 +117,13 @@ CASES: tuple[Case, ...] = (
         line=205,
     ),
     Case("MetalLayerNormBw_OneTilePerRow", 1, 19, 1, 213, iterations=10, line=209),
-    Case(
-        "BugRepro_Deterministic_256Tiles",
-        1,
-        100,
-        1,
-        8192,
-        1,
-        1e-2,
-        1e-2,
-        "rtol, atol",
-        (1.0, 1.0, 0.5),
-        300,
-    ),
-    Case(
-        "BugRepro_Deterministic_128Tiles",
-        1,
-        100,
-        1,
-        4096,
-        1,
-        1e-2,
-        1e-2,
-        "rtol, atol",
-        (1.0, 1.0, 0.5),
-        305,
-    ),
-    Case(
-        "BugRepro_Deterministic_DifferentValues",
-        1,
-        100,
-        1,
-        8192,
-        1,
-        1e-2,
-        1e-2,
-        "rtol, atol",
-        (0.5, 2.0, 1.0),
-        310,
-    ),
-    Case(
-        "BugRepro_Deterministic_8462Features",
-        3,
-        273,
-        1,
-        8462,
-        1,
-        1e-2,
-        1e-2,
-        "rtol, atol",
-        (1.0, 1.0, 0.5),
-        315,
-    ),
-    Case(
-        "BugRepro_Deterministic_2048Features",
-        1,
-        100,
-        1,
-        2048,
-        1,
-        1e-2,
-        1e-2,
-        "rtol, atol",
-        (1.0, 1.0, 0.5),
-        320,
-    ),
-    Case(
-        "BugRepro_TightTolerance_8462Features",
-        3,
-        273,
-        1,
-        8462,
-        1,
-        1e-2,
-        1e-2,
-        "1.0e-2F, 1.0e-2F",
-        None,
-        325,
-    ),
-    Case(
-        "BugRepro_TightTolerance_8192Features",
-        1,
-        100,
-        1,
-        8192,
-        1,
-        1e-2,
-        1e-2,
-        "1.0e-2F, 1.0e-2F",
-        None,
-        330,
-    ),
+    _bug_repro("Deterministic_256Tiles", 300, 8192),
+    _bug_repro("Deterministic_128Tiles", 305, 4096),
+    _bug_repro("Deterministic_DifferentValues", 310, 8192, (0.5, 2.0, 1.0)),
+    _bug_repro("Deterministic_8462Features", 315, 8462, rows=(3, 273)),
+    _bug_repro("Deterministic_2048Features", 320, 2048),
+    _bug_repro("TightTolerance_8462Features", 325, 8462, None, rows=(3, 273)),
+    _bug_repro("TightTolerance_8192Features", 330, 8192, None),
 )
 BY_NAME = {c.full_name: c for c in CASES}
 
@@ -341,9 +274,6 @@ def describe(case: Case, cfg: KernelConfig) -> str:
         f"rows={case.rows} features={case.features} Wt={tiles(case.features)} "
         f"path={cfg.path(case.features)}"
     )
-
-
-Printer = Callable[[str], None]
 
 
 def failure_text(

@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import TextIO, TypeVar
@@ -243,23 +242,8 @@ def _choice(enum: type[E], value: str, flag: str) -> E:
         ) from None
 
 
-@dataclass
-class Result:
-    case: Case
-    failures: list[tuple[str, int, str]]  # (file, line, message)
-    ms: int
-    timestamp: float
-    properties: list[tuple[str, str]] = field(default_factory=list)  # RecordProperty calls
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-
 def logger(printer: front.Printer, text: str) -> None:
-    # shaped like tt-metal's logger lines, which a real run prints around every test
-    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    printer.out.write(f"{stamp} | info     |        Emulator | {text} (gtest_main.py:0)\n")
+    front.metal_log(printer.out, "info", "Emulator", text, "gtest_main.py:0")
 
 
 def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -> None:
@@ -280,7 +264,7 @@ def dump(opts: Options, iteration: int, case: Case, outcome: IterationOutcome) -
 
 def run_case(
     case: Case, opts: Options, iterations: Iterations, printer: front.Printer, iteration: int
-) -> Result:
+) -> front.Reported:
     start = time.time()
     t0 = time.perf_counter()
     logger(
@@ -303,31 +287,35 @@ def run_case(
             printer.out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
             failures.append((TEST_FILE, line, message))
     ms = int((time.perf_counter() - t0) * 1000)
-    return Result(case, failures, ms, start, properties(case, opts.kernel.era, worst))
+    return front.Reported(
+        case.name,
+        TEST_FILE,
+        case.line,
+        start,
+        ms,
+        failures,
+        properties(case, opts.kernel.era, worst),
+    )
 
 
 def _worse(a: float, b: float) -> float:
     return b if b != b or a != a or b > a else a  # NaN is the worst
 
 
-def properties(
-    case: Case, era: Era, worst: dict[str, tuple[float, float]]
-) -> list[tuple[str, str]]:
+def properties(case: Case, era: Era, worst: dict[str, tuple[float, float]]) -> dict[str, str]:
     """What the test records with ``RecordProperty`` (the line the real test lacks, e.g.
     ``RecordProperty("dx.max_diff", max_diff);``): per tensor its worst ``max_diff`` over the
     iterations, its tolerance, and the share of the tolerance used
     (max |metal - ref| / (atol + rtol·|ref|); the test fails above 1). Kept for passing tests
     too, in both report formats."""
     tol = tolerances(case, era)
-    out: list[tuple[str, str]] = []
+    out: dict[str, str] = {}
     for tensor, (max_diff, used) in worst.items():
         rtol, atol, _ = tol[tensor]
-        out += [
-            (f"{tensor}.max_diff", f"{max_diff:.6g}"),
-            (f"{tensor}.rtol", f"{rtol:g}"),
-            (f"{tensor}.atol", f"{atol:g}"),
-            (f"{tensor}.used", f"{used:.6g}"),
-        ]
+        out[f"{tensor}.max_diff"] = f"{max_diff:.6g}"
+        out[f"{tensor}.rtol"] = f"{rtol:g}"
+        out[f"{tensor}.atol"] = f"{atol:g}"
+        out[f"{tensor}.used"] = f"{used:.6g}"
     return out
 
 
@@ -397,33 +385,21 @@ def run(opts: Options, out: TextIO) -> int:
         printer.set_up(len(order))
         started = time.time()
         t0 = time.perf_counter()
-        results: list[Result] = []
+        results: list[front.Reported] = []
         if order:
             printer.suite_start(len(order), SUITE)
             for case in order:
                 printer.test_start(case.full_name)
                 r = run_case(case, opts, iterations, printer, iteration)
                 results.append(r)
-                printer.test_end(case.full_name, r.passed, r.ms)
+                printer.test_end(case.full_name, not r.failures, r.ms)
             printer.suite_end(len(order), SUITE, int((time.perf_counter() - t0) * 1000))
         total = int((time.perf_counter() - t0) * 1000)
-        failed = [r.case.full_name for r in results if not r.passed]
+        failed = [f"{SUITE}.{r.name}" for r in results if r.failures]
         printer.tear_down(len(order), total, len(results) - len(failed), failed)
         any_failed = any_failed or bool(failed)
         if opts.output:
-            reported = [
-                front.Reported(
-                    r.case.name,
-                    TEST_FILE,
-                    r.case.line,
-                    r.timestamp,
-                    r.ms,
-                    r.failures,
-                    dict(r.properties),
-                )
-                for r in results
-            ]
-            front.write_report(opts.output, SUITE, reported, started, total, "ttml_tests")
+            front.write_report(opts.output, SUITE, results, started, total, "ttml_tests")
         out.flush()
     return 1 if any_failed else 0
 

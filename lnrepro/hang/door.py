@@ -1,11 +1,7 @@
 """The door of lnrepro.hang: other packages import only this module (the records reach the
 diagnosis type through :mod:`lnrepro.hang.model`).
 
-The rooms (none imports the door): :mod:`.model` (a hang's records, ``lnrepro.hang/2``),
-:mod:`.waypoints` (the words for tt-metal's waypoints), :mod:`.rules` (which waiting processor is
-the cause), :mod:`.watcher` (watcher.log and DPRINT lines), :mod:`.triage` (tt-triage's output and
-users' summaries), :mod:`.dispatch` (tt-metal's dispatch timeout and the tt-triage command run on
-a hung attempt).
+The rooms are listed in :mod:`lnrepro.hang`; none of them imports the door.
 
 Whatever a user pastes about a hang is read into one :class:`~lnrepro.hang.model.Diagnosis`:
 

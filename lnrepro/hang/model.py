@@ -19,19 +19,12 @@ progress ``SNAPSHOT``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import PurePosixPath
 from typing import Literal
 
-from lnrepro.hang.waypoints import (
-    CALL_WAYPOINT,
-    WAIT_WAYPOINT,
-    WAYPOINT_CALL,
-    WAYPOINT_MEANING,
-    is_noc_wait,
-    waypoint_meaning,
-)
+from lnrepro.hang.waypoints import WAIT_WAYPOINT, waypoint_meaning
 from lnrepro.model import codec
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import Count
@@ -237,11 +230,6 @@ class IdleRisc:
     cores: tuple[CoreRef, ...]
     why: str  # the evidence: "kernel id 0, waypoint W, in firmware main () (trisc.cc)"
 
-    def text(self, limit: int = 6) -> str:
-        shown = ", ".join(c.label() for c in self.cores[:limit])
-        more = len(self.cores) - limit
-        return f"{self.risc} on {shown}{f' and {more} more' if more > 0 else ''}: {self.why}"
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CoreGroup:
@@ -286,9 +274,6 @@ class CoreGroup:
         if where is None and self.waypoint and (not call or self.waypoint.endswith("W")):
             where = self.waypoint
         return where or call
-
-    def with_dprint(self, lines: tuple[DprintLine, ...]) -> CoreGroup:
-        return replace(self, dprint=lines)
 
     def core_list(self, limit: int = 8) -> str:
         shown = ", ".join(c.label() for c in self.cores[:limit])
@@ -432,29 +417,3 @@ def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
         more = f" and {len(cores) - limit} more" if len(cores) > limit else ""
         out.append(f"{', '.join(riscs)} on {shown}{more}: {why}")
     return out
-
-
-__all__ = [
-    "CALL_WAYPOINT",
-    "READABLE",
-    "SCHEMA",
-    "WAIT_WAYPOINT",
-    "WAYPOINT_CALL",
-    "WAYPOINT_MEANING",
-    "CbState",
-    "Coords",
-    "CoreGroup",
-    "CoreRef",
-    "Diagnosis",
-    "DprintLine",
-    "Frame",
-    "HangPattern",
-    "HangSource",
-    "IdleRisc",
-    "PeerState",
-    "Progress",
-    "RiscStatus",
-    "Source",
-    "is_noc_wait",
-    "waypoint_meaning",
-]

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lnrepro.hang.model import HangPattern, is_noc_wait
+from lnrepro.hang.model import HangPattern
+from lnrepro.hang.waypoints import is_noc_wait
 
 ROLE_ORDER = {"reader": 0, "compute": 1, "writer": 2}
 

@@ -99,13 +99,3 @@ def waypoint_meaning(waypoint: str | None) -> str:
             'waiting at a waypoint of its own (grep the sources for WAYPOINT("' + waypoint + '"))'
         )
     return 'last passed a waypoint of its own (WAYPOINT("' + waypoint + '"))'
-
-
-__all__ = [
-    "CALL_WAYPOINT",
-    "WAIT_WAYPOINT",
-    "WAYPOINT_CALL",
-    "WAYPOINT_MEANING",
-    "is_noc_wait",
-    "waypoint_meaning",
-]

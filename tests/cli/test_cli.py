@@ -434,6 +434,8 @@ def test_a_signal_raised_where_python_ignores_exceptions_still_stops_the_command
 import os, signal, sys, time, weakref
 import lnrepro.cli.exits as c
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal, not a background job
+
 if {late}:
     real = c._send_later
     def at_once(signum):

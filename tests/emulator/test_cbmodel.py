@@ -228,7 +228,11 @@ def test_a_hang_without_watcher_writes_nothing_and_still_blocks(tmp_path: Path) 
     p = subprocess.Popen(
         [*CB, f"--cb_config={cfg}"], stdout=subprocess.PIPE, cwd=tmp_path, env=CLEAN_ENV
     )
-    try:
+    device = tmp_path / "generated" / "lookalike-device" / "device.json"
+    try:  # hung once it has written the device's state (a loaded machine starts Python slowly)
+        deadline = time.monotonic() + 60
+        while not device.is_file() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         with pytest.raises(subprocess.TimeoutExpired):
             p.wait(timeout=1.5)
     finally:
@@ -237,7 +241,7 @@ def test_a_hang_without_watcher_writes_nothing_and_still_blocks(tmp_path: Path) 
     assert out.rstrip().endswith("CbModelTest.LayerNormFusedRm") and p.returncode == -signal.SIGKILL
     assert not (tmp_path / "generated" / "watcher").exists()
     # the hung device's state, for the look-alike's tt-triage (no watcher needed)
-    assert (tmp_path / "generated" / "lookalike-device" / "device.json").is_file()
+    assert device.is_file()
 
 
 def test_a_passing_run_with_the_watcher_logs_idle_cores(tmp_path: Path) -> None:

@@ -89,14 +89,8 @@ def config_from(doc: dict[str, Any], source: str = "config") -> CbConfig:
         else:
             raise ConfigError(f"{source}: unknown key {key!r}")
     cfg = replace(CbConfig(), **values)
-    if cfg.device_grid[0] < cfg.grid[0] or cfg.device_grid[1] < cfg.grid[1]:
-        cfg = replace(
-            cfg,
-            device_grid=(
-                max(cfg.grid[0], cfg.device_grid[0]),
-                max(cfg.grid[1], cfg.device_grid[1]),
-            ),
-        )
+    (gx, gy), (dx, dy) = cfg.grid, cfg.device_grid
+    cfg = replace(cfg, device_grid=(max(gx, dx), max(gy, dy)))  # the device holds the op's grid
     if cfg.device_grid[0] > len(NOC_X) or cfg.device_grid[1] > len(NOC_Y):
         raise ConfigError(f"{source}: the grid is larger than a Wormhole's 8x10 workers")
     return cfg

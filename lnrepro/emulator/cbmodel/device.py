@@ -56,11 +56,7 @@ def _risc_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
             }
         elif kernel in (PREFETCH_KERNEL, DISPATCH_KERNEL):
             wait = {"call": "kernel_main", "cb": None}
-        firmware = (
-            None
-            if wait is not None
-            else ("brisc" if risc == "brisc" else "ncrisc" if risc == "ncrisc" else "trisc")
-        )
+        firmware = None if wait is not None else risc if risc in ("brisc", "ncrisc") else "trisc"
         rows.append(
             {
                 "risc": risc,
@@ -116,18 +112,17 @@ def _cb_rows(p: Program, x: int, y: int) -> list[dict[str, Any]]:
 
 def device_state(p: Program) -> dict[str, Any]:
     cfg = p.cfg
-    cores = []
-    for y in range(cfg.device_grid[1]):
-        for x in range(cfg.device_grid[0]):
-            cores.append(
-                {
-                    "x": x,
-                    "y": y,
-                    "noc0": [NOC_X[x], NOC_Y[y]],
-                    "riscs": _risc_rows(p, x, y),
-                    "cbs": _cb_rows(p, x, y),
-                }
-            )
+    cores = [
+        {
+            "x": x,
+            "y": y,
+            "noc0": [NOC_X[x], NOC_Y[y]],
+            "riscs": _risc_rows(p, x, y),
+            "cbs": _cb_rows(p, x, y),
+        }
+        for y in range(cfg.device_grid[1])
+        for x in range(cfg.device_grid[0])
+    ]
     return {
         "device": 0,
         "arch": "wormhole_b0",

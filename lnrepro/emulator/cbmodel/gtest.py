@@ -107,14 +107,6 @@ def parse_args(argv: Sequence[str], env: dict[str, str]) -> Options:
     return opts
 
 
-@dataclass
-class Result:
-    case: Case
-    failures: list[tuple[int, str]]
-    ms: int
-    started: float
-
-
 def check(cfg: CbConfig, outcome: Outcome) -> list[tuple[int, str]]:
     """The test's assertions on a run that finished."""
     expected = cfg.blocks_per_core * cfg.compute_out_pages_per_block
@@ -158,7 +150,7 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
     printer.filter_note(opts.gtest_filter)
     printer.set_up(len(chosen))
     t0, started = time.perf_counter(), time.time()
-    results: list[Result] = []
+    results: list[Reported] = []
     last: Program | None = None
     if chosen:
         printer.suite_start(len(chosen), SUITE)
@@ -183,7 +175,11 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
         ms = int((time.perf_counter() - c0) * 1000)
         for line, message in fails:
             out.write(f"{TEST_FILE}:{line}: Failure\n{message}\n")
-        results.append(Result(case, fails, ms, s0))
+        results.append(
+            Reported(
+                case.name, TEST_FILE, case.line, s0, ms, [(TEST_FILE, ln, m) for ln, m in fails]
+            )
+        )
         printer.test_end(case.full_name(), not fails, ms)
     total = int((time.perf_counter() - t0) * 1000)
     if chosen:
@@ -194,21 +190,10 @@ def run(opts: Options, cfg: CbConfig, env: dict[str, str], out: TextIO) -> int:
         watcher.detach()
     if dout is not out:
         dout.close()
-    failed = [r.case.full_name() for r in results if r.failures]
+    failed = [f"{SUITE}.{r.name}" for r in results if r.failures]
     printer.tear_down(len(chosen), total, len(results) - len(failed), failed)
     if opts.output:
-        reported = [
-            Reported(
-                r.case.name,
-                TEST_FILE,
-                r.case.line,
-                r.started,
-                r.ms,
-                [(TEST_FILE, ln, m) for ln, m in r.failures],
-            )
-            for r in results
-        ]
-        write_report(opts.output, SUITE if results else None, reported, started, total, "cbmodel")
+        write_report(opts.output, SUITE if results else None, results, started, total, "cbmodel")
     out.flush()
     return 1 if failed else 0
 

@@ -130,6 +130,14 @@ class Printer:
             self.out.write(f"\n{len(failed):2d} FAILED {'TEST' if len(failed) == 1 else 'TESTS'}\n")
 
 
+def metal_log(out: TextIO, level: str, who: str, text: str, where: str) -> None:
+    """A line shaped like tt-metal's logger's, which a real run prints around its tests: the
+    time, the level, who logs, the text and where in the source."""
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    out.write(f"{stamp} | {level:<8} | {who:>15} | {text} ({where})\n")
+    out.flush()
+
+
 def list_tests(out: TextIO, suite: str, names: Sequence[str]) -> None:
     """``--gtest_list_tests``: the suite, then its tests indented (nothing when none pass)."""
     if names:

@@ -4,9 +4,9 @@ it as tt-metal does (its timeout command run first)."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
 from typing import NoReturn, TextIO
 
+from .gtest_front import metal_log
 from .watcher import Program, Watcher
 
 # tt-metal's own hang detection, as tenstorrent/tt-metal does it:
@@ -34,9 +34,7 @@ def operation_timeout(env: dict[str, str]) -> float:
 
 
 def _metal_log(out: TextIO, level: str, text: str, line: int) -> None:
-    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    out.write(f"{stamp} | {level:<8} |           Metal | {text} (metal_context.cpp:{line})\n")
-    out.flush()
+    metal_log(out, level, "Metal", text, f"metal_context.cpp:{line}")
 
 
 def on_dispatch_timeout_detected(env: dict[str, str], out: TextIO) -> None:

@@ -7,12 +7,12 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from .config import DISPATCH_KERNEL, NOC_X, NOC_Y, PREFETCH_KERNEL, CbConfig
 from .cores import CoreSim
+from .gtest_front import metal_log
 
 _START = time.monotonic()
 
@@ -86,10 +86,7 @@ def core_state(
         trisc = (("CWFW", "G"), ("K", "G"), ("K", "G"))
     else:
         trisc = (("K", "G"), ("K", "G"), ("CRBW", "G"))
-    if c.writer_done:
-        brisc = "NTW"
-    else:
-        brisc = "CWFW"
+    brisc = "NTW" if c.writer_done else "CWFW"
     wps = (brisc, reader[0], *(t[0] for t in trisc))
     smsg = reader[1] + "".join(t[1] for t in trisc)
     return (wps, "D0G", "BNT", smsg, kids, p.h_id)
@@ -123,7 +120,7 @@ class Watcher:
         mode = "a" if "TT_METAL_WATCHER_APPEND" in env else "w"
         self.fh = self.path.open(mode, encoding="utf-8")
         self.dumps = 0
-        _log(out, f"Watcher log file: {self.path}")
+        metal_log(out, "info", "LLRuntime", f"Watcher log file: {self.path}", "cbmodel.py:0")
         self.fh.write(
             f"At {_elapsed():.3f}s starting\nLegend:\n"
             "\tComma separated list specifies waypoint for BRISC, NCRISC, TRISC0, TRISC1, TRISC2\n"
@@ -135,7 +132,7 @@ class Watcher:
         )
         self.fh.write(f"At {_elapsed():.3f}s attach device 0\n\n")
         self.fh.flush()
-        _log(out, "Watcher attached device 0")
+        metal_log(out, "info", "LLRuntime", "Watcher attached device 0", "cbmodel.py:0")
 
     def names(self, ids: dict[str, int]) -> None:
         path = self.path.parent / "kernel_names.txt"
@@ -152,8 +149,3 @@ class Watcher:
     def detach(self) -> None:
         self.fh.write(f"At {_elapsed():.3f}s detach device 0\n")
         self.fh.close()
-
-
-def _log(out: TextIO, text: str) -> None:
-    stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    out.write(f"{stamp} | info     |       LLRuntime | {text} (cbmodel.py:0)\n")

@@ -28,19 +28,16 @@ from pathlib import PurePosixPath
 
 from lnrepro.hang import rules
 from lnrepro.hang.model import (
-    WAYPOINT_MEANING,
     CbState,
     CoreGroup,
     CoreRef,
     Diagnosis,
     HangPattern,
-    HangSource,
     IdleRisc,
     PeerState,
     Progress,
     RiscStatus,
     Source,
-    waypoint_meaning,
 )
 from lnrepro.hang.triage.headlines import (
     SUBORDINATE_WAITS,
@@ -57,12 +54,9 @@ from lnrepro.hang.triage.output import (
 )
 from lnrepro.hang.triage.said import SaidKind, said_summary
 from lnrepro.hang.triage.states import State, blind, classify, core_ref
+from lnrepro.hang.waypoints import WAYPOINT_MEANING, waypoint_meaning
 
 ROLE_ORDER = rules.ROLE_ORDER
-
-
-def _role(risc: str, name: str | None, file: str | None) -> str:
-    return rules.role(risc, name, file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +94,7 @@ def _cause(states: list[State]) -> _Cause | None:
             s.row.risc,
             _RULE_STATUS[s.status],
             s.pattern if s.status == "waiting" else None,
-            _role(s.row.risc, s.row.kernel_name, s.kernel_file),
+            rules.role(s.row.risc, s.row.kernel_name, s.kernel_file),
             s.status == "running" and _own_waypoint(s.waypoint),
         )
         for s in mine
@@ -177,7 +171,6 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
     idle_places = {
         k for k, ss in by_core.items() if all(x.pattern is None for x in ss)
     } - dispatch_places
-    warnings = list(out.warnings[:20])
     unknowns = _unknowns(out, built, states, pairs[0][1] if pairs else None)
     if built and (blind_cores := [ss for ss in by_core.values() if len(blind(ss)) > 1]):
         where = ", ".join(core_ref(ss[0].row.place).label() for ss in blind_cores[:4])
@@ -273,7 +266,7 @@ def diagnose_triage(out: TriageOutput) -> Diagnosis:
         cores_idle=len(idle_places),
         cores_dispatch=len(dispatch_places),
         events=tuple(events),
-        warnings=tuple(warnings),
+        warnings=tuple(out.warnings[:20]),
         source=source,
         idle=idle,
         unknowns=unknowns,
@@ -295,7 +288,7 @@ def _peer(s: State) -> PeerState:
         state=state or RiscStatus(s.status),
         waypoint=s.waypoint if s.status in ("waiting", "running") else None,
         kernel=s.kernel_file or s.row.kernel_name,
-        role=_role(s.row.risc, s.row.kernel_name, s.kernel_file),
+        role=rules.role(s.row.risc, s.row.kernel_name, s.kernel_file),
     )
 
 
@@ -341,7 +334,7 @@ def _group(
     row = first.row
     refs = tuple(dict.fromkeys(core_ref(m.row.place) for m in members))
     pattern = cause.pattern
-    role = _role(row.risc, row.kernel_name, first.kernel_file)
+    role = rules.role(row.risc, row.kernel_name, first.kernel_file)
     peers = tuple(_peer(s) for s in by_core[row.place.key()] if s is not first)
     cbs = _cbs(members, out, pattern)
     sentence = _sentence(first, pattern, role, len(refs), peers, cbs)
@@ -351,7 +344,7 @@ def _group(
         rest = [c for c in rest if c not in mutual]
         for c in mutual:
             sentence += (
-                f"; and {_who(c, _role(c.row.risc, c.row.kernel_name, c.kernel_file))} waits "
+                f"; and {_who(c, rules.role(c.row.risc, c.row.kernel_name, c.kernel_file))} waits "
                 f"{_where(c)} for pages: the two wait on each other (a deadlock), so both are "
                 "named; check the order of their cb_reserve_back/cb_push_back and "
                 "cb_wait_front/cb_pop_front"
@@ -362,7 +355,7 @@ def _group(
                 c.row.risc,
                 rules.WAITING,
                 c.pattern,
-                _role(c.row.risc, c.row.kernel_name, c.kernel_file),
+                rules.role(c.row.risc, c.row.kernel_name, c.kernel_file),
             )
             for c in rest
         ],
@@ -550,11 +543,7 @@ def _unknowns(
                 else ""
             )
             u.append(f"which circular buffer it waits on: the frames carry no arguments{hint}")
-    if out.format is HangSource.TT_TRIAGE or out.format is HangSource.SUMMARY:
-        u.append(
-            "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
-        )
+    u.append(
+        "whether it still moves: one reading of the device (run tt-triage twice, seconds apart)"
+    )
     return tuple(dict.fromkeys(u))
-
-
-__all__ = ["diagnose_triage"]

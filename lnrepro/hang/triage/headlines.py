@@ -65,12 +65,3 @@ def launch_messages(rd_ptrs: list[tuple[int, str]]) -> str:
         f"; the cores are on different launch messages (RD PTR): {said} (the fewest first: "
         "a core on another message runs another program than the rest)"
     )
-
-
-__all__ = [
-    "SUBORDINATE_WAITS",
-    "blind_summary",
-    "launch_messages",
-    "polling_summary",
-    "polls_subordinates",
-]

@@ -172,6 +172,8 @@ _DEBUG_WAYPOINT = re.compile(r"write_debug_waypoint<(\d{1,10})u?>")
 
 
 def _int(text: str | None, base: int = 10) -> int | None:
+    """A number cell, hex with ``0x`` (``Dev`` is the exalens id, or the hex unique_id when
+    metal's and exalens' ids differ); None when absent, cut or not a number."""
     if text is None or text.endswith(CLIPPED):
         return None
     t = text.strip()
@@ -179,11 +181,6 @@ def _int(text: str | None, base: int = 10) -> int | None:
         return int(t, 16) if t.lower().startswith("0x") else int(t, base)
     except ValueError:
         return None
-
-
-def _device(text: str | None) -> int | None:
-    """``Dev``: the exalens id, or the hex unique_id when metal's and exalens' ids differ."""
-    return _int(text)
 
 
 def parse_place(loc: str | None, device: int | None) -> Place | None:
@@ -331,8 +328,6 @@ def triage_evidence(text: str) -> int:
             score += 5 if not t.guessed else 3
         elif t.column("CB") is not None and t.column("State") is not None:
             score += 3
-    if score == 0:
-        return 0
     return score
 
 
@@ -399,10 +394,7 @@ def _sections(lines: list[str]) -> list[tuple[str | None, int, int]]:
 
 
 def _script_at(sections: list[tuple[str | None, int, int]], index: int) -> str | None:
-    for name, a, b in sections:
-        if a <= index < b:
-            return name
-    return None
+    return next((name for name, a, b in sections if a <= index < b), None)
 
 
 def _guess_script(t: Table) -> str | None:
@@ -442,7 +434,7 @@ def _table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
 def _risc_table(out: TriageOutput, t: Table, script: str, dev: int | None) -> None:
     per_risc_columns = [r for r in TENSIX if t.column(r) is not None]
     for row, no in zip(t.rows, t.row_lines, strict=True):
-        device = _device(t.cell(row, "Dev")) if t.column("Dev") is not None else dev
+        device = _int(t.cell(row, "Dev")) if t.column("Dev") is not None else dev
         place = parse_place(t.cell(row, "Loc"), device)
         if place is None:
             continue
@@ -535,7 +527,7 @@ def _aggregated_table(out: TriageOutput, t: Table, script: str) -> None:
         kid = _int(t.cell(row, "Kernel Id", "Kernel ID"))
         name = _name(t.cell(row, "Kernel Name"))
         for m in _DEV_NOC.finditer(t.cell(row, "Locations (device:core)", "Locations") or ""):
-            place = Place(_device(m.group(1)), None, None, (int(m.group(2)), int(m.group(3))))
+            place = Place(_int(m.group(1)), None, None, (int(m.group(2)), int(m.group(3))))
             out.rows.append(
                 RiscRow(place, risc, script, no, kid, name, None, None, None, None, frames, message)
             )
@@ -561,7 +553,7 @@ def _id_name(text: str | None) -> tuple[int | None, str | None]:
 
 def _cb_table(out: TriageOutput, t: Table) -> None:
     for row in t.rows:
-        place = parse_place(t.cell(row, "Loc"), _device(t.cell(row, "Dev")))
+        place = parse_place(t.cell(row, "Loc"), _int(t.cell(row, "Dev")))
         cb = _int(t.cell(row, "CB"))
         state = _name(t.cell(row, "State"))
         if place is None or cb is None or state is None:
@@ -586,7 +578,7 @@ def _cb_table(out: TriageOutput, t: Table) -> None:
 
 def _assert_table(out: TriageOutput, t: Table) -> None:
     for row in t.rows:
-        place = parse_place(t.cell(row, "Loc"), _device(t.cell(row, "Dev")))
+        place = parse_place(t.cell(row, "Loc"), _int(t.cell(row, "Dev")))
         risc = (_name(t.cell(row, "RiscV")) or "?").upper()
         if place is None:
             continue
@@ -662,21 +654,3 @@ def _failures(
                     f"{m.group(2)}={m.group(4)} (the device is not idle, a kernel changed the "
                     "counters, or the NoC hung)"
                 )
-
-
-__all__ = [
-    "FORMAT_WORDS",
-    "AssertRow",
-    "CbRow",
-    "Place",
-    "RiscRow",
-    "TriageEra",
-    "TriageOutput",
-    "clean_lines",
-    "frame",
-    "parse_frames",
-    "parse_place",
-    "parse_triage",
-    "triage_evidence",
-    "waypoint_of",
-]

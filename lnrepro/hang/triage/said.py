@@ -5,6 +5,7 @@ function. Pure; nothing is added that the text does not write."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -75,10 +76,10 @@ _FUNCTION_SAID = re.compile(
 )
 
 
-def _balanced(text: str, start: int) -> tuple[str, int] | None:
-    """What is inside the parenthesis opened just before ``start`` (quotes respected), and where
-    it closes; None when the line ends first (an assert cut short)."""
-    depth, quote = 1, ""
+def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """The characters of ``text`` from ``start`` on, with their index, outside string and
+    character literals (a quote escaped with a backslash does not end one)."""
+    quote = ""
     for i in range(start, len(text)):
         c = text[i]
         if quote:
@@ -86,28 +87,26 @@ def _balanced(text: str, start: int) -> tuple[str, int] | None:
                 quote = ""
         elif c in "\"'":
             quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return text[start:i], i + 1
+        else:
+            yield i, c
+
+
+def _balanced(text: str, start: int) -> tuple[str, int] | None:
+    """What is inside the parenthesis opened just before ``start`` (quotes respected), and where
+    it closes; None when the line ends first (an assert cut short)."""
+    depth = 1
+    for i, c in _unquoted(text, start):
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return text[start:i], i + 1
     return None
 
 
 def _top_comma(args: str) -> int:
-    depth, quote = 0, ""
-    for i, c in enumerate(args):
-        if quote:
-            if c == quote and args[i - 1] != "\\":
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
+    depth = 0
+    for i, c in _unquoted(args):
+        depth += (c in "([{") - (c in ")]}")
+        if c == "," and depth == 0:
             return i
     return -1
 
@@ -232,6 +231,3 @@ def said_summary(said: list[SaidCheck]) -> tuple[HangPattern, str]:
         f"{head}: {quoted}; it cannot tell which kernel hangs from that (paste "
         "dump_callstacks' table)"
     )
-
-
-__all__ = ["KNOWN_SCRIPTS", "SaidCheck", "SaidKind", "assert_code", "said_checks", "said_summary"]

@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 
 from lnrepro.hang import rules
-from lnrepro.hang.model import Coords, CoreRef, Frame, HangPattern, is_noc_wait
+from lnrepro.hang.model import Coords, CoreRef, Frame, HangPattern
 from lnrepro.hang.triage.headlines import polls_subordinates
 from lnrepro.hang.triage.output import AssertRow, Place, RiscRow, waypoint_of
+from lnrepro.hang.waypoints import is_noc_wait
 
 FIRMWARE_FILES = re.compile(
     r"(?:^|/)(?:brisc|ncrisc|trisc|erisc|idle_erisc|active_erisc|subordinate_\w+)\.cc$"
@@ -72,6 +73,11 @@ def classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertR
     kfile = kernel_file(frames, row.kernel_path)
     has_kernel = bool(row.kernel_id) or row.kernel_name is not None or kfile is not None
     key = (row.place.key(), row.risc)
+
+    def aside(status: str, why: str, call: str | None = None) -> State:
+        """A RISC that is not waiting: reset, done, a dispatch kernel."""
+        return State(row, status, None, fw_wp, call, kfile, frames, why)
+
     if key in asserts:
         a = asserts[key]
         fr = a.frames or frames
@@ -85,23 +91,14 @@ def classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertR
             fr,
         )
     if row.message and "reset" in row.message.lower():
-        return State(row, "reset", None, fw_wp, None, kfile, frames, "in reset")
+        return aside("reset", "in reset")
     if row.go_message == "DONE":
-        return State(row, "done", None, fw_wp, None, kfile, frames, "its go message is DONE")
+        return aside("done", "its go message is DONE")
     in_fw = f0 is not None and is_firmware(f0)
     if rules.is_dispatch(row.kernel_name, kfile) or (
         row.cut_name is not None and rules.may_be_dispatch(row.cut_name)
     ):
-        return State(
-            row,
-            "dispatch",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            "a dispatch kernel: it waits for commands by design",
-        )
+        return aside("dispatch", "a dispatch kernel: it waits for commands by design")
     if (
         has_kernel
         and row.go_message == "GO"
@@ -109,39 +106,16 @@ def classify(row: RiscRow, asserts: dict[tuple[tuple[object, ...], str], AssertR
     ):  # the watcher rules' never started: a kernel and a go, still at init or its go wait
         return State(row, "never started", HangPattern.NEVER_STARTED, fw_wp, None, kfile, frames)
     if f0 is not None and polls_subordinates(f0):
-        return State(
-            row,
+        return aside(
             "done",
-            None,
-            fw_wp,
-            f0.function,
-            kfile,
-            frames,
             f"its kernel returned: firmware polls in {f0.function} () until NCRISC and the "
             "TRISCs finish",
+            f0.function,
         )
     if has_kernel and in_fw and f0 is not None and not row.said_idle:  # back in firmware: returned
-        return State(
-            row,
-            "done",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            f"its kernel returned: back in firmware {f0.function} ()",
-        )
+        return aside("done", f"its kernel returned: back in firmware {f0.function} ()")
     if has_kernel and f0 is None and fw_wp in ("W", "GW") and not row.said_idle:
-        return State(
-            row,
-            "done",
-            None,
-            fw_wp,
-            None,
-            kfile,
-            frames,
-            f"its kernel returned: waypoint {fw_wp}, firmware's wait",
-        )
+        return aside("done", f"its kernel returned: waypoint {fw_wp}, firmware's wait")
     if row.said_idle or (not has_kernel and (in_fw or (f0 is None and fw_wp in (None, "W", "GW")))):
         why = []
         if row.kernel_id == 0:
@@ -178,6 +152,3 @@ def blind(states: list[State]) -> list[State]:
         for s in states
         if s.status == "running" and not s.waypoint and not (s.frames and s.frames[0].index == 0)
     ]
-
-
-__all__ = ["State", "blind", "classify", "core_ref", "kernel_file"]

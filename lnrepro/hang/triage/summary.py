@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from lnrepro.hang.model import WAYPOINT_MEANING, Frame, HangSource
+from lnrepro.hang.model import Frame, HangSource
 from lnrepro.hang.triage.output import (
     AssertRow,
     Place,
@@ -30,6 +30,7 @@ from lnrepro.hang.triage.output import (
     frame,
 )
 from lnrepro.hang.triage.said import KNOWN_SCRIPTS, RISC_WORD, assert_code, said_checks
+from lnrepro.hang.waypoints import WAYPOINT_MEANING
 
 _RISC = r"(?:brisc|ncrisc|trisc[0-2]|erisc[0-9]?|b|nc|t[0-2])"
 _HEAD = re.compile(
@@ -80,13 +81,9 @@ def _cores(spec: str, device: int | None) -> list[Place]:
 
 
 def _riscs(*texts: str | None) -> list[str]:
-    names: list[str] = []
-    for t in texts:
-        for m in RISC_WORD.finditer(t or ""):
-            r = m.group(1).upper()
-            if r not in names:
-                names.append(r)
-    return names
+    return list(
+        dict.fromkeys(m.group(1).upper() for t in texts for m in RISC_WORD.finditer(t or ""))
+    )
 
 
 def parse_summary(text: str) -> TriageOutput:
@@ -122,18 +119,8 @@ def parse_summary(text: str) -> TriageOutput:
         if name and name.lower() in ("id", "is", "in", "none", "n/a"):
             name = None
         wm = _WAYPOINT_SAID.search(said)
-        wp = (
-            wm.group(1)
-            if wm
-            else next(
-                (
-                    w
-                    for w in re.findall(r"\b[A-Z]{2,4}\b", said)
-                    if w in WAYPOINT_MEANING and len(w) > 2
-                ),
-                None,
-            )
-        )
+        named = [w for w in re.findall(r"\b[A-Z]{3,4}\b", said) if w in WAYPOINT_MEANING]
+        wp = wm.group(1) if wm else next(iter(named), None)
         idle = _IDLE.search(said) is not None and not any(
             f.function.startswith(("cb_", "noc_", "llk_")) for f in frames
         )
@@ -149,16 +136,10 @@ def parse_summary(text: str) -> TriageOutput:
                         risc,
                         "summary",
                         no,
-                        None,
-                        name,
-                        None,
-                        None,
-                        wp,
-                        None,
-                        frames,
-                        None,
-                        (),
-                        idle,
+                        kernel_name=name,
+                        waypoint=wp,
+                        frames=frames,
+                        said_idle=idle,
                     )
                 )
     return out
@@ -193,6 +174,3 @@ def _frames(lines: list[str]) -> tuple[Frame, ...]:
         if f is not None:
             frames.append(f)
     return tuple(frames)
-
-
-__all__ = ["parse_summary", "summary_evidence"]

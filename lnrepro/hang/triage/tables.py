@@ -211,11 +211,6 @@ class Table:
             return None
         return row[i]
 
-    def lost(self, *names: str) -> bool:
-        """Whether the column named was cut off (its header is among ``cut_columns``)."""
-        i = self.column(*names)
-        return i is not None and self.header[i] in self.cut_columns
-
 
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s.lower())
@@ -259,10 +254,6 @@ def _bounds(border: str) -> tuple[list[int], bool]:
     if closed:
         edges.append(len(right) - 1)
     return edges, closed
-
-
-def _bar_bounds(line: str) -> list[int]:
-    return [i for i, c in enumerate(line) if c in VERTICAL]
 
 
 CLIPPED = "…"  # appended to a cell the cut at the right edge went through
@@ -364,7 +355,7 @@ def _read(lines: list[str], start: int, borderless: bool = False) -> tuple[Table
     """One table from ``start`` (its top border, or its first bar line when the paste begins
     inside it); returns it and the index after it."""
     if borderless:
-        edges = _bar_bounds(lines[start])
+        edges = [i for i, c in enumerate(lines[start]) if c in VERTICAL]
         closed = lines[start].rstrip()[-1:] in VERTICAL
         i = start
         style = "heavy" if "┃" in lines[start] else "bars"

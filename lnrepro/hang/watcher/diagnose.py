@@ -26,7 +26,6 @@ from pathlib import PurePosixPath
 
 from lnrepro.hang import rules
 from lnrepro.hang.model import (
-    WAYPOINT_CALL,
     CoreGroup,
     CoreRef,
     Diagnosis,
@@ -37,7 +36,6 @@ from lnrepro.hang.model import (
     Progress,
     RiscStatus,
     Source,
-    waypoint_meaning,
 )
 from lnrepro.hang.watcher.dprint import attach
 from lnrepro.hang.watcher.formats import FORMAT_WORDS
@@ -51,6 +49,7 @@ from lnrepro.hang.watcher.records import (
     RiscState,
     WatcherLog,
 )
+from lnrepro.hang.waypoints import WAYPOINT_CALL, waypoint_meaning
 
 BRISC_DONE = frozenset({"KD", "D", "NTW", "NTD"})
 SUB_DONE = frozenset({"KD", "D"})
@@ -329,10 +328,6 @@ def _pause_groups(events: list[Event]) -> list[CoreGroup]:
 
 
 # ------------------------------------------------------------------------------- one core
-def _role(risc: str, kernel: str | None) -> str:
-    return rules.role(risc, kernel)
-
-
 def _enabled(r: RiscState) -> bool | None:
     if r.enabled is not None:
         return r.enabled
@@ -369,13 +364,11 @@ def _status(core: CoreLine, r: RiscState, enabled: bool | None) -> str:
 
 
 def _is_dispatch(log: WatcherLog, dump: Dump, core: CoreLine) -> bool:
-    for r in core.riscs:
-        path = log.kernel(r.kernel_id, dump) if r.kernel_id else None
-        if rules.is_dispatch(None, path):
-            return True
-        if r.waypoint in DISPATCH_WAYPOINTS:
-            return True
-    return False
+    return any(
+        r.waypoint in DISPATCH_WAYPOINTS
+        or rules.is_dispatch(None, log.kernel(r.kernel_id, dump) if r.kernel_id else None)
+        for r in core.riscs
+    )
 
 
 def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
@@ -393,13 +386,11 @@ def _explain(log: WatcherLog, dump: Dump, core: CoreLine) -> _Finding | None:
         if status == "idle" or (enabled is None and status not in ("waiting", "running")):
             continue
         path = log.kernel(r.kernel_id, dump)
-        riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, _role(r.risc, path)))
+        riscs.append(_Risc(r.risc, status, r.waypoint, r.kernel_id, path, rules.role(r.risc, path)))
     if not riscs:
         return None
-    if core.run == "D" and all(r.status == "done" for r in riscs):
-        return None  # finished
     if all(r.status == "done" for r in riscs):
-        return None
+        return None  # finished
     procs = [
         rules.Proc(
             r.risc, r.status, rules.wait_of(r.waypoint) if r.status == "waiting" else None, r.role

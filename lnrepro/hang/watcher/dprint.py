@@ -56,12 +56,8 @@ def parse_line(line: str, line_no: int = 0) -> DprintLine | None:
     x = m.group(2) if m.group(2) is not None else m.group(4)
     y = m.group(3) if m.group(3) is not None else m.group(5)
     text = m.group(7)
-    ops = tuple(dict.fromkeys(o for o in _OPS.findall(text)))
-    ids: list[int] = []
-    for g in _CB_ID.findall(text):
-        for v in g:
-            if v and int(v) not in ids:
-                ids.append(int(v))
+    ops = tuple(dict.fromkeys(_OPS.findall(text)))
+    ids = tuple(dict.fromkeys(int(v) for g in _CB_ID.findall(text) for v in g if v))
     return DprintLine(
         line_no=line_no,
         device=int(m.group(1)),
@@ -69,7 +65,7 @@ def parse_line(line: str, line_no: int = 0) -> DprintLine | None:
         y=int(y),
         risc=RISC_NAMES.get(m.group(6), m.group(6)),
         text=text,
-        cb_ids=tuple(ids),
+        cb_ids=ids,
         ops=ops,
     )
 
@@ -108,5 +104,5 @@ def attach(diag: Diagnosis, lines: Sequence[DprintLine], *, cap: int = 8) -> Dia
     groups: list[CoreGroup] = []
     for g in diag.groups:
         picked = for_cores(lines, g.cores, g.risc, cap)
-        groups.append(g.with_dprint(picked) if picked else g)
+        groups.append(replace(g, dprint=picked) if picked else g)
     return replace(diag, groups=tuple(groups))

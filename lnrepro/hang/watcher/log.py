@@ -261,25 +261,16 @@ def _line(st: _State, no: int, raw: str) -> None:
 
 
 def _paused(st: _State, no: int, items: str) -> None:
-    found = False
-    for m in PAUSED_ITEM.finditer(items):
-        found = True
-        if m.group(1) is not None:
-            x, y, risc = int(m.group(1)), int(m.group(2)), m.group(3)
-        else:
-            x, y, risc = int(m.group(4)), int(m.group(5)), m.group(6)
+    """A PAUSE event per core the line names, ``(x=1,y=2):brisc`` or ``1-2:brisc``; one with no
+    core when it names none."""
+    cores: list[tuple[int | None, int | None, str | None]] = [
+        (int(m[1] or m[4]), int(m[2] or m[5]), _risc_name(m[3] or m[6]))
+        for m in PAUSED_ITEM.finditer(items)
+    ]
+    for x, y, risc in cores or [(None, None, None)]:
         st.add_event(
-            Event(
-                kind=EventKind.PAUSE,
-                text=items.strip(),
-                line_no=no,
-                x=x,
-                y=y,
-                risc=_risc_name(risc),
-            )
+            Event(kind=EventKind.PAUSE, text=items.strip(), line_no=no, x=x, y=y, risc=risc)
         )
-    if not found:
-        st.add_event(Event(kind=EventKind.PAUSE, text=items.strip(), line_no=no))
 
 
 def _ring(st: _State, line: str) -> None:

@@ -212,22 +212,3 @@ class WatcherLog:
     def last_run_dumps(self) -> tuple[Dump, ...]:
         last = max((d.run for d in self.dumps), default=0)
         return tuple(d for d in self.dumps if d.run == last)
-
-
-__all__ = [
-    "DRAM_RISCS",
-    "ETH_RISCS",
-    "SCHEMA",
-    "TENSIX_RISCS",
-    "CbSync",
-    "CoreKind",
-    "CoreLine",
-    "Dump",
-    "Event",
-    "EventKind",
-    "LineFormat",
-    "RiscState",
-    "Run",
-    "Unparsed",
-    "WatcherLog",
-]

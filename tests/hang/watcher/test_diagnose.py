@@ -257,7 +257,7 @@ def test_any_mix_or_cut_never_raises(
 
 
 def test_noc_command_buffer_waits_are_noc_waits_and_ntw_is_not() -> None:
-    from lnrepro.hang.model import is_noc_wait
+    from lnrepro.hang.waypoints import is_noc_wait
 
     assert [is_noc_wait(w) for w in ("RP2W", "NWPW", "NSMW", "NTW", "CWFW", "W", None)] == [
         True,
