@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from lnrepro import __version__, options
 from lnrepro.model.bisect import BisectRecord, SearchKind
-from lnrepro.model.compare import compare
+from lnrepro.model.compare import compare, environment_changes
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.jsonio import strings
 from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
@@ -588,8 +588,6 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
             f"{fmt_pct(r.pass_rate_b)} | {fmt_num(r.max_diff_a)} | {fmt_num(r.max_diff_b)} | "
             f"{markdown(r.change)} |"
         )
-    from lnrepro.model.compare import environment_changes
-
     changes = environment_changes(a, b)
     if changes:
         out += ["", f"Environment A → B: {markdown('; '.join(changes))}"]

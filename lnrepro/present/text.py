@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lnrepro.model.gtest import Metrics, TestResult
+from lnrepro.model.gtest import Metrics, TestResult, split_name
 from lnrepro.model.metrics import UNNAMED
 
 if TYPE_CHECKING:
@@ -25,8 +25,6 @@ def fmt_pct(value: float | None) -> str:
 def short(name: str) -> str:
     """A test's name without its suite (``Suite.Test`` -> ``Test``; a pytest node id without
     its file)."""
-    from lnrepro.model.gtest import split_name
-
     return split_name(name)[1] or name
 
 

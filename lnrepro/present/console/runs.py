@@ -106,8 +106,7 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
                     ("suite set-up/tear-down failed", "red"), f": {suite} ({len(fs)} failure(s))"
                 ),
             )
-    totals = {k: v for k, v in run.totals().items() if v}
-    summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
+    summary = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v) or "no tests"
     say(
         console,
         styled(
