@@ -117,9 +117,7 @@ def pytest_argv(
 def pytest_env(base: Mapping[str, str]) -> dict[str, str]:
     """``base`` (the environment to start from) with :data:`ENV_SET` set and
     :data:`ENV_REMOVE` removed."""
-    env = {k: v for k, v in base.items() if k not in ENV_REMOVE}
-    env.update(ENV_SET)
-    return env
+    return {**{k: v for k, v in base.items() if k not in ENV_REMOVE}, **ENV_SET}
 
 
 # pytest's ExitCode (src/_pytest/config/__init__.py, pytest 9.2): 0-5 since pytest 5.0; 6 is
