@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from lnrepro.options import table as table
 from lnrepro.options.opt import by_dest
 
 if TYPE_CHECKING:
+    from lnrepro.model.bisect import BisectRecord
     from lnrepro.model.requests import BisectRequest, OracleSpec
 
 # what --resume takes from the command line (the table's resume=True, and the command's own
@@ -145,7 +147,9 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     if show_log or resume:
         extra = [p for p in ctx.params if p not in RESUME_OWN and given(ctx, p)]
         extra += ["paths"] if kwargs.get("paths") else []
-        if "record_dir" in extra and _same_record_dir(repo, kwargs.get("record_dir")):
+        saved = _saved(repo) if "record_dir" in extra else None
+        started = saved.request.record_dir if saved is not None else None
+        if started is not None and _norm(started) == _norm(kwargs["record_dir"]):
             extra.remove("record_dir")  # what the bisect was started with: no change
         if extra:
             flag = flag_of(extra[0])
@@ -154,10 +158,9 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
                 if resume
                 else "--log only shows"
             )
-            started = _saved_record_dir(repo) if extra[0] == "record_dir" else None
+            was = f" (it was started with {flag} {started})" if extra[0] == "record_dir" else ""
             raise UsageError(
-                f"{what}; {flag} cannot be changed"
-                + (f" (it was started with {flag} {started})" if started else ""),
+                f"{what}; {flag} cannot be changed{was if started else ''}",
                 f"drop {flag} (or start a new bisect)",
             )
         if show_log and resume:
@@ -165,12 +168,8 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     finished = None
     if resume:  # a finished bisect is shown, not run again
         from lnrepro.bisect.state import finished as is_finished
-        from lnrepro.errors import LnreproError
 
-        try:
-            saved = api.bisect_log(repo)
-        except LnreproError:
-            saved = None  # api.resume says what is wrong, in its own words
+        saved = _saved(repo)
         finished = saved if saved is not None and is_finished(saved) else None
     if show_log:
         rec = api.bisect_log(repo)
@@ -205,28 +204,21 @@ def bisect(repo: Path, resume: bool, show_log: bool, as_json: bool, **kwargs: An
     return ExitCode.OK if rec.result and rec.result.first_bad else ExitCode.FAILED
 
 
-def _saved_record_dir(repo: Path) -> Path | None:
-    """The ``--record-dir`` the saved bisect of ``repo`` was started with (None: none saved,
-    or none given then)."""
+def _saved(repo: Path) -> BisectRecord | None:
+    """The bisect saved in ``repo`` (None: none, or one that cannot be read: ``--resume`` says
+    what is wrong, in its own words)."""
     from lnrepro import api
     from lnrepro.errors import LnreproError
 
     try:
-        saved = api.bisect_log(repo)
+        return api.bisect_log(repo)
     except LnreproError:
-        return None  # --resume says what is wrong, in its own words
-    return saved.request.record_dir if saved is not None else None
+        return None
 
 
-def _same_record_dir(repo: Path, given_dir: object) -> bool:
-    """``--record-dir`` names the directory the saved bisect was started with."""
-    import os
-
-    saved = _saved_record_dir(repo)
-    if saved is None or not isinstance(given_dir, (str, Path)):
-        return False
-    norm = [os.path.normpath(Path(p).expanduser().absolute()) for p in (saved, given_dir)]
-    return norm[0] == norm[1]
+def _norm(path: Path) -> str:
+    """A directory's name as the saved bisect's ``--record-dir`` is compared with it."""
+    return os.path.normpath(path.expanduser().absolute())
 
 
 def _resume_hint(repo: Path, resume: bool) -> Callable[[], str | None]:
@@ -304,7 +296,6 @@ def _versions(
     params: Params,
 ) -> int:
     """``bisect --package NAME``: which release of NAME made the test fail (or fixed it)."""
-    import os
     import time
 
     from lnrepro.bisect import releases as rel

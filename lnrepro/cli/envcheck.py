@@ -41,10 +41,7 @@ from lnrepro.model.kinds import MountSet
     "[default: full, what lnrepro run starts]",
 )
 @option(
-    "--tt-metal",
-    "tt_metal",
-    type=PATHS,
-    help="The tt-metal checkout. [default: $TT_METAL_HOME]",
+    "--tt-metal", "tt_metal", type=PATHS, help="The tt-metal checkout. [default: $TT_METAL_HOME]"
 )
 @option("--min-driver", help="Oldest acceptable tt-kmd version. [default: 1.33]")
 @json_flag("{schema, checks: [{id, status, detail, fix}], summary}")
@@ -64,10 +61,9 @@ def env_check(
     1 when something did, 2 on usage errors.
     """
     from lnrepro import api
-
-    checkout = tt_metal if tt_metal is not None else tt_metal_home()
     from lnrepro.model.requests import EnvCheckRequest
 
+    checkout = tt_metal if tt_metal is not None else tt_metal_home()
     request = EnvCheckRequest(
         sysroot=sysroot,
         container=in_container,

@@ -18,17 +18,20 @@ def wrap_whole(text: str, width: int, indent: str = "", paragraphs: bool = False
     (blank lines part paragraphs; a paragraph that starts with ``\\b`` is kept as written)."""
     import textwrap
 
-    wrapper = textwrap.TextWrapper(
-        max(width, 1),
-        initial_indent=indent,
-        subsequent_indent=indent,
-        replace_whitespace=False,
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
+    def fill(body: str, pad: str) -> str:
+        return textwrap.fill(
+            body,
+            max(width, 1),
+            initial_indent=pad,
+            subsequent_indent=pad,
+            replace_whitespace=False,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+
     text = text.expandtabs()
     if not paragraphs:
-        return wrapper.fill(text)
+        return fill(text, indent)
     out: list[str] = []
     for block in re.split(r"\n[ \t]*\n", text.strip("\n")):
         lines = block.splitlines()
@@ -42,15 +45,7 @@ def wrap_whole(text: str, width: int, indent: str = "", paragraphs: bool = False
                 )
             )
             continue
-        para = textwrap.TextWrapper(
-            max(width, 1),
-            initial_indent=indent + extra,
-            subsequent_indent=indent + extra,
-            replace_whitespace=False,
-            break_on_hyphens=False,
-            break_long_words=False,
-        )
-        out.append(para.fill(" ".join(line.strip() for line in lines)))
+        out.append(fill(" ".join(line.strip() for line in lines), indent + extra))
     return "\n\n".join(out)
 
 

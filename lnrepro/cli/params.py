@@ -18,7 +18,6 @@ Loaded only by the commands themselves: ``lnrepro --help`` imports none of this.
 from __future__ import annotations
 
 import enum
-import functools
 import os
 import shlex
 from collections.abc import Callable, Mapping
@@ -147,15 +146,6 @@ def option(*decls: str, group: str = "Options", **kw: Any) -> Callable[[F], F]:
     return click.option(*decls, cls=Option, group=group, **kw)
 
 
-def apply(options: list[Callable[[F], F]]) -> Callable[[F], F]:
-    def deco(f: F) -> F:
-        for o in reversed(options):
-            f = o(f)
-        return f
-
-    return deco
-
-
 def flag_of(name: str, ctx: click.Context | None = None) -> str:
     """The flag ``--help`` shows for the running command's parameter ``name`` (its dest name, or
     a long flag it has), asked of click (``Parameter.opts``), so an error can never spell a flag
@@ -201,9 +191,7 @@ def table_option(o: Opt) -> Callable[[F], F]:
     repetition and flag-ness from the request field's annotation, the rest as declared. A value
     option defaults to None and a repeatable one to (): "did the user give it?" is asked of the
     value, and the request's own default applies."""
-    kw: dict[str, Any] = {"group": o.group, "help": o.help}
-    if "{DEFECT_NAMES}" in o.help:
-        kw["help"] = o.help.replace("{DEFECT_NAMES}", DEFECT_NAMES)
+    kw: dict[str, Any] = {"group": o.group, "help": o.help.replace("{DEFECT_NAMES}", DEFECT_NAMES)}
     if o.metavar:
         kw["metavar"] = o.metavar
     shape = o.shape  # the field's type, without importing the requests
@@ -225,7 +213,13 @@ def table_option(o: Opt) -> Callable[[F], F]:
 
 def table_options(opts: tuple[Opt, ...]) -> Callable[[F], F]:
     """The options of ``opts`` (one per dest), in the table's order."""
-    return apply([table_option(o) for o in by_dest(opts).values()])
+
+    def deco(f: F) -> F:
+        for o in reversed(by_dest(opts).values()):
+            f = table_option(o)(f)
+        return f
+
+    return deco
 
 
 def is_given(v: object) -> bool:
@@ -300,10 +294,6 @@ OWNERS: dict[str, tuple[str, tuple[Opt, ...]]] = {
 }
 # the dest names of each backend's options (tests/cli/test_flag_names.py walks them)
 EMULATOR, LOCAL, TT_METAL, PYTHON = (tuple(o.dest for o in opts) for _, opts in OWNERS.values())
-
-
-def backend_options(f: F) -> F:
-    return table_options(table.SHRINK_OPTS)(f)  # the backend's, with one engine and its devices
 
 
 def _misplaced(chosen: str, params: Params) -> None:
@@ -391,7 +381,3 @@ def record_dir_option(
 
 def json_flag(what: str) -> Callable[[F], F]:
     return option("--json", "as_json", is_flag=True, group="Output", help=f"Print {what} as JSON.")
-
-
-def wraps(f: F) -> Callable[[F], F]:
-    return functools.wraps(f)

@@ -17,11 +17,7 @@ from lnrepro.errors import ExitCode
 @click.argument(
     "log", metavar="LOG|-", help="The console log of a gtest binary, or - for standard input."
 )
-@option(
-    "--report",
-    type=PATHS,
-    help="The --gtest_output JSON or XML report of the same run.",
-)
+@option("--report", type=PATHS, help="The --gtest_output JSON or XML report of the same run.")
 @option(
     "--exit-code",
     type=int,
@@ -65,10 +61,9 @@ def parse(
     1 when any failed, crashed or timed out.
     """
     from lnrepro import api
-
-    exclusive(json=as_json, markdown=markdown)
     from lnrepro.model.requests import ParseRequest
 
+    exclusive(json=as_json, markdown=markdown)
     request = ParseRequest(
         log=None if log == "-" else Path(log),
         report=report,

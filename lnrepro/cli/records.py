@@ -19,7 +19,7 @@ from lnrepro.cli.params import (
     record_dir_option,
 )
 from lnrepro.errors import ExitCode
-from lnrepro.model.kinds import DEFAULT_RECORD_DIR, ReportFormat
+from lnrepro.model.kinds import ReportFormat
 
 REF_HELP = (
     "A run or bisect: its id from `lnrepro runs`, a unique prefix of one, `last`, or the path "
@@ -105,10 +105,9 @@ def compare(a: str, b: str, record_dir: Path, as_json: bool, markdown: bool) -> 
     and after a fix, host against container, two commits, the emulator against hardware, a
     pytest run against a gtest run)."""
     from lnrepro import api
-
-    exclusive(as_json=as_json, markdown=markdown)
     from lnrepro.model.requests import CompareRequest
 
+    exclusive(as_json=as_json, markdown=markdown)
     comparison = api.compare(CompareRequest(a=a, b=b, record_dir=given_dir(record_dir)))
     ra, rb = comparison.a, comparison.b
     if ra.record_dir.absolute() == rb.record_dir.absolute():
@@ -178,6 +177,3 @@ def report(
     else:
         write_output(output, text)
     return ExitCode.OK
-
-
-__all__ = ["DEFAULT_RECORD_DIR", "given_dir"]

@@ -14,8 +14,9 @@ from lnrepro.cli.params import (
     PATHS,
     Command,
     Params,
-    backend_options,
     backend_spec,
+    exclusive,
+    flag_of,
     given,
     given_backend,
     json_flag,
@@ -31,10 +32,7 @@ if TYPE_CHECKING:
     from lnrepro.model.shrink import ShrinkRequest
 
 
-@cli.command(
-    cls=Command,
-    short_help=SUMMARY["shrink"],
-)
+@cli.command(cls=Command, short_help=SUMMARY["shrink"])
 @table_options((shrink_table.RUN,))
 @option(
     "--resume",
@@ -46,16 +44,12 @@ if TYPE_CHECKING:
     "is saved in its record directory): what was judged is not run again.",
 )
 @table_options(shrink_table.START_OPTS)
-@backend_options
+@table_options(SHRINK_OPTS)  # the backend's, with one engine and its devices
 @table_options(shrink_table.AFTER_BACKEND)
 @json_flag("the lnrepro.shrink/1 record")
 @option("--markdown", is_flag=True, group="Output", help="Print the result as a GitHub issue body.")
 def shrink(
-    resume_dir: Path | None,
-    budget: int,
-    as_json: bool,
-    markdown: bool,
-    **kwargs: Any,
+    resume_dir: Path | None, budget: int, as_json: bool, markdown: bool, **kwargs: Any
 ) -> int:
     """Search a test's case space for the case a maintainer wants in a bug report: one that
     fails every time (deterministic), by the largest margin over the tolerance, with the
@@ -79,7 +73,6 @@ def shrink(
     lnrepro shrink --resume .lnrepro/runs/shrink-20261127-120000
     """
     from lnrepro import api
-    from lnrepro.cli.params import exclusive, flag_of
 
     exclusive(json=as_json, markdown=markdown)
     if resume_dir is not None:

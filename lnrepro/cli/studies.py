@@ -28,13 +28,12 @@ def _spinner() -> Progress:
     from lnrepro.api import Progress
 
     class Spinner(Progress):
-        def __init__(self) -> None:
-            self.working: Working | None = None
+        working: Working | None = None
 
         def started(self, what: str) -> None:
-            from lnrepro.present.console import make_console, working
+            from lnrepro.present.console import Working, make_console
 
-            self.working = working(make_console(stderr=True), what).__enter__()
+            self.working = Working(make_console(stderr=True), what).__enter__()
 
         def update(self, what: str, subject: str = "") -> None:
             if self.working is not None:
@@ -47,10 +46,7 @@ def _spinner() -> Progress:
     return Spinner()
 
 
-@cli.command(
-    cls=Command,
-    short_help=SUMMARY["explain"],
-)
+@cli.command(cls=Command, short_help=SUMMARY["explain"])
 @click.argument(
     "ref",
     metavar="RUN|LOG",
@@ -91,14 +87,11 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     found = api.explain(
         ExplainRequest(ref=ref, record_dir=given_dir(record_dir)), _spinner(), stdin
     )
-    if isinstance(found, api.HangText):
-        if as_json:
-            echo_json(found.to_json())
-        else:
-            render_hang(str(found.path), found.reading.diagnosis, make_console())
-        return ExitCode.OK
     if as_json:
         echo_json(found.to_json())
+        return ExitCode.OK
+    if isinstance(found, api.HangText):
+        render_hang(str(found.path), found.reading.diagnosis, make_console())
         return ExitCode.OK
     console = make_console()
     for where, diagnosis in found.hangs:
@@ -116,10 +109,7 @@ def explain(ref: str, record_dir: Path, top: int, as_json: bool) -> int:
     return ExitCode.OK
 
 
-@cli.command(
-    cls=Command,
-    short_help=SUMMARY["tolerance"],
-)
+@cli.command(cls=Command, short_help=SUMMARY["tolerance"])
 @option(
     "--test",
     "tests",
@@ -210,16 +200,12 @@ def tolerance(
         reference_variants=reference_variants,
     )
     done = api.tolerance(request, _spinner())
-    if isinstance(done, api.ShapeTolerance):
-        if done.plot is not None:
-            click.echo(f"lnrepro: wrote {done.plot}", err=True)
-        if as_json:
-            echo_json(done.to_json())
-        else:
-            render_tolerance_bands(done.shape, done.study, make_console())
-        return ExitCode.OK
+    if isinstance(done, api.ShapeTolerance) and done.plot is not None:
+        click.echo(f"lnrepro: wrote {done.plot}", err=True)
     if as_json:
         echo_json(done.to_json())
+    elif isinstance(done, api.ShapeTolerance):
+        render_tolerance_bands(done.shape, done.study, make_console())
     else:
         render_tolerance_tests(done.tests, done.alpha, make_console())
     return ExitCode.OK

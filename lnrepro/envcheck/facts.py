@@ -31,11 +31,8 @@ class Mount:
     options: tuple[str, ...]
 
     def option(self, name: str) -> str | None:
-        for o in self.options:
-            key, _, value = o.partition("=")
-            if key == name:
-                return value or key
-        return None
+        options = (o.partition("=") for o in self.options)
+        return next((value or key for key, _, value in options if key == name), None)
 
 
 @dataclass

@@ -62,9 +62,11 @@ def _i(group: str) -> str:
     return _INDEX.replace("{g}", group)
 
 
+# torch's and numpy's count line (the rounded percentage is not read)
+_COUNT = re.compile(r"^Mismatched elements: (?P<n>\d+) / (?P<t>\d+) \((?P<p>[^)]*)\)$")
+
 # ---- torch -------------------------------------------------------------------------------------
 _TORCH_HEAD = re.compile(r"^(?P<ident>\S.*?) are not (?P<kind>close|equal)!$")
-_TORCH_COUNT = re.compile(r"^Mismatched elements: (?P<n>\d+) / (?P<t>\d+) \((?P<p>[^)]*)\)$")
 _TORCH_GREATEST = re.compile(
     r"^Greatest (?P<kind>absolute|relative) difference: "
     + _v("d")
@@ -101,7 +103,6 @@ _TORCH_TESTCASE = re.compile(
 _NP_TOL = re.compile(r"^Not equal to tolerance rtol=" + _v("rtol") + r", atol=" + _v("atol") + r"$")
 _NP_DECIMAL = re.compile(r"^Arrays are not almost equal to (?P<dec>-?\d+) decimals$")
 _NP_EQUAL = re.compile(r"^Arrays are not equal$")
-_NP_COUNT = re.compile(r"^Mismatched elements: (?P<n>\d+) / (?P<t>\d+) \((?P<p>[^)]*)\)$")
 _NP_MAX = re.compile(
     r"^Max (?P<kind>absolute|relative) difference(?P<viol> among violations)?: " + _v("d") + r"$"
 )
@@ -129,15 +130,7 @@ _AP_ROW = re.compile(
     + r"\s*$"
 )
 
-_HEADS = (
-    _TORCH_HEAD,
-    _NP_TOL,
-    _NP_DECIMAL,
-    _NP_EQUAL,
-    _NP_NAN,
-    _AP_SCALAR_HEAD,
-    _AP_ARRAY_HEAD,
-)
+_HEADS = (_TORCH_HEAD, _NP_TOL, _NP_DECIMAL, _NP_EQUAL, _NP_NAN, _AP_SCALAR_HEAD, _AP_ARRAY_HEAD)
 _E_LINE = re.compile(r"^E(?:\s|$)")
 _EXC_PREFIX = re.compile(r"^(?:[\w.]*(?:AssertionError|Error|Exception)):\s*")
 
@@ -153,18 +146,20 @@ def _index(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in re.findall(r"-?\d+", text))
 
 
+def _with_diff(c: Comparison, m: re.Match[str], group: str) -> Comparison:
+    """``c`` with the greatest absolute or relative difference (by ``m``'s ``kind``) read."""
+    if m.group("kind").lower() == "absolute":
+        return replace(c, max_abs_diff=_num(m, group))
+    return replace(c, max_rel_diff=_num(m, group))
+
+
 def message_lines(text: str) -> list[str]:
     """The lines of the message(s) in ``text``, stripped: a pytest report's ``E`` lines with the
     ``E`` column and an exception's name removed, else every line."""
     raw = text.splitlines()
     if any(_E_LINE.match(ln) for ln in raw):
         raw = [ln[1:] for ln in raw if _E_LINE.match(ln)]
-    out = []
-    for ln in raw:
-        s = ln.strip()
-        s = _EXC_PREFIX.sub("", s, count=1)
-        out.append(s)
-    return out
+    return [_EXC_PREFIX.sub("", ln.strip(), count=1) for ln in raw]
 
 
 @dataclass
@@ -195,15 +190,8 @@ def read_message(text: str) -> list[Comparison]:
     numbers are missing (a user's ``msg=`` replaced it): nothing is guessed.
     """
     lines = message_lines(text)
-    found: list[Comparison] = []
-    for b in _blocks(lines):
-        c = _read_block(b)
-        if c is not None:
-            found.append(c)
-    joined = " ".join(lines)
-    for m in _TORCH_TESTCASE.finditer(joined):
-        found.append(_testcase(m))
-    return found
+    found = [c for b in _blocks(lines) if (c := _read_block(b)) is not None]
+    return found + [_testcase(m) for m in _TORCH_TESTCASE.finditer(" ".join(lines))]
 
 
 def _read_block(b: _Block) -> Comparison | None:
@@ -232,27 +220,16 @@ def _torch(b: _Block) -> Comparison | None:
     )
     saw = False
     for ln in b.lines:
-        if m := _TORCH_COUNT.match(ln):
+        if m := _COUNT.match(ln):
             c = replace(c, mismatched=int(m.group("n")), total=int(m.group("t")))
             saw = True
-        elif m := _TORCH_GREATEST.match(ln):
-            d, idx, tol = _num(m, "d"), _index(m.group("idx")), _num(m, "tol")
-            if m.group("kind") == "absolute":
-                c = replace(c, max_abs_diff=d, abs_index=idx)
-                c = replace(c, atol=tol) if tol is not None else c
+        elif m := (_TORCH_GREATEST.match(ln) or _TORCH_SCALAR_DIFF.match(ln)):
+            d, tol, idx = _num(m, "d"), _num(m, "tol"), _index(m.groupdict().get("idx"))
+            if m.group("kind").lower() == "absolute":
+                c = replace(c, max_abs_diff=d, abs_index=idx, atol=c.atol if tol is None else tol)
             else:
-                c = replace(c, max_rel_diff=d, rel_index=idx)
-                c = replace(c, rtol=tol) if tol is not None else c
-            saw = True
-        elif m := _TORCH_SCALAR_DIFF.match(ln):
-            d, tol = _num(m, "d"), _num(m, "tol")
-            if m.group("kind") == "Absolute":
-                c = replace(c, max_abs_diff=d)
-                c = replace(c, atol=tol) if tol is not None else c
-            else:
-                c = replace(c, max_rel_diff=d)
-                c = replace(c, rtol=tol) if tol is not None else c
-            tensors = False
+                c = replace(c, max_rel_diff=d, rel_index=idx, rtol=c.rtol if tol is None else tol)
+            tensors = tensors and m.re is _TORCH_GREATEST  # a scalar's difference has no index
             saw = True
         elif m := _TORCH_EXPECTED.match(ln):
             c = replace(c, expected=_num(m, "e"), actual=_num(m, "a"))
@@ -297,7 +274,7 @@ def _numpy(b: _Block) -> Comparison | None:
     listing = False
     saw = False
     for ln in b.lines:
-        if m := _NP_COUNT.match(ln):
+        if m := _COUNT.match(ln):
             c = replace(c, mismatched=int(m.group("n")), total=int(m.group("t")))
             saw = True
         elif _NP_WHERE_HEAD.match(ln):
@@ -306,14 +283,9 @@ def _numpy(b: _Block) -> Comparison | None:
             where.append(tuple(int(x) for x in re.findall(r"-?\d+", m.group("idx"))))
         elif m := _NP_MAX.match(ln):
             listing = False
-            d = _num(m, "d")
-            c = replace(c, over_violations=bool(m.group("viol")))
+            c = _with_diff(replace(c, over_violations=bool(m.group("viol"))), m, "d")
             if m.group("viol"):
                 c = replace(c, form=Form.NUMPY_2)
-            if m.group("kind") == "absolute":
-                c = replace(c, max_abs_diff=d)
-            else:
-                c = replace(c, max_rel_diff=d)
             saw = True
         elif _NP_ARRAYS.match(ln):
             break
@@ -338,10 +310,7 @@ def _approx(b: _Block) -> Comparison | None:
         table = False
         for ln in b.lines:
             if m := _AP_MAX.match(ln):
-                if m.group("kind") == "absolute":
-                    c = replace(c, max_abs_diff=_num(m, "d"))
-                else:
-                    c = replace(c, max_rel_diff=_num(m, "d"))
+                c = _with_diff(c, m, "d")
             elif _AP_TABLE_HEAD.match(ln):
                 table = True
             elif table and (m := _AP_ROW.match(ln)):
@@ -383,15 +352,13 @@ def read_report(text: str) -> list[Comparison]:
         return found
     from lnrepro.pytests.pcc import PCC, parse_traceback
 
-    out = []
-    for r in parse_traceback(text):
-        if r.metric == PCC:
-            out.append(
-                Comparison(
-                    form=Form.PCC,
-                    item="" if r.tensor == "(unnamed)" else r.tensor,
-                    pcc=r.value,
-                    pcc_threshold=r.threshold,
-                )
-            )
-    return out
+    return [
+        Comparison(
+            form=Form.PCC,
+            item="" if r.tensor == "(unnamed)" else r.tensor,
+            pcc=r.value,
+            pcc_threshold=r.threshold,
+        )
+        for r in parse_traceback(text)
+        if r.metric == PCC
+    ]

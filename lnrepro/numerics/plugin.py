@@ -33,6 +33,7 @@ any Python project. Comparisons covered, from their sources:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -161,9 +162,7 @@ def _torch_margin(actual: Any, expected: Any, *rest: Any, **kw: Any) -> float | 
 
 def _approx_margin(self: Any, actual: Any) -> float | None:
     expected = self.expected
-    if isinstance(actual, bool) or isinstance(expected, bool):
-        return None
-    if not isinstance(actual, int | float) or not isinstance(expected, int | float):
+    if any(isinstance(x, bool) or not isinstance(x, int | float) for x in (actual, expected)):
         return None
     diff = abs(float(actual) - float(expected))
     if diff == 0:
@@ -198,26 +197,20 @@ def _plain(x: Any) -> Any:
 
 def install() -> None:
     """Wrap every comparison that is importable now (numpy, torch, pytest.approx)."""
-    try:
+    with contextlib.suppress(ImportError):
         import numpy as np
         import numpy.testing as npt
 
         _wrap(npt, "assert_allclose", _numpy_margin(_ASSERT))
         _wrap(np, "allclose", _numpy_margin(_CLOSE))
-    except ImportError:
-        pass
-    try:
+    with contextlib.suppress(ImportError):
         import torch.testing
 
         _wrap(torch.testing, "assert_close", _torch_margin)
-    except ImportError:
-        pass
-    try:
+    with contextlib.suppress(ImportError):
         from _pytest.approx import ApproxScalar
 
         _wrap(ApproxScalar, "__eq__", _approx_margin)
-    except ImportError:
-        pass
 
 
 def install_pcc() -> None:

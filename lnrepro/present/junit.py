@@ -18,6 +18,7 @@ from __future__ import annotations
 import platform
 import shlex
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -70,6 +71,13 @@ def _failure_text(t: TestResult) -> tuple[str, str]:
     return (first_line(msgs[0], 200) if msgs else t.status.value.lower()), "\n\n".join(msgs)
 
 
+def _attempt(case: ET.Element, tag: str, t: TestResult, a: Attempt) -> None:
+    """One failed attempt as Surefire writes it (``flakyFailure``, ``rerunError``, ...)."""
+    msg, text = _failure_text(t)
+    el = _sub(case, tag, message=f"attempt {a.index}: {msg}", type=t.status.value)
+    _sub(el, "stackTrace", text or msg)
+
+
 def _case(
     suite: ET.Element, item: _Runs, rec: RunRecord, logs: Mapping[str, str]
 ) -> dict[str, int]:
@@ -119,14 +127,8 @@ def _case(
     passed = len(results) - len(bad)
     if bad and passed:  # flaky: Surefire's flakyFailure/flakyError, one per failed attempt
         for t, a in bad:
-            msg, text = _failure_text(t)
-            tag = (
-                "flakyError"
-                if t.status in (TestStatus.CRASHED, TestStatus.TIMEOUT)
-                else "flakyFailure"
-            )
-            el = _sub(case, tag, message=f"attempt {a.index}: {msg}", type=t.status.value)
-            _sub(el, "stackTrace", text or msg)
+            crashed = t.status in (TestStatus.CRASHED, TestStatus.TIMEOUT)
+            _attempt(case, "flakyError" if crashed else "flakyFailure", t, a)
     elif bad:  # every attempt: the first is the failure (or error), the others reruns
         t, a = bad[0]
         msg, text = _failure_text(t)
@@ -139,14 +141,7 @@ def _case(
         kind = "ENV_ERROR" if env else t.status.value
         _sub(case, "error" if is_error else "failure", text or msg, message=msg, type=kind)
         for t2, a2 in bad[1:]:
-            m2, x2 = _failure_text(t2)
-            el = _sub(
-                case,
-                "rerunError" if is_error else "rerunFailure",
-                message=f"attempt {a2.index}: {m2}",
-                type=t2.status.value,
-            )
-            _sub(el, "stackTrace", x2 or m2)
+            _attempt(case, "rerunError" if is_error else "rerunFailure", t2, a2)
         counts["errors" if is_error else "failures"] = 1
     _sub(case, "system-out", "\n".join(out))
     return counts
@@ -161,8 +156,7 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
         for t in a.results:
             by.setdefault(t.name, _Runs(t.name)).runs.append((t, a))
     suites: dict[str, ET.Element] = {}
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    per_suite: dict[str, dict[str, int]] = {}
+    counts: dict[str, Counter[str]] = {}  # per suite, in the order the attributes are written
     seconds: dict[str, float] = {}
 
     def suite_of(name: str) -> ET.Element:
@@ -181,17 +175,14 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
                 if v is not None:
                     _sub(props, "property", name=k, value=v)
             suites[name] = s
-            per_suite[name] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+            counts[name] = Counter(tests=0, failures=0, errors=0, skipped=0)
             seconds[name] = 0.0
         return suites[name]
 
     for name, item in by.items():
         sname = name.split(".", 1)[0] if "." in name else "lnrepro"
         s = suite_of(sname)
-        c = _case(s, item, rec, logs)
-        for k, v in c.items():
-            per_suite[sname][k] += v
-            totals[k] += v
+        counts[sname].update(_case(s, item, rec, logs))
         seconds[sname] += float(s.findall("testcase")[-1].get("time", "0"))
     if not rec.verdict.about_the_kernel or rec.incomplete:
         s = suite_of("lnrepro")
@@ -222,17 +213,13 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
             detail += [*tail, "", f"log: {rec.record_dir / a.log}"]
         detail += [f"record: {rec.record_dir / 'record.json'}"]
         _sub(case, "system-out", "\n".join(x for x in detail if x is not None))
-        per_suite["lnrepro"]["tests"] += 1
-        per_suite["lnrepro"]["errors"] += 1
-        totals["tests"] += 1
-        totals["errors"] += 1
+        counts["lnrepro"].update(tests=1, errors=1)
     for name, s in suites.items():
-        for k, v in per_suite[name].items():
+        for k, v in counts[name].items():
             s.set(k, str(v))
         s.set("time", _secs(seconds[name]))
-    root.set("tests", str(totals["tests"]))
-    root.set("failures", str(totals["failures"]))
-    root.set("errors", str(totals["errors"]))
+    for k in ("tests", "failures", "errors"):
+        root.set(k, str(sum(c[k] for c in counts.values())))
     root.set("time", _secs(sum(seconds.values())))
     return _text(root)
 

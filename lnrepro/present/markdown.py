@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 from lnrepro import __version__, options
 from lnrepro.model.bisect import BisectRecord, SearchKind
-from lnrepro.model.compare import compare
+from lnrepro.model.compare import compare, environment_changes
 from lnrepro.model.gtest import GtestRun
 from lnrepro.model.jsonio import strings
 from lnrepro.model.record import RunRecord, RunState, Seen, TestAggregate, Verdict
 from lnrepro.model.requests import CommandOracleSpec
 from lnrepro.model.stats import wilson
 from lnrepro.present.escape import fence, markdown, markdown_code
-from lnrepro.present.text import attempts_text, fmt_metrics, fmt_num, why
+from lnrepro.present.text import attempts_text, fmt_metrics, fmt_num, fmt_pct, why
 
 FORM_SOURCE = "tenstorrent/tt-metal .github/ISSUE_TEMPLATE/bug_report.yml@28c3e72cde"
 
@@ -122,10 +122,6 @@ def issue_type(rec: RunRecord) -> str:
     return "Other"
 
 
-def _verdict(v: Verdict | None) -> str:
-    return v.value if v else ""
-
-
 def _rate(t: TestAggregate) -> str:
     if not t.runs:
         return "not run"
@@ -133,23 +129,16 @@ def _rate(t: TestAggregate) -> str:
     return f"{t.passed}/{t.runs} ({t.passed / t.runs:.0%}; 95% CI {lo:.0%}–{hi:.0%})"
 
 
-def _metric_text(t: TestAggregate, key: str) -> str:
-    m = t.worst_of(key)
-    return f"{fmt_num(m[1])} ({m[0]})" if m else ""
-
-
 def _first_failures(rec: RunRecord, name: str) -> list[str]:
     """The first failure messages (or crash reasons) one test printed, de-duplicated."""
-    seen: list[str] = []
-    for a in rec.attempts:
-        for t in a.results:
-            if t.name != name:
-                continue
-            texts = [f.message.strip() for f in t.failures] + ([t.crash.reason] if t.crash else [])
-            for text in texts:
-                if text and text not in seen:
-                    seen.append(text)
-    return seen[:3]
+    texts = (
+        text
+        for a in rec.attempts
+        for t in a.results
+        if t.name == name
+        for text in [f.message.strip() for f in t.failures] + ([t.crash.reason] if t.crash else [])
+    )
+    return [text for text in dict.fromkeys(texts) if text][:3]
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -179,9 +168,8 @@ def _log_tail(log: str, lines: int = 30) -> str:
 
 def _metric(t: TestAggregate, key: str) -> str:
     """A test's worst value of ``key`` as text (max_diff falls back to max_abs_diff)."""
-    if key == "max_diff":
-        return _metric_text(t, "max_diff") or _metric_text(t, "max_abs_diff")
-    return _metric_text(t, key)
+    m = t.worst_of(key) or (t.worst_of("max_abs_diff") if key == "max_diff" else None)
+    return f"{fmt_num(m[1])} ({m[0]})" if m else ""
 
 
 def _observed(rec: RunRecord) -> list[str]:
@@ -285,30 +273,21 @@ def _versions(rec: RunRecord | None) -> list[str]:
     if rec is None:
         return ["- (no test run recorded: a `--command` bisect)"]
     fp, b = rec.fingerprint, rec.backend
-    commit = fp.get("commit")
-    rows = [
-        ("OS version", markdown(fp["os"]) if fp.get("os") else None),
-        ("Kernel", markdown(fp["host_kernel"]) if fp.get("host_kernel") else None),
-        (
-            "tt-metal",
-            " ".join(
-                x
-                for x in (
-                    markdown_code(str(commit)[:12]) if commit else "",
-                    f"({markdown(fp['describe'])})" if fp.get("describe") else "",
-                )
-                if x
-            )
-            or None,
-        ),
+    commit = markdown_code(str(fp["commit"])[:12]) if fp.get("commit") else ""
+    describe = f" ({markdown(fp['describe'])})" if fp.get("describe") else ""
+    rows = [  # a row with no value is left out
+        ("OS version", markdown(fp["os"]) if fp.get("os") else ""),
+        ("Kernel", markdown(fp["host_kernel"]) if fp.get("host_kernel") else ""),
+        ("tt-metal", (commit + describe).strip()),
         (
             "Build",
-            f"{markdown(rec.build.profile)} profile" if rec.build and rec.build.profile else None,
+            f"{markdown(rec.build.profile)} profile" if rec.build and rec.build.profile else "",
         ),
         (
             "Image",
-            " ".join(markdown_code(str(x)[:40]) for x in (fp.get("image"), fp.get("image_id")) if x)
-            or None,
+            " ".join(
+                markdown_code(str(x)[:40]) for x in (fp.get("image"), fp.get("image_id")) if x
+            ),
         ),
         (
             "Backend",
@@ -542,15 +521,13 @@ def bisect_markdown(rec: BisectRecord, run: RunRecord | None = None) -> str:
     regression, details = _regression(rec)
     values = {
         AREA: _area(sig) if sig else "tt-metal",
-        ISSUE_TYPE: "Bad Outputs"
-        if r and r.first_bad and not (rec.signature and (rec.signature.crash or rec.signature.hang))
-        else (
-            "Runtime Crash"
-            if rec.signature and rec.signature.crash
-            else "Deterministic Hang"
-            if rec.signature and rec.signature.hang
-            else "Other"
-        ),
+        ISSUE_TYPE: "Runtime Crash"
+        if rec.signature and rec.signature.crash
+        else "Deterministic Hang"
+        if rec.signature and rec.signature.hang
+        else "Bad Outputs"
+        if r and r.first_bad
+        else "Other",
         OBSERVED: "\n".join(observed),
         EXPECTED: f"The tests pass at {markdown_code((r.first_bad if r and r.first_bad else req.bad)[:12])} as they do at "
         + ", ".join(markdown_code(g[:12]) for g in req.good)
@@ -598,12 +575,6 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
             f"{markdown_code(r.id)} ({markdown(r.backend.get('backend'))}, {markdown_code(commit)})"
         )
 
-    def pct(v: float | None) -> str:
-        return "" if v is None else f"{v:.0%}"
-
-    def num(v: float | None) -> str:
-        return "" if v is None else fmt_num(v)
-
     out = [
         f"A: {head(a)}; B: {head(b)}",
         "",
@@ -612,11 +583,11 @@ def compare_markdown(a: RunRecord, b: RunRecord) -> str:
     ]
     for r in compare(a, b):
         out.append(
-            f"| {markdown(r.test)} | {_verdict(r.verdict_a)} | {_verdict(r.verdict_b)} | {pct(r.pass_rate_a)} | "
-            f"{pct(r.pass_rate_b)} | {num(r.max_diff_a)} | {num(r.max_diff_b)} | {markdown(r.change)} |"
+            f"| {markdown(r.test)} | {r.verdict_a.value if r.verdict_a else ''} | "
+            f"{r.verdict_b.value if r.verdict_b else ''} | {fmt_pct(r.pass_rate_a)} | "
+            f"{fmt_pct(r.pass_rate_b)} | {fmt_num(r.max_diff_a)} | {fmt_num(r.max_diff_b)} | "
+            f"{markdown(r.change)} |"
         )
-    from lnrepro.model.compare import environment_changes
-
     changes = environment_changes(a, b)
     if changes:
         out += ["", f"Environment A → B: {markdown('; '.join(changes))}"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lnrepro.model.case import Judged, case_text
 from lnrepro.model.shrink import ShrinkEvents, ShrinkRecord, StartMeasure
 from lnrepro.present.console import say, say_command, styled
+from lnrepro.present.console.style import build_line
 from lnrepro.present.escape import fence, markdown, markdown_code
 from lnrepro.present.escape import terminal as esc
 
@@ -86,14 +87,7 @@ class RichShrinkEvents(ShrinkEvents):
             self.status.update(esc(f"shrink: building: {line}"))
 
     def build_finished(self, ok: bool, seconds: float) -> None:
-        say(
-            self.console,
-            styled(
-                ("probe build ", "bold"),
-                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                f" in {seconds:.0f} s",
-            ),
-        )
+        say(self.console, build_line("probe build ", ok, seconds))
 
     def judged(self, j: Judged, candidates: int, evaluations: int, best: Judged | None) -> None:
         margin = f" {_margin(best.margin)}" if best and best.margin is not None else ""
@@ -152,13 +146,7 @@ def render_shrink(rec: ShrinkRecord, console: Console) -> None:
             say(console, styled(rec.note))
         return
     say(console, styled(("case ", "bold"), (case_text(r.case), "bold red")))
-    say(
-        console,
-        styled(
-            ("  fails ", "bold"),
-            *_fails_text(rec),
-        ),
-    )
+    say(console, styled(("  fails ", "bold"), *_fails_text(rec)))
     # one line however wide: a terminal folds it, a copy or a pipe gets the command whole
     say_command(console, "  rerun ", rec.rerun)
     for n in rec.smaller:

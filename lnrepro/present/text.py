@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lnrepro.model.gtest import Metrics, TestResult
+from lnrepro.model.gtest import Metrics, TestResult, split_name
 from lnrepro.model.metrics import UNNAMED
 
 if TYPE_CHECKING:
@@ -14,15 +14,17 @@ if TYPE_CHECKING:
 TOLERANCE_KEYS = ("rtol", "atol")  # the test's bound, read from its assertion: not an error
 
 
-def fmt_num(value: float) -> str:
-    return f"{value:.6g}"
+def fmt_num(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
 
 
 def short(name: str) -> str:
     """A test's name without its suite (``Suite.Test`` -> ``Test``; a pytest node id without
     its file)."""
-    from lnrepro.model.gtest import split_name
-
     return split_name(name)[1] or name
 
 

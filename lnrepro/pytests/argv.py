@@ -111,23 +111,13 @@ def pytest_argv(
             raise UsageError(
                 problem, "pass pytest node ids as pytest --collect-only -q prints them"
             )
-    return [
-        python,
-        "-m",
-        "pytest",
-        *node_ids,
-        *PYTEST_OPTIONS,
-        *extra,
-        f"--junitxml={junit_xml}",
-    ]
+    return [python, "-m", "pytest", *node_ids, *PYTEST_OPTIONS, *extra, f"--junitxml={junit_xml}"]
 
 
 def pytest_env(base: Mapping[str, str]) -> dict[str, str]:
     """``base`` (the environment to start from) with :data:`ENV_SET` set and
     :data:`ENV_REMOVE` removed."""
-    env = {k: v for k, v in base.items() if k not in ENV_REMOVE}
-    env.update(ENV_SET)
-    return env
+    return {**{k: v for k, v in base.items() if k not in ENV_REMOVE}, **ENV_SET}
 
 
 # pytest's ExitCode (src/_pytest/config/__init__.py, pytest 9.2): 0-5 since pytest 5.0; 6 is

@@ -239,8 +239,9 @@ def _read_case(case: ET.Element, nid: str) -> _Case:
                 except ValueError:
                     continue
                 if m:
-                    tensor = m.group("tensor") or UNNAMED
-                    readings.append(PccReading(tensor, PCC, value, form="property"))
+                    readings.append(
+                        PccReading(m.group("tensor") or UNNAMED, PCC, value, form="property")
+                    )
     if failures:
         status = TestStatus.FAILED
     elif skip_message is not None:

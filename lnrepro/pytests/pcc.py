@@ -321,10 +321,7 @@ def _parse_segment(text: str, *, bare_assertion: bool) -> list[PccReading]:
 
 def parse_output(text: str) -> list[PccReading]:
     """Readings from printed or logged output (a console log, JUnit ``system-out``)."""
-    out: list[PccReading] = []
-    for line in text.splitlines():
-        out.extend(parse_line(line))
-    return out
+    return [r for line in text.splitlines() for r in parse_line(line)]
 
 
 # --- pytest tracebacks --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 from lnrepro.hang.model import Diagnosis
 from lnrepro.model.jsonio import JSON
 from lnrepro.model.requests import Count
-from lnrepro.studies.model_fit import ExplainMeta, ModelFit
+from lnrepro.studies.model_fit import ExplainMeta, ModelFit, ranking_scope, tie_note
 
 if TYPE_CHECKING:
     from lnrepro.hang.door import HangReading
@@ -81,14 +81,10 @@ class Explanation:
 
     def scope(self) -> str | None:
         """What the ranking leaves out, for a note above it."""
-        from lnrepro.studies.model_fit import ranking_scope
-
         return ranking_scope(self.observed, self.left_out)
 
     def tie(self) -> str | None:
         """When several models fit best alike: which, and what would tell them apart."""
-        from lnrepro.studies.model_fit import tie_note
-
         return tie_note(self.fits)
 
     def document(self) -> ExplainDoc:
@@ -129,10 +125,9 @@ def read_log(path: Path, stream: BinaryIO | None = None) -> HangText | Explanati
     if reading is not None and not reading.in_gtest_log:
         return HangText(path=path, reading=reading)
     try:
-        if data is None:
-            parsed = parse_log_file(path)
-        else:
-            parsed = parse_log_stream(io.BytesIO(data), str(path))
+        parsed = (
+            parse_log_file(path) if data is None else parse_log_stream(io.BytesIO(data), str(path))
+        )
     except MalformedLog as exc:  # the fix names every kind explain reads, not gtest's alone
         raise MalformedLog(
             f"{path} holds no googletest output, watcher dump or tt-triage table ({exc.message})",

@@ -177,8 +177,8 @@ def check_modelled(observed: Sequence[Observed]) -> None:
 def explain(
     observed: Sequence[Observed],
     *,
-    eras: Iterable[str] = ("2025-12", "2025-11", "fixed"),
-    arches: Iterable[str] = ("wormhole_b0", "blackhole"),
+    eras: Iterable[str] = ERAS,
+    arches: Iterable[str] = ARCHES,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ModelFit], ExplainMeta]:
     """Every candidate model scored on the observed tests, best first; and what was skipped.

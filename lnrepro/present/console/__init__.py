@@ -17,12 +17,7 @@ The commands import what they draw with from here.
 from lnrepro.present.console.bisect import render_bisect
 from lnrepro.present.console.envcheck import render_env
 from lnrepro.present.console.layout import say, say_command
-from lnrepro.present.console.progress import (
-    RichBisectEvents,
-    RichRunEvents,
-    Working,
-    working,
-)
+from lnrepro.present.console.progress import RichBisectEvents, RichRunEvents, Working
 from lnrepro.present.console.runs import (
     render_compare,
     render_gtest_run,
@@ -57,5 +52,4 @@ __all__ = [
     "say",
     "say_command",
     "styled",
-    "working",
 ]

@@ -10,9 +10,7 @@ from lnrepro.model.record import merge_worst
 from lnrepro.present.console.layout import Col, Row, say, say_command, show_table
 from lnrepro.present.console.style import MARK_STYLE, styled
 from lnrepro.present.escape import terminal as esc
-from lnrepro.present.text import (
-    worst_text,
-)
+from lnrepro.present.text import worst_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,20 +26,18 @@ def render_bisect(rec: BisectRecord, console: Console) -> None:
         Col("subject", text=True),
         Col("why", text=True),
     ]
-    rows: list[Row] = []
-    for i, st in enumerate(rec.steps, 1):
-        m = st.mark.value
-        rows.append(
-            [
-                str(i),
-                esc(st.sha[:12]),
-                st.action.kind.value,
-                styled((m, MARK_STYLE.get(m, ""))),
-                f"{st.evidence.seconds:.1f}",
-                esc(st.subject),
-                esc(_evidence(st)),
-            ]
-        )
+    rows: list[Row] = [
+        [
+            str(i),
+            esc(st.sha[:12]),
+            st.action.kind.value,
+            styled((st.mark.value, MARK_STYLE.get(st.mark.value, ""))),
+            f"{st.evidence.seconds:.1f}",
+            esc(st.subject),
+            esc(_evidence(st)),
+        ]
+        for i, st in enumerate(rec.steps, 1)
+    ]
     show_table(console, "lnrepro bisect — steps", cols, rows, head=4, lead=(0, 3, 1, 2))
     r = rec.result
     if r is None:

@@ -119,33 +119,23 @@ def say_command(console: Console, label: str, argv: Sequence[str] | str) -> None
     console.print(Text(label) + esc(line), soft_wrap=True, crop=False)
 
 
-def _words_len(cell: Text) -> int:
+def _longest(text: str, sep: str | None) -> int:
+    """The width of the widest part of ``text`` split at ``sep`` (None: its words)."""
     from rich.cells import cell_len
 
-    return max((cell_len(w) for w in cell.plain.split()), default=0)
-
-
-def _lines_len(cell: Text) -> int:
-    from rich.cells import cell_len
-
-    return max((cell_len(ln) for ln in cell.plain.split("\n")), default=0)
+    return max((cell_len(part) for part in text.split(sep)), default=0)
 
 
 def _fit(cols: Sequence[Col], cells: list[list[Text]], width: int) -> list[int] | None:
     """Column widths for a boxed table ``width`` cells wide in which no token is cut: a token
     column as wide as its widest cell, a text column at least as wide as its longest word; the
     room left goes to the widest columns first. None: no such widths (too narrow)."""
-    from rich.text import Text
-
     lo, hi = [], []
     for j, c in enumerate(cols):
         col = [row[j] for row in cells]
-        head = _words_len(Text(c.name))
-        if c.text:
-            lo.append(max([head, *(_words_len(x) for x in col)]))
-        else:
-            lo.append(max([head, *(_lines_len(x) for x in col)]))
-        hi.append(max([lo[-1], len(c.name), *(_lines_len(x) for x in col)]))
+        sep = None if c.text else "\n"  # text wraps at spaces; a token never
+        lo.append(max([_longest(c.name, None), *(_longest(x.plain, sep) for x in col)]))
+        hi.append(max([lo[-1], len(c.name), *(_longest(x.plain, "\n") for x in col)]))
     room = width - (3 * len(cols) + 1)  # a border and a space each side per column, one edge
     if sum(lo) > room:
         return None
@@ -195,7 +185,9 @@ def show_table(
     if one_line and widths is not None and widths != _fit(cols, cells, 1 << 30):
         widths = None
     if widths is None:
-        _blocks(console, cols, cells, head, lead)
+        for row in cells:
+            for line in _block_lines(console, cols, row, head, lead):
+                console.print(line, soft_wrap=True)
         return
     from rich.table import Table
 
@@ -238,23 +230,11 @@ def show_rows(
     console.file.flush()
 
 
-def _blocks(
-    console: Console,
-    cols: Sequence[Col],
-    cells: list[list[Text]],
-    head: int,
-    lead: Sequence[int] = (),
-) -> None:
-    """The narrow layout: per row, its first ``head`` cells on one line (in ``lead``'s order if
-    given), then each other cell as ``name: value``, packed onto lines, each wrapped at spaces."""
-    for row in cells:
-        for line in _block_lines(console, cols, row, head, lead):
-            console.print(line, soft_wrap=True)
-
-
 def _block_lines(
     console: Console, cols: Sequence[Col], row: list[Text], head: int, lead: Sequence[int]
 ) -> list[Text]:
+    """The narrow layout of a row: its first ``head`` cells on one line (in ``lead``'s order if
+    given), then each other cell as ``name: value``, packed onto lines, each wrapped at spaces."""
     from rich.cells import cell_len
     from rich.text import Text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -14,16 +15,13 @@ from lnrepro.model.gtest import TestResult, TestStatus
 from lnrepro.model.record import Attempt
 from lnrepro.present.console.layout import plain_line, say
 from lnrepro.present.console.runs import full_name
-from lnrepro.present.console.style import MARK_STYLE, STATUS_STYLE, styled
+from lnrepro.present.console.style import MARK_STYLE, STATUS_STYLE, build_line, styled
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
-from lnrepro.present.text import (
-    fmt_metrics,
-)
+from lnrepro.present.text import fmt_metrics
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
 
 
 class Working:
@@ -59,10 +57,6 @@ class Working:
     def _line(self, text: str) -> None:
         self.said = time.monotonic()
         plain_line(self.console, [text])
-
-
-def working(console: Console, text: str) -> Working:
-    return Working(console, text)
 
 
 class RichRunEvents(Events):
@@ -138,14 +132,7 @@ class RichRunEvents(Events):
         if self.build_task is not None:
             self.progress.remove_task(self.build_task)
             self.build_task = None
-        say(
-            self.progress.console,
-            styled(
-                ("  build ", "bold"),
-                ("ok" if ok else "FAILED", "green" if ok else "bold red"),
-                f" in {seconds:.0f} s",
-            ),
-        )
+        say(self.progress.console, build_line("  build ", ok, seconds))
 
     def _prefix(self) -> str:
         i, n = self.attempt
@@ -186,7 +173,7 @@ class RichRunEvents(Events):
             if metrics.strip():
                 say(console, esc(metrics.strip()), indent=8)
             return
-        _status_line(console, head, metrics)
+        say(console, head + esc(metrics), hang=8)  # head fits: a wrap comes after it
 
     def attempt_finished(self, attempt: Attempt) -> None:
         self.progress.advance(self.task)
@@ -197,26 +184,16 @@ class RichRunEvents(Events):
             say(self.progress.console, esc(f"{self._prefix()} {attempt_counts(attempt)}"))
 
 
-def _status_line(console: Console, head: Text, more: str) -> None:
-    """A status and its test's name on one line whatever the width (``grep FAILED`` finds every
-    name; the terminal folds a name wider than itself), then ``more`` wrapped at spaces."""
-    from rich.cells import cell_len
-
-    if not console.is_terminal or cell_len(head.plain) <= console.width:
-        say(console, head + esc(more), hang=8)  # head fits: a wrap comes after it
-        return
-    console.print(head, soft_wrap=True)
-    if more.strip():
-        say(console, esc(more.strip()), indent=8)
+def _counted(statuses: Iterable[TestStatus]) -> str:
+    """Tests counted by status, worst first: ``2 failed, 5 passed``."""
+    counts = Counter(s.value.lower() for s in statuses)
+    order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
+    return ", ".join(f"{counts[k]} {k}" for k in order if counts[k])
 
 
 def attempt_counts(attempt: Attempt) -> str:
     """An attempt in a few words: its tests counted by status, its time, how it ended."""
-    counts: dict[str, int] = {}
-    for t in attempt.tests:
-        counts[t.status.value.lower()] = counts.get(t.status.value.lower(), 0) + 1
-    order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
-    text = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k)) or "no test finished"
+    text = _counted(t.status for t in attempt.tests) or "no test finished"
     end = " (timed out)" if attempt.timed_out else ""
     return f"{text} in {attempt.seconds:.1f} s{end}"
 
@@ -224,12 +201,9 @@ def attempt_counts(attempt: Attempt) -> str:
 def partial_counts(now: dict[str, TestStatus]) -> str:
     """An attempt cut short, in a few words: the tests that finished before it stopped, counted
     by status (the attempt is not kept in the record: only finished attempts are)."""
-    counts: dict[str, int] = {}
-    for status in now.values():
-        counts[status.value.lower()] = counts.get(status.value.lower(), 0) + 1
-    order = ("failed", "crashed", "timeout", "passed", "skipped", "disabled")
-    said = ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k))
-    done = f"after {len(now)} test(s) ({said})" if now else "before any test result"
+    done = (
+        f"after {len(now)} test(s) ({_counted(now.values())})" if now else "before any test result"
+    )
     return f"{done}, not kept"
 
 

@@ -10,7 +10,7 @@ from lnrepro.model.bisect import BisectRecord
 from lnrepro.model.compare import CompareRow, environment_changes
 from lnrepro.model.gtest import GtestRun, TestResult
 from lnrepro.model.metrics import share
-from lnrepro.model.record import RunRecord, RunState
+from lnrepro.model.record import RunRecord, RunState, TestAggregate
 from lnrepro.present.console.layout import (
     Col,
     Row,
@@ -21,7 +21,7 @@ from lnrepro.present.console.layout import (
     show_table,
 )
 from lnrepro.present.console.studies import render_hang
-from lnrepro.present.console.style import STATUS_STYLE, VERDICT_STYLE, styled
+from lnrepro.present.console.style import STATUS_STYLE, styled, verdict_cell
 from lnrepro.present.escape import terminal as esc
 from lnrepro.present.escape import visible
 from lnrepro.present.text import (
@@ -31,6 +31,7 @@ from lnrepro.present.text import (
     first_line,
     fmt_metrics,
     fmt_num,
+    fmt_pct,
     listed_tests,
     why,
     worst_text,
@@ -105,8 +106,7 @@ def render_gtest_run(run: GtestRun, console: Console, *, all_tests: bool = False
                     ("suite set-up/tear-down failed", "red"), f": {suite} ({len(fs)} failure(s))"
                 ),
             )
-    totals = {k: v for k, v in run.totals().items() if v}
-    summary = ", ".join(f"{v} {k.lower()}" for k, v in totals.items()) or "no tests"
+    summary = ", ".join(f"{v} {k.lower()}" for k, v in run.totals().items() if v) or "no tests"
     say(
         console,
         styled(
@@ -137,10 +137,11 @@ def render_test_list(listing: str, console: Console) -> None:
     console.file.flush()
 
 
-def _rate(passed: int, runs: int, lo: float, hi: float) -> str:
-    if runs == 0:
+def _rate(t: TestAggregate) -> str:
+    if t.runs == 0:
         return "-"
-    return f"{passed}/{runs} = {100 * passed / runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
+    lo, hi = t.interval
+    return f"{t.passed}/{t.runs} = {100 * t.passed / t.runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
 
 
 # the line a googletest test adds to record a tensor's margin on a pass too (issue 47)
@@ -207,18 +208,10 @@ def render_run(rec: RunRecord, console: Console) -> None:
     b = rec.backend
     title = f"{b.get('backend')}" + (f" (defect: {b['defect']})" if b.get("defect") else "")
     cols = [Col("test"), Col("verdict"), Col("passed [95% CI]"), Col("worst error", text=True)]
-    rows: list[Row] = []
-    for a in rec.tests:
-        lo, hi = a.interval
-        v = a.verdict.value
-        rows.append(
-            [
-                esc(a.name),
-                styled((v, VERDICT_STYLE.get(v, ""))),
-                _rate(a.passed, a.runs, lo, hi),
-                esc(worst_text(a.worst)),
-            ]
-        )
+    rows: list[Row] = [
+        [esc(a.name), verdict_cell(a.verdict.value), _rate(a), esc(worst_text(a.worst))]
+        for a in rec.tests
+    ]
     if rec.tests:
         show_table(
             console,
@@ -274,7 +267,7 @@ def render_run(rec: RunRecord, console: Console) -> None:
             ),
         )
     else:
-        say(console, styled(("verdict:", "bold"), " ", (v, VERDICT_STYLE.get(v, ""))))
+        say(console, styled(("verdict:", "bold"), " ", verdict_cell(v)))
     if rec.why:
         say(console, styled(("why:", "bold"), f" {rec.why}"))
     for note in rec.notes:
@@ -367,30 +360,21 @@ def render_compare(rows: list[CompareRow], a: RunRecord, b: RunRecord, console: 
     def used(m: dict[str, float]) -> str:
         return " ".join(f"{q} {share(v)}" for q, v in m.items())
 
-    def pct(v: float | None) -> str:
-        return "" if v is None else f"{100 * v:.0f}%"
-
-    def num(v: float | None) -> str:
-        return "" if v is None else fmt_num(v)
-
-    out: list[Row] = []
-    for r in rows:
-        va = r.verdict_a.value if r.verdict_a else ""
-        vb = r.verdict_b.value if r.verdict_b else ""
-        out.append(
-            [
-                esc(r.test),
-                styled((va, VERDICT_STYLE.get(va, ""))),
-                styled((vb, VERDICT_STYLE.get(vb, ""))),
-                pct(r.pass_rate_a),
-                pct(r.pass_rate_b),
-                num(r.max_diff_a),
-                num(r.max_diff_b),
-                *((num(r.pcc_a), num(r.pcc_b)) if pcc else ()),
-                *((esc(used(r.margins_a)), esc(used(r.margins_b))) if margin else ()),
-                esc(r.change),
-            ]
-        )
+    out: list[Row] = [
+        [
+            esc(r.test),
+            verdict_cell(r.verdict_a.value if r.verdict_a else ""),
+            verdict_cell(r.verdict_b.value if r.verdict_b else ""),
+            fmt_pct(r.pass_rate_a),
+            fmt_pct(r.pass_rate_b),
+            fmt_num(r.max_diff_a),
+            fmt_num(r.max_diff_b),
+            *((fmt_num(r.pcc_a), fmt_num(r.pcc_b)) if pcc else ()),
+            *((esc(used(r.margins_a)), esc(used(r.margins_b))) if margin else ()),
+            esc(r.change),
+        ]
+        for r in rows
+    ]
     show_table(console, None, cols, out, head=1)
     changes = environment_changes(a, b)
     if changes:

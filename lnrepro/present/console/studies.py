@@ -8,15 +8,12 @@ from typing import TYPE_CHECKING, Any
 from lnrepro.present.console.layout import Col, Row, say, show_table
 from lnrepro.present.console.style import styled
 from lnrepro.present.escape import terminal as esc
-from lnrepro.present.text import (
-    fmt_num,
-)
+from lnrepro.present.text import fmt_num
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from lnrepro.studies.model_fit import ExplainMeta
-    from lnrepro.studies.tolerance import VariantSpread
 
 
 def render_hang(source: str, diagnosis: Any, console: Console) -> None:
@@ -171,12 +168,9 @@ def render_tolerance_bands(shape: str, study: Any, console: Console) -> None:
             console,
             esc(f"{m}: separates best on {kind} data (its median dx error {ratio:.3g}x the band)"),
         )
-    if study.variants is not None:
-        render_reference_variants(study.variants, console)
-
-
-def render_reference_variants(variants: dict[str, VariantSpread], console: Console) -> None:
-    rows: list[Row] = [
+    if study.variants is None:
+        return
+    rows = [
         [
             esc(name),
             fmt_num(v.mean),
@@ -184,7 +178,7 @@ def render_reference_variants(variants: dict[str, VariantSpread], console: Conso
             fmt_num(v.xhat),
             f"{100 * v.bf16_flips:.4f}%",
         ]
-        for name, v in variants.items()
+        for name, v in study.variants.items()
     ]
     show_table(
         console,

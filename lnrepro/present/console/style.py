@@ -50,6 +50,20 @@ def styled(*parts: str | tuple[str, str] | Text) -> Text:
     return out
 
 
+def verdict_cell(verdict: str) -> Text:
+    """A verdict in its colour."""
+    return styled((verdict, VERDICT_STYLE.get(verdict, "")))
+
+
+def build_line(label: str, ok: bool, seconds: float) -> Text:
+    """How a build ended: ``build ok in 12 s`` (``FAILED`` in red)."""
+    return styled(
+        (label, "bold"),
+        ("ok" if ok else "FAILED", "green" if ok else "bold red"),
+        f" in {seconds:.0f} s",
+    )
+
+
 def make_console(stderr: bool = False) -> Console:
     from rich.console import Console
 
