@@ -141,6 +141,16 @@ def tree_listing(repo: Path) -> bytes:
     return git(repo, "ls-files", "-s", "-z").encode("utf-8", "surrogateescape")
 
 
+def index_entries(listing: bytes) -> list[tuple[str, str, str, str]]:
+    """(mode, object id, stage, path) of each entry of :func:`tree_listing`'s listing."""
+    out = []
+    for entry in filter(None, listing.split(b"\0")):
+        meta, _, path = entry.partition(b"\t")
+        mode, oid, stage = meta.decode().split(" ")
+        out.append((mode, oid, stage, os.fsdecode(path)))
+    return out
+
+
 def status_z(repo: Path) -> bytes:
     """``git status --porcelain -z``, every untracked file listed (ignored ones not)."""
     out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
@@ -224,14 +234,11 @@ def _status_lines(repo: Path, listing: bytes, prefix: str) -> list[str]:
 
 def _gitlinks(listing: bytes) -> list[tuple[str, str, str]]:
     """(mode:stage, commit, path) of the submodule entries of ``git ls-files -s -z``."""
-    found = []
-    for entry in listing.split(b"\0"):
-        meta, _, path = entry.partition(b"\t")
-        mode, _, rest = meta.partition(b" ")
-        if mode == b"160000":
-            sha, _, stage = rest.partition(b" ")
-            found.append((f"160000:{stage.decode()}", sha.decode(), os.fsdecode(path)))
-    return found
+    return [
+        (f"160000:{stage}", sha, path)
+        for mode, sha, stage, path in index_entries(listing)
+        if mode == "160000"
+    ]
 
 
 def _checked_out(sub: Path) -> str | None:

@@ -100,14 +100,14 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def _proc_stat(pid: str) -> tuple[str, int, int] | None:
-    """(state, ppid, pgrp) of a process from /proc, or None if it is gone."""
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat from the state on (field 3), or None if the process is gone.
+    The name before them may hold spaces and parentheses: it ends at the last ")"."""
     try:
-        stat = Path("/proc", pid, "stat").read_text()
+        stat = Path("/proc", str(pid), "stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[0], int(fields[1]), int(fields[2])
+    return stat[stat.rfind(")") + 2 :].split()
 
 
 def _pids(
@@ -116,11 +116,11 @@ def _pids(
     """Processes whose (ppid, pgrp) match; zombies (dead, awaiting a wait) only if asked.
     ``among``: only these pids, instead of every process in /proc."""
     names = among if among is not None else [e.name for e in os.scandir("/proc")]
-    stats = ((int(name), _proc_stat(name)) for name in names if name.isdigit())
+    stats = ((int(name), stat_fields(name)) for name in names if name.isdigit())
     return [
         pid
         for pid, st in stats
-        if st is not None and (zombies or st[0] != "Z") and match(st[1], st[2])
+        if st is not None and (zombies or st[0] != "Z") and match(int(st[1]), int(st[2]))
     ]
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from lnrepro.doors.proc import stat_fields
 from lnrepro.errors import EnvironmentProblem, InputError, MalformedRecord
 from lnrepro.model import bisect, jsonio
 from lnrepro.model.bisect import BisectRecord, BisectState
@@ -214,11 +215,7 @@ def lock_owner(lock: Path) -> str | None:
 
 def _zombie(pid: str) -> bool:
     """Killed but not yet reaped: still in /proc with its start time, and gone all the same."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2 :][:1] in ("Z", "X")
+    return (stat_fields(pid) or [""])[0] in ("Z", "X")
 
 
 def _bisect_running(rec: BisectRecord) -> bool:

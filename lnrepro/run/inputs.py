@@ -27,6 +27,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from lnrepro.doors import gitops
+
 DOC_DIRS = ("docs/", ".github/")
 DOC_SUFFIXES = (".md", ".rst")
 # directories a build or a run writes into the checkout: never sources
@@ -78,13 +80,9 @@ def is_bookkeeping(rel: Path) -> bool:
 def tracked_digest(ls_files_stage: bytes) -> str:
     """``git ls-files -s -z`` (mode, object id, stage, path per entry) without the doc paths."""
     h = hashlib.sha256()
-    for entry in ls_files_stage.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition(b"\t")
-        if is_doc(os.fsdecode(path)):
-            continue
-        h.update(meta + b"\t" + path + b"\0")
+    for mode, oid, stage, path in gitops.index_entries(ls_files_stage):
+        if not is_doc(path):
+            h.update(f"{mode} {oid} {stage}\t".encode() + os.fsencode(path) + b"\0")
     return h.hexdigest()
 
 

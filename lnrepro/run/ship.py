@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnrepro.doors import gitops
 from lnrepro.run.inputs import changed_paths
 
 MANIFEST = ".lnrepro-shipped.json"
@@ -54,18 +55,9 @@ class Transfer:
 
 def from_index(ls_files_stage: bytes, prefix: str = "") -> tuple[Manifest, list[str]]:
     """``git ls-files -s -z`` as a manifest, with the submodules' paths (mode 160000) apart."""
-    out: Manifest = {}
-    subs: list[str] = []
-    for entry in ls_files_stage.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, raw = entry.partition(b"\t")
-        mode, oid, _stage = meta.decode().split(" ")
-        path = prefix + os.fsdecode(raw)
-        if mode == "160000":
-            subs.append(path)
-        else:
-            out[path] = f"{mode}:{oid}"
+    entries = gitops.index_entries(ls_files_stage)
+    subs = [prefix + path for mode, _, _, path in entries if mode == "160000"]
+    out = {prefix + path: f"{mode}:{oid}" for mode, oid, _, path in entries if mode != "160000"}
     return out, subs
 
 
@@ -218,8 +210,6 @@ def sizes(root: Path, paths: Iterable[str]) -> int:
 def local_manifest(checkout: Path) -> tuple[Manifest, dict[str, bytes]]:
     """This checkout's manifest (its submodules' files included) and the files ``git archive``
     would rewrite, with their rewritten bytes."""
-    from lnrepro.doors import gitops
-
     commit = gitops.git(checkout, "rev-parse", "HEAD").strip()
     subst = gitops.export_subst(checkout)
     manifest: Manifest = {}

@@ -11,16 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from lnrepro.doors.container.spec import OWNER
+from lnrepro.doors.proc import stat_fields
 
 
 def _start_ticks(pid: int) -> str | None:
     """A process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid, it
     names the process even after the pid is reused."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
+    fields = stat_fields(pid) or []
     return fields[19] if len(fields) > 19 else None
 
 
