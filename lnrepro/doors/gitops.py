@@ -116,10 +116,7 @@ def lfs_pointers(path: Path, limit: int = 1000) -> list[str]:
     for root, prefix in roots:
         if not is_work_tree(root):
             continue
-        names = git(root, "ls-files", "-z").split("\0")
-        for name in names:
-            if not name:
-                continue
+        for name in filter(None, git(root, "ls-files", "-z").split("\0")):
             f = root / name
             try:
                 if f.is_symlink() or f.stat().st_size > LFS_POINTER_MAX:
