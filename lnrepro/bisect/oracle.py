@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -122,16 +123,11 @@ class CommandOracle:
         tail: list[str] = []
         total = 0.0
         for _ in range(trial.runs or self.spec.repeat):
-            chunks: list[bytes] = []
-
-            def keep(data: bytes, chunks: list[bytes] = chunks) -> None:
-                chunks.append(data)
-                del chunks[:-16]
-
+            chunks: deque[bytes] = deque(maxlen=16)
             with tempfile.TemporaryDirectory(prefix="lnrepro-gtest-") as reports:
                 res = proc.stream(
                     list(self.spec.argv),
-                    keep,
+                    chunks.append,
                     timeout=self.spec.timeout_s,
                     cwd=trial.worktree,
                     env=command_env(Path(reports)),
