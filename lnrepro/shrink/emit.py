@@ -149,12 +149,11 @@ def _header(
 
 
 def _checks(case: Case, metal: str, ref: str, diff: str) -> list[str]:
-    out = []
-    for t, tol in case.tolerance:
-        out.append(
-            f"    const bool {t}_close = xt::allclose({metal.format(t)}, {ref.format(t)}, "
-            f"{_f(tol.rtol)}, {_f(tol.atol)});"
-        )
+    out = [
+        f"    const bool {t}_close = xt::allclose({metal.format(t)}, {ref.format(t)}, "
+        f"{_f(tol.rtol)}, {_f(tol.atol)});"
+        for t, tol in case.tolerance
+    ]
     for t, _ in case.tolerance:
         out += [
             f"    if (!{t}_close) {{",
@@ -163,11 +162,10 @@ def _checks(case: Case, metal: str, ref: str, diff: str) -> list[str]:
             "    }",
         ]
     what = "deterministic inputs" if case.data.same_every_draw else "random inputs"
-    for t, _ in case.tolerance:
-        out.append(
-            f'    EXPECT_TRUE({t}_close) << "{t} mismatch with {what} (features=" << features << ")";'
-        )
-    return out
+    return out + [
+        f'    EXPECT_TRUE({t}_close) << "{t} mismatch with {what} (features=" << features << ")";'
+        for t, _ in case.tolerance
+    ]
 
 
 def _margins(case: Case, used: str) -> list[str]:
