@@ -180,13 +180,13 @@ def _params(fn: ast.FunctionDef, ids: str) -> dict[str, int]:
         ):
             names += [n.strip() for n in dec.args[0].value.split(",") if n.strip()]
     parts = ids.split("-") if ids else []
-    out: dict[str, int] = {}
     if len(parts) != len(names):
-        return out
-    for n, v in zip(names, parts, strict=True):
-        if v.isdigit() and 1 <= int(v) <= 1 << 20:
-            out[n] = int(v)
-    return out
+        return {}
+    return {
+        n: int(v)
+        for n, v in zip(names, parts, strict=True)
+        if v.isdigit() and 1 <= int(v) <= 1 << 20
+    }
 
 
 # ------------------------------------------------------------------------------ evaluating
