@@ -238,19 +238,24 @@ def _gitlinks(listing: bytes) -> list[tuple[str, str, str]]:
     ]
 
 
+def _linked_gitdir(checkout: Path) -> Path | None:
+    """The git directory a checkout's ``.git`` file names (``gitdir: PATH``, as written: relative
+    to the checkout or absolute); None when ``.git`` is no such file (a directory, or none)."""
+    dotgit = checkout / ".git"
+    try:
+        text = dotgit.read_text("utf-8", "surrogateescape").strip() if dotgit.is_file() else ""
+    except OSError:
+        return None
+    return Path(text[len("gitdir:") :].strip()) if text.startswith("gitdir:") else None
+
+
 def _checked_out(sub: Path) -> str | None:
     """The commit checked out in the submodule at ``sub``; None when it is not checked out."""
-    dotgit = sub / ".git"
+    dotgit, linked = sub / ".git", _linked_gitdir(sub)
+    gitdir = sub / linked if linked else dotgit if dotgit.is_dir() else None  # absolute stays so
+    if gitdir is None:
+        return None
     try:
-        if dotgit.is_file():
-            text = dotgit.read_text(errors="replace").strip()
-            if not text.startswith("gitdir:"):
-                return None
-            gitdir = sub / text.split(":", 1)[1].strip()  # an absolute path stays absolute
-        elif dotgit.is_dir():
-            gitdir = dotgit
-        else:
-            return None
         head = (gitdir / "HEAD").read_text(errors="replace").strip()
     except OSError:
         return None
@@ -298,16 +303,9 @@ def git_dirs(checkout: Path) -> tuple[Path, ...]:
     ``.git`` is a file pointing into the main repository's ``.git/worktrees/NAME``, whose
     ``commondir`` names the shared ``.git`` (objects, refs, the submodules' repositories).
     Read from those files, no git needed; empty for an ordinary clone."""
-    dot = checkout / ".git"
-    if not dot.is_file():
+    gitdir = _linked_gitdir(checkout)
+    if gitdir is None:
         return ()
-    try:
-        line = dot.read_text(encoding="utf-8", errors="surrogateescape").strip()
-    except OSError:
-        return ()
-    if not line.startswith("gitdir:"):
-        return ()
-    gitdir = Path(line[len("gitdir:") :].strip())
     if not gitdir.is_absolute():
         gitdir = (checkout / gitdir).resolve()
     common = gitdir
@@ -417,13 +415,9 @@ def _clear_stale_index_lock(worktree: Path) -> None:
     lnrepro's worktrees are its own and the bisect lock is held, so no one else's git can be
     using it: the lock is stale and would fail every later checkout.
     """
-    dotgit = worktree / ".git"
-    try:
-        text = os.fsdecode(dotgit.read_bytes()) if dotgit.is_file() else ""
-    except OSError:
-        return
-    if text.startswith("gitdir:"):
-        (Path(text.split(":", 1)[1].strip()) / "index.lock").unlink(missing_ok=True)
+    gitdir = _linked_gitdir(worktree)
+    if gitdir is not None:
+        (worktree / gitdir / "index.lock").unlink(missing_ok=True)
 
 
 def uses_lfs(worktree: Path) -> bool:
