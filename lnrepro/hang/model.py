@@ -276,9 +276,7 @@ class CoreGroup:
         return where or call
 
     def core_list(self, limit: int = 8) -> str:
-        shown = ", ".join(c.label() for c in self.cores[:limit])
-        more = len(self.cores) - limit
-        return shown + (f" and {more} more" if more > 0 else "")
+        return _core_list(self.cores, limit)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -406,14 +404,17 @@ def upgrade(r: Reader) -> Reader:
     return r.rewritten({**r.value, "schema": SCHEMA})
 
 
-def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
+def _core_list(cores: tuple[CoreRef, ...], limit: int) -> str:
+    shown = ", ".join(c.label() for c in cores[:limit])
+    more = len(cores) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _idle_lines(idle: tuple[IdleRisc, ...]) -> list[str]:
     """The RISCs not to blame, those with the same cores and reason on one line."""
     by: dict[tuple[tuple[CoreRef, ...], str], list[str]] = {}
     for i in idle:
         by.setdefault((i.cores, i.why), []).append(i.risc)
-    out = []
-    for (cores, why), riscs in by.items():
-        shown = ", ".join(c.label() for c in cores[:limit])
-        more = f" and {len(cores) - limit} more" if len(cores) > limit else ""
-        out.append(f"{', '.join(riscs)} on {shown}{more}: {why}")
-    return out
+    return [
+        f"{', '.join(riscs)} on {_core_list(cores, 6)}: {why}" for (cores, why), riscs in by.items()
+    ]
