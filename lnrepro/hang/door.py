@@ -91,7 +91,6 @@ class HangReading:
 
 
 def _sniffed(text: str) -> tuple[HangSource | None, list[str]]:
-    """The kind with the most evidence (None: no evidence at all), and the others with some."""
     scores = {
         HangSource.WATCHER_LOG: watcher_evidence(unfold(text)[0]),
         HangSource.TT_TRIAGE: triage_evidence(text),

@@ -275,9 +275,6 @@ class CoreGroup:
             where = self.waypoint
         return where or call
 
-    def core_list(self, limit: int = 8) -> str:
-        return _core_list(self.cores, limit)
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Diagnosis:
@@ -342,7 +339,9 @@ class Diagnosis:
             where = f"{g.risc} at {g.waypoint}" if g.risc and g.waypoint else (g.risc or "")
             named = f"{g.name} " if g.name and g.name != g.kernel_name else ""
             kernel = f" in {named}{g.kernel}" if g.kernel else (f" in {g.name}" if g.name else "")
-            out.append(f"- {g.pattern.value} on {g.count} core(s) {g.core_list()}: {where}{kernel}")
+            out.append(
+                f"- {g.pattern.value} on {g.count} core(s) {_core_list(g.cores, 8)}: {where}{kernel}"
+            )
             if g.waypoint:
                 out.append(f"    {g.waypoint} = {g.meaning}")
             for f in g.frames[:4]:
