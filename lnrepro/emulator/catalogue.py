@@ -255,18 +255,15 @@ def run_iterations(
     for them all."""
     x, dy, gamma = make_inputs(case, data)
     ref = reference(x, dy, gamma)
-    out = []
-    for cfg, got in zip(cfgs, kernels(x, dy, gamma, cfgs), strict=True):
-        tol = tolerances(case, cfg.era)
-        out.append(
-            IterationOutcome(
-                tuple(
-                    compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1])
-                    for n in TENSORS
-                )
+    tols = [tolerances(case, cfg.era) for cfg in cfgs]
+    return [
+        IterationOutcome(
+            tuple(
+                compare(n, getattr(got, n), getattr(ref, n), tol[n][0], tol[n][1]) for n in TENSORS
             )
         )
-    return out
+        for tol, got in zip(tols, kernels(x, dy, gamma, cfgs), strict=True)
+    ]
 
 
 def describe(case: Case, cfg: KernelConfig) -> str:

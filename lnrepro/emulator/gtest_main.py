@@ -99,10 +99,6 @@ def _bool(value: str) -> bool:
     return value.lower() not in ("0", "f", "false", "no", "n")
 
 
-def _env_bool(value: str) -> bool:
-    return value != "0"  # googletest: any value but exactly "0" is true
-
-
 def _env_int(env: dict[str, str], name: str, default: int, out: TextIO) -> int:
     try:
         return int(env[name])
@@ -135,7 +131,7 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
         ("GTEST_ALSO_RUN_DISABLED_TESTS", "also_run_disabled"),
     ):
         if name in env:
-            setattr(opts, attr, _env_bool(env[name]))
+            setattr(opts, attr, env[name] != "0")  # googletest: any value but "0" is true
     if "GTEST_COLOR" in env:
         opts.color = env["GTEST_COLOR"].lower()
     opts.shard_status_file = env.get("GTEST_SHARD_STATUS_FILE")
@@ -168,6 +164,16 @@ def _from_env(opts: Options, env: dict[str, str], out: TextIO) -> None:
         opts.shard = (i, t)
 
 
+# the Options field each flag sets: a bool flag bare or =VALUE, a text flag =VALUE
+_BOOL_FLAGS = {
+    "gtest_list_tests": "list_tests",
+    "gtest_shuffle": "shuffle",
+    "gtest_brief": "brief",
+    "gtest_print_time": "print_time",
+}
+_TEXT_FLAGS = {"gtest_filter": "gtest_filter", "gtest_output": "output", "emu_dump": "dump"}
+
+
 def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = None) -> Options:
     opts = Options()
     _from_env(opts, env, out or sys.stdout)
@@ -181,26 +187,14 @@ def parse_args(argv: Sequence[str], env: dict[str, str], out: TextIO | None = No
             continue  # gtest leaves unknown arguments to the program; so do we
         name, has_value, value = arg[2:].partition("=")
         try:
-            if name == "gtest_list_tests":
-                opts.list_tests = not has_value or _bool(value)
-            elif name == "gtest_filter":
-                opts.gtest_filter = value
-            elif name == "gtest_repeat":
-                opts.repeat = int(value)
-            elif name == "gtest_shuffle":
-                opts.shuffle = not has_value or _bool(value)
-            elif name == "gtest_random_seed":
-                opts.random_seed = int(value)
-            elif name == "gtest_output":
-                opts.output = value
-            elif name == "gtest_brief":
-                opts.brief = not has_value or _bool(value)
+            if name in _BOOL_FLAGS:
+                setattr(opts, _BOOL_FLAGS[name], not has_value or _bool(value))
+            elif name in ("gtest_repeat", "gtest_random_seed"):
+                setattr(opts, name[len("gtest_") :], int(value))
+            elif name in _TEXT_FLAGS:
+                setattr(opts, _TEXT_FLAGS[name], value)
             elif name == "gtest_color":
                 opts.color = value.lower()
-            elif name == "gtest_print_time":
-                opts.print_time = not has_value or _bool(value)
-            elif name == "emu_dump":
-                opts.dump = value
             elif name.startswith("emu_"):
                 model[name[4:]] = value
             # other --gtest_ flags are accepted and ignored, as a binary that does not use them

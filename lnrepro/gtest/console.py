@@ -334,14 +334,15 @@ class ConsoleParser:
             it.random_seed = int(r.group("s"))
 
     def _metrics(self, text: str) -> None:
-        hits = self.rules.extract(text)
-        if not hits:
-            return
+        self._pending_metrics.extend(self.rules.extract(text))
         if self._current is not None:
-            for tensor, key, value in hits:
-                self._current.add_metric(tensor, key, value)
-        else:
-            self._pending_metrics.extend(hits)
+            self._take_pending_metrics(self._current)
+
+    def _take_pending_metrics(self, result: TestResult) -> None:
+        """Metrics printed before a test's result belong to it."""
+        for tensor, key, value in self._pending_metrics:
+            result.add_metric(tensor, key, value)
+        self._pending_metrics.clear()
 
     def _marker(self, tag: str, rest: str) -> None:
         if tag == "RUN":
@@ -386,9 +387,7 @@ class ConsoleParser:
         self._runs_seen[it.index] = self._runs_seen.get(it.index, 0) + 1
         if self._on_start is not None:
             self._on_start(name)
-        for tensor, key, value in self._pending_metrics:
-            self._current.add_metric(tensor, key, value)
-        self._pending_metrics.clear()
+        self._take_pending_metrics(self._current)
 
     def _end_marker(self, tag: str, rest: str) -> bool:
         cur = self._current
@@ -439,9 +438,7 @@ class ConsoleParser:
         if status is TestStatus.FAILED:
             res.failures.extend(self._pending_failures)
             self._pending_failures.clear()
-        for tensor, key, value in self._pending_metrics:
-            res.add_metric(tensor, key, value)
-        self._pending_metrics.clear()
+        self._take_pending_metrics(res)
         self._record(res)
 
     def _banner(self, rest: str) -> None:
@@ -543,9 +540,7 @@ class ConsoleParser:
 def parse_bytes(
     data: bytes, exit_code: int | None = None, rules: MetricRules | None = None
 ) -> GtestRun:
-    p = ConsoleParser(rules)
-    p.feed(data)
-    return p.close(exit_code)
+    return parse_chunks([data], exit_code, rules)
 
 
 def parse_chunks(

@@ -25,14 +25,10 @@ def parse_log_stream(
     """Parse console output from an open binary stream (a file, or stdin for ``parse -``)."""
     parser = ConsoleParser(rules)
     timeout = DeviceTimeoutScanner()  # tt-metal's own hang detection: the rule run applies
-    size = 0
+    size, head = 0, b""
     try:
-        head = fh.read(8192)
-        binary = b"\x00" in head
-        size += len(head)
-        parser.feed(head)
-        timeout.feed(head)
         while chunk := fh.read(1 << 22):
+            head = head or chunk[:8192]
             size += len(chunk)
             parser.feed(chunk)
             timeout.feed(chunk)
@@ -51,7 +47,7 @@ def parse_log_stream(
             f"{name} is empty", "capture the test binary's output with `2>&1 | tee LOG`"
         )
     if not run.saw_gtest_output:
-        what = "a binary file" if binary else "text with no googletest markers"
+        what = "a binary file" if b"\x00" in head else "text with no googletest markers"
         raise MalformedLog(
             f"no googletest output in {name}: it is {what}",
             "pass the console output of a gtest binary (the lines with [ RUN      ] etc.)",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,18 +96,17 @@ _OWN = frozenset(
 )
 
 
-def _properties(case: Mapping[str, object]) -> dict[str, dict[str, float]]:
-    """``<tensor>.<metric>`` properties with a number: tensor -> metric -> value."""
-    out: dict[str, dict[str, float]] = {}
+def _properties(case: Mapping[str, object]) -> Iterator[tuple[str, str, float]]:
+    """``<tensor>.<metric>`` properties with a number: (tensor, metric, value)."""
     for key, value in case.items():
         if key in _OWN or not isinstance(value, str | int | float) or "." not in str(key):
             continue
         tensor, _, metric = str(key).rpartition(".")
         try:
-            out.setdefault(tensor, {})[metric] = float(value)
+            number = float(value)
         except ValueError:
             continue
-    return out
+        yield tensor, metric, number
 
 
 def _add(report: Report, suite: str, case: dict[str, Any], failures: list[Failure]) -> None:
@@ -122,9 +121,8 @@ def _add(report: Report, suite: str, case: dict[str, Any], failures: list[Failur
     res = TestResult(name=f"{suite}.{name}", status=status)
     res.duration_ms = _seconds_to_ms(case.get("time"))
     res.failures = failures
-    for tensor, vals in _properties(case).items():
-        for metric, value in vals.items():
-            res.add_metric(tensor, metric, value)
+    for tensor, metric, value in _properties(case):
+        res.add_metric(tensor, metric, value)
     res.param = case.get("value_param")
     res.type_param = case.get("type_param")
     if status is TestStatus.SKIPPED:

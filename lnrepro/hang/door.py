@@ -90,20 +90,22 @@ class HangReading:
         return self.diagnosis.to_json()
 
 
-def _scores(text: str) -> dict[HangSource, int]:
-    return {
+def _sniffed(text: str) -> tuple[HangSource | None, list[str]]:
+    scores = {
         HangSource.WATCHER_LOG: watcher_evidence(unfold(text)[0]),
         HangSource.TT_TRIAGE: triage_evidence(text),
         HangSource.SUMMARY: summary_evidence(text),
     }
+    best = max(scores, key=lambda k: scores[k])
+    if scores[best] <= 0:
+        return None, []
+    return best, [k.value for k, v in scores.items() if v > 0 and k is not best]
 
 
 def sniff(text: str) -> HangSource | None:
     """Which kind of hang text this is, by its content (the kind with the most evidence);
     None when it is none of them."""
-    scores = _scores(text)
-    best = max(scores, key=lambda k: scores[k])
-    return best if scores[best] > 0 else None
+    return _sniffed(text)[0]
 
 
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+", re.M)  # quoted once, or a reply to a reply
@@ -131,11 +133,9 @@ def read_paste(text: str) -> HangReading | None:
 
 
 def _read(text: str) -> HangReading | None:
-    scores = _scores(text)
-    kind = max(scores, key=lambda k: scores[k])
-    if scores[kind] <= 0:
+    kind, also = _sniffed(text)
+    if kind is None:
         return None
-    also = [k.value for k, v in scores.items() if v > 0 and k is not kind]
     reading = _read_as(kind, text)
     if not also:
         return reading

@@ -275,11 +275,6 @@ class CoreGroup:
             where = self.waypoint
         return where or call
 
-    def core_list(self, limit: int = 8) -> str:
-        shown = ", ".join(c.label() for c in self.cores[:limit])
-        more = len(self.cores) - limit
-        return shown + (f" and {more} more" if more > 0 else "")
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Diagnosis:
@@ -344,7 +339,9 @@ class Diagnosis:
             where = f"{g.risc} at {g.waypoint}" if g.risc and g.waypoint else (g.risc or "")
             named = f"{g.name} " if g.name and g.name != g.kernel_name else ""
             kernel = f" in {named}{g.kernel}" if g.kernel else (f" in {g.name}" if g.name else "")
-            out.append(f"- {g.pattern.value} on {g.count} core(s) {g.core_list()}: {where}{kernel}")
+            out.append(
+                f"- {g.pattern.value} on {g.count} core(s) {_core_list(g.cores, 8)}: {where}{kernel}"
+            )
             if g.waypoint:
                 out.append(f"    {g.waypoint} = {g.meaning}")
             for f in g.frames[:4]:
@@ -406,14 +403,17 @@ def upgrade(r: Reader) -> Reader:
     return r.rewritten({**r.value, "schema": SCHEMA})
 
 
-def _idle_lines(idle: tuple[IdleRisc, ...], limit: int = 6) -> list[str]:
+def _core_list(cores: tuple[CoreRef, ...], limit: int) -> str:
+    shown = ", ".join(c.label() for c in cores[:limit])
+    more = len(cores) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _idle_lines(idle: tuple[IdleRisc, ...]) -> list[str]:
     """The RISCs not to blame, those with the same cores and reason on one line."""
     by: dict[tuple[tuple[CoreRef, ...], str], list[str]] = {}
     for i in idle:
         by.setdefault((i.cores, i.why), []).append(i.risc)
-    out = []
-    for (cores, why), riscs in by.items():
-        shown = ", ".join(c.label() for c in cores[:limit])
-        more = f" and {len(cores) - limit} more" if len(cores) > limit else ""
-        out.append(f"{', '.join(riscs)} on {shown}{more}: {why}")
-    return out
+    return [
+        f"{', '.join(riscs)} on {_core_list(cores, 6)}: {why}" for (cores, why), riscs in by.items()
+    ]

@@ -273,11 +273,11 @@ def _events(log: WatcherLog, dumps: tuple[Dump, ...]) -> list[Event]:
 
 
 def _event_texts(events: list[Event]) -> tuple[str, ...]:
-    keep = [e for e in events if e.kind not in (EventKind.STACK,)]
-    out = []
-    for e in keep[:10]:
-        where = "" if e.x is None else f" on core ({e.x},{e.y})"
-        out.append(f"{e.kind.value}{where}: {e.text}")
+    keep = [e for e in events if e.kind is not EventKind.STACK]
+    out = [
+        f"{e.kind.value}{'' if e.x is None else f' on core ({e.x},{e.y})'}: {e.text}"
+        for e in keep[:10]
+    ]
     if len(keep) > 10:
         out.append(f"... and {len(keep) - 10} more")
     return tuple(out)
