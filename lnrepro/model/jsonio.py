@@ -20,7 +20,7 @@ import builtins
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -187,45 +187,28 @@ class Reader:
             self.fail(f"should be an object, not {kind_of(r.value)}", key)
         return r
 
-    def list(
-        self, key: builtins.str, *, default: Sequence[JSON] | None = None
-    ) -> builtins.list[Reader]:
+    def list(self, key: builtins.str) -> builtins.list[Reader]:
         v = self._dict().get(key)
-        if v is None and default is not None:
-            v = list(default)
         if not isinstance(v, list):
             self.fail(f"should be a list, not {kind_of(v)}", key)
         return [type(self)(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
 
     # ------------------------------------------------------------------ scalars
-    def _scalar(
-        self, key: builtins.str, types: tuple[type, ...], name: builtins.str, default: object
-    ) -> Any:
-        d = self._dict()
-        if key not in d or d[key] is None:
-            if default is _REQUIRED:
-                self.fail(f"is missing (should be {name})", key)
-            return default
-        v = d[key]
-        if isinstance(v, bool) and bool not in types:
-            self.fail(f"should be {name}, not {kind_of(v)}", key)
-        if not isinstance(v, types):
-            self.fail(f"should be {name}, not {kind_of(v)}", key)
+    def opt_str(self, key: builtins.str) -> builtins.str | None:
+        """The string ``key`` holds; None when it is absent or null."""
+        v = self._dict().get(key)
+        if v is not None and not isinstance(v, str):
+            self.fail(f"should be a string, not {kind_of(v)}", key)
         return v
 
-    def str(self, key: builtins.str, default: object = None) -> builtins.str:
-        return str(self._scalar(key, (str,), "a string", _REQUIRED if default is None else default))
-
-    def opt_str(self, key: builtins.str) -> builtins.str | None:
-        v = self._scalar(key, (str,), "a string", None)
-        return None if v is None else str(v)
-
-
-class _Required:
-    pass
-
-
-_REQUIRED: Any = _Required()
+    def str(self, key: builtins.str, default: builtins.str | None = None) -> builtins.str:
+        """The string ``key`` holds; ``default`` when it is absent or null (None: required)."""
+        v = self.opt_str(key)
+        if v is not None:
+            return v
+        if default is None:
+            self.fail("is missing (should be a string)", key)
+        return default
 
 
 def kind_of(v: object) -> str:
