@@ -140,16 +140,6 @@ class Inputs:
     output_files: str = ""  # how many output files were hashed (a count, written as text)
     uncommitted_files: str = ""  # how many files differ from the commit
 
-    @property
-    def parts(self) -> dict[str, str]:
-        """What went into the key, by name."""
-        return {
-            "outputs_sha256": self.outputs_sha256,
-            "sources_sha256": self.sources_sha256,
-            "output_files": self.output_files,
-            "uncommitted_files": self.uncommitted_files,
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
 class BuildResult:
