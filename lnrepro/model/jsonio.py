@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from lnrepro.errors import InputError, MalformedRecord
 
@@ -36,24 +36,16 @@ else:
     # msgspec cannot read a recursive alias: at run time a record's open bag of facts takes any
     # value, which, read from JSON text, is one of the above. mypy checks the exact type.
     JSON = Any
-NonFinite = Literal["NaN", "Infinity", "-Infinity"]  # a non-finite number, as JSON carries it
-
-
-def encode_number(v: float) -> float | NonFinite:
-    """A float as JSON carries it: itself when finite, else ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
-    if math.isfinite(v):
-        return v
-    if math.isnan(v):
-        return "NaN"
-    return "Infinity" if v > 0 else "-Infinity"
 
 
 def plain(obj: object) -> JSON:
-    """``obj`` with every non-finite float encoded and tuples as lists: ready for ``json.dumps``.
-    A string holding bytes that were not UTF-8 (a surrogate escape from a path) shows U+FFFD
-    there: JSON text is Unicode."""
+    """``obj`` with every non-finite float encoded (``"NaN"``/``"Infinity"``/``"-Infinity"``) and
+    tuples as lists: ready for ``json.dumps``. A string holding bytes that were not UTF-8 (a
+    surrogate escape from a path) shows U+FFFD there: JSON text is Unicode."""
     if isinstance(obj, float):
-        return encode_number(obj)
+        if math.isnan(obj):
+            return "NaN"
+        return obj if math.isfinite(obj) else ("Infinity" if obj > 0 else "-Infinity")
     if isinstance(obj, str):
         return _SURROGATE.sub("\ufffd", obj) if _SURROGATE.search(obj) else obj
     if isinstance(obj, Mapping):
@@ -83,7 +75,8 @@ def dumps(obj: object, *, indent: int | None = 2) -> str:
 
 
 def decode_number(v: object) -> float | None:
-    """The inverse of :func:`encode_number` (None when ``v`` is not a number in either form)."""
+    """A number as :func:`plain` writes it, read back (None when ``v`` is not a number in either
+    form)."""
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
