@@ -31,10 +31,9 @@ TABLE_FLAGS = frozenset(
 # table's, with how many times each is written.
 ALLOWED = {
     ("api.py", "--record-dir"): 1,  # the record readers' own (cli.params.record_dir_option)
-    ("api.py", "--metric-pattern"): 1,  # parse's own option (cli/parse.py)
     ("api.py", "--defect"): 4,  # tolerance's own option (cli/studies.py)
     ("api.py", "--test"): 1,  # tolerance's own option (cli/studies.py)
-    ("api.py", "--image"): 2,  # doctor --container's own option (cli/envcheck.py)
+    ("api.py", "--image"): 1,  # doctor --container's own option (cli/envcheck.py)
     ("api.py", "--mount-set"): 1,  # doctor --container's own option (cli/envcheck.py)
     ("bisect/releases.py", "--python"): 1,  # `uv pip install --python`: uv's flag
 }
