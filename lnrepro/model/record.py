@@ -378,12 +378,8 @@ def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
             seen = _SEEN[t.status]
             if env and seen in (Seen.CRASHED, Seen.TIMEOUT):
                 seen = Seen.ENV_ERROR
-            counts = tally.get(t.name)
-            if counts is None:
-                counts = tally[t.name] = Counter()
-                worst[t.name] = {}
-            counts[seen] += 1
-            merge_worst(worst[t.name], t.metrics)
+            tally.setdefault(t.name, Counter())[seen] += 1
+            merge_worst(worst.setdefault(t.name, {}), t.metrics)
     return [
         TestAggregate(name=n, statuses=dict(c), worst_metrics=worst[n]) for n, c in tally.items()
     ]
