@@ -102,9 +102,8 @@ def run(request: RunRequest, events: Events | None = None) -> RunRecord:
     """
     from lnrepro.run.backends.factory import make_backend
     from lnrepro.run.pipeline import run_tests
-    from lnrepro.run.validate import validate_run
 
-    req = validate_run(request)
+    req = check(request)
     return run_tests(make_backend(req.backend), req, events=events)
 
 
@@ -143,9 +142,8 @@ def plan(request: RunRequest) -> Plan:
     """``lnrepro run --dry-run``."""
     from lnrepro.run.backends.factory import make_backend
     from lnrepro.run.pipeline import attempt_argv
-    from lnrepro.run.validate import validate_run
 
-    req = validate_run(request)
+    req = check(request)
     backend = make_backend(req.backend)
     where = req.record_dir / "run-<id>"
     test = backend.shell_line(attempt_argv(backend, req.tests, 1, where), where)
@@ -173,9 +171,8 @@ def list_tests(request: RunRequest) -> str:
     """``lnrepro run --list``: what ``--gtest_list_tests`` prints (after a build if need be)."""
     from lnrepro.run.backends.factory import make_backend
     from lnrepro.run.pipeline import list_tests as listing
-    from lnrepro.run.validate import validate_run
 
-    req = validate_run(request)
+    req = check(request)
     return listing(make_backend(req.backend), req.record_dir, req.tests)
 
 

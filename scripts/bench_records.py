@@ -172,11 +172,19 @@ class Reader(jsonio.Reader):
             self.fail(f"should be a list, not {kind_of(self.value)}")
         return [Reader(x, self._source, f"{self.where()}[{i}]") for i, x in enumerate(self.value)]
 
+    def _scalar(self, key: builtins.str, types: tuple[type, ...], name: builtins.str) -> Any:
+        v = self._dict().get(key)
+        if v is None:
+            self.fail(f"is missing (should be {name})", key)
+        if (isinstance(v, bool) and bool not in types) or not isinstance(v, types):
+            self.fail(f"should be {name}, not {kind_of(v)}", key)
+        return v
+
     def int(self, key: builtins.str) -> builtins.int:
-        return int(self._scalar(key, (int,), "an integer", jsonio._REQUIRED))
+        return int(self._scalar(key, (int,), "an integer"))
 
     def bool(self, key: builtins.str) -> builtins.bool:
-        return bool(self._scalar(key, (bool,), "true or false", jsonio._REQUIRED))
+        return bool(self._scalar(key, (bool,), "true or false"))
 
     def float(self, key: builtins.str) -> builtins.float:
         v = self.opt_float(key)
@@ -194,7 +202,7 @@ class Reader(jsonio.Reader):
         return v
 
     def enum(self, key: builtins.str, kind: type[E]) -> E:
-        raw = self._scalar(key, (str,), "a string", jsonio._REQUIRED)
+        raw = self.str(key)
         try:
             return kind(raw)  # type: ignore[call-arg]
         except ValueError:
@@ -203,7 +211,7 @@ class Reader(jsonio.Reader):
 
     def strs(self, key: builtins.str) -> tuple[builtins.str, ...]:
         out = []
-        for r in self.list(key, default=[]):
+        for r in [] if self._dict().get(key) is None else self.list(key):
             if not isinstance(r.value, str):
                 r.fail(f"should be a string, not {kind_of(r.value)}")
             out.append(r.value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
@@ -38,10 +38,6 @@ OLDER_SCHEMAS = ("lnrepro.bisect/2", "lnrepro.bisect/3", "lnrepro.bisect/4", "ln
 
 Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 RealMetrics = dict[str, dict[str, Real]]  # tensor -> metric -> worst value (may be NaN, inf)
-
-
-def _ms(v: float) -> float:
-    return round(v, 3)
 
 
 class Mark(str, Enum):
@@ -194,12 +190,12 @@ class Evidence:
     prebuilt_failed: str | None = None  # an artifact that could not be used (then it was built)
     attempts: tuple[AttemptObs, ...] = ()
 
+    _MS: ClassVar[tuple[str, ...]] = ("seconds", "build_s", "run_s")  # kept to the millisecond
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "seconds", _ms(self.seconds))
-        if self.build_s is not None:
-            object.__setattr__(self, "build_s", _ms(self.build_s))
-        if self.run_s is not None:
-            object.__setattr__(self, "run_s", _ms(self.run_s))
+        for name in self._MS:
+            if (v := getattr(self, name)) is not None:
+                object.__setattr__(self, name, round(v, 3))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,10 +222,7 @@ class Step(Evidence, Preparation, Action):
     mark: Mark
     reason: str = ""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "prepare_s", _ms(self.prepare_s))
-        object.__setattr__(self, "checkout_s", _ms(self.checkout_s))
+    _MS = (*Evidence._MS, "prepare_s", "checkout_s")
 
     @classmethod
     def of(

@@ -21,7 +21,7 @@ from typing import Annotated
 import msgspec
 
 from lnrepro.model.codec import Real, decode, encode_obj, written_as
-from lnrepro.model.jsonio import JSON, Reader, dumps, loads_text
+from lnrepro.model.jsonio import Reader, dumps, loads_text
 from lnrepro.model.requests import CASE_ENV as CASE_ENV  # the case, as compact JSON, for a probe
 from lnrepro.model.requests import Count
 
@@ -91,17 +91,6 @@ class DataSpec:
     @property
     def same_every_draw(self) -> bool:
         return self.kind is not DataKind.RANDOM
-
-    def to_json(self) -> dict[str, JSON]:
-        return encode_obj(data_doc(self))
-
-    @classmethod
-    def from_json(cls, r: Reader) -> DataSpec:
-        try:
-            return data(decode(r, DataDoc))
-        except ValueError as exc:
-            what, _, at = str(exc).partition(" - at `$.")
-            r.fail(what, at.rstrip("`"))
 
 
 VARIANTS: dict[DataKind, tuple[str, ...]] = {
@@ -238,12 +227,9 @@ class Case:
     def label(self) -> str:
         return f"{self.shape_label}, {self.data.label}"
 
-    def to_json(self) -> dict[str, JSON]:
-        return encode_obj(self)
-
     def env_value(self) -> str:
         """The case as :data:`CASE_ENV` carries it: one line of compact JSON."""
-        return dumps(self.to_json(), indent=None)
+        return dumps(encode_obj(self), indent=None)
 
     def args_value(self) -> str:
         """The case as :data:`ARGS_ENV` carries it, space-separated: batch seq heads features,
@@ -267,12 +253,8 @@ class Case:
         return " ".join(str(n) for n in nums)
 
     @classmethod
-    def from_json(cls, r: Reader) -> Case:
-        return decode(r, cls)
-
-    @classmethod
     def from_env_value(cls, text: str, source: str = CASE_ENV) -> Case:
-        return cls.from_json(Reader(loads_text(text, source), source))
+        return decode(Reader(loads_text(text, source), source), cls)
 
 
 _CASE_FIELDS = ("shape", "data", "tolerance", "origin", "op", "pcc")
@@ -297,13 +279,6 @@ class Judged:
     # what the evaluator said (e.g. "dx max_diff=1000")
     detail: str = field(default="", metadata={"may_lack": True})
 
-    def to_json(self) -> dict[str, JSON]:
-        return encode_obj(self)
-
-    @classmethod
-    def from_json(cls, r: Reader) -> Judged:
-        return decode(r, cls)
-
 
 @dataclass(frozen=True)
 class Neighbour:
@@ -315,9 +290,6 @@ class Neighbour:
     judged: Judged | None  # None: the axis is at its lower bound
     why: str
     rerun: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, JSON]:
-        return encode_obj(neighbour_doc(self))
 
 
 def env_prefixed(case: Case, argv: list[str], args: bool = False) -> list[str]:
@@ -394,10 +366,10 @@ def data_doc(d: DataSpec) -> DataDoc:
     )
 
 
-def data(d: DataDoc, at: str = "$.") -> DataSpec:
+def data(d: DataDoc) -> DataSpec:
     if d.variant.value not in VARIANTS[d.kind]:
         allowed = ", ".join(VARIANTS[d.kind])
-        raise ValueError(f"is {d.variant.value!r}, not one of {allowed} - at `{at}variant`")
+        raise ValueError(f"is {d.variant.value!r}, not one of {allowed} - at `$.data.variant`")
     return DataSpec(
         kind=d.kind,
         variant=d.variant.value,
@@ -431,13 +403,12 @@ def case(d: CaseDoc) -> Case:
             raise ValueError("is required for a ttnn op's case - at `$.pcc`")
         if d.tolerance is not msgspec.UNSET:
             raise ValueError("does not apply to a ttnn op's case (its pcc does) - at `$.tolerance`")
-        dd = data(d.data, "$.data.")
-        return Case(shape=shape, data=dd, tolerance=(), origin=d.origin, op=d.op, pcc=d.pcc)
+        return Case(shape, data(d.data), (), d.origin, op=d.op, pcc=d.pcc)
     if d.tolerance is msgspec.UNSET:
         raise ValueError("is required - at `$.tolerance`")
     tol = ((t, getattr(d.tolerance, t)) for t in TENSORS)
     tolerance = tuple((t, Tolerance(rtol=v.rtol, atol=v.atol)) for t, v in tol)
-    return Case(shape=shape, data=data(d.data, "$.data."), tolerance=tolerance, origin=d.origin)
+    return Case(shape=shape, data=data(d.data), tolerance=tolerance, origin=d.origin)
 
 
 def neighbour_doc(n: Neighbour) -> NeighbourDoc:

@@ -143,7 +143,9 @@ def decode(r: Reader, kind: type[T]) -> T:
 
     if len(members := _records(kind)) > 1:
         keys = set(r.value) if isinstance(r.value, dict) else set()
-        best, *rest = sorted(members, key=lambda m: -len(keys & set(_fields(m))))
+        best, *rest = sorted(
+            members, key=lambda m: -len(keys & {f.name for f in dataclasses.fields(m)})
+        )
         try:
             return typing.cast(T, decode(r, best))
         except MalformedRecord as exc:
@@ -221,10 +223,6 @@ def _records(kind: object) -> tuple[type[Any], ...]:
     return tuple(
         a for a in typing.get_args(kind) if isinstance(a, type) and dataclasses.is_dataclass(a)
     )
-
-
-def _fields(kind: type[Any]) -> list[str]:
-    return [f.name for f in dataclasses.fields(kind)]
 
 
 Schema = dict[str, JSON]  # a JSON Schema, or one definition of it

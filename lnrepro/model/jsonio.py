@@ -20,9 +20,9 @@ import builtins
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from lnrepro.errors import InputError, MalformedRecord
 
@@ -36,24 +36,16 @@ else:
     # msgspec cannot read a recursive alias: at run time a record's open bag of facts takes any
     # value, which, read from JSON text, is one of the above. mypy checks the exact type.
     JSON = Any
-NonFinite = Literal["NaN", "Infinity", "-Infinity"]  # a non-finite number, as JSON carries it
-
-
-def encode_number(v: float) -> float | NonFinite:
-    """A float as JSON carries it: itself when finite, else ``"NaN"``/``"Infinity"``/``"-Infinity"``."""
-    if math.isfinite(v):
-        return v
-    if math.isnan(v):
-        return "NaN"
-    return "Infinity" if v > 0 else "-Infinity"
 
 
 def plain(obj: object) -> JSON:
-    """``obj`` with every non-finite float encoded and tuples as lists: ready for ``json.dumps``.
-    A string holding bytes that were not UTF-8 (a surrogate escape from a path) shows U+FFFD
-    there: JSON text is Unicode."""
+    """``obj`` with every non-finite float encoded (``"NaN"``/``"Infinity"``/``"-Infinity"``) and
+    tuples as lists: ready for ``json.dumps``. A string holding bytes that were not UTF-8 (a
+    surrogate escape from a path) shows U+FFFD there: JSON text is Unicode."""
     if isinstance(obj, float):
-        return encode_number(obj)
+        if math.isnan(obj):
+            return "NaN"
+        return obj if math.isfinite(obj) else ("Infinity" if obj > 0 else "-Infinity")
     if isinstance(obj, str):
         return _SURROGATE.sub("\ufffd", obj) if _SURROGATE.search(obj) else obj
     if isinstance(obj, Mapping):
@@ -83,7 +75,8 @@ def dumps(obj: object, *, indent: int | None = 2) -> str:
 
 
 def decode_number(v: object) -> float | None:
-    """The inverse of :func:`encode_number` (None when ``v`` is not a number in either form)."""
+    """A number as :func:`plain` writes it, read back (None when ``v`` is not a number in either
+    form)."""
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -187,45 +180,28 @@ class Reader:
             self.fail(f"should be an object, not {kind_of(r.value)}", key)
         return r
 
-    def list(
-        self, key: builtins.str, *, default: Sequence[JSON] | None = None
-    ) -> builtins.list[Reader]:
+    def list(self, key: builtins.str) -> builtins.list[Reader]:
         v = self._dict().get(key)
-        if v is None and default is not None:
-            v = list(default)
         if not isinstance(v, list):
             self.fail(f"should be a list, not {kind_of(v)}", key)
         return [type(self)(x, self._source, f"{self.where(key)}[{i}]") for i, x in enumerate(v)]
 
     # ------------------------------------------------------------------ scalars
-    def _scalar(
-        self, key: builtins.str, types: tuple[type, ...], name: builtins.str, default: object
-    ) -> Any:
-        d = self._dict()
-        if key not in d or d[key] is None:
-            if default is _REQUIRED:
-                self.fail(f"is missing (should be {name})", key)
-            return default
-        v = d[key]
-        if isinstance(v, bool) and bool not in types:
-            self.fail(f"should be {name}, not {kind_of(v)}", key)
-        if not isinstance(v, types):
-            self.fail(f"should be {name}, not {kind_of(v)}", key)
+    def opt_str(self, key: builtins.str) -> builtins.str | None:
+        """The string ``key`` holds; None when it is absent or null."""
+        v = self._dict().get(key)
+        if v is not None and not isinstance(v, str):
+            self.fail(f"should be a string, not {kind_of(v)}", key)
         return v
 
-    def str(self, key: builtins.str, default: object = None) -> builtins.str:
-        return str(self._scalar(key, (str,), "a string", _REQUIRED if default is None else default))
-
-    def opt_str(self, key: builtins.str) -> builtins.str | None:
-        v = self._scalar(key, (str,), "a string", None)
-        return None if v is None else str(v)
-
-
-class _Required:
-    pass
-
-
-_REQUIRED: Any = _Required()
+    def str(self, key: builtins.str, default: builtins.str | None = None) -> builtins.str:
+        """The string ``key`` holds; ``default`` when it is absent or null (None: required)."""
+        v = self.opt_str(key)
+        if v is not None:
+            return v
+        if default is None:
+            self.fail("is missing (should be a string)", key)
+        return default
 
 
 def kind_of(v: object) -> str:

@@ -140,16 +140,6 @@ class Inputs:
     output_files: str = ""  # how many output files were hashed (a count, written as text)
     uncommitted_files: str = ""  # how many files differ from the commit
 
-    @property
-    def parts(self) -> dict[str, str]:
-        """What went into the key, by name."""
-        return {
-            "outputs_sha256": self.outputs_sha256,
-            "sources_sha256": self.sources_sha256,
-            "output_files": self.output_files,
-            "uncommitted_files": self.uncommitted_files,
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
 class BuildResult:
@@ -388,12 +378,8 @@ def aggregate(attempts: list[Attempt]) -> list[TestAggregate]:
             seen = _SEEN[t.status]
             if env and seen in (Seen.CRASHED, Seen.TIMEOUT):
                 seen = Seen.ENV_ERROR
-            counts = tally.get(t.name)
-            if counts is None:
-                counts = tally[t.name] = Counter()
-                worst[t.name] = {}
-            counts[seen] += 1
-            merge_worst(worst[t.name], t.metrics)
+            tally.setdefault(t.name, Counter())[seen] += 1
+            merge_worst(worst.setdefault(t.name, {}), t.metrics)
     return [
         TestAggregate(name=n, statuses=dict(c), worst_metrics=worst[n]) for n, c in tally.items()
     ]

@@ -158,9 +158,6 @@ class StartMeasure:
     def interval(self) -> tuple[float, float]:
         return self.pass_rate_interval
 
-    def to_json(self) -> dict[str, JSON]:
-        return encode_obj(self)
-
 
 @dataclass
 class ShrinkRecord:

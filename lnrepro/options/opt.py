@@ -162,17 +162,14 @@ def bare(tp: Any) -> Any:
 
 def field_default(owner: type, name: str) -> Any:
     """The default of ``owner``'s field ``name`` (None when it has none)."""
-    if is_dataclass(owner):
-        f = next(f for f in fields(owner) if f.name == name)
-        if f.default is not MISSING:
-            return f.default
-        return f.default_factory() if f.default_factory is not MISSING else None
     import msgspec
 
-    info = next(f for f in msgspec.structs.fields(owner) if f.name == name)
-    if info.default is not msgspec.NODEFAULT:
-        return info.default
-    return info.default_factory() if info.default_factory is not msgspec.NODEFAULT else None
+    found = fields(owner) if is_dataclass(owner) else msgspec.structs.fields(owner)
+    f = next(f for f in found if f.name == name)
+    if f.default is not MISSING and f.default is not msgspec.NODEFAULT:
+        return f.default
+    factory = f.default_factory
+    return None if factory is MISSING or factory is msgspec.NODEFAULT else factory()
 
 
 def by_dest(opts: tuple[Opt, ...]) -> dict[str, Opt]:
