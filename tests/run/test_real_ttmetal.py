@@ -15,6 +15,7 @@ The container tests run lnrepro as a user who is not root (in the docker group),
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -321,7 +322,7 @@ def test_an_llk_only_bump_is_a_different_input_though_the_binary_is_the_same(
                 env=os.environ,
                 cwd=tree,
             ).returncode
-            seen.append((out.inputs.key, out.inputs.parts, code))
+            seen.append((out.inputs.key, dataclasses.asdict(out.inputs), code))
     finally:
         os.environ.clear()
         os.environ.update(old)

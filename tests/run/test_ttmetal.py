@@ -7,6 +7,7 @@ FAIL with the seeds' numbers, ENV_ERROR, BUILD_FAILED, NOT_RUN, HANG, CRASH — 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -234,7 +235,7 @@ def test_build_inputs_are_equal_exactly_when_nothing_tested_changed(
             )
             out = backend.build(tmp_path, Events())
             assert out is not None and out.ok and out.inputs is not None, out
-            keys.append({"key": out.inputs.key, **out.inputs.parts})
+            keys.append(dataclasses.asdict(out.inputs))
     finally:
         os.environ.clear()
         os.environ.update(old)
