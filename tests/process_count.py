@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 ENV = "LNREPRO_PROCESS_COUNT"
+REPORT = "LNREPRO_CPU_REPORT"  # a file to write every test's CPU seconds to
 _started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
 _forks_at_start = pytest.StashKey[int]()
 _cpu: dict[str, float] = {}  # test id -> CPU seconds (setup, call and teardown)
@@ -124,6 +125,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             f"CPU: {sum(cpu.values()):.0f} s in the tests (their processes and the children "
             "they waited for); the costliest:"
         )
-        for nodeid, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[:10]:
+        ranked = sorted(cpu.items(), key=lambda kv: -kv[1])
+        for nodeid, seconds in ranked[:10]:
             terminalreporter.write_line(f"  {seconds:6.1f} s  {nodeid}")
+        if os.environ.get(REPORT):  # every test's CPU, costliest first, for a closer look
+            Path(os.environ[REPORT]).write_text(
+                "".join(f"{seconds:.3f} {nodeid}\n" for nodeid, seconds in ranked), encoding="utf-8"
+            )
     shutil.rmtree(where, ignore_errors=True)
