@@ -33,6 +33,7 @@ REPORT = "LNREPRO_CPU_REPORT"  # a file to write every test's CPU seconds to
 _started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
 _forks_at_start = pytest.StashKey[int]()
 _cpu_at_start = pytest.StashKey[tuple[float, float]]()
+_report = pytest.StashKey[str]()
 _cpu: dict[str, float] = {}  # test id -> CPU seconds (setup, call and teardown)
 
 
@@ -95,6 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[ENV] = str(where)
         config.stash[_forks_at_start] = _forks()
         config.stash[_cpu_at_start] = _busy_idle()
+        # this run's, not a pytest a test starts (tests/numerics/test_plugin.py)
+        config.stash[_report] = os.environ.pop(REPORT, "")
     init = subprocess.Popen.__init__
 
     def counted_init(self: subprocess.Popen[Any], *args: Any, **kw: Any) -> None:
@@ -148,8 +151,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         ranked = sorted(cpu.items(), key=lambda kv: -kv[1])
         for nodeid, seconds in ranked[:10]:
             terminalreporter.write_line(f"  {seconds:6.1f} s  {nodeid}")
-        if os.environ.get(REPORT):  # every test's CPU, costliest first, for a closer look
-            Path(os.environ[REPORT]).write_text(
+        if config.stash[_report]:  # every test's CPU, costliest first, for a closer look
+            Path(config.stash[_report]).write_text(
                 "".join(f"{seconds:.3f} {nodeid}\n" for nodeid, seconds in ranked), encoding="utf-8"
             )
     shutil.rmtree(where, ignore_errors=True)
