@@ -56,7 +56,6 @@ class ShrinkEvents(Events):
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_START_RUNS = 5
 DEFAULT_BUDGET = 600
-SourceFor = Literal["tt-metal", "lookalike"]  # --source-for
 
 
 class SourceFlavour(str, Enum):
