@@ -323,10 +323,6 @@ class TestAggregate:
         """The worst value of each metric of each tensor, over every run."""
         return self.worst_metrics
 
-    @property
-    def interval(self) -> tuple[float, float]:
-        return self.pass_rate_ci95
-
     def worst_of(self, key: str) -> tuple[str, float] | None:
         """The worst value of metric ``key`` over the test's tensors, with the tensor's name."""
         best: tuple[str, float] | None = None
