@@ -563,9 +563,7 @@ SHRINK_OPTS = (*BACKEND_OPTS, *ENGINE_OPTS)
 COMMANDS: dict[str, tuple[Opt, ...]] = {"run": RUN_OPTS, "bisect": BISECT_OPTS}
 # every field a command line sets: the entries, and the aliases that share their options
 ALL = (*RUN_OPTS, *BISECT_OPTS, *COMMAND_ORACLE_ALIASES)
-BY_FIELD: dict[tuple[str, str], Opt] = {}
-for _o in ALL:
-    BY_FIELD.setdefault((_o.of, _o.field), _o)
+BY_FIELD = {(o.of, o.field): o for o in reversed(ALL)}  # a field's first entry wins
 # fields no command line sets: derived, chosen per commit, filled in by validation, or the
 # containers of other options
 NOT_OPTIONS = {
