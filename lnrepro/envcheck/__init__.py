@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,7 +32,6 @@ class EnvReport:
     results: list[Result]
     container: list[Result] | None = None  # --container: the inside view, by the same checks
     container_command: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -148,25 +147,23 @@ def check_container(
     tt_metal: Path | None = None,
     min_driver: str | None = None,
     mount_set: str = "full",
-    spec: Any = None,
 ) -> EnvReport:
     """The host, and the inside of the container lnrepro would start, judged by the same checks."""
     from lnrepro.doors import container
 
     host_facts, ctx, host_results = _host(tt_metal, min_driver)
     report = EnvReport("container", host_results)
-    if spec is None:
-        env = [("TT_METAL_HOME", str(tt_metal)), ("PYTHONPATH", str(tt_metal))] if tt_metal else []
-        if ctx.arch_name:
-            env.append(("ARCH_NAME", ctx.arch_name))
-        spec = container.run_spec(
-            image,
-            device_nodes=[d.name for d in host_facts.devices if d.kind == "c"],
-            hugepage_dirs=[d for d in container.HUGEPAGE_DIRS if Path(d).is_dir()],
-            checkout=tt_metal,
-            env=env,
-            mount_set=mount_set,
-        )
+    env = [("TT_METAL_HOME", str(tt_metal)), ("PYTHONPATH", str(tt_metal))] if tt_metal else []
+    if ctx.arch_name:
+        env.append(("ARCH_NAME", ctx.arch_name))
+    spec = container.run_spec(
+        image,
+        device_nodes=[d.name for d in host_facts.devices if d.kind == "c"],
+        hugepage_dirs=[d for d in container.HUGEPAGE_DIRS if Path(d).is_dir()],
+        checkout=tt_metal,
+        env=env,
+        mount_set=mount_set,
+    )
     report.container_command = spec.shell_line(["sh", "-c", "<probe>"])
     inside = container_facts(spec)
     cctx = Context(mode="container", tt_metal=tt_metal, min_driver=ctx.min_driver)

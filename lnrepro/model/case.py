@@ -14,7 +14,7 @@ flattened in, the tolerances by tensor, a ttnn op's ``op`` and ``pcc`` only for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Annotated
 
@@ -381,13 +381,10 @@ def data(d: DataDoc) -> DataSpec:
 
 
 def case_doc(c: Case) -> CaseDoc:
-    gtest, s = c.op is OpKind.LAYERNORM_BW, c.shape
+    gtest = c.op is OpKind.LAYERNORM_BW
     tol = {t: ToleranceDoc(rtol=v.rtol, atol=v.atol) for t, v in c.tolerance}
     return CaseDoc(
-        batch=s.batch,
-        seq=s.seq,
-        heads=s.heads,
-        features=s.features,
+        **asdict(c.shape),  # batch, seq, heads, features
         data=data_doc(c.data),
         tolerance=TolerancesDoc(**tol) if gtest else msgspec.UNSET,
         origin=c.origin,

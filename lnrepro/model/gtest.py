@@ -168,10 +168,7 @@ class GtestRun:
         return [t for it in self.iterations for t in it.tests]
 
     def totals(self) -> dict[TestStatus, int]:
-        counts = dict.fromkeys(TestStatus, 0)
-        for t in self.tests:
-            counts[t.status] += 1
-        return counts
+        return {s: sum(t.status is s for t in self.tests) for s in TestStatus}
 
     @property
     def ok(self) -> bool:

@@ -22,10 +22,10 @@ of its own, :data:`PROCESS_EXIT`, CRASHED or FAILED with the reason. Such a run 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import msgspec
 
@@ -47,6 +47,11 @@ from lnrepro.model.gtest import (
 from lnrepro.model.jsonio import JSON, Reader
 from lnrepro.model.requests import Count, Positive, RunRequest
 from lnrepro.model.stats import wilson
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_T = TypeVar("_T", bound="DataclassInstance")
 
 SCHEMA: Literal["lnrepro.run/5"] = (
     # /5: a Python project's runs (backend python, tests' comparisons, the environment in the
@@ -236,44 +241,18 @@ class Attempt:
         return [*self.tests, pe] if pe is not None else list(self.tests)
 
     def document(self) -> AttemptDoc:
-        return AttemptDoc(
-            index=self.index,
-            argv=tuple(self.argv),
-            exit_code=self.exit_code,
-            timed_out=self.timed_out,
+        return twin(
+            AttemptDoc,
+            self,
             seconds=round(self.seconds, 3),
-            log=self.log,
-            saw_output=self.saw_output,
-            env_error=self.env_error,
             environment_failed=self.environment_failed,
-            leftover_processes_killed=self.leftover_processes_killed,
-            escaped_processes_killed=self.escaped_processes_killed,
-            warnings=tuple(self.warnings),
-            outside_failures=tuple(self.outside_failures),
-            extra_files=self.extra_files,
-            hang=self.hang,
             tests=tuple(self.results),
         )
 
     @classmethod
     def from_doc(cls, d: AttemptDoc) -> Attempt:
-        return cls(
-            index=d.index,
-            argv=list(d.argv),
-            exit_code=d.exit_code,
-            timed_out=d.timed_out,
-            seconds=d.seconds,
-            log=d.log,
-            tests=[t for t in d.tests if t.name != PROCESS_EXIT],  # derived again from the rest
-            warnings=list(d.warnings),
-            saw_output=d.saw_output,
-            leftover_processes_killed=d.leftover_processes_killed,
-            escaped_processes_killed=d.escaped_processes_killed,
-            env_error=d.env_error,
-            outside_failures=list(d.outside_failures),
-            extra_files=dict(d.extra_files),
-            hang=d.hang,
-        )
+        # the process's own entry is derived again from the rest
+        return twin(cls, d, tests=[t for t in d.tests if t.name != PROCESS_EXIT])
 
 
 class Seen(str, Enum):
@@ -343,10 +322,6 @@ class TestAggregate:
     def worst(self) -> Metrics:
         """The worst value of each metric of each tensor, over every run."""
         return self.worst_metrics
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return self.pass_rate_ci95
 
     def worst_of(self, key: str) -> tuple[str, float] | None:
         """The worst value of metric ``key`` over the test's tensors, with the tensor's name."""
@@ -494,21 +469,14 @@ class RunRecord:
         """The record as ``lnrepro.run/5`` writes it (record.json, ``run --json``, ``show``)."""
         tests = self.tests  # aggregated once per write, not once per field
         verdict = self.verdict_of(tests)
-        return RunDoc(
+        return twin(
+            RunDoc,
+            self,
+            schema=SCHEMA,  # the record's own may be an older one it was read as
             id=self.id,
-            state=self.state,
-            stop_reason=self.stop_reason,
             verdict=verdict,
             why=self.why_of(verdict),
             ok=verdict is Verdict.PASS,
-            request=self.request,
-            rerun=tuple(self.rerun),
-            backend=self.backend,
-            build=self.build,
-            fingerprint=self.fingerprint,
-            commands=self.commands,
-            notes=tuple(self.notes),
-            missing=tuple(self.missing),
             filter=self.gtest_filter,
             repeat=self.request.tests.repeat,
             timeout_s=self.request.tests.timeout_s,
@@ -524,19 +492,11 @@ class RunRecord:
     def from_doc(cls, d: RunDoc, record_dir: Path, schema: str = SCHEMA) -> RunRecord:
         """The record a document holds (what it derived, its verdict and tallies, is derived
         again from its attempts)."""
-        return cls(
-            request=d.request,
+        return twin(
+            cls,
+            d,
             record_dir=record_dir,
-            rerun=list(d.rerun),
             attempts=[Attempt.from_doc(a) for a in d.attempts],
-            state=d.state,
-            stop_reason=d.stop_reason,
-            build=d.build,
-            backend=dict(d.backend),
-            fingerprint=dict(d.fingerprint),
-            commands=dict(d.commands),
-            notes=list(d.notes),
-            missing=list(d.missing),
             schema=schema,
         )
 
@@ -546,6 +506,22 @@ class RunRecord:
         upgrader), every field checked."""
         schema = r.str("schema", SCHEMA)
         return cls.from_doc(codec.decode(upgrade(r), RunDoc), record_dir, schema)
+
+
+def twin(kind: type[_T], src: DataclassInstance, **derived: object) -> _T:
+    """A ``kind`` (a record or its ``*Doc``) made from ``derived`` and every other field ``src``
+    shares with it, by name: a record holds lists where its document holds tuples, and back
+    (dicts are copied)."""
+    shared = {f.name for f in fields(src)} & {f.name for f in fields(kind)}
+    return kind(**{n: _flipped(getattr(src, n)) for n in shared - derived.keys()}, **derived)
+
+
+def _flipped(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return dict(value) if isinstance(value, dict) else value
 
 
 # ---------------------------------------------------------------------------------- as written

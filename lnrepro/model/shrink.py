@@ -9,7 +9,7 @@ it a default (so older documents still read), then run ``python scripts/schemas.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -56,7 +56,6 @@ class ShrinkEvents(Events):
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_START_RUNS = 5
 DEFAULT_BUDGET = 600
-SourceFor = Literal["tt-metal", "lookalike"]  # --source-for
 
 
 class SourceFlavour(str, Enum):
@@ -128,19 +127,13 @@ class ShrinkState:
     judged: list[Judged] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
-        doc = StateDoc(
-            schema=STATE_SCHEMA,
-            request=self.request,
-            start=self.start,
-            evaluations=self.evaluations,
-            judged=self.judged,
-        )
-        return encode_obj(doc)
+        own = {f.name: getattr(self, f.name) for f in fields(self)}  # StateDoc's, but its schema
+        return encode_obj(StateDoc(schema=STATE_SCHEMA, **own))
 
     @classmethod
     def from_json(cls, r: Reader) -> ShrinkState:
         d = decode(r, StateDoc)
-        return cls(request=d.request, start=d.start, evaluations=d.evaluations, judged=d.judged)
+        return cls(**{f.name: getattr(d, f.name) for f in fields(cls)})
 
 
 # ---------------------------------------------------------------------------------- record
@@ -153,10 +146,6 @@ class StartMeasure:
     passes: Count
     pass_rate_interval: tuple[float, float]  # Wilson 95% interval of its pass rate
     admissible: bool  # the correct kernel's model passes it
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return self.pass_rate_interval
 
 
 @dataclass

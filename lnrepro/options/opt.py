@@ -48,7 +48,7 @@ class Opt:
     of: str  # the name of the request type whose field this is (see :func:`owner_type`)
     field: str
     flags: tuple[str, ...]  # the first long flag is the one errors name
-    dest: str  # the click parameter's name
+    dest: str = ""  # the click parameter's name (when not given: the field's)
     help: str
     group: str
     metavar: str | None = None
@@ -59,6 +59,10 @@ class Opt:
     toml: str | None = None  # its key in lnrepro.toml, where the file sets its default
     show_default: bool = False  # --help shows the default: the field's, or ``fallback``
     fallback: Any = None  # the command line's default where the field has none (--repo: .)
+
+    def __post_init__(self) -> None:
+        if not self.dest:
+            object.__setattr__(self, "dest", self.field)
 
     @property
     def owner(self) -> type:

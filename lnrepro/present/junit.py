@@ -20,7 +20,6 @@ import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from lnrepro.model.bisect import BisectRecord, Mark
 from lnrepro.model.gtest import TestResult, TestStatus, split_name
@@ -46,12 +45,8 @@ def _secs(s: float) -> str:
     return f"{max(0.0, s):.3f}"
 
 
-@dataclass
-class _Runs:
-    """One test over the attempts: each run's result, attempt and seconds."""
-
-    name: str
-    runs: list[tuple[TestResult, Attempt]] = field(default_factory=list)
+# one test over the attempts: each run's result and attempt
+Runs = list[tuple[TestResult, Attempt]]
 
 
 def _seconds(t: TestResult, a: Attempt) -> float:
@@ -79,25 +74,23 @@ def _attempt(case: ET.Element, tag: str, t: TestResult, a: Attempt) -> None:
 
 
 def _case(
-    suite: ET.Element, item: _Runs, rec: RunRecord, logs: Mapping[str, str]
+    suite: ET.Element, name: str, runs: Runs, rec: RunRecord, logs: Mapping[str, str]
 ) -> dict[str, int]:
-    results = [
-        (t, a) for t, a in item.runs if t.status not in (TestStatus.SKIPPED, TestStatus.DISABLED)
-    ]
+    results = [(t, a) for t, a in runs if t.status not in (TestStatus.SKIPPED, TestStatus.DISABLED)]
     skipped = not results
-    times = [_seconds(t, a) for t, a in (results or item.runs)]
-    suite_name, test_name = split_name(item.name)
+    times = [_seconds(t, a) for t, a in (results or runs)]
+    suite_name, test_name = split_name(name)
     cls = suite_name if test_name else "lnrepro"
     case = _sub(
         suite,
         "testcase",
-        name=short(item.name),
+        name=short(name),
         classname=cls,
         time=_secs(sum(times) / max(1, len(times))),
     )
     counts = {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
     if skipped:
-        t = item.runs[0][0]
+        t = runs[0][0]
         _sub(case, "skipped", message=t.skip_message or t.status.value.lower())
         counts["skipped"] = 1
         return counts
@@ -116,11 +109,7 @@ def _case(
         out.append(line)
     if bad:
         _first_t, first_a = bad[0]
-        excerpt = (
-            log_excerpt(logs.get(first_a.log, ""), item.name)
-            if item.name != "(process exit)"
-            else ""
-        )
+        excerpt = log_excerpt(logs.get(first_a.log, ""), name) if name != "(process exit)" else ""
         out += ["", f"log: {rec.record_dir / first_a.log}"] + (["", excerpt] if excerpt else [])
         if first_a.hang is not None and _first_t.status is TestStatus.TIMEOUT:
             out += ["", *first_a.hang.lines()]
@@ -132,10 +121,9 @@ def _case(
     elif bad:  # every attempt: the first is the failure (or error), the others reruns
         t, a = bad[0]
         msg, text = _failure_text(t)
-        if t.status is TestStatus.TIMEOUT and a.hang is not None:  # where it hangs (tt-triage's
-            msg = (
-                f"{msg}; hang: {a.hang.key}"  # hang_report.py marks such a case failure_type=hang)
-            )
+        # where it hangs (tt-triage's hang_report.py marks such a case failure_type=hang)
+        if t.status is TestStatus.TIMEOUT and a.hang is not None:
+            msg = f"{msg}; hang: {a.hang.key}"
             text = f"{text or msg}\n\n" + "\n".join(a.hang.lines())
         is_error = bool(errors)
         kind = "ENV_ERROR" if env else t.status.value
@@ -151,10 +139,10 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
     """A run: one testcase per test (attempts folded in as reruns or flaky attempts)."""
     logs = logs or {}
     root = ET.Element("testsuites", {"name": xml(f"lnrepro {rec.id}")})
-    by: dict[str, _Runs] = {}
+    by: dict[str, Runs] = {}
     for a in rec.attempts:
         for t in a.results:
-            by.setdefault(t.name, _Runs(t.name)).runs.append((t, a))
+            by.setdefault(t.name, []).append((t, a))
     suites: dict[str, ET.Element] = {}
     counts: dict[str, Counter[str]] = {}  # per suite, in the order the attributes are written
     seconds: dict[str, float] = {}
@@ -179,10 +167,10 @@ def run_junit(rec: RunRecord, logs: Mapping[str, str] | None = None) -> str:
             seconds[name] = 0.0
         return suites[name]
 
-    for name, item in by.items():
+    for name, runs in by.items():
         sname = name.split(".", 1)[0] if "." in name else "lnrepro"
         s = suite_of(sname)
-        counts[sname].update(_case(s, item, rec, logs))
+        counts[sname].update(_case(s, name, runs, rec, logs))
         seconds[sname] += float(s.findall("testcase")[-1].get("time", "0"))
     if not rec.verdict.about_the_kernel or rec.incomplete:
         s = suite_of("lnrepro")
@@ -288,7 +276,3 @@ def bisect_junit(rec: BisectRecord) -> str:
             el.set(a, str(n[a]))
         el.set("time", _secs(total_s))
     return _text(root)
-
-
-def junit(rec: RunRecord | BisectRecord, logs: Mapping[str, str] | None = None) -> str:
-    return bisect_junit(rec) if isinstance(rec, BisectRecord) else run_junit(rec, logs)

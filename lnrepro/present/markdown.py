@@ -125,7 +125,7 @@ def issue_type(rec: RunRecord) -> str:
 def _rate(t: TestAggregate) -> str:
     if not t.runs:
         return "not run"
-    lo, hi = t.interval
+    lo, hi = t.pass_rate_ci95
     return f"{t.passed}/{t.runs} ({t.passed / t.runs:.0%}; 95% CI {lo:.0%}–{hi:.0%})"
 
 

@@ -47,7 +47,7 @@ def test_emulator_repeats_aggregate_and_record(tmp_path: Path) -> None:
     assert det.verdict is Verdict.FAIL and det.runs == 3 and det.passed == 0
     assert det.worst["dx"]["max_diff"] == 1000.0
     assert one.verdict is Verdict.PASS and (one.passed, one.runs) == (3, 3)
-    assert one.interval == (pytest.approx(0.43850, abs=1e-5), 1.0)  # Wilson 95% for 3 of 3
+    assert one.pass_rate_ci95 == (pytest.approx(0.43850, abs=1e-5), 1.0)  # Wilson 95% for 3 of 3
     assert not rec.ok
     assert (
         ev.log[0] == "attempt 1/3"

@@ -502,7 +502,9 @@ def test_the_progress_names_each_phase_each_candidate_and_the_start() -> None:
     assert started[0] == "started" and started[2] == s.repeats
     m = started[1]
     assert (
-        isinstance(m, StartMeasure) and m.case == start and m.interval == wilson(m.passes, m.runs)
+        isinstance(m, StartMeasure)
+        and m.case == start
+        and m.pass_rate_interval == wilson(m.passes, m.runs)
     )
     phases = [e[1] for e in events.seen if e[0] == "phase"]
     assert phases[0] == "looking for constant data that fails"
@@ -517,7 +519,7 @@ def test_a_known_start_reports_its_measure() -> None:
     s = Search(START, Scripted(lambda c, d: False), Model(), events=events)  # type: ignore[arg-type]
     m = s.measure_start((10, 4))
     assert events.seen == [("started", m, s.repeats)]
-    assert m.case == START and m.interval == wilson(4, 10)
+    assert m.case == START and m.pass_rate_interval == wilson(4, 10)
 
 
 def test_the_start_asks_the_model_about_draw_zero() -> None:

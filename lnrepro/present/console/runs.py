@@ -140,7 +140,7 @@ def render_test_list(listing: str, console: Console) -> None:
 def _rate(t: TestAggregate) -> str:
     if t.runs == 0:
         return "-"
-    lo, hi = t.interval
+    lo, hi = t.pass_rate_ci95
     return f"{t.passed}/{t.runs} = {100 * t.passed / t.runs:.0f}% [{100 * lo:.0f}–{100 * hi:.0f}%]"
 
 
