@@ -32,6 +32,7 @@ ENV = "LNREPRO_PROCESS_COUNT"
 REPORT = "LNREPRO_CPU_REPORT"  # a file to write every test's CPU seconds to
 _started = [0, 0]  # every process; those that are lnrepro itself (a new interpreter)
 _forks_at_start = pytest.StashKey[int]()
+_cpu_at_start = pytest.StashKey[tuple[float, float]]()
 _cpu: dict[str, float] = {}  # test id -> CPU seconds (setup, call and teardown)
 
 
@@ -62,15 +63,28 @@ def _is_lnrepro(args: Any) -> bool:
     )
 
 
-def _forks() -> int:
-    """Linux's count of processes (and threads) created since boot; 0 where /proc has none."""
+def _stat(key: str) -> list[int]:
+    """A line of /proc/stat (``processes``: Linux's count of forks since boot; ``cpu``: the
+    machine's jiffies by state); empty where /proc has none."""
     try:
         for line in Path("/proc/stat").read_text().splitlines():
-            if line.startswith("processes "):
-                return int(line.split()[1])
+            if line.split(" ", 1)[0] == key:
+                return [int(x) for x in line.split()[1:]]
     except OSError:
         pass
-    return 0
+    return []
+
+
+def _forks() -> int:
+    return (_stat("processes") or [0])[0]
+
+
+def _busy_idle() -> tuple[float, float]:
+    """The machine's busy and idle core-seconds since boot (idle counts iowait too)."""
+    j = _stat("cpu") + [0] * 10
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = j[3] + j[4]
+    return (sum(j[:8]) - idle) / tick, idle / tick
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -80,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         where.mkdir()
         os.environ[ENV] = str(where)
         config.stash[_forks_at_start] = _forks()
+        config.stash[_cpu_at_start] = _busy_idle()
     init = subprocess.Popen.__init__
 
     def counted_init(self: subprocess.Popen[Any], *args: Any, **kw: Any) -> None:
@@ -115,10 +130,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             seconds, nodeid = line.split(" ", 1)
             cpu[nodeid] = cpu.get(nodeid, 0.0) + float(seconds)
     forks = _forks() - config.stash[_forks_at_start]
+    (busy0, idle0), (busy1, idle1) = config.stash[_cpu_at_start], _busy_idle()
     terminalreporter.write_line(
         f"processes: {sum(a for a, _ in counts)} started with Popen by pytest's processes "
         f"({sum(b for _, b in counts)} of them lnrepro); {forks} forks machine-wide "
         "(/proc/stat, threads included)"
+    )
+    terminalreporter.write_line(
+        f"machine: {busy1 - busy0:.0f} busy and {idle1 - idle0:.0f} idle core-seconds on "
+        f"{os.cpu_count()} cores (/proc/stat: everything, the containers and other sessions too)"
     )
     if len(cpu) > 1:
         terminalreporter.write_line(
