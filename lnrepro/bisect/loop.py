@@ -157,12 +157,7 @@ class Bisect:
 
     # ------------------------------------------------------------------ the loop
     def run(self, events: BisectEvents) -> BisectResult:
-        cands, left = self.strategy.progress()
-        note = self.strategy.progress_note()
-        if note:
-            events.started(cands, left, note)
-        else:
-            events.started(cands, left)
+        events.started(*self.strategy.progress(), self.strategy.progress_note())
         if (bayes := self._bayes()) is not None and not self.record.steps:
             d = bayes.decision
             events.note(

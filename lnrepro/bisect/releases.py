@@ -111,9 +111,7 @@ def releases(source: str, name: str, python_version: str | None = None) -> list[
             continue
         if dist != canonicalize_name(name):
             continue
-        why = ""
-        if not tags & here:
-            why = "no wheel for this Python and platform"
+        why = "" if tags & here else "no wheel for this Python and platform"
         rp = page_rp or _wheel_requires_python(path)
         if not why and rp:
             try:
@@ -342,9 +340,8 @@ def step_env(
     from lnrepro.doors import proc
     from lnrepro.run.backends.python import LayerFailed, layered_env
 
-    tag = re.sub(r"[^\w.]+", "_", str(Path(python).absolute()))[
-        -60:
-    ]  # not resolved: a venv is not its base
+    # the Python's path, not resolved: a venv is not its base
+    tag = re.sub(r"[^\w.]+", "_", str(Path(python).absolute()))[-60:]
     venv = cache / f"{package}-{release.version}-{tag}"
     done = venv / ".lnrepro-installed"
     step_python = venv / "bin" / "python"

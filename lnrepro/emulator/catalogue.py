@@ -32,6 +32,7 @@ Where the record is silent the emulator chooses, and says so here:
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -77,6 +78,10 @@ class Case:
     def full_name(self) -> str:
         return f"{SUITE}.{self.name}"
 
+    def matches(self, pattern: str) -> bool:
+        """A gtest-style wildcard ``pattern`` (``*``, ``?``) names this test, full or short name."""
+        return any(fnmatch.fnmatchcase(n, pattern) for n in (self.full_name, self.name))
+
     @property
     def rows(self) -> int:
         return self.batch * self.seq * self.heads
@@ -97,10 +102,7 @@ def _bug_repro(
     rtol = atol = 1e-2; deterministic with ``constants`` (dy, gamma, x), else TightTolerance's
     random data and allclose."""
     tol_text = "rtol, atol" if constants is not None else "1.0e-2F, 1.0e-2F"
-    batch, seq = rows
-    return Case(
-        f"BugRepro_{name}", batch, seq, 1, features, 1, 1e-2, 1e-2, tol_text, constants, line
-    )
+    return Case(f"BugRepro_{name}", *rows, 1, features, 1, 1e-2, 1e-2, tol_text, constants, line)
 
 
 CASES: tuple[Case, ...] = (

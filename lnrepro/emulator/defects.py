@@ -76,7 +76,5 @@ def parse_defects(text: str) -> frozenset[Defect]:
 
 
 def defects_label(defects: frozenset[Defect]) -> str:
-    for name, preset in PRESETS.items():
-        if defects == preset:
-            return name
-    return ",".join(sorted(d.value for d in defects))
+    preset = next((name for name, p in PRESETS.items() if p == defects), None)
+    return preset or ",".join(sorted(d.value for d in defects))

@@ -220,9 +220,7 @@ def prepare(x: F32, dy: F32, gamma: F32, cfg: KernelConfig) -> Prepared:
     xb, dyb, gb = bf16(x), bf16(dy), bf16(gamma)
     mean, rstd = forward_stats(xb, bf16_storage=cfg.bf16_stats)
     if pad:
-        xb = np.pad(xb, ((0, 0), (0, pad)))
-        dyb = np.pad(dyb, ((0, 0), (0, pad)))
-        gb = np.pad(gb, ((0, 0), (0, pad)))
+        xb, dyb, gb = (np.pad(a, ((0, 0), (0, pad))) for a in (xb, dyb, gb))
     mask = np.zeros((1, wt * TILE), dtype=np.float32)
     mask[:, :features] = 1.0
     x_hat = (xb - mean) * rstd * mask

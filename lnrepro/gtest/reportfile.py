@@ -259,14 +259,9 @@ def merge(run: GtestRun, report: Report) -> GtestRun:
         if r.status is not t.status:
             conflicts.append(t.name)
     if conflicts or (last.tests and report.tests and not matched):
+        why = f"{len(conflicts)} test(s) differ, e.g. {conflicts[0]}" if conflicts else ""
         run.warnings.append(
-            "the report does not belong to this log ("
-            + (
-                f"{len(conflicts)} test(s) differ, e.g. {conflicts[0]}"
-                if conflicts
-                else "no test in common"
-            )
-            + "); it was ignored"
+            f"the report does not belong to this log ({why or 'no test in common'}); it was ignored"
         )
         return run
     fakes = [

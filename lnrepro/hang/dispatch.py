@@ -23,6 +23,7 @@ pipeline reads the output into the attempt's diagnosis. Facts read from tenstorr
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from dataclasses import replace
@@ -86,11 +87,7 @@ def triage_in_log(text: str) -> str | None:
     start = text.find("\n", at)
     if start < 0:
         return ""
-    out: list[str] = []
-    for line in text[start + 1 :].splitlines():
-        if _END.search(line):
-            break
-        out.append(line)
+    out = itertools.takewhile(lambda ln: not _END.search(ln), text[start + 1 :].splitlines())
     return "\n".join(out).strip("\n") + "\n"
 
 

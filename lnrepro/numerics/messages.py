@@ -68,35 +68,19 @@ _COUNT = re.compile(r"^Mismatched elements: (?P<n>\d+) / (?P<t>\d+) \((?P<p>[^)]
 # ---- torch -------------------------------------------------------------------------------------
 _TORCH_HEAD = re.compile(r"^(?P<ident>\S.*?) are not (?P<kind>close|equal)!$")
 _TORCH_GREATEST = re.compile(
-    r"^Greatest (?P<kind>absolute|relative) difference: "
-    + _v("d")
-    + r" at index "
-    + _i("idx")
-    + r"(?: \(up to "
-    + _v("tol")
-    + r" allowed\))?$"
+    rf"^Greatest (?P<kind>absolute|relative) difference: {_v('d')} at index {_i('idx')}"
+    rf"(?: \(up to {_v('tol')} allowed\))?$"
 )
 _TORCH_SCALAR_DIFF = re.compile(
-    r"^(?P<kind>Absolute|Relative) difference: "
-    + _v("d")
-    + r"(?: \(up to "
-    + _v("tol")
-    + r" allowed\))?$"
+    rf"^(?P<kind>Absolute|Relative) difference: {_v('d')}(?: \(up to {_v('tol')} allowed\))?$"
 )
 _TORCH_EXPECTED = re.compile(r"^Expected " + _v("e") + r" but got " + _v("a") + r"\.$")
 _TORCH_ITEM = re.compile(r"^The failure occurred for item (?P<item>\[.*\])$")
 _TORCH_TESTCASE = re.compile(
-    r"With rtol=" + _v("rtol") + r" and atol=" + _v("atol") + r", found (?P<n>\d+) element\(s\) "
+    rf"With rtol={_v('rtol')} and atol={_v('atol')}, found (?P<n>\d+) element\(s\) "
     r"\(out of (?P<t>\d+)\) whose difference\(s\) exceeded the margin of error \(including "
-    r"(?P<nans>\d+) nan comparisons\)\.(?: The greatest difference was "
-    + _v("d")
-    + r" \("
-    + _v("a")
-    + r" vs\. "
-    + _v("b")
-    + r"\), which occurred at index "
-    + _i("idx")
-    + r"\.)?"
+    rf"(?P<nans>\d+) nan comparisons\)\.(?: The greatest difference was {_v('d')} "
+    rf"\({_v('a')} vs\. {_v('b')}\), which occurred at index {_i('idx')}\.)?"
 )
 
 # ---- numpy -------------------------------------------------------------------------------------
@@ -121,13 +105,7 @@ _AP_EXPECTED = re.compile(r"^Expected: " + _v("e") + r" ± " + _v("tol") + r"$")
 _AP_MAX = re.compile(r"^Max (?P<kind>absolute|relative) difference: " + _v("d") + r"$")
 _AP_TABLE_HEAD = re.compile(r"^Index\s*\|\s*Obtained\s*\|\s*Expected\s*$")
 _AP_ROW = re.compile(
-    r"^(?P<idx>\([-\d,\s]*\)|-?\d+|\S+)\s*\|\s*"
-    + _v("a")
-    + r"\s*\|\s*"
-    + _v("e")
-    + r" ± "
-    + _v("tol")
-    + r"\s*$"
+    rf"^(?P<idx>\([-\d,\s]*\)|-?\d+|\S+)\s*\|\s*{_v('a')}\s*\|\s*{_v('e')} ± {_v('tol')}\s*$"
 )
 
 _HEADS = (_TORCH_HEAD, _NP_TOL, _NP_DECIMAL, _NP_EQUAL, _NP_NAN, _AP_SCALAR_HEAD, _AP_ARRAY_HEAD)

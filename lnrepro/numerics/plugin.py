@@ -190,9 +190,7 @@ def _pcc_margin(wanted_default: float, where: int) -> Callable[..., float | None
 
 def _plain(x: Any) -> Any:
     """A torch tensor (or ttnn's, converted by the helper before) as numpy."""
-    if hasattr(x, "detach"):
-        return x.detach().to("cpu").float().numpy()
-    return x
+    return x.detach().to("cpu").float().numpy() if hasattr(x, "detach") else x
 
 
 def install() -> None:

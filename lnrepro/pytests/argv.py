@@ -51,6 +51,9 @@ PYTEST_OPTIONS: tuple[str, ...] = (
     "-q",
 )
 
+# pytest's listing of the node ids it would run, no .pytest_cache read or written
+COLLECT: tuple[str, ...] = ("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider")
+
 ENV_SET: Mapping[str, str] = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONHASHSEED": "0",

@@ -34,6 +34,7 @@ Statuses: any ``failure``/``error`` → FAILED; else ``skipped`` → SKIPPED (an
 
 from __future__ import annotations
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -174,15 +175,8 @@ def _message(attr: str, text: str) -> str:
 
 def _last_exception(text: str) -> str:
     """The last block of ``E`` lines of a long report, without the ``E`` column."""
-    blocks: list[list[str]] = []
-    prev_e = False
-    for ln in text.splitlines():
-        is_e = ln.startswith("E ") or ln == "E"
-        if is_e:
-            if not prev_e:
-                blocks.append([])
-            blocks[-1].append(ln[1:].strip())
-        prev_e = is_e
+    runs = itertools.groupby(text.splitlines(), key=lambda ln: ln.startswith("E ") or ln == "E")
+    blocks = [[ln[1:].strip() for ln in run] for is_e, run in runs if is_e]
     return "\n".join(blocks[-1]) if blocks else ""
 
 

@@ -54,19 +54,10 @@ _NUM = (
     r"|(?i:inf(?:inity)?|nan)(?![\w.])|True(?!\w)|False(?!\w))"
 )
 _WRAP = r"(?:(?:tensor|(?:np|numpy)\.float(?:16|32|64))\(\s*)"
-_VAL = (
-    r"(?:"
-    + _WRAP
-    + r"(?P<{g}>"
-    + _NUM
-    + r")(?:\s*,\s*dtype=[\w.]+)?\s*\)|(?P<{g}_b>"
-    + _NUM
-    + r"))"
-)
 
 
 def _val(group: str) -> str:
-    return _VAL.replace("{g}", group)
+    return rf"(?:{_WRAP}(?P<{group}>{_NUM})(?:\s*,\s*dtype=[\w.]+)?\s*\)|(?P<{group}_b>{_NUM}))"
 
 
 # A tensor name as tests print it: dx, dgamma, decoder-output, layer.0.attn, out/1
@@ -176,8 +167,7 @@ _NAMED = (
     re.compile(r"(?<![\w.\-/:])(?P<tensor>[A-Za-z]\w*?)_(?i:pcc)\s*[:=]\s*" + _val("v")),
     # "dx PCC: 0.98", "decoder-output min PCC 0.87", "dx: PCC = 0.9"
     re.compile(
-        _NAME
-        + r":?\s+(?i:(?:min(?:imum)?|lowest|worst)\s+)?(?i:pcc)\b\s*(?:[:=]|(?i:is))?\s*"
+        rf"{_NAME}:?\s+(?i:(?:min(?:imum)?|lowest|worst)\s+)?(?i:pcc)\b\s*(?:[:=]|(?i:is))?\s*"
         + _val("v")
     ),
 )
@@ -188,13 +178,8 @@ _TUPLE = re.compile(r"\(\s*(?:np\.)?(?:True|False)_?\s*,\s*" + _val("v") + r"\s*
 # assert_with_pcc's message: "AssertionError: 0.78", "AssertionError: tensor(nan)";
 # check_with_pcc_list's "0.99, 0.87"; a wrapper's "AssertionError: 0.0 >= 0.999"
 _ASSERT = re.compile(
-    r"^AssertionError:\s*(?P<vals>"
-    + _val("v")
-    + r"(?:\s*,\s*"
-    + _NUM
-    + r")*)(?:\s*(?:<=?|>=?)\s*"
-    + _val("t")
-    + r")?\s*$"
+    rf"^AssertionError:\s*(?P<vals>{_val('v')}(?:\s*,\s*{_NUM})*)"
+    rf"(?:\s*(?:<=?|>=?)\s*{_val('t')})?\s*$"
 )
 _NUM_RX = re.compile(_NUM)
 
@@ -337,15 +322,7 @@ _PCC_CALL = re.compile(
 # where the threshold stands among a helper's positional arguments
 _PCC_POSITION = {"comp_allclose_and_pcc": 4}
 _REWRITTEN_COMPARE = re.compile(
-    r"^assert (?:"
-    + _WRAP
-    + r")?(?P<v>"
-    + _NUM
-    + r")\)? (?P<op><=?|>=?) (?:"
-    + _WRAP
-    + r")?(?P<t>"
-    + _NUM
-    + r")\)?$"
+    rf"^assert (?:{_WRAP})?(?P<v>{_NUM})\)? (?P<op><=?|>=?) (?:{_WRAP})?(?P<t>{_NUM})\)?$"
 )
 
 

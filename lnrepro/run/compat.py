@@ -22,16 +22,6 @@ IN_TREE = (
 )
 
 
-def standalone(toolchain: str) -> tuple[str, ...]:
-    return (
-        "./build_metal.sh --debug --enable-ccache",
-        "cmake -S tt-train -B tt-train/build -G Ninja -DCMAKE_BUILD_TYPE=Debug "
-        "-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "
-        f"-DCMAKE_TOOLCHAIN_FILE=<checkout>/{toolchain}",
-        "cmake --build tt-train/build --target ttml_tests",
-    )
-
-
 @dataclass(frozen=True)
 class Era:
     name: str
@@ -40,10 +30,23 @@ class Era:
     clang17_files: bool  # the clang-17 toolchain files are in the tree
     train_compiler: TrainCompiler  # what a standalone tt-train picks by itself
     runtime_root_var: str
-    in_tree: tuple[str, ...]  # lnrepro's plan on a fresh worktree
-    standalone: tuple[str, ...]
     sources: tuple[str, ...]  # file@commit and pull requests read for this row
     lookalike: tuple[str, ...]  # the look-alike's era flags that stand for it
+
+    @property
+    def in_tree(self) -> tuple[str, ...]:
+        """lnrepro's plan on a fresh worktree (the same in every era)."""
+        return IN_TREE
+
+    @property
+    def standalone(self) -> tuple[str, ...]:
+        return (
+            "./build_metal.sh --debug --enable-ccache",
+            "cmake -S tt-train -B tt-train/build -G Ninja -DCMAKE_BUILD_TYPE=Debug "
+            "-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "
+            f"-DCMAKE_TOOLCHAIN_FILE=<checkout>/{self.toolchain}",
+            "cmake --build tt-train/build --target ttml_tests",
+        )
 
     @property
     def binary(self) -> str:
@@ -68,8 +71,6 @@ ERAS: tuple[Era, ...] = (
         True,
         TrainCompiler.CLANG17,
         "TT_METAL_HOME",
-        IN_TREE,
-        standalone(CLANG17),
         (
             "build_metal.sh default per PR #35887",
             "tt-train/CMakeLists.txt@ed20e1c1ee",
@@ -85,8 +86,6 @@ ERAS: tuple[Era, ...] = (
         True,
         TrainCompiler.CLANG17,
         "TT_METAL_RUNTIME_ROOT",
-        IN_TREE,
-        standalone(CLANG17),
         ("PR #30502", "tt-umd PR #1481 (names commit 1446f9ced5)", "rtoptions.cpp, newest stored"),
         ("configure-only", "runtime-root"),
     ),
@@ -97,8 +96,6 @@ ERAS: tuple[Era, ...] = (
         True,
         TrainCompiler.CLANG17,
         "TT_METAL_RUNTIME_ROOT",
-        IN_TREE,
-        standalone(CLANG20),
         (
             "build_metal.sh@5cd3a453f1",
             "build_metal.sh@03019bebff",
@@ -115,8 +112,6 @@ ERAS: tuple[Era, ...] = (
         False,
         TrainCompiler.CLANG20,
         "TT_METAL_RUNTIME_ROOT",
-        IN_TREE,
-        standalone(CLANG20),
         ("PR #36463", "tt-train/cmake/compilers.cmake@082493e6d9"),
         ("configure-only", "runtime-root", "clang20", "no-clang17"),
     ),
@@ -127,8 +122,6 @@ ERAS: tuple[Era, ...] = (
         False,
         TrainCompiler.NONE,
         "TT_METAL_RUNTIME_ROOT",
-        IN_TREE,
-        standalone(CLANG20),
         ("tt-train/CMakeLists.txt@043f229f89", "PR #36568", "issue #36993 (GCC fails)"),
         ("configure-only", "runtime-root", "clang20", "no-clang17", "train-none"),
     ),
@@ -139,8 +132,6 @@ ERAS: tuple[Era, ...] = (
         False,
         TrainCompiler.INHERIT,
         "TT_METAL_RUNTIME_ROOT",
-        IN_TREE,
-        standalone(CLANG20),
         (
             "PR #37166 (tt-train/cmake/compilers.cmake restored, TT_TRAIN_INHERIT_COMPILER)",
             "tt-train/CMakeLists.txt@043f229f89",

@@ -97,16 +97,9 @@ def list_tests(backend: Backend, record_base: Path, tests: TestSpec) -> str:
             )
         chunks: list[bytes] = []
         if tests.pytest:
-            argv = [
-                backend.python(1),
-                "-m",
-                "pytest",
-                "--collect-only",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                *tests.pytest,
-            ]
+            from lnrepro.pytests.argv import COLLECT
+
+            argv = [backend.python(1), *COLLECT, *tests.pytest]
         else:
             argv = [
                 *backend.program(1),

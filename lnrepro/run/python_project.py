@@ -92,10 +92,10 @@ def _check_image(spec: PythonSpec, image: str, project: Path, node_ids: Sequence
 
 def _collect(project: Path, python: str, node_ids: Sequence[str], env: dict[str, str]) -> None:
     from lnrepro.doors import proc
-    from lnrepro.pytests.argv import exit_meaning, pytest_env
+    from lnrepro.pytests.argv import COLLECT, exit_meaning, pytest_env
 
     full = pytest_env({**os.environ, **env})
-    argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *node_ids]
+    argv = [python, *COLLECT, *node_ids]
     code, out = proc.capture(argv, timeout=COLLECT_TIMEOUT_S, cwd=project, env=full)
     if code in (4, 5) and "ERROR collecting" not in out:  # not a module that fails to import
         last = next((ln.strip() for ln in reversed(out.splitlines()) if ln.strip()), "")

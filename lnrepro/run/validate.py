@@ -176,9 +176,8 @@ def check_emulator(s: EmulatorSpec, repeat: int = 1) -> EmulatorSpec:
         )
         within(s.seed, Flag.seed, 0, top, fix)
     if s.data == "random" and s.seed is None:
-        return msgspec.structs.replace(
-            s, seed=secrets.randbelow(2**31)
-        )  # chosen now, so the record repeats it
+        # chosen now, so the record repeats it
+        return msgspec.structs.replace(s, seed=secrets.randbelow(2**31))
     return s
 
 

@@ -247,12 +247,8 @@ def correct_pcc(case: Case) -> float:
 
     import numpy as np
 
+    from lnrepro.emulator.kernel import bf16  # round to nearest even, as the device does
     from lnrepro.shrink.ttnn_data import lnrepro_case_input
-
-    def bf16(a: object) -> object:
-        u = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-        r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
-        return np.asarray(r, dtype=np.uint64).astype(np.uint32).view(np.float32)
 
     x = np.asarray(bf16(lnrepro_case_input(json.loads(case.env_value()))), dtype=np.float32)
     mean = x.mean(axis=1, keepdims=True, dtype=np.float32)

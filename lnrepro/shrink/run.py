@@ -156,10 +156,8 @@ def shrink(
         inadmissible,
         search.budget_exhausted,
         time.monotonic() - t0,
-        None,
-        "",
+        lower_bounds=list(search.lower_bounds),
     )
-    rec.lower_bounds = list(search.lower_bounds)
     saving = ""
     if persist is not None and persist.path is not None:
         saving = f"saved in {persist.path.parent} (lnrepro shrink --resume {persist.path.parent})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from dataclasses import replace
 
@@ -57,13 +56,7 @@ def resolve_test(name: str) -> str:
     that matches exactly one)."""
     from lnrepro.emulator.catalogue import CASES
 
-    hits = [
-        c.full_name
-        for c in CASES
-        if name in (c.full_name, c.name)
-        or fnmatch.fnmatchcase(c.full_name, name)
-        or fnmatch.fnmatchcase(c.name, name)
-    ]
+    hits = [c.full_name for c in CASES if c.matches(name)]
     if len(hits) == 1:
         return hits[0]
     names = ", ".join(c.name for c in CASES)

@@ -498,17 +498,11 @@ def seeds_table(
 def select_tests(patterns: Sequence[str]) -> list[str]:
     """Modelled tests matching gtest-style ``patterns`` (full or short names); none: the default
     filter's (BugRepro and NIGHTLY)."""
-    import fnmatch
-
     from lnrepro.emulator.catalogue import CASES
     from lnrepro.model.requests import DEFAULT_FILTER
 
     pats = list(patterns) or DEFAULT_FILTER.split(":")
-    return [
-        c.full_name
-        for c in CASES
-        if any(fnmatch.fnmatchcase(c.full_name, p) or fnmatch.fnmatchcase(c.name, p) for p in pats)
-    ]
+    return [c.full_name for c in CASES if any(c.matches(p) for p in pats)]
 
 
 def check_shape(rows: int, features: int) -> str | None:

@@ -513,14 +513,9 @@ def _unknowns(
                 "the kernel's name: the text prints none (Kernel Name is N/A without Inspector data)"
             )
         if not g.frames and g.pattern is not HangPattern.KERNEL_ASSERT:
-            u.append(
-                "the callstack: no frame for the waiting RISC"
-                + (
-                    " (the one-script era prints callstacks only with -vv)"
-                    if out.era is TriageEra.ONE_SCRIPT
-                    else ""
-                )
-            )
+            vv = out.era is TriageEra.ONE_SCRIPT
+            why = " (the one-script era prints callstacks only with -vv)" if vv else ""
+            u.append(f"the callstack: no frame for the waiting RISC{why}")
         if cause is not None and cause.why in ("starved-remote", "blocked-remote") and not g.peers:
             u.append(
                 f"whether another RISC of these cores feeds {g.risc} or drains it: the text shows "

@@ -374,9 +374,8 @@ def parse_triage(text: str) -> TriageOutput:
         for t in tables
     ):
         out.noise.append("a table pasted without its top border")
-    for ln in lines:
-        if ln.startswith("ERROR: ") and out.era is TriageEra.ONE_SCRIPT:
-            out.events.append(ln.strip())
+    if out.era is TriageEra.ONE_SCRIPT:
+        out.events += [ln.strip() for ln in lines if ln.startswith("ERROR: ")]
     return out
 
 
@@ -495,16 +494,12 @@ def _shortened(t: Table, row: list[str], cut: tuple[str, ...]) -> tuple[str, ...
     table's right edge is there), as ``column 'text…'``: shown as cut, never used as values."""
     if cut:  # the right edge is gone: the cut columns say it
         return ()
-    out = []
-    for k, v in enumerate(row):
-        one = " ".join(v.split())
-        name = t.header[k] if k < len(t.header) else "?"
-        if k == t.column("RiscV", "Proc", "RISC"):  # said by the caller
-            continue
-        words = [w for w in one.split() if w.endswith(CLIPPED)]
-        if words:
-            out.append(f"{name} '{words[0]}'")
-    return tuple(out)
+    risc = t.column("RiscV", "Proc", "RISC")  # said by the caller
+    return tuple(
+        f"{t.header[k] if k < len(t.header) else '?'} '{words[0]}'"
+        for k, v in enumerate(row)
+        if k != risc and (words := [w for w in v.split() if w.endswith(CLIPPED)])
+    )
 
 
 _DEV_NOC = re.compile(r"(\S+?):(\d{1,3})-(\d{1,3})")
@@ -529,7 +524,7 @@ def _aggregated_table(out: TriageOutput, t: Table, script: str) -> None:
         for m in _DEV_NOC.finditer(t.cell(row, "Locations (device:core)", "Locations") or ""):
             place = Place(_int(m.group(1)), None, None, (int(m.group(2)), int(m.group(3))))
             out.rows.append(
-                RiscRow(place, risc, script, no, kid, name, None, None, None, None, frames, message)
+                RiscRow(place, risc, script, no, kid, name, frames=frames, message=message)
             )
 
 

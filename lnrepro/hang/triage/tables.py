@@ -333,21 +333,16 @@ def find_tables(lines: list[str]) -> list[Table]:
     tables: list[Table] = []
     i = 0
     while i < len(lines):
-        line = lines[i]
-        s = line.lstrip()
-        if not s:
-            i += 1
-            continue
-        if s[0] in TOP_LEFT and _is_border(line, TOP_LEFT):
+        s = lines[i].lstrip()
+        if s and s[0] in TOP_LEFT and _is_border(lines[i], TOP_LEFT):
             t, i = _read(lines, i)
             tables.append(t)
-            continue
-        if s[0] in VERTICAL and s.count(s[0]) >= 2:
+        elif s and s[0] in VERTICAL and s.count(s[0]) >= 2:
             t, i = _read(lines, i, borderless=True)
             if t.header:
                 tables.append(t)
-            continue
-        i += 1
+        else:
+            i += 1
     return tables
 
 

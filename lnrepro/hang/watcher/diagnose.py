@@ -235,13 +235,12 @@ def source(log: WatcherLog) -> Source:
 
 def _unknowns(diag: Diagnosis, log: WatcherLog) -> tuple[str, ...]:
     """What the log cannot tell about the groups it names."""
-    out: list[str] = []
-    for g in diag.groups:
-        if g.kernel_id and not g.kernel:
-            out.append(
-                f"which file kernel id {g.kernel_id} is: the text has no k_id[{g.kernel_id}] "
-                "line (paste the dump's k_id lines or kernel_names.txt)"
-            )
+    out = [
+        f"which file kernel id {g.kernel_id} is: the text has no k_id[{g.kernel_id}] "
+        "line (paste the dump's k_id lines or kernel_names.txt)"
+        for g in diag.groups
+        if g.kernel_id and not g.kernel
+    ]
     if diag.progress is Progress.SINGLE_DUMP:
         out.append("whether it still moves: one dump only (paste two or more dumps in a row)")
     if any(

@@ -56,18 +56,7 @@ LEGEND_PROCS = re.compile(r"waypoint\s+for\s+(.+?)\s*$")
 # The newest/2025/2024-phys prefix: "Device 0 worker core(x= 1,y= 2) [virtual(..)] [phys(..)]:"
 PREFIX_NEW = re.compile(
     r"(?:D|\b)evice\s+(\d{1,9})\s+(worker|acteth|idleth|ethnet|dram)\s+core\(x="
-    + _N
-    + r",\s*y="
-    + _N
-    + r"\)(?:\s+virtual\(x="
-    + _N
-    + r",\s*y="
-    + _N
-    + r"\))?(?:\s+phys\(x="
-    + _N
-    + r",\s*y="
-    + _N
-    + r"\))?\s*:"
+    rf"{_N},\s*y={_N}\)(?:\s+virtual\(x={_N},\s*y={_N}\))?(?:\s+phys\(x={_N},\s*y={_N}\))?\s*:"
 )
 PREFIX_DEVICE_CORE = re.compile(
     r"(?:D|\b)evice\s+(\d{1,9}),\s*Core\s*\(x=" + _N + r",\s*y=" + _N + r"\)\s*:"

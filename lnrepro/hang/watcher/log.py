@@ -305,15 +305,12 @@ def _core(st: _State, no: int, line: str) -> bool:
     core = _body(st, no, era, device, kind, x, y, virtual, phys, body)
     if core.error:
         rm = RISC_WORD.search(core.error)
-        ek = (
-            EventKind.ASSERT
-            if re.search(r"assert", core.error, re.I)
-            else (
-                EventKind.NOC_ERROR
-                if re.search(r"noc|access", core.error, re.I)
-                else EventKind.ERROR
-            )
-        )
+        if re.search(r"assert", core.error, re.I):
+            ek = EventKind.ASSERT
+        elif re.search(r"noc|access", core.error, re.I):
+            ek = EventKind.NOC_ERROR
+        else:
+            ek = EventKind.ERROR
         st.add_event(
             Event(
                 kind=ek,
@@ -427,8 +424,7 @@ def _body(
 
 def _error_start(body: str, at: int) -> int:
     """Where an error's text starts: the processor word before it, when there is one."""
-    before = body[:at]
-    words = list(RISC_WORD.finditer(before))
+    words = list(RISC_WORD.finditer(body[:at]))
     return words[-1].start() if words else at
 
 

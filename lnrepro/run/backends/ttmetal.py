@@ -264,11 +264,8 @@ class TtMetalBackend:
         elif not self.binary.is_file():
             reason = f"the prebuilt build tree {tree} has no {_in_build_tree(self.profile.binary)}"
         log_path = record_dir / "build.log"
-        write_text(
-            log_path,
-            f"lnrepro: testing the prebuilt build tree {tree}\n"
-            + (f"lnrepro: {reason}\n" if reason else ""),
-        )
+        said = f"lnrepro: {reason}\n" if reason else ""
+        write_text(log_path, f"lnrepro: testing the prebuilt build tree {tree}\n{said}")
         ok = reason is None
         result = BuildResult(
             ok=ok,

@@ -211,42 +211,37 @@ class RemoteDockerRunner:
         self, argv: list[str], on_output: Output, place: Place, limit: TimeLimit
     ) -> proc.ProcResult:
         with container.engine_errors(self.host):
-            return self._run(argv, on_output, place, limit)
+            self._image(on_output)
+            machine = self._machine()
+            self._ship(place.checkout, on_output)
+            cc = self._ccache()
+            container.ensure_volume(self.host, cc.name, {"io.lnrepro.path": cc.container})
+            scratch = list(place.written)
+            if not machine[0]:
+                on_output(
+                    b"lnrepro: warning: no /dev/tenstorrent device on the engine's machine: "
+                    b"builds work; tests will fail for the environment\n"
+                )
 
-    def _run(
-        self, argv: list[str], on_output: Output, place: Place, limit: TimeLimit
-    ) -> proc.ProcResult:
-        self._image(on_output)
-        machine = self._machine()
-        self._ship(place.checkout, on_output)
-        cc = self._ccache()
-        container.ensure_volume(self.host, cc.name, {"io.lnrepro.path": cc.container})
-        scratch = list(place.written)
-        if not machine[0]:
-            on_output(
-                b"lnrepro: warning: no /dev/tenstorrent device on the engine's machine: "
-                b"builds work; tests will fail for the environment\n"
+            def before(ct: Any) -> None:  # the directories written to are the invoking user's
+                for d in (*scratch, Path(cc.container)):
+                    ct.put_archive(str(d.parent), _tar_entry(d.name, None))
+
+            def after(ct: Any) -> None:  # the record's files come back here
+                with container.patient(ct.client):
+                    for d in scratch:
+                        container.fetch_dir(ct, str(d), d, skip=("kernel-cache",))
+
+            return container.stream(
+                self.spec(place, machine),
+                argv,
+                on_output,
+                timeout=limit.seconds,
+                host=self.host,
+                before_start=before,
+                after_exit=after,
+                before_kill=exec_on_hang(limit.on_hang, place.cwd),
             )
-
-        def before(ct: object) -> None:  # the directories written to are the invoking user's
-            for d in (*scratch, Path(cc.container)):
-                ct.put_archive(str(d.parent), _tar_entry(d.name, None))  # type: ignore[attr-defined]
-
-        def after(ct: Any) -> None:  # the record's files come back here
-            with container.patient(ct.client):
-                for d in scratch:
-                    container.fetch_dir(ct, str(d), d, skip=("kernel-cache",))
-
-        return container.stream(
-            self.spec(place, machine),
-            argv,
-            on_output,
-            timeout=limit.seconds,
-            host=self.host,
-            before_start=before,
-            after_exit=after,
-            before_kill=exec_on_hang(limit.on_hang, place.cwd),
-        )
 
     def shell_line(self, argv: list[str], place: Place) -> str:
         spec = self.spec(place)
