@@ -541,7 +541,7 @@ def test_sigterm_during_env_check_container_removes_it(tmp_path: Path, busybox_i
     # an image whose shell takes its time: the probe is still running when SIGTERM comes
     root = rootfs.busybox_root(tmp_path / "slow", ("sleep",))
     (root / "bin" / "sh").write_text(
-        '#!/bin/busybox sh\n/bin/busybox sleep 60\nexec /bin/busybox sh "$@"\n'
+        '#!/bin/busybox sh\n/bin/busybox sleep 300\nexec /bin/busybox sh "$@"\n'
     )
     (root / "bin" / "sh").chmod(0o755)
     name = rootfs.docker_import(root, "lnrepro-test-slowsh:latest")
@@ -553,7 +553,7 @@ def test_sigterm_during_env_check_container_removes_it(tmp_path: Path, busybox_i
         text=True,
     )
     its = owner(proc)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a loaded engine took over 30 s to start it
     while not left(its) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left(its), "the container never started"
