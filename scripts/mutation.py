@@ -144,6 +144,10 @@ _SOME_MEASURED = (
     "`measured` is never empty and pick's default is never used"
 )
 EQUIVALENT: dict[str, str] = {
+    "lnrepro.bisect.core.xǁSearchǁnext__mutmut_9": (
+        "max's default=None is unreachable: next returns early when done, and a search that is "
+        "not done has an untested candidate, so _pickable is never empty"
+    ),
     "lnrepro.bisect.evidence.x__unrelated__mutmut_4": _UNREACHABLE_NO_VERDICT,
     "lnrepro.bisect.evidence.x__unrelated__mutmut_9": _UNREACHABLE_NO_VERDICT,
     "lnrepro.bisect.evidence.x__unrelated__mutmut_10": _UNREACHABLE_NO_VERDICT,
